@@ -1,0 +1,586 @@
+"""HIST and HFedAvg: hierarchical (independent submodel) federated learning.
+
+Source: Fang, Han, Wang, Brinton, Hosseinalipour, Nedić, "Hierarchical Independent Submodel Training"
+(HIST), Algorithm 1 and eqs. (2)-(7); the baseline HFedAvg is hierarchical FedAvg (Wang et al., AAAI'22).
+Restated in ``shared/spec/hist.md``.
+
+System: one cloud server, N cells (edge servers), ``n = U/N`` clients per cell; client ``u`` belongs to
+cell ``u // n`` (authors' code). ``t`` counts client SGD iterations; edge aggregation interval ``H``, cloud
+aggregation interval ``E`` (a multiple of ``H``). Model: :class:`fedlib.models.MLP` 784-300-10.
+
+HIST's masks partition the 300 hidden neurons uniformly at random into N equal groups at the start of
+every global round (eq. 3, constant within the round): submodel j = rows of W1 and entries of b1 for its
+neurons + the matching columns of W2. A client of cell j holds and trains *only* that submodel, so a HIST
+client step costs about 1/N of an HFedAvg step (the paper's computation saving, realised here).
+
+Engine. All U clients train together with batched tensor operations (``torch.baddbmm`` over a leading
+client dimension, gradients written out by hand; no Python loop over clients and no input gradient of the
+first layer). :func:`run_reference` is the literal per-client ``nn.Module`` + ``torch.optim.SGD`` version of
+eqs. (2)-(7) with full-size masked models; the tests check that both give the same numbers.
+
+Choices where the paper is silent (also in the README's deviations list):
+
+- Output bias b2 (10 values) is not covered by the neuron masks. Default ``output_bias="averaged"``: every
+  cell trains b2 and the cloud averages it over cells; ``"frozen"`` keeps it at its initial value (the
+  authors' code leaves biases untrained). Eqs. (2)-(7) hold exactly for every partitioned parameter
+  (W1, b1, W2).
+- Minibatches: each client draws ``batch_size`` samples uniformly *with replacement* from its local data at
+  every step (unbiased stochastic gradients, as Assumption 3 states); the paper does not say how batches are
+  drawn.
+- Initialisation: PyTorch's default ``nn.Linear`` initialisation from the ``model`` seed stream.
+- Test accuracy is that of the global model x̄ at every global round (t = mE, m = 0..R).
+- Communication is counted with the paper's formulas (Sec. III-B) in units of L0 = one full model: per edge
+  aggregation a HIST client uploads L0/N (the shared b2, 10 of 238,510 parameters, is not counted).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from . import __version__, partition
+from .data import TensorDataset, load_dataset
+from .models import make_mlp
+from .seeding import numpy_rng, resolve_device, torch_generator
+
+METHODS = ("hist", "hfedavg")
+SETTINGS = ("noniid", "cell_iid")
+OUTPUT_BIAS = ("averaged", "frozen")
+
+
+@dataclass(frozen=True)
+class HistConfig:
+    """One HIST / HFedAvg run. Defaults are the paper's Fig. 2 setting with N = 3.
+
+    Attributes:
+        method: ``"hist"`` (submodels) or ``"hfedavg"`` (full model, hierarchical FedAvg).
+        setting: ``"noniid"`` (fully non-i.i.d.: label shards over all clients) or ``"cell_iid"`` (cells
+            i.i.d., clients non-i.i.d. inside a cell).
+        num_cells: N, number of cells / edge servers (>= 1; must divide ``hidden`` and ``num_clients``).
+        num_clients: U, total clients (60 in the paper); ``U/N`` per cell.
+        hidden: hidden neurons of the MLP (300).
+        H: edge aggregation interval, in client iterations (40).
+        E: cloud aggregation interval, in client iterations (200); a multiple of ``H``.
+        global_rounds: R, number of cloud aggregations; T = R·E client iterations.
+        lr: SGD step size γ (0.01, authors' code; no momentum).
+        batch_size: minibatch size per client step (32).
+        shards_per_client: label shards per client (2 -> 1,000 samples per client).
+        output_bias: ``"averaged"`` or ``"frozen"`` (see module docstring).
+        dataset: dataset name for :func:`fedlib.data.load_dataset`.
+        seed: the one seed of the run (streams ``data``, ``model``, ``system``).
+    """
+
+    method: str = "hist"
+    setting: str = "noniid"
+    num_cells: int = 3
+    num_clients: int = 60
+    hidden: int = 300
+    H: int = 40
+    E: int = 200
+    global_rounds: int = 10
+    lr: float = 0.01
+    batch_size: int = 32
+    shards_per_client: int = 2
+    output_bias: str = "averaged"
+    dataset: str = "fashion-mnist"
+    seed: int = 0
+
+    def __post_init__(self):
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` naming the parameter and its allowed range when the config is impossible."""
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+        if self.setting not in SETTINGS:
+            raise ValueError(f"setting must be one of {SETTINGS}, got {self.setting!r}")
+        if self.output_bias not in OUTPUT_BIAS:
+            raise ValueError(f"output_bias must be one of {OUTPUT_BIAS}, got {self.output_bias!r}")
+        for name in ("num_cells", "num_clients", "hidden", "H", "E", "global_rounds", "batch_size",
+                     "shards_per_client"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.num_cells > self.hidden:
+            raise ValueError(f"num_cells (N={self.num_cells}) must be <= hidden ({self.hidden}): every cell "
+                             f"needs at least one hidden neuron")
+        if self.method == "hist" and self.hidden % self.num_cells:
+            raise ValueError(f"num_cells (N={self.num_cells}) must divide hidden ({self.hidden}) so that the "
+                             f"masks have equal sizes (HIST eq. 3); allowed N: divisors of {self.hidden}")
+        if self.num_clients % self.num_cells:
+            raise ValueError(f"num_cells (N={self.num_cells}) must divide num_clients ({self.num_clients}): "
+                             f"the paper puts U/N clients in each cell")
+        if self.E % self.H:
+            raise ValueError(f"E (cloud aggregation interval, {self.E}) must be a multiple of H (edge "
+                             f"aggregation interval, {self.H})")
+        if not self.lr > 0:
+            raise ValueError(f"lr must be > 0, got {self.lr!r}")
+        if not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+
+    @property
+    def clients_per_cell(self) -> int:
+        """n_j = U / N."""
+        return self.num_clients // self.num_cells
+
+    @property
+    def total_steps(self) -> int:
+        """T = R·E client iterations."""
+        return self.global_rounds * self.E
+
+    @property
+    def submodel_hidden(self) -> int:
+        """Hidden neurons a client holds: hidden/N for HIST, hidden for HFedAvg."""
+        return self.hidden // self.num_cells if self.method == "hist" else self.hidden
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def rounds_for_budget(method: str, num_cells: int, H: int, E: int, comm_budget_L0: float) -> int:
+    """Global rounds R after which each client has sent at least ``comm_budget_L0`` (units of L0).
+
+    Per global round a client sends (E/H)/N·L0 (HIST) or (E/H)·L0 (HFedAvg) (HIST Sec. III-B), so at equal
+    budget HIST runs N times more rounds, each step costing 1/N: the same compute.
+
+    Raises:
+        ValueError: non-positive budget.
+    """
+    if not comm_budget_L0 > 0:
+        raise ValueError(f"comm_budget_L0 must be > 0, got {comm_budget_L0!r}")
+    per_round = comm_per_round(method, num_cells, num_clients=num_cells, H=H, E=E)["client"]
+    return max(1, int(np.ceil(comm_budget_L0 / per_round - 1e-9)))
+
+
+def comm_per_round(method: str, num_cells: int, num_clients: int, H: int, E: int) -> dict[str, float]:
+    """Communication per global round (E iterations), in units of L0 (HIST Sec. III-B; spec "accounting").
+
+    Returns ``{"client": ..., "edge_server": ..., "cloud": ...}``:
+
+    - client: (E/H)·L0/N for HIST, (E/H)·L0 for HFedAvg (uploads to its edge server);
+    - edge_server: what the n_j = U/N clients of one cell send it, n_j·(E/H)·L0/N (HIST) or n_j·(E/H)·L0;
+    - cloud: what the cloud receives, L0 (HIST: the N submodels make one model) or N·L0 (HFedAvg).
+
+    Raises:
+        ValueError: unknown method, E not a multiple of H.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if H < 1 or E % H:
+        raise ValueError(f"E ({E}) must be a positive multiple of H ({H})")
+    share = 1.0 / num_cells if method == "hist" else 1.0
+    edge_aggs = E // H
+    n_j = num_clients / num_cells
+    return {"client": edge_aggs * share,
+            "edge_server": n_j * edge_aggs * share,
+            "cloud": 1.0 if method == "hist" else float(num_cells)}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# data and masks
+
+
+def client_partition(cfg: HistConfig, labels: np.ndarray) -> list[np.ndarray]:
+    """Per-client training indices for ``cfg.setting`` (HIST Sec. V), from the ``data`` stream.
+
+    ``noniid``: :func:`fedlib.partition.shards` over all U clients; ``cell_iid``:
+    :func:`fedlib.partition.cell_iid_client_shards`. Client u is in cell u // (U/N).
+    """
+    rng = numpy_rng(cfg.seed, "data")
+    if cfg.setting == "noniid":
+        return partition.shards(labels, cfg.num_clients, cfg.shards_per_client, rng)
+    return partition.cell_iid_client_shards(labels, cfg.num_cells, cfg.clients_per_cell,
+                                            cfg.shards_per_client, rng)
+
+
+def draw_groups(method: str, hidden: int, num_cells: int, rng: np.random.Generator) -> np.ndarray:
+    """Hidden-neuron groups of the N cells for one global round: ``[N, h]`` int64.
+
+    HIST: a uniformly random permutation of ``range(hidden)`` cut into N equal groups (disjoint and covering:
+    eq. 3); h = hidden/N. HFedAvg: every cell holds all neurons (h = hidden, no masks).
+
+    Raises:
+        ValueError: N does not divide ``hidden`` (HIST).
+    """
+    if method == "hfedavg":
+        return np.tile(np.arange(hidden), (num_cells, 1))
+    if hidden % num_cells:
+        raise ValueError(f"num_cells ({num_cells}) must divide hidden ({hidden})")
+    return rng.permutation(hidden).reshape(num_cells, hidden // num_cells)
+
+
+def masks_from_groups(groups: np.ndarray, hidden: int) -> np.ndarray:
+    """Neuron-level masks p_j: ``[N, hidden]`` bool, ``masks[j, k]`` iff cell j holds neuron k (eq. 3).
+
+    A parameter's mask follows its neuron: row k of W1, b1[k] and column k of W2.
+    """
+    masks = np.zeros((groups.shape[0], hidden), dtype=bool)
+    np.put_along_axis(masks, groups, True, axis=1)
+    return masks
+
+
+def sample_batch_indices(client_index: torch.Tensor, sizes: torch.Tensor, batch_size: int,
+                         generator: torch.Generator) -> torch.Tensor:
+    """One minibatch per client, drawn uniformly with replacement from its local data.
+
+    Args:
+        client_index: ``[U, max_n]`` int64, row u = client u's sample indices (padded past ``sizes[u]``).
+        sizes: ``[U]`` int64 local dataset sizes n_u >= 1.
+        batch_size: B.
+        generator: torch generator on the same device (stream ``data``).
+
+    Returns:
+        ``[U, B]`` int64 indices into the training set.
+    """
+    u = client_index.shape[0]
+    draw = torch.rand((u, batch_size), generator=generator, device=client_index.device,
+                      dtype=torch.float64)
+    local = (draw * sizes[:, None]).long()
+    return torch.gather(client_index, 1, local)
+
+
+def pad_partition(parts: list[np.ndarray], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """``parts`` -> (``[U, max_n]`` padded index matrix, ``[U]`` sizes) on ``device``."""
+    sizes = np.array([len(p) for p in parts])
+    if (sizes < 1).any():
+        raise ValueError("every client needs at least one training sample")
+    mat = np.zeros((len(parts), sizes.max()), dtype=np.int64)
+    for u, p in enumerate(parts):
+        mat[u, :len(p)] = p
+    return torch.from_numpy(mat).to(device), torch.from_numpy(sizes).to(device)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# batched engine: explicit state, small functions
+
+
+@dataclass
+class MLPState:
+    """Parameters of one or many MLPs; leading dims are batch dims (``[U]`` for clients, none for global).
+
+    Shapes (single model): ``w1 [h, d]``, ``b1 [h]``, ``w2 [C, h]``, ``b2 [C]``.
+    """
+
+    w1: torch.Tensor
+    b1: torch.Tensor
+    w2: torch.Tensor
+    b2: torch.Tensor
+
+    def clone(self) -> "MLPState":
+        return MLPState(self.w1.clone(), self.b1.clone(), self.w2.clone(), self.b2.clone())
+
+    def sq_norm(self) -> float:
+        """‖x‖² over all parameters (the quantity in the last term of HIST eq. 13)."""
+        return float(sum((t.double() ** 2).sum() for t in (self.w1, self.b1, self.w2, self.b2)))
+
+
+def distribute(glob: MLPState, groups: torch.Tensor, clients_per_cell: int) -> MLPState:
+    """Eqs. (2)/(7) + dissemination: every client of cell j starts from submodel p_j ⊙ x̄.
+
+    Args:
+        glob: global model (``w1 [hidden, d]`` ...).
+        groups: ``[N, h]`` neuron indices per cell.
+        clients_per_cell: n.
+
+    Returns:
+        Client models ``w1 [U, h, d]``, ``b1 [U, h]``, ``w2 [U, C, h]``, ``b2 [U, C]`` with U = N·n; only
+        the h neurons of the cell are stored (the masked-out entries are implicit zeros).
+    """
+    n_cells, h = groups.shape
+    u = n_cells * clients_per_cell
+
+    def rep(t: torch.Tensor) -> torch.Tensor:  # [N, ...] -> [U, ...], cell-major
+        return t.unsqueeze(1).expand(n_cells, clients_per_cell, *t.shape[1:]).reshape(u, *t.shape[1:]).contiguous()
+
+    return MLPState(rep(glob.w1[groups]), rep(glob.b1[groups]),
+                    rep(glob.w2[:, groups].permute(1, 0, 2)), rep(glob.b2.expand(n_cells, -1)))
+
+
+def client_step(state: MLPState, x: torch.Tensor, y: torch.Tensor, lr: float,
+                train_output_bias: bool = True) -> torch.Tensor:
+    """One SGD step of every client on its own minibatch, in place (eq. 4): x_i ← x_i − γ p_j ⊙ ∇l(x_i, ξ_i).
+
+    The loss of client u is the mean cross-entropy over its B samples; gradients are written out by hand
+    (the input gradient of the first layer is never formed).
+
+    Args:
+        state: client models, ``w1 [U, h, d]``, ``b1 [U, h]``, ``w2 [U, C, h]``, ``b2 [U, C]``.
+        x: ``[U, B, d]`` inputs. y: ``[U, B]`` int64 labels.
+        lr: γ.
+        train_output_bias: update b2 (``output_bias="averaged"``) or not (``"frozen"``).
+
+    Returns:
+        0-dim tensor: the sum over clients of the minibatch mean losses (before the step).
+    """
+    bsz = x.shape[1]
+    z = torch.baddbmm(state.b1.unsqueeze(1), x, state.w1.transpose(1, 2))          # [U, B, h]
+    a = torch.relu(z)
+    logits = torch.baddbmm(state.b2.unsqueeze(1), a, state.w2.transpose(1, 2))     # [U, B, C]
+    logp = torch.log_softmax(logits, dim=-1)
+    loss = -logp.gather(-1, y.unsqueeze(-1)).sum() / bsz
+    g = logp.exp_()                                                                  # dℓ/dlogits · B
+    g.scatter_add_(-1, y.unsqueeze(-1), torch.full_like(g[..., :1], -1.0))
+    g.div_(bsz)
+    da = torch.bmm(g, state.w2).mul_(z > 0)                                          # [U, B, h]
+    state.w2.baddbmm_(g.transpose(1, 2), a, alpha=-lr)
+    if train_output_bias:
+        state.b2.sub_(g.sum(1), alpha=lr)
+    state.w1.baddbmm_(da.transpose(1, 2), x, alpha=-lr)
+    state.b1.sub_(da.sum(1), alpha=lr)
+    return loss
+
+
+def edge_aggregate(state: MLPState, num_cells: int) -> None:
+    """Eq. (5), in place: every client of cell j gets x̄_j = (1/n_j) Σ_{i∈C_j} x_i (clients are cell-major)."""
+    for t in (state.w1, state.b1, state.w2, state.b2):
+        cells = t.view(num_cells, -1, *t.shape[1:])
+        cells.copy_(cells.mean(1, keepdim=True).expand_as(cells))
+
+
+def cloud_aggregate(state: MLPState, groups: torch.Tensor, hidden: int) -> MLPState:
+    """Eq. (6) for HIST, x̄ = Σ_j p_j ⊙ x̄_j; HFedAvg: x̄ = (1/N) Σ_j x̄_j. b2: mean over cells.
+
+    Each global parameter is the mean of the cells that hold it: exactly one cell for HIST (so eq. 6 holds
+    bit for bit), all N for HFedAvg. Call right after :func:`edge_aggregate` (clients of a cell are equal).
+
+    Args:
+        state: client models ``[U, ...]`` (cell-major). groups: ``[N, h]``. hidden: neurons of the full model.
+
+    Returns:
+        The global model (``w1 [hidden, d]``, ...).
+    """
+    n_cells, h = groups.shape
+    edge = MLPState(*(t.view(n_cells, -1, *t.shape[1:])[:, 0] for t in (state.w1, state.b1, state.w2, state.b2)))
+    flat = groups.reshape(-1)
+    count = torch.zeros(hidden, dtype=edge.w1.dtype, device=flat.device).index_add_(
+        0, flat, torch.ones_like(flat, dtype=edge.w1.dtype))
+    if bool((count == 0).any()):
+        raise ValueError("the cells' neuron groups do not cover every hidden neuron (HIST eq. 3)")
+    d = edge.w1.shape[-1]
+    w1 = torch.zeros(hidden, d, dtype=edge.w1.dtype, device=flat.device).index_add_(
+        0, flat, edge.w1.reshape(-1, d)) / count[:, None]
+    b1 = torch.zeros(hidden, dtype=edge.b1.dtype, device=flat.device).index_add_(0, flat, edge.b1.reshape(-1)) / count
+    c = edge.w2.shape[1]
+    w2 = torch.zeros(hidden, c, dtype=edge.w2.dtype, device=flat.device).index_add_(
+        0, flat, edge.w2.permute(0, 2, 1).reshape(-1, c)).T / count[None, :]
+    return MLPState(w1, b1, w2.contiguous(), edge.b2.mean(0))
+
+
+@torch.no_grad()
+def evaluate(glob: MLPState, x: torch.Tensor, y: torch.Tensor, chunk: int = 10000) -> tuple[float, float]:
+    """Accuracy (fraction in [0, 1]) and mean cross-entropy of a global model on ``x [n, d]``, ``y [n]``."""
+    correct, loss = 0, 0.0
+    for s in range(0, x.shape[0], chunk):
+        xs, ys = x[s:s + chunk], y[s:s + chunk]
+        logits = torch.addmm(glob.b2, torch.relu(torch.addmm(glob.b1, xs, glob.w1.T)), glob.w2.T)
+        correct += int((logits.argmax(1) == ys).sum())
+        loss += float(F.cross_entropy(logits, ys, reduction="sum"))
+    return correct / x.shape[0], loss / x.shape[0]
+
+
+def step_flops(batch_size: int, in_features: int, hidden: int, num_classes: int) -> int:
+    """FLOPs of one client SGD step of the MLP with ``hidden`` neurons (multiply-add = 2 FLOPs).
+
+    Forward 2B(dh + hC); backward 2BCh (∇W2) + 2BCh (∇a) + 2Bdh (∇W1); no input gradient:
+    4Bdh + 6BhC. Element-wise work (ReLU, softmax, bias) is not counted.
+    """
+    return 4 * batch_size * in_features * hidden + 6 * batch_size * hidden * num_classes
+
+
+# ---------------------------------------------------------------------------------------------------------
+# runs
+
+
+@dataclass
+class _Prepared:
+    cfg: HistConfig
+    device: torch.device
+    x_train: torch.Tensor
+    y_train: torch.Tensor
+    x_test: torch.Tensor
+    y_test: torch.Tensor
+    client_index: torch.Tensor
+    sizes: torch.Tensor
+    init: MLPState
+    source: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def _prepare(cfg: HistConfig, dataset: TensorDataset | None, device) -> _Prepared:
+    dev = resolve_device(device)
+    ds = dataset if dataset is not None else load_dataset(cfg.dataset)
+    if ds.name != cfg.dataset:
+        raise ValueError(f"dataset {ds.name!r} given for a config with dataset={cfg.dataset!r}")
+    parts = client_partition(cfg, ds.y_train.numpy())
+    client_index, sizes = pad_partition(parts, dev)
+    x_train = ds.x_train.flatten(1).to(dev)
+    model = make_mlp(x_train.shape[1], cfg.hidden, ds.num_classes, torch_generator(cfg.seed, "model"))
+    init = MLPState(*(p.detach().to(dev).clone() for p in
+                      (model.fc1.weight, model.fc1.bias, model.fc2.weight, model.fc2.bias)))
+    return _Prepared(cfg, dev, x_train, ds.y_train.to(dev), ds.x_test.flatten(1).to(dev), ds.y_test.to(dev),
+                     client_index, sizes, init, ds.source)
+
+
+def _new_result(p: _Prepared) -> dict:
+    return {"config": p.cfg.to_dict(), "seed": p.cfg.seed, "fedlib_version": __version__,
+            "torch_version": torch.__version__, "device": str(p.device), "data_source": p.source,
+            "round": [], "step": [], "test_acc": [], "test_loss": [], "train_loss": [],
+            "comm_client_L0": [], "comm_edge_server_L0": [], "comm_cloud_L0": [], "global_sq_norm": []}
+
+
+def _record(res: dict, p: _Prepared, m: int, glob: MLPState, train_loss: float | None) -> None:
+    cfg = p.cfg
+    acc, loss = evaluate(glob, p.x_test, p.y_test)
+    comm = comm_per_round(cfg.method, cfg.num_cells, cfg.num_clients, cfg.H, cfg.E)
+    res["round"].append(m)
+    res["step"].append(m * cfg.E)
+    res["test_acc"].append(acc)
+    res["test_loss"].append(loss)
+    res["train_loss"].append(train_loss)
+    res["comm_client_L0"].append(m * comm["client"])
+    res["comm_edge_server_L0"].append(m * comm["edge_server"])
+    res["comm_cloud_L0"].append(m * comm["cloud"])
+    res["global_sq_norm"].append(glob.sq_norm())
+
+
+def run_hist(cfg: HistConfig, dataset: TensorDataset | None = None, device: str = "auto",
+             progress: bool = True) -> dict:
+    """Run HIST or HFedAvg (Algorithm 1) with the batched engine and return the result record.
+
+    Args:
+        cfg: the run's configuration.
+        dataset: preloaded dataset (else loaded by name; raises ``DatasetNotFoundError`` if missing).
+        device: ``"auto"`` (CUDA when present), ``"cpu"``, ``"cuda"``...
+        progress: show a tqdm bar over global rounds.
+
+    Returns:
+        A JSON-serialisable dict: ``config``, ``seed``, versions, ``device``, ``elapsed_s``, and per global
+        round m = 0..R the lists ``round``, ``step`` (= mE), ``test_acc`` (global model, 10k test set),
+        ``test_loss``, ``train_loss`` (mean client minibatch loss over the round; ``None`` at m = 0),
+        ``comm_client_L0`` / ``comm_edge_server_L0`` / ``comm_cloud_L0`` (cumulative, units of L0) and
+        ``global_sq_norm`` (‖x̄^{mE}‖², eq. 13's last term).
+    """
+    t0 = time.perf_counter()
+    p = _prepare(cfg, dataset, device)
+    rng_system = numpy_rng(cfg.seed, "system")
+    gen = torch_generator(cfg.seed, "data", p.device)
+    res = _new_result(p)
+    glob = p.init.clone()
+    _record(res, p, 0, glob, None)
+    train_b2 = cfg.output_bias == "averaged"
+    for m in tqdm(range(1, cfg.global_rounds + 1), desc=f"{cfg.method} N={cfg.num_cells} {cfg.setting}",
+                  disable=not progress, leave=False):
+        groups = torch.from_numpy(draw_groups(cfg.method, cfg.hidden, cfg.num_cells, rng_system)).to(p.device)
+        state = distribute(glob, groups, cfg.clients_per_cell)
+        loss_sum = torch.zeros((), device=p.device)
+        for e in range(1, cfg.E + 1):
+            idx = sample_batch_indices(p.client_index, p.sizes, cfg.batch_size, gen)
+            loss_sum += client_step(state, p.x_train[idx], p.y_train[idx], cfg.lr, train_b2)
+            if e % cfg.H == 0:
+                edge_aggregate(state, cfg.num_cells)
+        glob = cloud_aggregate(state, groups, cfg.hidden)
+        _record(res, p, m, glob, float(loss_sum) / (cfg.E * cfg.num_clients))
+    res["elapsed_s"] = time.perf_counter() - t0
+    return res
+
+
+def run_reference(cfg: HistConfig, dataset: TensorDataset | None = None, device: str = "cpu",
+                  global_rounds: int | None = None) -> dict:
+    """Literal per-client implementation of Algorithm 1 (for tests and the benchmark's baseline).
+
+    Each client is a full-size :class:`fedlib.models.MLP` with its own ``torch.optim.SGD``; eq. (2)/(7) sets
+    it to p_j ⊙ x̄, eq. (4) multiplies the autograd gradient by the mask before ``SGD.step()``, eq. (5)
+    averages state dicts in a Python loop, eq. (6) sums p_j ⊙ x̄_j (HIST) or averages (HFedAvg). Uses the
+    same seed streams and batch sampler as :func:`run_hist`, so both must agree to float tolerance.
+
+    Returns:
+        The same record as :func:`run_hist` (without progress bars); ``global_rounds`` overrides the config's.
+    """
+    from .models import MLP
+
+    t0 = time.perf_counter()
+    p = _prepare(cfg, dataset, device)
+    rounds = cfg.global_rounds if global_rounds is None else global_rounds
+    rng_system = numpy_rng(cfg.seed, "system")
+    gen = torch_generator(cfg.seed, "data", p.device)
+    res = _new_result(p)
+    d, c = p.x_train.shape[1], p.init.w2.shape[0]
+    glob = {"fc1.weight": p.init.w1.clone(), "fc1.bias": p.init.b1.clone(),
+            "fc2.weight": p.init.w2.clone(), "fc2.bias": p.init.b2.clone()}
+
+    def as_state(sd):
+        return MLPState(sd["fc1.weight"], sd["fc1.bias"], sd["fc2.weight"], sd["fc2.bias"])
+
+    _record(res, p, 0, as_state(glob), None)
+    clients = [MLP(d, cfg.hidden, c).to(p.device) for _ in range(cfg.num_clients)]
+    opts = [torch.optim.SGD(m.parameters(), lr=cfg.lr) for m in clients]
+    for m in range(1, rounds + 1):
+        masks_np = masks_from_groups(draw_groups(cfg.method, cfg.hidden, cfg.num_cells, rng_system), cfg.hidden)
+        masks = torch.from_numpy(masks_np).to(p.device, torch.float32)
+        pmask = [{"fc1.weight": mk[:, None].expand(cfg.hidden, d), "fc1.bias": mk,
+                  "fc2.weight": mk[None, :].expand(c, cfg.hidden), "fc2.bias": torch.ones(c, device=p.device)}
+                 for mk in masks]
+        for u, model in enumerate(clients):
+            mk = pmask[u // cfg.clients_per_cell]
+            model.load_state_dict({k: v * mk[k] for k, v in glob.items()})
+        loss_sum = 0.0
+        for e in range(1, cfg.E + 1):
+            idx = sample_batch_indices(p.client_index, p.sizes, cfg.batch_size, gen)
+            for u, (model, opt) in enumerate(zip(clients, opts)):
+                mk = pmask[u // cfg.clients_per_cell]
+                opt.zero_grad()
+                loss = F.cross_entropy(model(p.x_train[idx[u]]), p.y_train[idx[u]])
+                loss.backward()
+                loss_sum += float(loss)
+                for name, prm in model.named_parameters():
+                    prm.grad.mul_(mk[name])
+                    if name == "fc2.bias" and cfg.output_bias == "frozen":
+                        prm.grad.zero_()
+                opt.step()
+            if e % cfg.H == 0:
+                for j in range(cfg.num_cells):
+                    cell = clients[j * cfg.clients_per_cell:(j + 1) * cfg.clients_per_cell]
+                    avg = {k: torch.stack([mm.state_dict()[k] for mm in cell]).mean(0) for k in glob}
+                    for mm in cell:
+                        mm.load_state_dict(avg)
+        edge = [clients[j * cfg.clients_per_cell].state_dict() for j in range(cfg.num_cells)]
+        if cfg.method == "hist":
+            glob = {k: sum(pmask[j][k] * edge[j][k] for j in range(cfg.num_cells)) for k in glob}
+            glob["fc2.bias"] = torch.stack([sd["fc2.bias"] for sd in edge]).mean(0)
+        else:
+            glob = {k: torch.stack([sd[k] for sd in edge]).mean(0) for k in glob}
+        glob = {k: v.clone() for k, v in glob.items()}
+        _record(res, p, m, as_state(glob), loss_sum / (cfg.E * cfg.num_clients))
+    res["elapsed_s"] = time.perf_counter() - t0
+    return res
+
+
+def run_sweep(configs: list[HistConfig], store, dataset: TensorDataset | None = None, device: str = "auto",
+              force: bool = False, progress: bool = True,
+              runner: Callable[..., dict] = run_hist) -> list[dict]:
+    """Run every config through ``store`` (a :class:`fedlib.store.ResultStore`); finished runs are cache hits.
+
+    An interrupted sweep resumes where it stopped: each finished run was written atomically. The dataset is
+    loaded once, on first need.
+
+    Returns:
+        The result records, in ``configs`` order.
+    """
+    cache: dict[str, TensorDataset] = {} if dataset is None else {dataset.name: dataset}
+
+    def get_ds(name: str) -> TensorDataset:
+        if name not in cache:
+            cache[name] = load_dataset(name)
+        return cache[name]
+
+    out = []
+    bar = tqdm(configs, desc="runs", disable=not progress)
+    for cfg in bar:
+        out.append(store.get_or_run(cfg.to_dict(), lambda c=cfg: runner(c, get_ds(c.dataset), device, progress),
+                                    force=force))
+    return out

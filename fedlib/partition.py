@@ -1,0 +1,148 @@
+"""Seeded partitioners: a label array -> one index array per client.
+
+All functions are pure: the same labels and the same ``numpy.random.Generator`` state give the same
+partition. They return ``list[np.ndarray]`` (int64 indices into the label array), one array per client.
+
+- :func:`iid`: uniform random split (sizes differ by at most one).
+- :func:`shards`: McMahan et al. (AISTATS 2017) pathological non-i.i.d.: sort by label, cut into equal
+  shards, give each client ``shards_per_client`` random shards. HIST's "fully non-i.i.d." setting
+  (HIST Sec. V: 120 shards of 500, 2 per client).
+- :func:`cell_iid_client_shards`: HIST's "cell i.i.d., client non-i.i.d." setting: an i.i.d. split into
+  cells, then :func:`shards` inside each cell.
+- :func:`dirichlet`: per-class Dirichlet(α) proportions over clients (Hsu et al. 2019), used by DTFL
+  (α = 0.5).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _check_labels(labels) -> np.ndarray:
+    labels = np.asarray(labels)
+    if labels.ndim != 1:
+        raise ValueError(f"labels must be a 1-D array, got shape {labels.shape}")
+    return labels
+
+
+def _check_positive(name: str, value: int) -> None:
+    if not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+def iid(num_samples: int, num_clients: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Uniform random split of ``range(num_samples)`` into ``num_clients`` parts (sizes differ by <= 1).
+
+    Raises:
+        ValueError: ``num_clients`` < 1 or more clients than samples.
+    """
+    _check_positive("num_clients", num_clients)
+    if num_clients > num_samples:
+        raise ValueError(f"num_clients ({num_clients}) must be <= the number of samples ({num_samples})")
+    return [np.sort(part) for part in np.array_split(rng.permutation(num_samples), num_clients)]
+
+
+def shards(labels, num_clients: int, shards_per_client: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Sort-and-shard non-i.i.d. partition (McMahan et al. 2017; HIST Sec. V).
+
+    The indices are sorted by label (ties in random order), cut into ``num_clients * shards_per_client``
+    equal contiguous shards, and each client receives ``shards_per_client`` shards drawn at random without
+    replacement. Every client gets ``len(labels) / (num_clients * shards_per_client) * shards_per_client``
+    samples.
+
+    Args:
+        labels: ``[n]`` integer labels.
+        num_clients: number of clients (>= 1).
+        shards_per_client: shards per client (>= 1).
+        rng: numpy Generator (stream ``data``).
+
+    Raises:
+        ValueError: non-positive counts, more clients than samples, or a shard count that does not divide
+        ``len(labels)`` (shards must be equal).
+    """
+    labels = _check_labels(labels)
+    _check_positive("num_clients", num_clients)
+    _check_positive("shards_per_client", shards_per_client)
+    n = len(labels)
+    if num_clients > n:
+        raise ValueError(f"num_clients ({num_clients}) must be <= the number of samples ({n})")
+    num_shards = num_clients * shards_per_client
+    if n % num_shards:
+        raise ValueError(f"num_clients * shards_per_client = {num_shards} shards must divide the {n} samples "
+                         f"into equal shards (choose shards_per_client so that {n} % shards == 0)")
+    shard_size = n // num_shards
+    # lexsort: primary key label, secondary a random key, so the order inside a class is random.
+    order = np.lexsort((rng.random(n), labels))
+    shard_ids = rng.permutation(num_shards).reshape(num_clients, shards_per_client)
+    return [np.sort(np.concatenate([order[s * shard_size:(s + 1) * shard_size] for s in row]))
+            for row in shard_ids]
+
+
+def cell_iid_client_shards(labels, num_cells: int, clients_per_cell: int, shards_per_client: int,
+                           rng: np.random.Generator) -> list[np.ndarray]:
+    """HIST's "cell i.i.d., client non-i.i.d." partition (HIST Sec. V).
+
+    The training set is split uniformly at random into ``num_cells`` equal parts, one per cell; inside each
+    part, :func:`shards` gives each of the cell's clients ``shards_per_client`` label-sorted shards. Clients
+    are returned cell by cell: client ``u`` belongs to cell ``u // clients_per_cell``.
+
+    Raises:
+        ValueError: ``num_cells`` does not divide the samples, or :func:`shards` rejects a cell.
+    """
+    labels = _check_labels(labels)
+    _check_positive("num_cells", num_cells)
+    _check_positive("clients_per_cell", clients_per_cell)
+    n = len(labels)
+    if n % num_cells:
+        raise ValueError(f"num_cells ({num_cells}) must divide the {n} samples into equal cells")
+    cells = rng.permutation(n).reshape(num_cells, n // num_cells)
+    out: list[np.ndarray] = []
+    for cell in cells:
+        for part in shards(labels[cell], clients_per_cell, shards_per_client, rng):
+            out.append(np.sort(cell[part]))
+    return out
+
+
+def dirichlet(labels, num_clients: int, alpha: float, rng: np.random.Generator, min_size: int = 10,
+              max_retries: int = 1000) -> list[np.ndarray]:
+    """Label-Dirichlet non-i.i.d. partition (Hsu et al. 2019; DTFL App. A.3 uses α = 0.5).
+
+    For every class c, proportions p_c ~ Dir(α·1_K) over the K clients split that class's (shuffled)
+    samples. The draw is repeated until every client has at least ``min_size`` samples.
+
+    Raises:
+        ValueError: ``alpha`` <= 0, ``min_size`` < 0, more clients than samples, or
+        ``num_clients * min_size`` > samples.
+        RuntimeError: no draw met ``min_size`` in ``max_retries`` tries (lower ``min_size`` or raise α).
+    """
+    labels = _check_labels(labels)
+    _check_positive("num_clients", num_clients)
+    _check_positive("max_retries", max_retries)
+    if not alpha > 0:
+        raise ValueError(f"alpha must be > 0, got {alpha!r}")
+    if min_size < 0:
+        raise ValueError(f"min_size must be >= 0, got {min_size!r}")
+    n = len(labels)
+    if num_clients > n:
+        raise ValueError(f"num_clients ({num_clients}) must be <= the number of samples ({n})")
+    if num_clients * min_size > n:
+        raise ValueError(f"num_clients * min_size = {num_clients * min_size} exceeds the {n} samples")
+    classes = np.unique(labels)
+    for _ in range(max_retries):
+        parts: list[list[np.ndarray]] = [[] for _ in range(num_clients)]
+        for c in classes:
+            idx = rng.permutation(np.flatnonzero(labels == c))
+            cuts = (np.cumsum(rng.dirichlet(np.full(num_clients, alpha)))[:-1] * len(idx)).astype(int)
+            for k, chunk in enumerate(np.split(idx, cuts)):
+                parts[k].append(chunk)
+        out = [np.sort(np.concatenate(p)) for p in parts]
+        if min(len(p) for p in out) >= min_size:
+            return out
+    raise RuntimeError(f"dirichlet: no draw gave every client >= min_size={min_size} samples in "
+                       f"max_retries={max_retries} tries; lower min_size or raise alpha (={alpha})")
+
+
+def label_counts(labels, parts: list[np.ndarray], num_classes: int | None = None) -> np.ndarray:
+    """``[num_clients, num_classes]`` matrix of per-client label counts."""
+    labels = _check_labels(labels)
+    k = int(num_classes if num_classes is not None else labels.max() + 1)
+    return np.stack([np.bincount(labels[p], minlength=k) for p in parts])

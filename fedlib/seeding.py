@@ -1,0 +1,63 @@
+"""One seed -> independent random streams (``numpy.random.SeedSequence``).
+
+Every run is seeded from a single integer. :func:`streams` spawns named child sequences so that changing,
+say, the model initialisation never changes the data partition. Stream names used across fedlib:
+
+- ``data``   : partition of the training set and per-step minibatch sampling
+- ``model``  : model initialisation
+- ``system`` : everything the simulated system draws (HIST masks, device profiles, ...)
+"""
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import torch
+
+STREAMS = ("data", "model", "system")
+
+
+def seed_sequence(seed: int, stream: str) -> np.random.SeedSequence:
+    """The child ``SeedSequence`` of ``seed`` for the named ``stream``.
+
+    The child's spawn key is derived from the stream name (SHA-256), so streams are independent of each other
+    and of the order in which they are requested.
+
+    Raises:
+        ValueError: ``seed`` is negative or not an integer.
+    """
+    if not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    key = int.from_bytes(hashlib.sha256(stream.encode()).digest()[:4], "little")
+    return np.random.SeedSequence(int(seed), spawn_key=(key,))
+
+
+def numpy_rng(seed: int, stream: str) -> np.random.Generator:
+    """A ``numpy.random.Generator`` for ``stream`` of ``seed`` (see :func:`seed_sequence`)."""
+    return np.random.default_rng(seed_sequence(seed, stream))
+
+
+def torch_generator(seed: int, stream: str, device: str | torch.device = "cpu") -> torch.Generator:
+    """A ``torch.Generator`` on ``device`` seeded from ``stream`` of ``seed``.
+
+    CPU and CUDA generators produce different numbers from the same seed; results are reproducible per
+    device type.
+    """
+    state = seed_sequence(seed, stream).generate_state(2, dtype=np.uint32)
+    gen = torch.Generator(device=device)
+    gen.manual_seed(int(state[0]) << 32 | int(state[1]))
+    return gen
+
+
+def resolve_device(device: str | torch.device = "auto") -> torch.device:
+    """``"auto"`` -> CUDA when available, else CPU; any other value is passed to ``torch.device``.
+
+    Raises:
+        ValueError: ``device`` names CUDA but no CUDA device is available.
+    """
+    if str(device) == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    dev = torch.device(device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={device!r} but CUDA is not available; use device='auto' or 'cpu'")
+    return dev
