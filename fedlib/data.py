@@ -184,9 +184,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("name", choices=sorted(DATASETS))
     parser.add_argument("--download", action="store_true", help="allow torchvision's download")
     parser.add_argument("--root", default=None, help="torchvision root (default: <repo>/data)")
+    parser.add_argument("--debian-dir", default=str(DEBIAN_FASHION_MNIST), help="Debian package folder")
     args = parser.parse_args(argv)
     try:
-        print(prepare_fashion_mnist(args.root, allow_download=args.download))
+        print(prepare_fashion_mnist(args.root, allow_download=args.download, debian_dir=args.debian_dir))
     except DatasetNotFoundError as exc:
         print(exc, file=sys.stderr)
         return 1

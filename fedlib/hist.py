@@ -467,11 +467,24 @@ def run_hist(cfg: HistConfig, dataset: TensorDataset | None = None, device: str 
     """
     t0 = time.perf_counter()
     p = _prepare(cfg, dataset, device)
+    res = _new_result(p)
+    for m, glob, train_loss in iterate_hist(p, progress):
+        _record(res, p, m, glob, train_loss)
+    res["elapsed_s"] = time.perf_counter() - t0
+    return res
+
+
+def iterate_hist(p: "_Prepared", progress: bool = False):
+    """Algorithm 1 as a generator: yields ``(m, x̄^{mE}, train_loss)`` for m = 0..R.
+
+    ``x̄^{mE}`` is the global model (an :class:`MLPState`, not to be modified) after global round m;
+    ``train_loss`` is the mean client minibatch loss over round m (``None`` for m = 0).
+    """
+    cfg = p.cfg
     rng_system = numpy_rng(cfg.seed, "system")
     gen = torch_generator(cfg.seed, "data", p.device)
-    res = _new_result(p)
     glob = p.init.clone()
-    _record(res, p, 0, glob, None)
+    yield 0, glob, None
     train_b2 = cfg.output_bias == "averaged"
     for m in tqdm(range(1, cfg.global_rounds + 1), desc=f"{cfg.method} N={cfg.num_cells} {cfg.setting}",
                   disable=not progress, leave=False):
@@ -484,31 +497,41 @@ def run_hist(cfg: HistConfig, dataset: TensorDataset | None = None, device: str 
             if e % cfg.H == 0:
                 edge_aggregate(state, cfg.num_cells)
         glob = cloud_aggregate(state, groups, cfg.hidden)
-        _record(res, p, m, glob, float(loss_sum) / (cfg.E * cfg.num_clients))
+        yield m, glob, float(loss_sum) / (cfg.E * cfg.num_clients)
+
+
+def prepare(cfg: HistConfig, dataset: TensorDataset | None = None, device: str = "auto") -> "_Prepared":
+    """Load data, partition it and initialise the model for ``cfg`` (input of :func:`iterate_hist`)."""
+    return _prepare(cfg, dataset, device)
+
+
+def run_reference(cfg: HistConfig, dataset: TensorDataset | None = None, device: str = "cpu") -> dict:
+    """Literal per-client implementation of Algorithm 1 (for tests and the benchmark's baseline).
+
+    Same record as :func:`run_hist`; see :func:`iterate_reference`. Both must agree to float tolerance.
+    """
+    t0 = time.perf_counter()
+    p = _prepare(cfg, dataset, device)
+    res = _new_result(p)
+    for m, glob, train_loss in iterate_reference(p):
+        _record(res, p, m, glob, train_loss)
     res["elapsed_s"] = time.perf_counter() - t0
     return res
 
 
-def run_reference(cfg: HistConfig, dataset: TensorDataset | None = None, device: str = "cpu",
-                  global_rounds: int | None = None) -> dict:
-    """Literal per-client implementation of Algorithm 1 (for tests and the benchmark's baseline).
+def iterate_reference(p: "_Prepared"):
+    """Algorithm 1 written literally, one client at a time; yields like :func:`iterate_hist`.
 
     Each client is a full-size :class:`fedlib.models.MLP` with its own ``torch.optim.SGD``; eq. (2)/(7) sets
-    it to p_j ⊙ x̄, eq. (4) multiplies the autograd gradient by the mask before ``SGD.step()``, eq. (5)
-    averages state dicts in a Python loop, eq. (6) sums p_j ⊙ x̄_j (HIST) or averages (HFedAvg). Uses the
-    same seed streams and batch sampler as :func:`run_hist`, so both must agree to float tolerance.
-
-    Returns:
-        The same record as :func:`run_hist` (without progress bars); ``global_rounds`` overrides the config's.
+    it to p_j ⊙ x̄, eq. (4) multiplies the autograd gradient by the mask before ``SGD.step()`` (HIST only;
+    HFedAvg has no masks), eq. (5) averages state dicts in a Python loop, eq. (6) sums p_j ⊙ x̄_j (HIST) or
+    averages (HFedAvg). Uses the same seed streams and batch sampler as :func:`iterate_hist`.
     """
     from .models import MLP
 
-    t0 = time.perf_counter()
-    p = _prepare(cfg, dataset, device)
-    rounds = cfg.global_rounds if global_rounds is None else global_rounds
+    cfg = p.cfg
     rng_system = numpy_rng(cfg.seed, "system")
     gen = torch_generator(cfg.seed, "data", p.device)
-    res = _new_result(p)
     d, c = p.x_train.shape[1], p.init.w2.shape[0]
     glob = {"fc1.weight": p.init.w1.clone(), "fc1.bias": p.init.b1.clone(),
             "fc2.weight": p.init.w2.clone(), "fc2.bias": p.init.b2.clone()}
@@ -516,10 +539,11 @@ def run_reference(cfg: HistConfig, dataset: TensorDataset | None = None, device:
     def as_state(sd):
         return MLPState(sd["fc1.weight"], sd["fc1.bias"], sd["fc2.weight"], sd["fc2.bias"])
 
-    _record(res, p, 0, as_state(glob), None)
+    yield 0, as_state(glob), None
     clients = [MLP(d, cfg.hidden, c).to(p.device) for _ in range(cfg.num_clients)]
     opts = [torch.optim.SGD(m.parameters(), lr=cfg.lr) for m in clients]
-    for m in range(1, rounds + 1):
+    masked = cfg.method == "hist"
+    for m in range(1, cfg.global_rounds + 1):
         masks_np = masks_from_groups(draw_groups(cfg.method, cfg.hidden, cfg.num_cells, rng_system), cfg.hidden)
         masks = torch.from_numpy(masks_np).to(p.device, torch.float32)
         pmask = [{"fc1.weight": mk[:, None].expand(cfg.hidden, d), "fc1.bias": mk,
@@ -532,15 +556,16 @@ def run_reference(cfg: HistConfig, dataset: TensorDataset | None = None, device:
         for e in range(1, cfg.E + 1):
             idx = sample_batch_indices(p.client_index, p.sizes, cfg.batch_size, gen)
             for u, (model, opt) in enumerate(zip(clients, opts)):
-                mk = pmask[u // cfg.clients_per_cell]
                 opt.zero_grad()
                 loss = F.cross_entropy(model(p.x_train[idx[u]]), p.y_train[idx[u]])
                 loss.backward()
-                loss_sum += float(loss)
-                for name, prm in model.named_parameters():
-                    prm.grad.mul_(mk[name])
-                    if name == "fc2.bias" and cfg.output_bias == "frozen":
-                        prm.grad.zero_()
+                loss_sum += float(loss.detach())
+                if masked:
+                    mk = pmask[u // cfg.clients_per_cell]
+                    for name, prm in model.named_parameters():
+                        prm.grad.mul_(mk[name])
+                if cfg.output_bias == "frozen":
+                    model.fc2.bias.grad.zero_()
                 opt.step()
             if e % cfg.H == 0:
                 for j in range(cfg.num_cells):
@@ -549,15 +574,13 @@ def run_reference(cfg: HistConfig, dataset: TensorDataset | None = None, device:
                     for mm in cell:
                         mm.load_state_dict(avg)
         edge = [clients[j * cfg.clients_per_cell].state_dict() for j in range(cfg.num_cells)]
-        if cfg.method == "hist":
+        if masked:
             glob = {k: sum(pmask[j][k] * edge[j][k] for j in range(cfg.num_cells)) for k in glob}
             glob["fc2.bias"] = torch.stack([sd["fc2.bias"] for sd in edge]).mean(0)
         else:
             glob = {k: torch.stack([sd[k] for sd in edge]).mean(0) for k in glob}
         glob = {k: v.clone() for k, v in glob.items()}
-        _record(res, p, m, as_state(glob), loss_sum / (cfg.E * cfg.num_clients))
-    res["elapsed_s"] = time.perf_counter() - t0
-    return res
+        yield m, as_state(glob), loss_sum / (cfg.E * cfg.num_clients)
 
 
 def run_sweep(configs: list[HistConfig], store, dataset: TensorDataset | None = None, device: str = "auto",
@@ -584,3 +607,60 @@ def run_sweep(configs: list[HistConfig], store, dataset: TensorDataset | None = 
         out.append(store.get_or_run(cfg.to_dict(), lambda c=cfg: runner(c, get_ds(c.dataset), device, progress),
                                     force=force))
     return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the paper's experiments (Figs. 2-4)
+
+
+def figure_configs(settings: list[str], num_cells: list[int], H: int, E: int, comm_budget_L0: float,
+                   fig4_num_cells: int, fig4_E_over_H: list[int], fig4_H: list[int], fig4_global_rounds: int,
+                   **common) -> dict[str, list[HistConfig]]:
+    """The runs behind HIST Figs. 2-4 (spec "Experiments to reproduce").
+
+    Args:
+        settings: data settings (``"noniid"``, ``"cell_iid"``).
+        num_cells: the N of Figs. 2-3 ({2, 3, 4, 5} in the paper).
+        H, E: Figs. 2-3 intervals (40, 200).
+        comm_budget_L0: per-client communication budget of Figs. 2-3 (x-axis range), units of L0; each run
+            gets the global rounds :func:`rounds_for_budget` gives (equal compute for HIST and HFedAvg).
+        fig4_num_cells: N of Fig. 4 (3).
+        fig4_E_over_H: Fig. 4's E/H sweep ({5, 10, 15}) at H = ``H``.
+        fig4_H: Fig. 4's H sweep ({20, 40, 60}) at E/H = ``E // H``.
+        fig4_global_rounds: global synchronisations of each Fig. 4 run (its x-axis range).
+        **common: other :class:`HistConfig` fields (lr, batch_size, seed, num_clients, ...).
+
+    Returns:
+        ``{"fig2": [...], "fig4_E_over_H": [...], "fig4_H": [...]}`` (Fig. 3 reuses ``fig2``'s runs).
+    """
+    fig2 = [HistConfig(method=m, setting=s, num_cells=n, H=H, E=E,
+                       global_rounds=rounds_for_budget(m, n, H, E, comm_budget_L0), **common)
+            for s in settings for n in num_cells for m in METHODS]
+    eh = [HistConfig(method="hist", setting=s, num_cells=fig4_num_cells, H=H, E=k * H,
+                     global_rounds=fig4_global_rounds, **common) for s in settings for k in fig4_E_over_H]
+    hs = [HistConfig(method="hist", setting=s, num_cells=fig4_num_cells, H=h, E=(E // H) * h,
+                     global_rounds=fig4_global_rounds, **common) for s in settings for h in fig4_H]
+    return {"fig2": fig2, "fig4_E_over_H": eh, "fig4_H": hs}
+
+
+def comm_to_target(record: dict, target_acc: float) -> float | None:
+    """Per-client communication (L0) at the first global round whose test accuracy is >= ``target_acc``;
+    ``None`` if the run never reaches it (HIST Fig. 3's y-axis)."""
+    for acc, comm in zip(record["test_acc"], record["comm_client_L0"]):
+        if acc >= target_acc:
+            return comm
+    return None
+
+
+def summarize(records: list[dict], target_acc: float) -> list[dict]:
+    """One metrics row per record: method, setting, N, H, E, final_test_acc, target_acc, comm_to_target,
+    best_test_acc, comm_total_L0, global_rounds, elapsed_s."""
+    rows = []
+    for r in records:
+        c = r["config"]
+        rows.append({"method": c["method"], "setting": c["setting"], "N": c["num_cells"], "H": c["H"],
+                     "E": c["E"], "global_rounds": c["global_rounds"], "final_test_acc": r["test_acc"][-1],
+                     "best_test_acc": max(r["test_acc"]), "target_acc": target_acc,
+                     "comm_to_target": comm_to_target(r, target_acc), "comm_total_L0": r["comm_client_L0"][-1],
+                     "elapsed_s": r["elapsed_s"]})
+    return rows

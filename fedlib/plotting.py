@@ -1,0 +1,57 @@
+"""Figure and metrics helpers: figures are saved by name through :func:`savefig`, into one folder
+(:func:`fedlib.paths.figures_dir`); metrics through :func:`write_metrics` (``<figures>/metrics``)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless: papermill and CI have no display
+import matplotlib.pyplot as plt  # noqa: E402
+
+from . import __version__, paths  # noqa: E402
+
+
+def savefig(fig, name: str, formats: tuple[str, ...] = ("png", "pdf"), dpi: int = 150) -> list[Path]:
+    """Save ``fig`` as ``<figures_dir>/<name>.<fmt>`` for each format; returns the paths."""
+    out = []
+    for fmt in formats:
+        path = paths.figures_dir() / f"{name}.{fmt}"
+        fig.savefig(path, dpi=dpi, bbox_inches="tight")
+        out.append(path)
+    return out
+
+
+def caption(fig, dataset: str, profile: str, differs: str = "") -> None:
+    """Write the provenance line under a figure: dataset, profile, what differs from the paper, version."""
+    text = f"dataset: {dataset} · profile: {profile} · fedlib {__version__}"
+    if differs:
+        text += f"\ndiffers from the paper: {differs}"
+    fig.text(0.5, -0.02, text, ha="center", va="top", fontsize=7, color="0.3", wrap=True)
+
+
+def write_metrics(name: str, payload: dict) -> Path:
+    """Write ``payload`` as ``<metrics_dir>/<name>.json`` (sorted keys, indented); returns the path."""
+    path = paths.metrics_dir() / f"{name}.json"
+    path.write_text(json.dumps(payload, indent=1, sort_keys=True, default=float) + "\n")
+    return path
+
+
+def new_figure(ncols: int = 1, nrows: int = 1, width: float = 4.2, height: float = 3.3):
+    """``plt.subplots`` with the project's default panel size; returns ``(fig, axes)``."""
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
+    return fig, axes
+
+
+def format_table(rows: list[dict], columns: list[str]) -> str:
+    """Plain-text table of ``rows`` (dicts) restricted to ``columns``; floats to 4 significant digits."""
+    def fmt(v):
+        if v is None:
+            return "-"
+        return f"{v:.4g}" if isinstance(v, float) else str(v)
+    cells = [[fmt(r.get(c)) for c in columns] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) if cells else len(c) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths))]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)) for row in cells]
+    return "\n".join(lines)

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Regenerate every figure of the project, or run the test suite.
+#
+#   ./run_all.sh                      set up .venv, get the data, run every notebook at the default profile (quick)
+#   ./run_all.sh --tests              set up, get the data, run the test suite (unit tests + every notebook at smoke)
+#   ./run_all.sh --profile paper      the paper's settings (long)
+#   ./run_all.sh --only hist          only notebooks whose name matches
+#
+# Figures of the quick and paper profiles go to figures/ (PNG + PDF) and figures/metrics/*.json; the smoke
+# profile and --tests write into a temporary folder and never touch figures/.
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT=$PWD
+
+PROFILE=quick
+ONLY=""
+TESTS=0
+usage() { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --tests) TESTS=1 ;;
+    --profile) PROFILE="${2:?--profile needs smoke, quick or paper}"; shift ;;
+    --profile=*) PROFILE="${1#*=}" ;;
+    --only) ONLY="${2:?--only needs a pattern}"; shift ;;
+    --only=*) ONLY="${1#*=}" ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "run_all.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+  esac
+  shift
+done
+case "$PROFILE" in smoke|quick|paper) ;; *) echo "run_all.sh: --profile must be smoke, quick or paper (got '$PROFILE')" >&2; exit 2 ;; esac
+
+setup_venv() {
+  local py=${PYTHON:-python3}
+  if [ ! -x .venv/bin/python ]; then
+    echo "== creating .venv"
+    "$py" -m venv .venv
+  fi
+  local want have
+  want=$(sha256sum requirements.txt | cut -d' ' -f1)
+  have=$(cat .venv/.requirements.sha256 2>/dev/null || true)
+  if [ "$want" != "$have" ]; then
+    echo "== installing requirements.txt into .venv (first time: a few minutes)"
+    .venv/bin/python -m pip install --disable-pip-version-check -q -r requirements.txt
+    echo "$want" > .venv/.requirements.sha256
+  fi
+}
+
+get_data() {
+  # 1. already extracted under data/, or Debian's dataset-fashion-mnist present: fedlib.data prepares it.
+  if .venv/bin/python -m fedlib.data fashion-mnist >/dev/null 2>&1; then return 0; fi
+  # 2. Debian package, when apt-get is usable.
+  if command -v apt-get >/dev/null 2>&1; then
+    local sudo=""
+    [ "$(id -u)" = 0 ] || sudo="sudo -n"
+    echo "== installing Debian's dataset-fashion-mnist"
+    if $sudo apt-get install -y -q dataset-fashion-mnist >/dev/null 2>&1 ||
+       { $sudo apt-get update -q >/dev/null 2>&1 && $sudo apt-get install -y -q dataset-fashion-mnist >/dev/null 2>&1; }; then
+      .venv/bin/python -m fedlib.data fashion-mnist && return 0
+    fi
+  fi
+  # 3. torchvision's download (machines with internet).
+  echo "== downloading Fashion-MNIST with torchvision"
+  if .venv/bin/python -m fedlib.data fashion-mnist --download; then return 0; fi
+  echo "run_all.sh: Fashion-MNIST is not available. Install it with 'apt-get install -y dataset-fashion-mnist'" \
+       "or run on a machine with internet access (torchvision downloads it into data/)." >&2
+  exit 1
+}
+
+setup_venv
+export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+export MPLBACKEND=Agg
+get_data
+
+if [ "$TESTS" = 1 ]; then
+  echo "== test suite (unit tests + every notebook at the smoke profile)"
+  exec .venv/bin/python -m pytest -q -p no:cacheprovider tests
+fi
+
+if [ "$PROFILE" = smoke ]; then
+  FEDLIB_FIGURES_DIR=$(mktemp -d -t fedlib-smoke-XXXXXX)
+  export FEDLIB_FIGURES_DIR
+  echo "== smoke profile: figures and metrics go to $FEDLIB_FIGURES_DIR (figures/ is left alone)"
+fi
+echo "== notebooks at profile '$PROFILE'${ONLY:+ matching '$ONLY'}"
+args=(--profile "$PROFILE")
+[ -n "$ONLY" ] && args+=(--only "$ONLY")
+.venv/bin/python -m fedlib.notebooks "${args[@]}"

@@ -1,0 +1,89 @@
+"""Every notebook at the smoke profile through papermill; metrics checked against stored values; notebook hygiene."""
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from fedlib import notebooks
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPECTED = json.loads((Path(__file__).parent / "expected_smoke_metrics.json").read_text())
+NBS = notebooks.list_notebooks()
+
+
+def _hash_tree(folder: Path) -> dict:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("smoke")
+    saved = {k: os.environ.get(k) for k in ("FEDLIB_FIGURES_DIR", "FEDLIB_CACHE_DIR", "FEDLIB_METRICS_DIR")}
+    os.environ["FEDLIB_FIGURES_DIR"] = str(tmp / "figures")
+    os.environ["FEDLIB_CACHE_DIR"] = str(tmp / "cache")
+    os.environ.pop("FEDLIB_METRICS_DIR", None)
+    before = _hash_tree(ROOT / "figures")
+    try:
+        rows = notebooks.run_notebooks("smoke", tmp / "executed")
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return {"rows": rows, "figures": tmp / "figures", "before": before}
+
+
+def test_every_notebook_runs_at_smoke(smoke):
+    assert [r["notebook"] for r in smoke["rows"]] == [p.stem for p in NBS]
+    failed = [r for r in smoke["rows"] if r["status"] != "ok"]
+    assert not failed, failed
+
+
+def test_smoke_never_touches_committed_figures(smoke):
+    assert _hash_tree(ROOT / "figures") == smoke["before"]
+
+
+@pytest.mark.parametrize("name", [p.stem for p in NBS])
+def test_metrics_file(smoke, name):
+    m = json.loads((smoke["figures"] / "metrics" / f"{name}.json").read_text())
+    assert m["profile"] == "smoke" and m["dataset"] == "fashion-mnist" and m["elapsed_s"] > 0
+    assert isinstance(m["runs"], list)
+    for run in m["runs"]:
+        for key in ("method", "setting", "N", "H", "E", "final_test_acc", "target_acc", "comm_to_target"):
+            assert key in run
+    expected = EXPECTED[name]
+    if name.startswith("hist_1") or name.startswith("hist_2"):
+        got = {f"{r['method']}/{r['setting']}/N{r['N']}/H{r['H']}/E{r['E']}": r["final_test_acc"] for r in m["runs"]}
+        assert set(got) == set(expected["final_test_acc"])
+        for key, value in expected["final_test_acc"].items():
+            assert got[key] == pytest.approx(value, abs=0.03), key
+    if name.startswith("hist_3"):
+        for setting, consts in expected["constants"].items():
+            for key in ("f_gap", "mean_sq_norm"):
+                assert m["constants"][setting][key] == pytest.approx(consts[key], rel=0.05)
+            assert m["constants"][setting]["L"] > 0 and m["constants"][setting]["sigma2"] > 0
+
+
+def test_figures_written(smoke):
+    names = {p.name for p in smoke["figures"].glob("*")}
+    for stem in ("hist_fig2_accuracy_vs_comm", "hist_fig3_comm_to_target", "hist_fig4_sync_intervals",
+                 "hist_bounds_noniid", "hist_bounds_cell_iid"):
+        assert {f"{stem}.png", f"{stem}.pdf"} <= names
+
+
+@pytest.mark.parametrize("path", NBS, ids=[p.stem for p in NBS])
+def test_notebook_hygiene(path):
+    cells = json.loads(path.read_text())["cells"]
+    params = [c for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(params) == 1, "exactly one cell tagged 'parameters'"
+    for line in "".join(params[0]["source"]).splitlines():
+        assert re.match(r"^\w+: \w+ = .+  # \S", line), f"parameter without type annotation or comment: {line!r}"
+    for c in cells:
+        if c["cell_type"] == "code":
+            assert not c.get("outputs") and c.get("execution_count") is None, "commit notebooks with outputs cleared"
+            assert not re.search(r"^\s*(def|class)\s", "".join(c["source"]), re.M), "no def/class in notebooks"
