@@ -101,20 +101,21 @@ def fig_bounds(sweeps: dict, setting: str):
     ax = axes[0, 0]
     ns = sorted(sweeps["vs_N"])
     for i, term in enumerate(TERM_LABELS):
-        ax.plot(ns, [sweeps["vs_N"][n][term] for n in ns], marker="o", color=_colour(i), label=TERM_LABELS[term])
-    ax.plot(ns, [sweeps["vs_N"][n]["total"] for n in ns], marker="s", color="k", label="total")
+        ax.plot(ns, [sweeps["vs_N"][n][term] for n in ns], marker="o", ms=4, color=_colour(i), label=TERM_LABELS[term])
+    ax.plot(ns, [sweeps["vs_N"][n]["total"] for n in ns], color="k", ls="--", lw=1, label="total")
     ax.set(yscale="log", xlabel="number of cells N", ylabel="bound term",
            title=f"(a) eq. 13 terms, γ={sweeps['gamma']:g}, T={sweeps['T']}")
     ax.set_xticks(ns)
-    ax.legend(fontsize=6)
+    ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2)
     ax = axes[0, 1]
     for i, n in enumerate(ns):
-        ax.plot(sweeps["T_grid"], [b["total"] for b in sweeps["vs_T"][n]], color=_colour(i), label=f"N={n}")
-        ax.plot(sweeps["T_grid"], [b["total"] - b["init"] - b["variance"] - b["client_dissimilarity"]
-                                   for b in sweeps["vs_T"][n]], color=_colour(i), ls=":")
-    ax.set(xscale="log", yscale="log", xlabel="iterations T", ylabel="bound (dotted: non-diminishing part)",
+        vanishing = [b["init"] + b["variance"] + b["client_dissimilarity"] for b in sweeps["vs_T"][n]]
+        floor = [b["cell_dissimilarity"] + b["model_norm"] for b in sweeps["vs_T"][n]]
+        ax.plot(sweeps["T_grid"], vanishing, color=_colour(i), marker=".", label=f"N={n}: diminishing terms")
+        ax.plot(sweeps["T_grid"], floor, color=_colour(i), ls=":", label=f"N={n}: non-diminishing floor")
+    ax.set(xscale="log", yscale="log", xlabel="iterations T", ylabel="bound part",
            title="(b) Corollary 1, γ=(TÑ)^-1/2")
-    ax.legend(fontsize=6)
+    ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2)
     ax = axes[0, 2]
     grid = np.asarray(sweeps["gamma_max_grid"])
     im = ax.pcolormesh(sweeps["E_over_H_grid"], sweeps["H_grid"], grid, norm=mcolors.LogNorm(), shading="nearest")
@@ -128,7 +129,7 @@ def fig_bounds(sweeps: dict, setting: str):
         ax.plot(sweeps["T_grid"], sweeps["orders"][n]["E"], color=_colour(i), ls="--", label=f"E, N={n}")
     ax.set(xscale="log", yscale="log", xlabel="iterations T", ylabel="maximum order",
            title="(d) max orders of H (solid), E (dashed)")
-    ax.legend(fontsize=6, ncol=2)
+    ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2)
     fig.suptitle(f"HIST Theorem 1 with constants estimated on {SETTING_TITLES[setting]} data", y=1.02)
     fig.tight_layout()
     return fig

@@ -293,7 +293,7 @@ def bound_sweeps(constants: dict, num_cells: Sequence[int], num_clients: int, H:
     Returns a dict of plain lists:
         ``vs_N``: {N: theorem1_bound at (gamma, H, E, T)} with δ1²(N), δ2²(N);
         ``vs_T``: {N: [bound with Corollary 1's γ(T) for T in T_grid]};
-        ``gamma_max_grid``: [len(H_grid)][len(E_over_H_grid)] γ_max of (12) for N = 3 (or the middle N);
+        ``gamma_max_grid``: [len(H_grid)][len(E_over_H_grid)] γ_max of (12) for N = 3 (else the middle N);
         ``orders``: {N: {"H": [...], "E": [...]}} over T_grid; ``min_T_corollary``: {N: T};
         ``step_size_ok``: {N: bool} for ``gamma`` at (H, E).
     """
@@ -309,7 +309,7 @@ def bound_sweeps(constants: dict, num_cells: Sequence[int], num_clients: int, H:
         out["orders"][n] = {"H": [max_H_order(cpc, t) for t in T_grid], "E": [max_E_order(cpc, t) for t in T_grid]}
         out["min_T_corollary"][n] = corollary1_min_T(L, cpc, H, E)
         out["step_size_ok"][n] = step_size_ok(gamma, L, cpc, H, E)
-    mid = sorted(num_cells)[len(num_cells) // 2]
+    mid = 3 if 3 in num_cells else sorted(num_cells)[len(num_cells) // 2]  # the paper's Fig. 4 uses N = 3
     cpc = [num_clients // mid] * mid
     out["grid_N"] = mid
     out["gamma_max_grid"] = [[step_size_terms(L, cpc, h, k * h)["gamma_max"] for k in E_over_H_grid] for h in H_grid]

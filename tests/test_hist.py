@@ -65,9 +65,11 @@ def test_client_step_matches_autograd_sgd():
     u, b, d, h, c = 3, 5, 7, 4, 3
     st = MLPState(torch.randn(u, h, d, generator=gen), torch.randn(u, h, generator=gen),
                   torch.randn(u, c, h, generator=gen), torch.randn(u, c, generator=gen))
-    x, y = torch.randn(u, b, d, generator=gen), torch.randint(0, c, (u, b), generator=gen)
+    x_all, y_all = torch.randn(20, d, generator=gen), torch.randint(0, c, (20,), generator=gen)
+    idx = torch.randint(0, 20, (u, b), generator=gen)
+    x, y = x_all[idx], y_all[idx]
     before = st.clone()
-    loss = hist.client_step(st, x, y, lr=0.1)
+    loss = hist.client_step(st, x_all, y_all, idx, lr=0.1)
     total = 0.0
     for i in range(u):
         params = [t[i].clone().requires_grad_(True) for t in (before.w1, before.b1, before.w2, before.b2)]
@@ -110,8 +112,8 @@ def test_hfedavg_one_cell_h_equals_e_is_fedavg(fmnist):
     losses = []
     for _ in range(cfg.global_rounds):
         locals_ = [[t.clone() for t in glob] for _ in range(cfg.num_clients)]
-        for _ in range(cfg.E):
-            idx = hist.sample_batch_indices(p.client_index, p.sizes, cfg.batch_size, gen)
+        interval = hist.sample_batch_indices(p.client_index, p.sizes, cfg.batch_size, gen, steps=cfg.E)
+        for idx in interval:
             for u, params in enumerate(locals_):
                 params = [t.requires_grad_(True) for t in params]
                 xb, yb = p.x_train[idx[u]], p.y_train[idx[u]]
@@ -179,3 +181,16 @@ def test_figure_configs_cover_the_paper_runs():
     assert {(c.H, c.E) for c in cfgs["fig4_H"]} == {(20, 100), (40, 200), (60, 300)}
     by = {(c.method, c.num_cells): c.global_rounds for c in cfgs["fig2"]}
     assert by[("hist", 5)] == 30 and by[("hfedavg", 5)] == 6
+
+
+def test_cache_blocking_does_not_change_results(fmnist):
+    cfg = HistConfig(method="hist", num_cells=2, **TINY)
+    runs = []
+    for block_bytes in (None, 1):  # all clients at once; one client per block
+        p = hist.prepare(cfg, fmnist, "cpu")
+        runs.append([(m, g.clone(), loss) for m, g, loss in hist.iterate_hist(p, block_bytes=block_bytes)])
+    for (m1, g1, l1), (m2, g2, l2) in zip(*runs):
+        assert m1 == m2 and torch.allclose(g1.w1, g2.w1, atol=1e-6) and (l1 is None or l1 == pytest.approx(l2))
+    assert [(b.start, b.stop) for b in hist.client_blocks(60, 940_000, torch.device("cpu"))] == \
+        [(0, 8), (8, 15), (15, 22), (22, 30), (30, 38), (38, 45), (45, 52), (52, 60)]
+    assert hist.client_blocks(60, 940_000, torch.device("meta")) == [slice(0, 60)]

@@ -58,7 +58,7 @@ def test_metrics_file(smoke, name):
             assert key in run
     expected = EXPECTED[name]
     if name.startswith("hist_1") or name.startswith("hist_2"):
-        got = {f"{r['method']}/{r['setting']}/N{r['N']}/H{r['H']}/E{r['E']}": r["final_test_acc"] for r in m["runs"]}
+        got = {f"{r['method']}/{r['setting']}/N{r['N']}/H{r['H']}/E{r['E']}/R{r['global_rounds']}": r["final_test_acc"] for r in m["runs"]}
         assert set(got) == set(expected["final_test_acc"])
         for key, value in expected["final_test_acc"].items():
             assert got[key] == pytest.approx(value, abs=0.03), key
