@@ -18,7 +18,9 @@ def savefig(fig, name: str, formats: tuple[str, ...] = ("png", "pdf"), dpi: int 
     out = []
     for fmt in formats:
         path = paths.figures_dir() / f"{name}.{fmt}"
-        fig.savefig(path, dpi=dpi, bbox_inches="tight")
+        # no timestamp in the PDF, so an unchanged figure is an unchanged file
+        metadata = {"CreationDate": None} if fmt == "pdf" else None
+        fig.savefig(path, dpi=dpi, bbox_inches="tight", metadata=metadata)
         out.append(path)
     return out
 
