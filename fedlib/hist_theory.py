@@ -27,6 +27,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from . import estimators
 from .hist import MLPState
 
 
@@ -218,24 +219,10 @@ def gradient_variance(state: MLPState, x: torch.Tensor, y: torch.Tensor, parts: 
 
 def hessian_top_eigenvalue(state: MLPState, x: torch.Tensor, y: torch.Tensor, iters: int,
                            generator: torch.Generator) -> float:
-    """Largest |eigenvalue| of the Hessian of the mean loss on (x, y), by power iteration on Hessian-vector
-    products (double backward), starting from a random unit vector. Returns the final Rayleigh estimate."""
-    if iters < 1:
-        raise ValueError(f"iters must be >= 1, got {iters}")
+    """Largest |eigenvalue| of the Hessian of the MLP's mean loss on (x, y)
+    (:func:`fedlib.estimators.hessian_top_eigenvalue`)."""
     params = _params(state)
-    grads = torch.autograd.grad(_loss(params, x, y), params, create_graph=True)
-    v = [torch.randn(p.shape, generator=generator, device=p.device) for p in params]
-    norm = torch.sqrt(sum((t ** 2).sum() for t in v))
-    v = [t / norm for t in v]
-    eig = 0.0
-    for _ in range(iters):
-        hv = torch.autograd.grad(grads, params, grad_outputs=v, retain_graph=True)
-        eig = float(sum((a * b).sum() for a, b in zip(hv, v)))
-        norm = torch.sqrt(sum((t ** 2).sum() for t in hv))
-        if float(norm) == 0.0:
-            return 0.0
-        v = [t / norm for t in hv]
-    return abs(eig)
+    return estimators.hessian_top_eigenvalue(lambda: _loss(params, x, y), params, iters, generator)
 
 
 def estimate_constants(points: list[MLPState], x: torch.Tensor, y: torch.Tensor, parts: list[np.ndarray],

@@ -1,0 +1,46 @@
+"""Estimators of smoothness and gradient-noise constants shared by the papers' bounds.
+
+- :func:`hessian_top_eigenvalue`: largest |eigenvalue| of a loss Hessian by power iteration on Hessian-vector
+  products (double backward), as PyHessian (Yao et al., 2020) does: a local estimate of the smoothness
+  constant (HIST's L, HASFL's β).
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import torch
+
+
+def hessian_top_eigenvalue(loss_fn: Callable[[], torch.Tensor], params: Sequence[torch.Tensor], iters: int,
+                           generator: torch.Generator) -> float:
+    """Largest |eigenvalue| of ∇²loss w.r.t. ``params`` by ``iters`` power-iteration steps.
+
+    Args:
+        loss_fn: computes the scalar loss from ``params`` (which require grad).
+        params: tensors the Hessian is taken over.
+        iters: power-iteration steps (>= 1).
+        generator: torch generator for the random unit start vector.
+
+    Returns:
+        The final Rayleigh quotient's absolute value (0.0 for a zero Hessian).
+
+    Raises:
+        ValueError: ``iters`` < 1.
+    """
+    if iters < 1:
+        raise ValueError(f"iters must be >= 1, got {iters}")
+    params = list(params)
+    grads = torch.autograd.grad(loss_fn(), params, create_graph=True)
+    v = [torch.randn(p.shape, generator=generator, device=p.device, dtype=p.dtype) for p in params]
+    norm = torch.sqrt(sum((t ** 2).sum() for t in v))
+    v = [t / norm for t in v]
+    eig = 0.0
+    for _ in range(iters):
+        hv = torch.autograd.grad(grads, params, grad_outputs=v, retain_graph=True, allow_unused=True)
+        hv = [torch.zeros_like(p) if h is None else h for h, p in zip(hv, params)]
+        eig = float(sum((a * b).sum() for a, b in zip(hv, v)))
+        norm = torch.sqrt(sum((t ** 2).sum() for t in hv))
+        if float(norm) == 0.0:
+            return 0.0
+        v = [t / norm for t in hv]
+    return abs(eig)
