@@ -582,19 +582,18 @@ def strategy(problem: Problem, name: str, rng: np.random.Generator) -> Decision:
     n = problem.num_devices
     if name == "HASFL":
         return bcd(problem)
-    if name == "HABS+RMS":
-        b0 = np.full(n, 64, dtype=np.int64)
-        cuts = random_cuts(problem, b0, rng)
-        b = solve_p1(problem, cuts, aux_variables(problem, b0, cuts))
-        return Decision(b, cuts, float(theta(problem, b, cuts)))
-    b = random_batch_sizes(n, rng)
-    if name == "RBS+RMS":
-        cuts = random_cuts(problem, b, rng)
-    elif name == "RBS+HAMS":
-        try:
+    b = np.full(n, 64, dtype=np.int64) if name == "HABS+RMS" else random_batch_sizes(n, rng)
+    cuts = np.ones(n, dtype=np.int64)
+    try:
+        if name == "HABS+RMS":
+            cuts = random_cuts(problem, b, rng)
+            b = solve_p1(problem, cuts, aux_variables(problem, b, cuts))
+        elif name == "RBS+RMS":
+            cuts = random_cuts(problem, b, rng)
+        elif name == "RBS+HAMS":
             cuts = solve_p2(problem, b)[0]
-        except ValueError:
-            cuts = initial_cuts(problem, b)
-    else:
-        cuts = min_round_latency_cuts(problem, b)
+        else:
+            cuts = min_round_latency_cuts(problem, b)
+    except ValueError as err:  # this random draw makes C1 or C4 unsatisfiable
+        return Decision(b, cuts, np.inf, {"infeasible": str(err)})
     return Decision(b, cuts, float(theta(problem, b, cuts)))
