@@ -1,4 +1,7 @@
-"""Benchmarks (commands, not tests): ``python -m fedlib.bench hist`` prints one JSON line.
+"""Benchmarks (commands, not tests): ``python -m fedlib.bench {hist,hasfl}`` prints one JSON line.
+
+``hasfl``: see :func:`bench_hasfl` (keys ``solve_s_n20``, ``solve_s_n200``, ``bcd_iters_n20``,
+``gap_vs_exhaustive``).
 
 ``hist``: client-steps/s on the HIST paper workload (60 clients, MLP 784-300-10, batch 32, H = 40, real
 Fashion-MNIST) of
@@ -87,13 +90,59 @@ def bench_hist(repeats: int = 3, loop_steps: int = 40, engine_steps: int = 200, 
             "fedlib": __version__, "repeats": repeats}
 
 
+def bench_hasfl(seed: int = 0) -> dict:
+    """HASFL optimiser wall time (Algorithm 2, all starts + polish) on Table I's system with N = 20 and N = 200
+    (VGG-16 at CIFAR's 3x32x32, γ = 5e-4, I = 15, ε 10 % above the floor), and the relative gap of BCD to
+    exhaustive search on small instances (N = 3, cuts {1, 4, 7, 13}, b <= 64; I = 1, 5 and 15), solved first
+    (so the timed solves do not include cvxpy's first-call set-up).
+
+    The constants come from a short pilot of VGG-16 on real Fashion-MNIST (CIFAR is not available here).
+    """
+    from dataclasses import replace
+
+    import numpy as np
+
+    from .data import load_fashion_mnist
+    from .hasfl_experiments import make_problem
+    from .hasfl_opt import Problem, bcd, eps_with_slack, exhaustive
+    from .hasfl_theory import HasflConstants, pilot_constants
+    from .latency import TABLE_I, sample_system
+    from .seeding import numpy_rng
+    from .split_models import model_profile, vgg16
+
+    ds = load_fashion_mnist()
+    torch.manual_seed(seed)
+    rec = pilot_constants(vgg16(1, 28, 10), ds.x_train, ds.y_train, pilot_steps=1, lr=5e-4, batch_size=16,
+                          num_batches=4, power_iters=5, seed=seed)
+    consts = HasflConstants.from_dict(rec["constants"])
+    out = {"bench": "hasfl"}
+    gaps = []
+    profile = model_profile("vgg16")
+    for k, interval in enumerate((1, 5, 15)):
+        devices, servers = sample_system(replace(TABLE_I, num_devices=3), numpy_rng(seed + k, "system"))
+        small = Problem(profile, devices, servers, consts, 5e-4, eps_with_slack(consts, 5e-4, interval, 3, 0.5),
+                        interval, (1, 4, 7, 13), max_batch=64)
+        gaps.append(bcd(small).theta / exhaustive(small, b_max=64).theta - 1)
+    for n in (20, 200):
+        problem = make_problem("vgg16", "cifar10", consts, n, seed, 5e-4, 15, 0.1)
+        t = time.perf_counter()
+        dec = bcd(problem)
+        out[f"solve_s_n{n}"] = round(time.perf_counter() - t, 3)
+        out[f"bcd_iters_n{n}"] = dec.info["bcd_iters"]
+        out[f"theta_n{n}"] = round(dec.theta, 3)
+    out["gap_vs_exhaustive"] = round(float(max(gaps)), 6)
+    out["gaps_per_instance"] = [round(float(g), 6) for g in gaps]
+    out.update(fedlib=__version__, threads=torch.get_num_threads(), pilot_s=round(rec["elapsed_s"], 1))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="fedlib benchmarks; prints one JSON line.")
-    parser.add_argument("which", choices=["hist"])
+    parser.add_argument("which", choices=["hist", "hasfl"])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--device", default="auto")
     args = parser.parse_args(argv)
-    print(json.dumps(bench_hist(args.repeats, device=args.device)))
+    print(json.dumps(bench_hist(args.repeats, device=args.device) if args.which == "hist" else bench_hasfl()))
     return 0
 
 

@@ -380,21 +380,20 @@ def solve_p2(problem: Problem, b, tol: float = 1e-9, max_iter: int = 50) -> tupl
         ValueError: no cut satisfies C4 on some device, or ε is unreachable for these batch sizes.
     """
     b = np.asarray(b, dtype=np.int64)
+    start = initial_cuts(problem, b)  # a feasible point (raises the C1 / C4 error when there is none)
     cp, mu, T, num, den, cons = _p2_model(problem, b, with_convergence=True)
     lam = cp.Parameter(nonneg=True)
     prob = cp.Problem(cp.Minimize(num - lam * den), cons)
-    lam.value = 0.0
-    prob.solve(solver=cp.HIGHS)
-    if prob.status not in ("optimal", "optimal_inaccurate"):
-        raise ValueError(f"convergence constraint C1: eps = {problem.eps} is unreachable for these batch sizes "
-                         f"(P2 is {prob.status})")
+    lam.value = float(theta(problem, b, start))  # Dinkelbach may start from any feasible point's ratio
     it = 0
     for it in range(1, max_iter + 1):
-        lam.value = max(0.0, float(num.value) / float(den.value))
         prob.solve(solver=cp.HIGHS)
+        if prob.status not in ("optimal", "optimal_inaccurate"):
+            raise ValueError(f"P2 MILP is {prob.status} (eps = {problem.eps:.4g})")
         gap = float(num.value) - lam.value * float(den.value)
-        if abs(gap) <= tol * max(1.0, lam.value):
+        if abs(gap) <= tol * max(1.0, lam.value) or float(den.value) <= 0:
             break
+        lam.value = float(num.value) / float(den.value)
     cuts = np.asarray(np.argmax(mu.value, axis=1) + 1, dtype=np.int64)
     return cuts, aux_variables(problem, b, cuts), {"dinkelbach_iters": it, "lambda": float(lam.value)}
 

@@ -9,10 +9,13 @@ README's deviations list):
 
 - σ_j² (per-sample gradient variance of unit j): from M minibatch gradients of size b0 at a point w,
   σ_j² = b0 · (1/(M−1)) Σ_m ‖g_{m,j} − ḡ_j‖² (minibatch variance is σ_j²/b0, Assumption of Theorem 1).
-- G_j² (per-sample second moment of unit j's gradient): ‖ḡ_j‖² + σ_j² (E‖g‖² = ‖E g‖² + Var g for one sample).
+- G_j²: Assumption 2 bounds the second moment of the *mini-batch* stochastic gradient, E‖∇_j F_i(w; ξ_i)‖²; we
+  evaluate it at the pilot's batch size b0: G_j² = ‖ḡ_j‖² + σ_j²/b0 (E‖g‖² = ‖E g‖² + Var g). The paper treats
+  it as independent of b; a smaller b0 gives a larger G_j² (b0 = 1: the per-sample moment).
 - β: largest |Hessian eigenvalue| of the minibatch loss by power iteration
   (:func:`fedlib.estimators.hessian_top_eigenvalue`).
-- ϑ = f(w⁰) − f*: f(w⁰) on the pilot data with f* replaced by 0 (cross-entropy >= 0), an upper bound.
+- ϑ = f(w⁰) − f*: f(w⁰) on b0·M random training samples with f* replaced by 0 (cross-entropy >= 0), an upper
+  bound.
 - Each is maximised over the pilot's points (w⁰ and the model after the pilot steps).
 """
 from __future__ import annotations
@@ -144,13 +147,14 @@ def estimate_at(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, batch_si
     mean = [g.mean(0) for g in per_unit]
     sigma2 = np.array([batch_size * float(((g - m) ** 2).sum(1).sum() / (num_batches - 1))
                        for g, m in zip(per_unit, mean)])
-    g2 = np.array([float((m ** 2).sum()) for m in mean]) + sigma2
+    g2 = np.array([float((m ** 2).sum()) for m in mean]) + sigma2 / batch_size
     idx = torch.from_numpy(rng.integers(0, len(x), batch_size))
     params = [p for p in model.parameters()]
     gen = torch.Generator().manual_seed(int(rng.integers(2 ** 62)))
     beta = estimators.hessian_top_eigenvalue(lambda: F.cross_entropy(model(x[idx]), y[idx]), params, power_iters, gen)
-    with torch.no_grad():
-        loss = float(F.cross_entropy(model(x[:2048]), y[:2048]))
+    with torch.no_grad():  # f(w) on batch_size·num_batches samples (the VGG forward pass is the costly part)
+        idx = torch.from_numpy(rng.choice(len(x), batch_size * num_batches, replace=False))
+        loss = float(F.cross_entropy(model(x[idx]), y[idx]))
     return {"sigma2": sigma2.tolist(), "G2": g2.tolist(), "beta": beta, "loss": loss}
 
 
@@ -167,7 +171,7 @@ def pilot_constants(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, pilo
     from .seeding import numpy_rng
 
     t0 = time.perf_counter()
-    rng = numpy_rng(seed, "system")
+    rng = numpy_rng(seed, "data")
     model.train()
     points = [estimate_at(model, x, y, batch_size, num_batches, power_iters, rng)]
     opt = torch.optim.SGD(model.parameters(), lr=lr)
