@@ -35,7 +35,7 @@ Choices where the paper is silent (also in the README's deviations list):
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Callable
 
 import numpy as np
@@ -476,7 +476,6 @@ class _Prepared:
     sizes: torch.Tensor
     init: MLPState
     source: str = ""
-    extra: dict = field(default_factory=dict)
 
 
 def _prepare(cfg: HistConfig, dataset: TensorDataset | None, device) -> _Prepared:

@@ -16,6 +16,7 @@ with ``torch.utils.flop_counter.FlopCounterMode`` on the real modules.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -162,9 +163,12 @@ def profile_model(model: nn.Sequential, input_shape: tuple[int, int, int], optim
                         params.astype(np.int64))
 
 
+@functools.lru_cache(maxsize=32)
 def model_profile(name: str, in_channels: int = 3, image_size: int = 32, num_classes: int = 10,
                   optimizer: str = "sgd") -> LayerProfile:
     """Build model ``name`` (``"vgg16"`` or ``"resnet18"``) and return its :func:`profile_model`.
+
+    Cached per arguments (a profile is measured once per process); treat the returned arrays as read-only.
 
     Raises:
         ValueError: unknown model name or bad shape.
