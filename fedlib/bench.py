@@ -137,6 +137,7 @@ def bench_hasfl(seed: int = 0) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """CLI: ``python -m fedlib.bench {hist,hasfl}`` prints one JSON line."""
     parser = argparse.ArgumentParser(description="fedlib benchmarks; prints one JSON line.")
     parser.add_argument("which", choices=["hist", "hasfl"])
     parser.add_argument("--repeats", type=int, default=3)

@@ -319,6 +319,7 @@ class Workspace:
     @classmethod
     def create(cls, clients: int, batch_size: int, in_features: int, hidden: int, num_classes: int,
                device: torch.device, dtype: torch.dtype = torch.float32) -> "Workspace":
+        """Uninitialised buffers for ``clients`` clients of batch B, d inputs, h hidden neurons, C classes."""
         def e(*shape):
             return torch.empty(shape, device=device, dtype=dtype)
         return cls(e(clients * batch_size, in_features), e(clients, batch_size, hidden),

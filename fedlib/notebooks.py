@@ -66,6 +66,7 @@ def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None) ->
 
 
 def main(argv: list[str] | None = None) -> int:
+    """CLI: run notebooks, print the summary table; exit 1 if any failed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="quick", choices=PROFILES)
     parser.add_argument("--only", default=None, help="glob or substring of notebook names")

@@ -39,9 +39,11 @@ class ResultStore:
         self.version = version
 
     def path(self, config: dict) -> Path:
+        """File of ``config``'s record: ``<root>/<config_key>.json``."""
         return self.root / f"{config_key(config, self.version)}.json"
 
     def has(self, config: dict) -> bool:
+        """Whether a record for ``config`` is stored."""
         return self.path(config).is_file()
 
     def load(self, config: dict) -> dict:
