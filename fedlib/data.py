@@ -1,4 +1,8 @@
-"""Real datasets through torchvision, as normalised in-memory tensors.
+"""Real datasets through torchvision, as normalised in-memory tensors: Fashion-MNIST, CIFAR-10, CIFAR-100.
+
+CIFAR-10/100 are read by torchvision's own readers from ``<data_dir>/cifar-10-batches-py`` /
+``cifar-100-python`` (the official archives extracted); torchvision downloads them on machines with internet
+(``python -m fedlib.data cifar10 --download``). This machine cannot, and the experiments then use Fashion-MNIST.
 
 Fashion-MNIST is found, in this order:
 
@@ -134,17 +138,88 @@ def load_fashion_mnist(root: str | Path | None = None, allow_download: bool = Fa
     """
     root = Path(root) if root is not None else paths.data_dir()
     source = prepare_fashion_mnist(root, allow_download, debian_dir)
-    mean, std = FASHION_MNIST_MEAN_STD
-    transform = v2.Compose([v2.ToDtype(torch.float32, scale=True), v2.Normalize(mean, std)])
     splits = {}
     for train in (True, False):
         ds = torchvision.datasets.FashionMNIST(str(root), train=train, download=False)
-        images = ds.data.unsqueeze(1)  # [n, 1, 28, 28] uint8
-        splits[train] = (transform(torchvision.tv_tensors.Image(images)).as_subclass(torch.Tensor),
-                         ds.targets.long())
+        splits[train] = (_normalise(ds.data.unsqueeze(1), *FASHION_MNIST_MEAN_STD), ds.targets.long())
         classes = tuple(ds.classes)
     return TensorDataset("fashion-mnist", splits[True][0], splits[True][1], splits[False][0],
                          splits[False][1], classes, source)
+
+
+def _normalise(images: torch.Tensor, mean: tuple, std: tuple) -> torch.Tensor:
+    """uint8 ``[n, C, H, W]`` -> float32 scaled to [0, 1] and normalised per channel (torchvision v2)."""
+    transform = v2.Compose([v2.ToDtype(torch.float32, scale=True), v2.Normalize(mean, std)])
+    return transform(torchvision.tv_tensors.Image(images)).as_subclass(torch.Tensor)
+
+
+class _CIFAR10Files(torchvision.datasets.CIFAR10):
+    """torchvision's CIFAR-10 reader without the official archive's MD5 sums (a re-packed copy in the real
+    on-disk format loads too); :func:`load_cifar` checks shapes and labels instead."""
+
+    meta = {**torchvision.datasets.CIFAR10.meta, "md5": None}
+
+    def _check_integrity(self) -> bool:
+        return all((Path(self.root) / self.base_folder / f).is_file() for f, _ in self.train_list + self.test_list)
+
+
+class _CIFAR100Files(torchvision.datasets.CIFAR100):
+    """torchvision's CIFAR-100 reader without the MD5 sums (see :class:`_CIFAR10Files`)."""
+
+    meta = {**torchvision.datasets.CIFAR100.meta, "md5": None}
+
+    def _check_integrity(self) -> bool:
+        return all((Path(self.root) / self.base_folder / f).is_file() for f, _ in self.train_list + self.test_list)
+
+
+#: name -> (reader, downloader, per-channel mean, std) — the usual CIFAR normalisation statistics
+CIFAR = {"cifar10": (_CIFAR10Files, torchvision.datasets.CIFAR10,
+                     (0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616)),
+         "cifar100": (_CIFAR100Files, torchvision.datasets.CIFAR100,
+                      (0.5071, 0.4865, 0.4409), (0.2673, 0.2564, 0.2762))}
+
+
+def cifar_available(name: str, root: str | Path | None = None) -> bool:
+    """Whether CIFAR ``name`` (``"cifar10"``/``"cifar100"``) is on disk in torchvision's layout under ``root``."""
+    reader = CIFAR[name][0]
+    folder = (Path(root) if root is not None else paths.data_dir()) / reader.base_folder
+    return all((folder / f).is_file() for f, _ in reader.train_list + reader.test_list)
+
+
+def load_cifar(name: str, root: str | Path | None = None, allow_download: bool = False) -> TensorDataset:
+    """CIFAR-10 or CIFAR-100 through torchvision (its ``cifar-10-batches-py`` / ``cifar-100-python`` folders).
+
+    Shapes: ``x_* [n, 3, 32, 32]`` float32 normalised per channel, ``y_* [n]`` int64 (CIFAR-100: fine labels).
+
+    Raises:
+        ValueError: unknown name.
+        DatasetNotFoundError: the files are missing (this machine cannot download them; the message says where
+            to put them) or malformed.
+    """
+    if name not in CIFAR:
+        raise ValueError(f"name must be one of {sorted(CIFAR)}, got {name!r}")
+    reader, downloader, mean, std = CIFAR[name]
+    root = Path(root) if root is not None else paths.data_dir()
+    if not cifar_available(name, root):
+        if not allow_download:
+            raise DatasetNotFoundError(
+                f"{name} is not in {root / reader.base_folder}. It cannot be downloaded on this machine: extract "
+                f"the official {reader.filename} into {root}, or run `python -m fedlib.data {name} --download` on "
+                f"a machine with internet access.")
+        downloader(str(root), train=True, download=True)
+    splits = {}
+    for train in (True, False):
+        ds = reader(str(root), train=train, download=False)
+        images = torch.from_numpy(ds.data).permute(0, 3, 1, 2).contiguous()  # [n, 3, 32, 32] uint8
+        labels = torch.tensor(ds.targets, dtype=torch.long)
+        k = len(ds.classes)
+        if images.shape[1:] != (3, 32, 32) or len(labels) != len(images) or int(labels.max()) >= k:
+            raise DatasetNotFoundError(f"{name} files in {root / reader.base_folder} are malformed "
+                                       f"(images {tuple(images.shape)}, {len(labels)} labels, {k} classes)")
+        splits[train] = (_normalise(images, mean, std), labels)
+        classes = tuple(ds.classes)
+    return TensorDataset(name, splits[True][0], splits[True][1], splits[False][0], splits[False][1], classes,
+                         f"torchvision files in {root / reader.base_folder}")
 
 
 def _check_fashion_mnist(root: Path) -> None:
@@ -163,7 +238,9 @@ def _check_fashion_mnist(root: Path) -> None:
                                        f"class counts {counts.tolist()}). {INSTALL_HINT}")
 
 
-DATASETS = {"fashion-mnist": load_fashion_mnist}
+DATASETS = {"fashion-mnist": load_fashion_mnist,
+            "cifar10": lambda **kw: load_cifar("cifar10", **kw),
+            "cifar100": lambda **kw: load_cifar("cifar100", **kw)}
 
 
 def load_dataset(name: str, **kwargs) -> TensorDataset:
@@ -187,7 +264,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--debian-dir", default=str(DEBIAN_FASHION_MNIST), help="Debian package folder")
     args = parser.parse_args(argv)
     try:
-        print(prepare_fashion_mnist(args.root, allow_download=args.download, debian_dir=args.debian_dir))
+        if args.name == "fashion-mnist":
+            print(prepare_fashion_mnist(args.root, allow_download=args.download, debian_dir=args.debian_dir))
+        else:
+            print(load_cifar(args.name, args.root, allow_download=args.download).source)
     except DatasetNotFoundError as exc:
         print(exc, file=sys.stderr)
         return 1

@@ -21,6 +21,32 @@ from .store import ResultStore
 DATASET_SHAPES = {"fashion-mnist": (1, 28, 10), "cifar10": (3, 32, 10), "cifar100": (3, 32, 100)}
 
 
+#: the paper's dataset of each model (HASFL Sec. VII-A)
+PAPER_DATASET = {"vgg16": "cifar10", "resnet18": "cifar100"}
+
+
+def resolve_dataset(dataset: str, model: str) -> str:
+    """``"auto"`` -> the paper's dataset for ``model`` when it is on disk, else ``"fashion-mnist"``; any other
+    name is returned unchanged. Raises ``ValueError`` for an unknown model or dataset."""
+    from .data import cifar_available
+
+    if model not in PAPER_DATASET:
+        raise ValueError(f"model must be one of {sorted(PAPER_DATASET)}, got {model!r}")
+    if dataset == "auto":
+        return PAPER_DATASET[model] if cifar_available(PAPER_DATASET[model]) else "fashion-mnist"
+    if dataset not in DATASET_SHAPES:
+        raise ValueError(f"dataset must be 'auto' or one of {sorted(DATASET_SHAPES)}, got {dataset!r}")
+    return dataset
+
+
+def dataset_note(dataset: str, model: str) -> str:
+    """Provenance line for figures: which data the constants come from, and why when it is not the paper's."""
+    paper = PAPER_DATASET.get(model)
+    if dataset == paper:
+        return f"constants from {dataset} (the paper's dataset)"
+    return f"constants from {dataset} ({paper} is not available here)"
+
+
 def constants_config(model: str, dataset: str, pilot_steps: int, lr: float, batch_size: int, num_batches: int,
                      power_iters: int, seed: int) -> dict:
     """The result-store key of a pilot estimation of HASFL's constants."""
