@@ -76,11 +76,6 @@ class TensorDataset:
     def num_classes(self) -> int:
         return len(self.classes)
 
-    def to(self, device: torch.device | str) -> "TensorDataset":
-        """A copy with all tensors on ``device``."""
-        return TensorDataset(self.name, self.x_train.to(device), self.y_train.to(device),
-                             self.x_test.to(device), self.y_test.to(device), self.classes, self.source)
-
 
 def prepare_fashion_mnist(root: str | Path | None = None, allow_download: bool = False,
                           debian_dir: str | Path = DEBIAN_FASHION_MNIST) -> str:
@@ -153,23 +148,20 @@ def _normalise(images: torch.Tensor, mean: tuple, std: tuple) -> torch.Tensor:
     return transform(torchvision.tv_tensors.Image(images)).as_subclass(torch.Tensor)
 
 
-class _CIFAR10Files(torchvision.datasets.CIFAR10):
-    """torchvision's CIFAR-10 reader without the official archive's MD5 sums (a re-packed copy in the real
-    on-disk format loads too); :func:`load_cifar` checks shapes and labels instead."""
+class _FilesPresent:
+    """Mixin for torchvision's CIFAR readers: accept the files when present, without the official archive's MD5
+    sums (a re-packed copy in the real on-disk format loads too); :func:`load_cifar` checks shapes and labels."""
 
+    def _check_integrity(self) -> bool:
+        return all((Path(self.root) / self.base_folder / f).is_file() for f, _ in self.train_list + self.test_list)
+
+
+class _CIFAR10Files(_FilesPresent, torchvision.datasets.CIFAR10):
     meta = {**torchvision.datasets.CIFAR10.meta, "md5": None}
 
-    def _check_integrity(self) -> bool:
-        return all((Path(self.root) / self.base_folder / f).is_file() for f, _ in self.train_list + self.test_list)
 
-
-class _CIFAR100Files(torchvision.datasets.CIFAR100):
-    """torchvision's CIFAR-100 reader without the MD5 sums (see :class:`_CIFAR10Files`)."""
-
+class _CIFAR100Files(_FilesPresent, torchvision.datasets.CIFAR100):
     meta = {**torchvision.datasets.CIFAR100.meta, "md5": None}
-
-    def _check_integrity(self) -> bool:
-        return all((Path(self.root) / self.base_folder / f).is_file() for f, _ in self.train_list + self.test_list)
 
 
 #: name -> (reader, downloader, per-channel mean, std) — the usual CIFAR normalisation statistics

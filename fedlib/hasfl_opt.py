@@ -92,9 +92,6 @@ class Decision:
     theta: float
     info: dict = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
-        return {"b": self.b.tolist(), "cuts": self.cuts.tolist(), "theta": self.theta, "info": self.info}
-
 
 def eps_with_slack(constants: HasflConstants, gamma: float, interval: int, num_devices: int,
                    slack: float) -> float:
@@ -297,7 +294,7 @@ def solve_p1(problem: Problem, cuts, T: dict, budget_search: bool = True) -> np.
     """
     A, B, C, _ = p1_coefficients(problem, cuts, T)
     if A <= 0:
-        newton_jacobi(A, B, C, 0.0)  # raises the C1 error
+        raise ValueError(f"convergence constraint C1: eps is unreachable, A = eps - split term = {A:.4g} <= 0")
     if budget_search:
         T = latency_budget_search(problem, cuts, T, A, B, C)
     D = T["T3"] + T["T4"] + (T["T5"] + T["T6"]) / problem.interval
@@ -346,7 +343,7 @@ def _p2_model(problem: Problem, b: np.ndarray, with_convergence: bool):
     server = cp.sum(cp.multiply(mu, bcol * (prof.fwd_flops[-1] - prof.fwd_flops + prof.bwd_flops[-1]
                                              - prof.bwd_flops)[None, :] / srv.flops))
     sum_delta = cp.sum(mu @ prof.param_bits)
-    cons = [cp.sum(mu, axis=1) == 1, mu[~ok] == 0 if (~ok).any() else [],
+    cons = [cp.sum(mu, axis=1) == 1,                                                        # C3
             mu @ c.G2_cum <= T1,                                                              # R1
             mu @ prof.param_bits <= T2,                                                       # R2
             cp.multiply(b, mu @ prof.fwd_flops) / dev.flops
@@ -357,7 +354,8 @@ def _p2_model(problem: Problem, b: np.ndarray, with_convergence: bool):
             (n * T2 - sum_delta) / srv.rate_to_fed <= T5,                                      # R6
             (mu @ prof.param_bits) / dev.rate_down_fed <= T6,                                  # R7
             (n * T2 - sum_delta) / srv.rate_from_fed <= T6]                                    # R8
-    cons = [k for k in cons if not isinstance(k, list)]
+    if (~ok).any():
+        cons.append(mu[~ok] == 0)                                                             # C4
     num = 2 * c.vartheta * (T3 + server + T4 + (T5 + T6) / p.interval)
     variance = c.beta * p.gamma * c.sigma2.sum() * float((1.0 / b).sum()) / n ** 2
     den = p.gamma * (p.eps - variance - (p.interval > 1) * 4 * c.beta ** 2 * p.gamma ** 2 * p.interval ** 2 * T1)

@@ -7,13 +7,8 @@ import numpy as np
 from .hasfl_opt import STRATEGIES
 from .hasfl_theory import HasflConstants, theorem1_bound
 from .latency import round_latency
-from .plotting import new_figure
+from .plotting import colour, new_figure
 from .split_models import LayerProfile
-
-
-def _colour(i: int):
-    import matplotlib.pyplot as plt
-    return plt.get_cmap("tab10")(i % 10)
 
 
 def fig3b_overhead_per_cut(profiles: dict[str, LayerProfile]):
@@ -25,14 +20,14 @@ def fig3b_overhead_per_cut(profiles: dict[str, LayerProfile]):
         client = (p.fwd_flops + p.bwd_flops) / 1e9
         server = (p.fwd_flops[-1] + p.bwd_flops[-1]) / 1e9 - client
         ax = axes[row, 0]
-        ax.bar(cuts - 0.2, client, 0.4, label="client (device)", color=_colour(0))
-        ax.bar(cuts + 0.2, server, 0.4, label="server", color=_colour(1))
+        ax.bar(cuts - 0.2, client, 0.4, label="client (device)", color=colour(0))
+        ax.bar(cuts + 0.2, server, 0.4, label="server", color=colour(1))
         ax.set(title=f"{name}: computation per sample", xlabel="cut layer", ylabel="GFLOPs (fwd + bwd)")
         ax.legend(fontsize=7)
         ax = axes[row, 1]
         ax.bar(cuts - 0.2, (p.act_bits + p.grad_bits) / 8e6, 0.4, label="smashed data + gradient (per sample)",
-               color=_colour(2))
-        ax.bar(cuts + 0.2, p.param_bits / 8e6, 0.4, label="client-side model (per aggregation)", color=_colour(3))
+               color=colour(2))
+        ax.bar(cuts + 0.2, p.param_bits / 8e6, 0.4, label="client-side model (per aggregation)", color=colour(3))
         ax.set(title=f"{name}: communication", xlabel="cut layer", ylabel="MB", yscale="log")
         ax.legend(fontsize=7)
     fig.tight_layout()
@@ -49,7 +44,7 @@ def fig2b_latency_vs_batch(profile: LayerProfile, devices, servers, batch_sizes:
     bs = np.asarray(batch_sizes)
     for i, cut in enumerate(cuts):
         lat = round_latency(profile, np.repeat(bs[:, None], n, 1), np.full((len(bs), n), cut), devices, servers)
-        ax.plot(bs, lat["T_S"] + lat["T_A"] / interval, marker="o", ms=3, color=_colour(i), label=f"cut {cut}")
+        ax.plot(bs, lat["T_S"] + lat["T_A"] / interval, marker="o", ms=3, color=colour(i), label=f"cut {cut}")
     ax.set(xscale="log", yscale="log", xlabel="batch size b (all devices)", ylabel="per-round latency (s)",
            title=f"{profile.name}: T_S + T_A/I, N={n}, I={interval}")
     ax.legend(fontsize=7)
@@ -65,15 +60,15 @@ def fig_bound_terms(c: HasflConstants, gamma: float, num_devices: int, batch_siz
     fig, axes = new_figure(ncols=5, width=3.6)
     L = len(c.sigma2)
     ax = axes[0, 0]
-    ax.bar(np.arange(1, L + 1) - 0.2, c.sigma2, 0.4, label="σ_j²", color=_colour(0))
-    ax.bar(np.arange(1, L + 1) + 0.2, c.G2, 0.4, label="G_j²", color=_colour(1))
+    ax.bar(np.arange(1, L + 1) - 0.2, c.sigma2, 0.4, label="σ_j²", color=colour(0))
+    ax.bar(np.arange(1, L + 1) + 0.2, c.G2, 0.4, label="G_j²", color=colour(1))
     ax.set(yscale="log", xlabel="layer j", title=f"(a) per-layer constants, β={c.beta:.3g}")
     ax.legend(fontsize=7)
     n = num_devices
     terms = [theorem1_bound(c, gamma, np.full(n, b), np.ones(n, int), interval, rounds) for b in batch_sizes]
     ax = axes[0, 1]
     for i, key in enumerate(("init", "variance", "split")):
-        ax.plot(batch_sizes, [t[key] for t in terms], marker="o", ms=3, color=_colour(i), label=key)
+        ax.plot(batch_sizes, [t[key] for t in terms], marker="o", ms=3, color=colour(i), label=key)
     ax.set(xscale="log", yscale="log", xlabel="batch size b (all devices, cut 1)",
            title=f"(b) terms vs b, R={rounds}, I={interval}")
     ax.legend(fontsize=7)
@@ -81,13 +76,13 @@ def fig_bound_terms(c: HasflConstants, gamma: float, num_devices: int, batch_siz
     cuts = np.arange(1, L + 1)
     bt = [theorem1_bound(c, gamma, np.full(n, batch_for_eps), np.full(n, j), interval, rounds) for j in cuts]
     for i, key in enumerate(("init", "variance", "split")):
-        ax.plot(cuts, [t[key] for t in bt], marker="o", ms=3, color=_colour(i), label=key)
+        ax.plot(cuts, [t[key] for t in bt], marker="o", ms=3, color=colour(i), label=key)
     ax.set(yscale="log", xlabel="model split point L_c", title=f"(c) terms vs cut, b={batch_for_eps}")
     ax.legend(fontsize=7)
     ax = axes[0, 3]
     for i, j in enumerate(sorted({1, L // 2, L})):
         ax.plot(interval_grid, [bound_floor(c, gamma, np.full(n, batch_for_eps), j, k) for k in interval_grid],
-                marker="o", ms=3, color=_colour(i), label=f"L_c={j}")
+                marker="o", ms=3, color=colour(i), label=f"L_c={j}")
     ax.set(yscale="log", xlabel="aggregation interval I", ylabel="bound floor", title="(d) floor vs I")
     ax.legend(fontsize=7)
     ax = axes[0, 4]
@@ -126,7 +121,7 @@ def fig_strategies(rows: list[dict]):
     names = [r["method"] for r in rows]
     vals = [r["theta"] if r["theta"] is not None else np.nan for r in rows]
     errs = [r["theta_std"] or 0 for r in rows]
-    ax.bar(names, vals, yerr=errs, color=[_colour(i) for i in range(len(rows))])
+    ax.bar(names, vals, yerr=errs, color=[colour(i) for i in range(len(rows))])
     for i, r in enumerate(rows):
         if r["infeasible"]:
             ax.text(i, 0, f"{r['infeasible']} infeasible", rotation=90, fontsize=6, va="bottom", ha="center")
@@ -151,7 +146,7 @@ def fig_sensitivity(rows: list[dict]):
             infeasible = all(np.isnan(ys))
             hasfl = name == "HASFL"
             ax.plot([r["value"] for r in sel], ys, marker="s" if hasfl else "o", ms=6 if hasfl else 3,
-                    ls="-" if hasfl else "--", lw=2.2 if hasfl else 1, zorder=3 if hasfl else 2, color=_colour(i),
+                    ls="-" if hasfl else "--", lw=2.2 if hasfl else 1, zorder=3 if hasfl else 2, color=colour(i),
                     label=name + (" (ε unreachable)" if infeasible else ""))
         values = sorted({r["value"] for r in rows if r["setting"] == key})
         ax.set(xscale="log", yscale="log", xlabel=label, ylabel="predicted Θ (s)")

@@ -72,16 +72,21 @@ def _check_gamma(c: HasflConstants, gamma: float) -> None:
         raise ValueError(f"gamma must satisfy 0 < gamma <= 1/beta = {1 / c.beta:.4g} (Theorem 1), got {gamma!r}")
 
 
+def _floor_terms(c: HasflConstants, gamma: float, b, cut_max, interval: int) -> tuple:
+    """(variance, split) terms of Theorem 1: βγ Σ_i Σ_j σ_j²/(b_i N²) and 1{I>1}·4β²γ²I² Σ_{j<=L_c} G_j²."""
+    b = np.asarray(b, dtype=float)
+    variance = c.beta * gamma * c.sigma2.sum() * (1.0 / b).sum(-1) / b.shape[-1] ** 2
+    split = (interval > 1) * 4 * c.beta ** 2 * gamma ** 2 * interval ** 2 * c.G2_cum[np.asarray(cut_max) - 1]
+    return variance, split
+
+
 def bound_floor(c: HasflConstants, gamma: float, b, cut_max, interval: int) -> np.ndarray:
     """The terms of Theorem 1 that do not vanish with R: βγ Σ_i Σ_j σ_j²/(b_i N²) + 1{I>1}·4β²γ²I² Σ_{j<=L_c} G_j².
 
     Args:
         b: ``[..., N]`` batch sizes. cut_max: L_c = max_i L_i (``[...]``). interval: I.
     """
-    b = np.asarray(b, dtype=float)
-    n = b.shape[-1]
-    variance = c.beta * gamma * c.sigma2.sum() * (1.0 / b).sum(-1) / n ** 2
-    split = (interval > 1) * 4 * c.beta ** 2 * gamma ** 2 * interval ** 2 * c.G2_cum[np.asarray(cut_max) - 1]
+    variance, split = _floor_terms(c, gamma, b, cut_max, interval)
     return variance + split
 
 
@@ -94,11 +99,7 @@ def theorem1_bound(c: HasflConstants, gamma: float, b, cuts, interval: int, roun
     _check_gamma(c, gamma)
     if rounds < 1:
         raise ValueError(f"rounds must be >= 1, got {rounds}")
-    b = np.asarray(b, dtype=float)
-    n = b.shape[-1]
-    lc = np.asarray(cuts).max(-1)
-    variance = c.beta * gamma * c.sigma2.sum() * (1.0 / b).sum(-1) / n ** 2
-    split = (interval > 1) * 4 * c.beta ** 2 * gamma ** 2 * interval ** 2 * c.G2_cum[lc - 1]
+    variance, split = _floor_terms(c, gamma, b, np.asarray(cuts).max(-1), interval)
     init = 2 * c.vartheta / (gamma * rounds)
     return {"init": init, "variance": variance, "split": split, "total": init + variance + split}
 

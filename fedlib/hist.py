@@ -384,7 +384,7 @@ def client_blocks(num_clients: int, bytes_per_client: int, device: torch.device,
     return [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def train_interval(state: MLPState, p: "_Prepared", idx: torch.Tensor, blocks: list[slice], ws: Workspace,
+def train_interval(state: MLPState, p: "Prepared", idx: torch.Tensor, blocks: list[slice], ws: Workspace,
                    train_output_bias: bool) -> torch.Tensor:
     """H client steps (eq. 4) of every client between two edge aggregations, block by block.
 
@@ -466,7 +466,10 @@ def step_flops(batch_size: int, in_features: int, hidden: int, num_classes: int)
 
 
 @dataclass
-class _Prepared:
+class Prepared:
+    """A run's data on its device (training inputs ``[n, d]``, labels ``[n]``, test set), the padded client
+    partition (``client_index [U, max_n]``, ``sizes [U]``), the initial global model and the data provenance."""
+
     cfg: HistConfig
     device: torch.device
     x_train: torch.Tensor
@@ -479,7 +482,13 @@ class _Prepared:
     source: str = ""
 
 
-def _prepare(cfg: HistConfig, dataset: TensorDataset | None, device) -> _Prepared:
+def prepare(cfg: HistConfig, dataset: TensorDataset | None = None, device: str = "auto") -> "Prepared":
+    """Load data, partition it and initialise the model for ``cfg`` (input of :func:`iterate_hist`).
+
+    Raises:
+        ValueError: ``dataset`` is not the config's dataset; CUDA requested but absent.
+        DatasetNotFoundError: the dataset is not on disk (message gives the install command).
+    """
     dev = resolve_device(device)
     ds = dataset if dataset is not None else load_dataset(cfg.dataset)
     if ds.name != cfg.dataset:
@@ -490,18 +499,18 @@ def _prepare(cfg: HistConfig, dataset: TensorDataset | None, device) -> _Prepare
     model = make_mlp(x_train.shape[1], cfg.hidden, ds.num_classes, torch_generator(cfg.seed, "model"))
     init = MLPState(*(p.detach().to(dev).clone() for p in
                       (model.fc1.weight, model.fc1.bias, model.fc2.weight, model.fc2.bias)))
-    return _Prepared(cfg, dev, x_train, ds.y_train.to(dev), ds.x_test.flatten(1).to(dev), ds.y_test.to(dev),
+    return Prepared(cfg, dev, x_train, ds.y_train.to(dev), ds.x_test.flatten(1).to(dev), ds.y_test.to(dev),
                      client_index, sizes, init, ds.source)
 
 
-def _new_result(p: _Prepared) -> dict:
+def _new_result(p: Prepared) -> dict:
     return {"config": p.cfg.to_dict(), "seed": p.cfg.seed, "fedlib_version": __version__,
             "torch_version": torch.__version__, "device": str(p.device), "data_source": p.source,
             "round": [], "step": [], "test_acc": [], "test_loss": [], "train_loss": [],
             "comm_client_L0": [], "comm_edge_server_L0": [], "comm_cloud_L0": [], "global_sq_norm": []}
 
 
-def _record(res: dict, p: _Prepared, m: int, glob: MLPState, train_loss: float | None) -> None:
+def _record(res: dict, p: Prepared, m: int, glob: MLPState, train_loss: float | None) -> None:
     cfg = p.cfg
     acc, loss = evaluate(glob, p.x_test, p.y_test)
     comm = comm_per_round(cfg.method, cfg.num_cells, cfg.num_clients, cfg.H, cfg.E)
@@ -534,7 +543,7 @@ def run_hist(cfg: HistConfig, dataset: TensorDataset | None = None, device: str 
         ``global_sq_norm`` (‖x̄^{mE}‖², eq. 13's last term).
     """
     t0 = time.perf_counter()
-    p = _prepare(cfg, dataset, device)
+    p = prepare(cfg, dataset, device)
     res = _new_result(p)
     for m, glob, train_loss in iterate_hist(p, progress):
         _record(res, p, m, glob, train_loss)
@@ -542,7 +551,7 @@ def run_hist(cfg: HistConfig, dataset: TensorDataset | None = None, device: str 
     return res
 
 
-def iterate_hist(p: "_Prepared", progress: bool = False, block_bytes: int | None = 8 * 2 ** 20):
+def iterate_hist(p: "Prepared", progress: bool = False, block_bytes: int | None = 8 * 2 ** 20):
     """Algorithm 1 as a generator: yields ``(m, x̄^{mE}, train_loss)`` for m = 0..R.
 
     Clients are trained in cache blocks of about ``block_bytes`` of client models (:func:`client_blocks`;
@@ -574,18 +583,13 @@ def iterate_hist(p: "_Prepared", progress: bool = False, block_bytes: int | None
         yield m, glob, float(loss_sum) / (cfg.E * cfg.num_clients)
 
 
-def prepare(cfg: HistConfig, dataset: TensorDataset | None = None, device: str = "auto") -> "_Prepared":
-    """Load data, partition it and initialise the model for ``cfg`` (input of :func:`iterate_hist`)."""
-    return _prepare(cfg, dataset, device)
-
-
 def run_reference(cfg: HistConfig, dataset: TensorDataset | None = None, device: str = "cpu") -> dict:
     """Literal per-client implementation of Algorithm 1 (for tests and the benchmark's baseline).
 
     Same record as :func:`run_hist`; see :func:`iterate_reference`. Both must agree to float tolerance.
     """
     t0 = time.perf_counter()
-    p = _prepare(cfg, dataset, device)
+    p = prepare(cfg, dataset, device)
     res = _new_result(p)
     for m, glob, train_loss in iterate_reference(p):
         _record(res, p, m, glob, train_loss)
@@ -593,7 +597,7 @@ def run_reference(cfg: HistConfig, dataset: TensorDataset | None = None, device:
     return res
 
 
-def iterate_reference(p: "_Prepared"):
+def iterate_reference(p: "Prepared"):
     """Algorithm 1 written literally, one client at a time; yields like :func:`iterate_hist`.
 
     Each client is a full-size :class:`fedlib.models.MLP` with its own ``torch.optim.SGD``; eq. (2)/(7) sets

@@ -3,15 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .plotting import new_figure
+from .plotting import colour, new_figure
 
 SETTING_TITLES = {"noniid": "fully non-i.i.d.", "cell_iid": "cell i.i.d., client non-i.i.d."}
 METHOD_STYLE = {"hist": dict(ls="-", label="HIST"), "hfedavg": dict(ls="--", label="HFedAvg")}
-
-
-def _colour(i: int):
-    import matplotlib.pyplot as plt
-    return plt.get_cmap("tab10")(i % 10)
 
 
 def fig2_accuracy_vs_comm(records: list[dict], settings: list[str], target_acc: float):
@@ -26,7 +21,7 @@ def fig2_accuracy_vs_comm(records: list[dict], settings: list[str], target_acc: 
                 continue
             style = METHOD_STYLE[c["method"]]
             ax.plot(r["comm_client_L0"], 100 * np.asarray(r["test_acc"]), ls=style["ls"],
-                    color=_colour(ns.index(c["num_cells"])), marker="." if c["method"] == "hist" else None,
+                    color=colour(ns.index(c["num_cells"])), marker="." if c["method"] == "hist" else None,
                     ms=3, label=f"{style['label']} N={c['num_cells']}")
         ax.axhline(100 * target_acc, color="0.6", lw=0.8, ls=":")
         ax.set(title=SETTING_TITLES[setting], xlabel="communication load per client (L0)",
@@ -51,12 +46,12 @@ def fig3_comm_to_target(rows: list[dict], settings: list[str], target_acc: float
             vals = [r["comm_to_target"] for r in sel]
             reached = [(n, v) for n, v in zip(ns, vals) if v is not None]
             missed = [n for n, v in zip(ns, vals) if v is None]
-            colour = _colour(k)
+            c_k = colour(k)
             if reached:
-                ax.plot(*zip(*reached), marker="o", color=colour, ls=METHOD_STYLE[method]["ls"],
+                ax.plot(*zip(*reached), marker="o", color=c_k, ls=METHOD_STYLE[method]["ls"],
                         label=METHOD_STYLE[method]["label"])
             if missed:
-                ax.scatter(missed, [budget_L0] * len(missed), marker="^", facecolors="none", edgecolors=colour,
+                ax.scatter(missed, [budget_L0] * len(missed), marker="^", facecolors="none", edgecolors=c_k,
                            label=f"{METHOD_STYLE[method]['label']}: not reached (> {budget_L0:g} L0)")
         ax.set(title=SETTING_TITLES[setting], xlabel="number of cells N",
                ylabel=f"communication to {100 * target_acc:g}% (L0 per client)")
@@ -78,7 +73,7 @@ def fig4_accuracy_vs_syncs(eh_records: list[dict], h_records: list[dict], settin
                 c = r["config"]
                 value = c["E"] // c["H"] if key == "E/H" else c["H"]
                 fixed = f"H={c['H']}" if key == "E/H" else f"E/H={c['E'] // c['H']}"
-                ax.plot(r["round"], 100 * np.asarray(r["test_acc"]), marker=".", ms=3, color=_colour(i),
+                ax.plot(r["round"], 100 * np.asarray(r["test_acc"]), marker=".", ms=3, color=colour(i),
                         label=f"{key}={value} ({fixed})")
             ax.set(title=f"{SETTING_TITLES[setting]}: {key} sweep", xlabel="global synchronisations",
                    ylabel="test accuracy (%)", ylim=(40, 95))
@@ -101,7 +96,7 @@ def fig_bounds(sweeps: dict, setting: str):
     ax = axes[0, 0]
     ns = sorted(sweeps["vs_N"])
     for i, term in enumerate(TERM_LABELS):
-        ax.plot(ns, [sweeps["vs_N"][n][term] for n in ns], marker="o", ms=4, color=_colour(i), label=TERM_LABELS[term])
+        ax.plot(ns, [sweeps["vs_N"][n][term] for n in ns], marker="o", ms=4, color=colour(i), label=TERM_LABELS[term])
     ax.plot(ns, [sweeps["vs_N"][n]["total"] for n in ns], color="k", ls="--", lw=1, label="total")
     ax.set(yscale="log", xlabel="number of cells N", ylabel="bound term",
            title=f"(a) eq. 13 terms, γ={sweeps['gamma']:g}, T={sweeps['T']}")
@@ -111,8 +106,8 @@ def fig_bounds(sweeps: dict, setting: str):
     for i, n in enumerate(ns):
         vanishing = [b["init"] + b["variance"] + b["client_dissimilarity"] for b in sweeps["vs_T"][n]]
         floor = [b["cell_dissimilarity"] + b["model_norm"] for b in sweeps["vs_T"][n]]
-        ax.plot(sweeps["T_grid"], vanishing, color=_colour(i), marker=".", label=f"N={n}: diminishing terms")
-        ax.plot(sweeps["T_grid"], floor, color=_colour(i), ls=":", label=f"N={n}: non-diminishing floor")
+        ax.plot(sweeps["T_grid"], vanishing, color=colour(i), marker=".", label=f"N={n}: diminishing terms")
+        ax.plot(sweeps["T_grid"], floor, color=colour(i), ls=":", label=f"N={n}: non-diminishing floor")
     ax.set(xscale="log", yscale="log", xlabel="iterations T", ylabel="bound part",
            title="(b) Corollary 1, γ=(TÑ)^-1/2")
     ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2)
@@ -125,8 +120,8 @@ def fig_bounds(sweeps: dict, setting: str):
            f"γ={sweeps['gamma']:g} satisfies it in {int(ok.sum())}/{ok.size} cells")
     ax = axes[0, 3]
     for i, n in enumerate(ns):
-        ax.plot(sweeps["T_grid"], sweeps["orders"][n]["H"], color=_colour(i), label=f"H, N={n}")
-        ax.plot(sweeps["T_grid"], sweeps["orders"][n]["E"], color=_colour(i), ls="--", label=f"E, N={n}")
+        ax.plot(sweeps["T_grid"], sweeps["orders"][n]["H"], color=colour(i), label=f"H, N={n}")
+        ax.plot(sweeps["T_grid"], sweeps["orders"][n]["E"], color=colour(i), ls="--", label=f"E, N={n}")
     ax.set(xscale="log", yscale="log", xlabel="iterations T", ylabel="maximum order",
            title="(d) max orders of H (solid), E (dashed)")
     ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2)

@@ -36,6 +36,7 @@ def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None) ->
         ValueError: unknown profile, or ``only`` matches no notebook.
     """
     import papermill as pm
+    import yaml
 
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
@@ -53,8 +54,6 @@ def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None) ->
         t0 = time.perf_counter()
         status, error = "ok", ""
         try:
-            import yaml
-
             parameters = yaml.safe_load(params.read_text()) if params.is_file() else {}
             pm.execute_notebook(str(nb), str(out_dir / nb.name), parameters=parameters or {},
                                 kernel_name="python3", cwd=str(REPO_ROOT), progress_bar=False)

@@ -40,6 +40,11 @@ def write_metrics(name: str, payload: dict) -> Path:
     return path
 
 
+def colour(i: int):
+    """The i-th colour of matplotlib's ``tab10`` cycle (the project's figure palette)."""
+    return plt.get_cmap("tab10")(i % 10)
+
+
 def new_figure(ncols: int = 1, nrows: int = 1, width: float = 4.2, height: float = 3.3):
     """``plt.subplots`` with the project's default panel size; returns ``(fig, axes)``."""
     fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)

@@ -121,9 +121,6 @@ class LayerProfile:
     def num_layers(self) -> int:
         return len(self.fwd_flops)
 
-    def to_dict(self) -> dict:
-        return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()}
-
 
 def profile_model(model: nn.Sequential, input_shape: tuple[int, int, int], optimizer: str = "sgd",
                   name: str = "", batch: int = 2) -> LayerProfile:
