@@ -4,7 +4,7 @@
 #   ./run_all.sh                      set up .venv, get the data, run every notebook at the default profile (quick)
 #   ./run_all.sh --tests              set up, get the data, run the test suite (unit tests + every notebook at smoke)
 #   ./run_all.sh --profile paper      the paper's settings (long)
-#   ./run_all.sh --only hist          only notebooks whose name matches
+#   ./run_all.sh --only hist          only the notebooks whose name or paper folder matches (glob or substring)
 #
 # Figures of the quick and paper profiles go to figures/ (PNG + PDF) and figures/metrics/*.json; the smoke
 # profile and --tests write into a temporary folder and never touch figures/.
@@ -14,6 +14,7 @@ ROOT=$PWD
 
 PROFILE=quick
 ONLY=""
+ONLY_SET=0
 TESTS=0
 usage() { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
@@ -21,14 +22,33 @@ while [ $# -gt 0 ]; do
     --tests) TESTS=1 ;;
     --profile) PROFILE="${2:?--profile needs smoke, quick or paper}"; shift ;;
     --profile=*) PROFILE="${1#*=}" ;;
-    --only) ONLY="${2:?--only needs a pattern}"; shift ;;
-    --only=*) ONLY="${1#*=}" ;;
+    --only) [ $# -ge 2 ] || { echo "run_all.sh: --only needs a pattern" >&2; exit 2; }; ONLY="$2"; ONLY_SET=1; shift ;;
+    --only=*) ONLY="${1#*=}"; ONLY_SET=1 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run_all.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
   shift
 done
 case "$PROFILE" in smoke|quick|paper) ;; *) echo "run_all.sh: --profile must be smoke, quick or paper (got '$PROFILE')" >&2; exit 2 ;; esac
+
+# --only is checked before any setup: an empty pattern or one that matches no notebook fails at once.
+if [ "$ONLY_SET" = 1 ]; then
+  if [ -z "${ONLY//[[:space:]]/}" ]; then
+    echo "run_all.sh: --only needs a non-empty pattern (a notebook or paper name, glob or substring)" >&2; exit 2
+  fi
+  matched=0
+  for nb in notebooks/*/*.ipynb; do
+    stem=$(basename "$nb" .ipynb); paper=$(basename "$(dirname "$nb")")
+    for s in "$stem" "$paper"; do
+      # shellcheck disable=SC2254
+      case "$s" in $ONLY|*"$ONLY"*) matched=1 ;; esac
+    done
+  done
+  if [ "$matched" = 0 ]; then
+    echo "run_all.sh: --only '$ONLY' matches no notebook; notebooks:" $(ls notebooks/*/*.ipynb | xargs -n1 basename | sed 's/.ipynb//') >&2
+    exit 2
+  fi
+fi
 
 setup_venv() {
   local py=${PYTHON:-python3}
@@ -69,7 +89,6 @@ get_data() {
 
 setup_venv
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
-export MPLBACKEND=Agg
 get_data
 
 if [ "$TESTS" = 1 ]; then
@@ -84,5 +103,5 @@ if [ "$PROFILE" = smoke ]; then
 fi
 echo "== notebooks at profile '$PROFILE'${ONLY:+ matching '$ONLY'}"
 args=(--profile "$PROFILE")
-[ -n "$ONLY" ] && args+=(--only "$ONLY")
-.venv/bin/python -m fedlib.notebooks "${args[@]}"
+[ "$ONLY_SET" = 1 ] && args+=(--only "$ONLY")
+.venv/bin/python -m fedlib.core.notebooks "${args[@]}"

@@ -100,15 +100,12 @@ def bench_hasfl(seed: int = 0) -> dict:
     """
     from dataclasses import replace
 
-    import numpy as np
 
+    from .core import numpy_rng
     from .data import load_fashion_mnist
-    from .hasfl_experiments import make_problem
-    from .hasfl_opt import Problem, bcd, eps_with_slack, exhaustive
-    from .hasfl_theory import HasflConstants, pilot_constants
-    from .latency import TABLE_I, sample_system
-    from .seeding import numpy_rng
-    from .split_models import model_profile, vgg16
+    from .hasfl import TABLE_I, HasflConstants, Problem, bcd, eps_with_slack, exhaustive, pilot_constants, sample_system
+    from .hasfl.experiments import make_problem
+    from .split import model_profile, vgg16
 
     ds = load_fashion_mnist()
     torch.manual_seed(seed)

@@ -1,16 +1,17 @@
 """Figure and metrics helpers: figures are saved by name through :func:`savefig`, into one folder
-(:func:`fedlib.paths.figures_dir`); metrics through :func:`write_metrics` (``<figures>/metrics``)."""
+(:func:`fedlib.core.paths.figures_dir`); metrics through :func:`write_metrics` (``<figures>/metrics``).
+
+No backend is forced: in Jupyter (and in the notebooks ``run_all.sh`` executes) figures show inline and are
+embedded in the executed notebook; without a display matplotlib picks a non-interactive backend itself."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
 
-matplotlib.use("Agg")  # headless: papermill and CI have no display
-import matplotlib.pyplot as plt  # noqa: E402
-
-from . import __version__, paths  # noqa: E402
+from . import __version__
+from .core import paths
 
 
 def savefig(fig, name: str, formats: tuple[str, ...] = ("png", "pdf"), dpi: int = 150) -> list[Path]:

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 import torch
 
-from fedlib import data, seeding
+from fedlib.core import seeding
+from fedlib.data import datasets as data
 
 
 def test_fashion_mnist_shapes_and_normalisation(fmnist):

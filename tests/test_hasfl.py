@@ -1,15 +1,14 @@
 """HASFL system model: profiles vs the spec's reference values, latency eqs. (28)-(40) by hand, Theorem 1,
 Newton–Jacobi's first-order condition, BCD vs exhaustive search, constraints C3-C5, infeasible inputs."""
 import itertools
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from fedlib import hasfl_opt as ho
-from fedlib.hasfl_theory import HasflConstants, bound_floor, rounds_needed, theorem1_bound
-from fedlib.latency import (TABLE_I, EdgeDevices, Servers, SystemSpec, memory_bits, round_latency, sample_system,
-                            total_latency)
-from fedlib.split_models import LayerProfile, model_profile
+from fedlib import hasfl as ho
+from fedlib.hasfl import TABLE_I, HasflConstants, bound_floor, round_latency, rounds_needed, theorem1_bound, total_latency
+from fedlib.split import EdgeDevices, LayerProfile, Servers, memory_bits, model_profile, sample_system
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +98,7 @@ def test_latency_bad_input():
     with pytest.raises(ValueError, match="flops must be finite and > 0"):
         EdgeDevices([1.0, -1.0], [1, 1], [1, 1], [1, 1], [1, 1], [1, 1])
     with pytest.raises(ValueError, match="device_flops must be a range"):
-        SystemSpec(device_flops=(2e12, 1e12))
+        replace(TABLE_I, device_flops=(2e12, 1e12))
 
 
 def test_table_i_sampler():
@@ -158,7 +157,7 @@ def vgg_consts(vgg):
 
 def _problem(vgg, sig, n, seed, interval, g2_scale, cuts, slack=0.5, max_batch=64):
     c = HasflConstants(326.0, sig, sig * g2_scale, 2.31)
-    dev, srv = sample_system(SystemSpec(num_devices=n), np.random.default_rng(seed))
+    dev, srv = sample_system(replace(TABLE_I, num_devices=n), np.random.default_rng(seed))
     return ho.Problem(vgg, dev, srv, c, 5e-4, ho.eps_with_slack(c, 5e-4, interval, n, slack), interval, cuts,
                       max_batch=max_batch)
 

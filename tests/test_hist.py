@@ -4,31 +4,31 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from fedlib import hist
+from fedlib.hist import config, engine, experiments, reference, run, sampling
 from fedlib.hist import HistConfig, MLPState
-from fedlib.seeding import numpy_rng, torch_generator
+from fedlib.core.seeding import numpy_rng, torch_generator
 
 TINY = dict(num_clients=6, hidden=30, H=5, E=10, global_rounds=2, batch_size=8)
 
 
 def test_groups_are_disjoint_covering_equal_and_redrawn():
     rng = numpy_rng(0, "system")
-    draws = [hist.draw_groups("hist", 300, 3, rng) for _ in range(3)]
+    draws = [sampling.draw_groups("hist", 300, 3, rng) for _ in range(3)]
     for g in draws:
-        masks = hist.masks_from_groups(g, 300)
+        masks = sampling.masks_from_groups(g, 300)
         assert masks.shape == (3, 300)
         assert (masks.sum(0) == 1).all()            # disjoint and covering: sum_j p_j = 1 (eq. 3)
         assert (masks.sum(1) == 100).all()          # equal sizes
     assert not np.array_equal(draws[0], draws[1])   # redrawn every global round
-    full = hist.draw_groups("hfedavg", 300, 3, rng)
-    assert (hist.masks_from_groups(full, 300).sum(0) == 3).all()
+    full = sampling.draw_groups("hfedavg", 300, 3, rng)
+    assert (sampling.masks_from_groups(full, 300).sum(0) == 3).all()
 
 
 def test_engine_draws_new_masks_each_round(fmnist, monkeypatch):
     seen = []
-    orig = hist.draw_groups
-    monkeypatch.setattr(hist, "draw_groups", lambda *a: seen.append(orig(*a)) or seen[-1])
-    hist.run_hist(HistConfig(num_cells=3, global_rounds=3, **{k: v for k, v in TINY.items() if k != "global_rounds"}),
+    orig = sampling.draw_groups
+    monkeypatch.setattr(run, "draw_groups", lambda *a: seen.append(orig(*a)) or seen[-1])
+    run.run_hist(HistConfig(num_cells=3, global_rounds=3, **{k: v for k, v in TINY.items() if k != "global_rounds"}),
                   fmnist, "cpu", progress=False)
     assert len(seen) == 3 and not np.array_equal(seen[0], seen[1]) and not np.array_equal(seen[1], seen[2])
 
@@ -41,21 +41,21 @@ def test_cloud_aggregation_is_eq6_exactly():
                       torch.randn(c, 2, generator=gen), torch.randn(c, generator=gen)) for _ in range(n_cells)]
     clients = MLPState(*(torch.stack([getattr(cells[u // per_cell], k) for u in range(n_cells * per_cell)])
                          for k in ("w1", "b1", "w2", "b2")))
-    glob = hist.cloud_aggregate(clients, groups, hidden)
+    glob = engine.cloud_aggregate(clients, groups, hidden)
     for j, cell in enumerate(cells):
         assert torch.equal(glob.w1[groups[j]], cell.w1)          # x̄ = sum_j p_j ⊙ x̄_j, bit for bit
         assert torch.equal(glob.b1[groups[j]], cell.b1)
         assert torch.equal(glob.w2[:, groups[j]], cell.w2)
     assert torch.allclose(glob.b2, torch.stack([cl.b2 for cl in cells]).mean(0))
     # distribute (eq. 7) gives each cell back its rows
-    back = hist.distribute(glob, groups, per_cell)
+    back = engine.distribute(glob, groups, per_cell)
     assert torch.equal(back.w1[2], cells[1].w1) and torch.equal(back.w2[5], cells[2].w2)
 
 
 def test_edge_aggregation_is_eq5():
     w = torch.arange(24.0).reshape(4, 3, 2)  # 2 cells x 2 clients
     st = MLPState(w.clone(), torch.zeros(4, 3), torch.zeros(4, 1, 3), torch.zeros(4, 1))
-    hist.edge_aggregate(st, 2)
+    engine.edge_aggregate(st, 2)
     assert torch.equal(st.w1[0], (w[0] + w[1]) / 2) and torch.equal(st.w1[1], st.w1[0])
     assert torch.equal(st.w1[3], (w[2] + w[3]) / 2)
 
@@ -69,7 +69,7 @@ def test_client_step_matches_autograd_sgd():
     idx = torch.randint(0, 20, (u, b), generator=gen)
     x, y = x_all[idx], y_all[idx]
     before = st.clone()
-    loss = hist.client_step(st, x_all, y_all, idx, lr=0.1)
+    loss = engine.client_step(st, x_all, y_all, idx, lr=0.1)
     total = 0.0
     for i in range(u):
         params = [t[i].clone().requires_grad_(True) for t in (before.w1, before.b1, before.w2, before.b2)]
@@ -85,8 +85,8 @@ def test_client_step_matches_autograd_sgd():
                                                  ("hist", "cell_iid", "frozen")])
 def test_batched_engine_equals_per_client_loop(fmnist, method, setting, bias):
     cfg = HistConfig(method=method, setting=setting, num_cells=3, output_bias=bias, **TINY)
-    fast = hist.run_hist(cfg, fmnist, "cpu", progress=False)
-    slow = hist.run_reference(cfg, fmnist, "cpu")
+    fast = run.run_hist(cfg, fmnist, "cpu", progress=False)
+    slow = reference.run_reference(cfg, fmnist, "cpu")
     assert fast["test_acc"] == slow["test_acc"]
     np.testing.assert_allclose(fast["test_loss"], slow["test_loss"], rtol=1e-5)
     np.testing.assert_allclose(fast["train_loss"][1:], slow["train_loss"][1:], rtol=1e-5)
@@ -94,8 +94,8 @@ def test_batched_engine_equals_per_client_loop(fmnist, method, setting, bias):
 
 
 def test_hist_with_one_cell_equals_hfedavg(fmnist):
-    a = hist.run_hist(HistConfig(method="hist", num_cells=1, **TINY), fmnist, "cpu", progress=False)
-    b = hist.run_hist(HistConfig(method="hfedavg", num_cells=1, **TINY), fmnist, "cpu", progress=False)
+    a = run.run_hist(HistConfig(method="hist", num_cells=1, **TINY), fmnist, "cpu", progress=False)
+    b = run.run_hist(HistConfig(method="hfedavg", num_cells=1, **TINY), fmnist, "cpu", progress=False)
     np.testing.assert_allclose(a["test_loss"], b["test_loss"], rtol=1e-5)
     np.testing.assert_allclose(a["global_sq_norm"], b["global_sq_norm"], rtol=1e-6)
     assert a["comm_client_L0"] == b["comm_client_L0"]
@@ -103,16 +103,16 @@ def test_hist_with_one_cell_equals_hfedavg(fmnist):
 
 def test_hfedavg_one_cell_h_equals_e_is_fedavg(fmnist):
     cfg = HistConfig(method="hfedavg", num_cells=1, num_clients=4, hidden=16, H=6, E=6, global_rounds=3, batch_size=8)
-    res = hist.run_hist(cfg, fmnist, "cpu", progress=False)
+    res = run.run_hist(cfg, fmnist, "cpu", progress=False)
     # FedAvg written out independently: every round all clients start from the global model, run E local SGD
     # steps, and the server averages the client models.
-    p = hist.prepare(cfg, fmnist, "cpu")
+    p = run.prepare(cfg, fmnist, "cpu")
     gen = torch_generator(cfg.seed, "data")
     glob = [p.init.w1.clone(), p.init.b1.clone(), p.init.w2.clone(), p.init.b2.clone()]
     losses = []
     for _ in range(cfg.global_rounds):
         locals_ = [[t.clone() for t in glob] for _ in range(cfg.num_clients)]
-        interval = hist.sample_batch_indices(p.client_index, p.sizes, cfg.batch_size, gen, steps=cfg.E)
+        interval = sampling.sample_batch_indices(p.client_index, p.sizes, cfg.batch_size, gen, steps=cfg.E)
         for idx in interval:
             for u, params in enumerate(locals_):
                 params = [t.requires_grad_(True) for t in params]
@@ -121,29 +121,29 @@ def test_hfedavg_one_cell_h_equals_e_is_fedavg(fmnist):
                 grads = torch.autograd.grad(loss, params)
                 locals_[u] = [(t - cfg.lr * g).detach() for t, g in zip(params, grads)]
         glob = [torch.stack([loc[k] for loc in locals_]).mean(0) for k in range(4)]
-        acc, tl = hist.evaluate(MLPState(*glob), p.x_test, p.y_test)
+        acc, tl = engine.evaluate(MLPState(*glob), p.x_test, p.y_test)
         losses.append(tl)
     np.testing.assert_allclose(res["test_loss"][1:], losses, rtol=1e-5)
 
 
 def test_communication_accounting_matches_spec(fmnist):
     cfg = HistConfig(method="hist", num_cells=3, **TINY)  # E/H = 2, n_j = 2
-    res = hist.run_hist(cfg, fmnist, "cpu", progress=False)
+    res = run.run_hist(cfg, fmnist, "cpu", progress=False)
     assert res["comm_client_L0"] == pytest.approx([0, 2 / 3, 4 / 3])
     assert res["comm_edge_server_L0"] == pytest.approx([0, 4 / 3, 8 / 3])
     assert res["comm_cloud_L0"] == pytest.approx([0, 1, 2])
-    assert hist.comm_per_round("hist", 3, 60, 40, 200) == pytest.approx({"client": 5 / 3, "edge_server": 100 / 3,
+    assert config.comm_per_round("hist", 3, 60, 40, 200) == pytest.approx({"client": 5 / 3, "edge_server": 100 / 3,
                                                                          "cloud": 1.0})
-    assert hist.comm_per_round("hfedavg", 3, 60, 40, 200) == pytest.approx({"client": 5.0, "edge_server": 100.0,
+    assert config.comm_per_round("hfedavg", 3, 60, 40, 200) == pytest.approx({"client": 5.0, "edge_server": 100.0,
                                                                             "cloud": 3.0})
-    assert hist.rounds_for_budget("hist", 3, 40, 200, 30.0) == 18
-    assert hist.rounds_for_budget("hfedavg", 3, 40, 200, 30.0) == 6
+    assert config.rounds_for_budget("hist", 3, 40, 200, 30.0) == 18
+    assert config.rounds_for_budget("hfedavg", 3, 40, 200, 30.0) == 6
 
 
 def test_hist_submodel_is_a_third_of_the_compute():
     assert HistConfig(num_cells=3).submodel_hidden == 100
     assert HistConfig(method="hfedavg", num_cells=3).submodel_hidden == 300
-    full, sub = hist.step_flops(32, 784, 300, 10), hist.step_flops(32, 784, 100, 10)
+    full, sub = engine.step_flops(32, 784, 300, 10), engine.step_flops(32, 784, 100, 10)
     assert full == 4 * 32 * 784 * 300 + 6 * 32 * 300 * 10 == 30_681_600
     assert sub * 3 == full
 
@@ -151,9 +151,9 @@ def test_hist_submodel_is_a_third_of_the_compute():
 def test_comm_to_target_and_summary():
     rec = {"config": HistConfig().to_dict(), "test_acc": [0.1, 0.7, 0.76, 0.8], "comm_client_L0": [0, 1, 2, 3],
            "elapsed_s": 1.0}
-    assert hist.comm_to_target(rec, 0.75) == 2
-    assert hist.comm_to_target(rec, 0.9) is None
-    row = hist.summarize([rec], 0.75)[0]
+    assert experiments.comm_to_target(rec, 0.75) == 2
+    assert experiments.comm_to_target(rec, 0.9) is None
+    row = experiments.summarize([rec], 0.75)[0]
     assert row["final_test_acc"] == 0.8 and row["comm_to_target"] == 2 and row["N"] == 3
 
 
@@ -175,7 +175,7 @@ def test_bad_config_errors(kwargs, needle):
 
 
 def test_figure_configs_cover_the_paper_runs():
-    cfgs = hist.figure_configs(["noniid", "cell_iid"], [2, 3, 4, 5], 40, 200, 30.0, 3, [5, 10, 15], [20, 40, 60], 10)
+    cfgs = experiments.figure_configs(["noniid", "cell_iid"], [2, 3, 4, 5], 40, 200, 30.0, 3, [5, 10, 15], [20, 40, 60], 10)
     assert len(cfgs["fig2"]) == 16 and len(cfgs["fig4_E_over_H"]) == 6 and len(cfgs["fig4_H"]) == 6
     assert {(c.H, c.E) for c in cfgs["fig4_E_over_H"]} == {(40, 200), (40, 400), (40, 600)}
     assert {(c.H, c.E) for c in cfgs["fig4_H"]} == {(20, 100), (40, 200), (60, 300)}
@@ -187,10 +187,10 @@ def test_cache_blocking_does_not_change_results(fmnist):
     cfg = HistConfig(method="hist", num_cells=2, **TINY)
     runs = []
     for block_bytes in (None, 1):  # all clients at once; one client per block
-        p = hist.prepare(cfg, fmnist, "cpu")
-        runs.append([(m, g.clone(), loss) for m, g, loss in hist.iterate_hist(p, block_bytes=block_bytes)])
+        p = run.prepare(cfg, fmnist, "cpu")
+        runs.append([(m, g.clone(), loss) for m, g, loss in run.iterate_hist(p, block_bytes=block_bytes)])
     for (m1, g1, l1), (m2, g2, l2) in zip(*runs):
         assert m1 == m2 and torch.allclose(g1.w1, g2.w1, atol=1e-6) and (l1 is None or l1 == pytest.approx(l2))
-    assert [(b.start, b.stop) for b in hist.client_blocks(60, 940_000, torch.device("cpu"))] == \
+    assert [(b.start, b.stop) for b in engine.client_blocks(60, 940_000, torch.device("cpu"))] == \
         [(0, 8), (8, 15), (15, 22), (22, 30), (30, 38), (38, 45), (45, 52), (52, 60)]
-    assert hist.client_blocks(60, 940_000, torch.device("meta")) == [slice(0, 60)]
+    assert engine.client_blocks(60, 940_000, torch.device("meta")) == [slice(0, 60)]

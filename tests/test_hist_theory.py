@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from fedlib import hist_theory as th
+from fedlib.hist import estimate as est
+from fedlib.hist import theory as th
 from fedlib.hist import MLPState
 
 CPC = [4, 4]  # N = 2 cells of 4 clients: Ñ = 1/4 + 1/4 = 0.5
@@ -57,11 +58,11 @@ def test_theory_errors(call, needle):
 
 def test_dissimilarities_hand_computed():
     g = torch.tensor([[1.0, 0], [3, 0], [0, 1], [0, 5]])  # cells {0,1}, {2,3}
-    d1, d2 = th.dissimilarities(g, 2)
+    d1, d2 = est.dissimilarities(g, 2)
     # cell means (2,0), (0,3); global (1,1.5): δ1² = 1 + 2.25; δ2² = max(1, 4)
     assert d1 == pytest.approx(3.25) and d2 == pytest.approx(4.0)
     with pytest.raises(ValueError, match="must divide"):
-        th.dissimilarities(g, 3)
+        est.dissimilarities(g, 3)
 
 
 def _tiny_state(seed=0, d=3, h=2, c=2):
@@ -83,12 +84,12 @@ def test_hessian_power_iteration_matches_full_hessian():
             n = int(np.prod(s))
             parts.append(v[k:k + n].reshape(s))
             k += n
-        return th._loss(parts, x.double(), y)
+        return est._loss(parts, x.double(), y)
 
     eig = torch.linalg.eigvalsh(torch.autograd.functional.hessian(f, flat)).abs().max().item()
-    est = th.hessian_top_eigenvalue(MLPState(*(t.double() for t in (st.w1, st.b1, st.w2, st.b2))), x.double(), y,
-                                    200, torch.Generator().manual_seed(2))
-    assert est == pytest.approx(eig, rel=1e-3)
+    top = est._hessian_top(MLPState(*(t.double() for t in (st.w1, st.b1, st.w2, st.b2))), x.double(), y,
+                           200, torch.Generator().manual_seed(2))
+    assert top == pytest.approx(eig, rel=1e-3)
 
 
 def test_gradient_variance_zero_for_identical_samples_and_scales_with_batch():
@@ -96,8 +97,8 @@ def test_gradient_variance_zero_for_identical_samples_and_scales_with_batch():
     gen = torch.Generator().manual_seed(1)
     x, y = torch.randn(40, 3, generator=gen), torch.randint(0, 2, (40,), generator=gen)
     same = [np.zeros(5, dtype=np.int64)]
-    assert th.gradient_variance(st, x, y, same, 4, 3, np.random.default_rng(0))[0] == pytest.approx(0.0, abs=1e-12)
+    assert est.gradient_variance(st, x, y, same, 4, 3, np.random.default_rng(0))[0] == pytest.approx(0.0, abs=1e-12)
     parts = [np.arange(40)]
-    s1 = th.gradient_variance(st, x, y, parts, 1, 3000, np.random.default_rng(0))[0]
-    s8 = th.gradient_variance(st, x, y, parts, 8, 3000, np.random.default_rng(1))[0]
+    s1 = est.gradient_variance(st, x, y, parts, 1, 3000, np.random.default_rng(0))[0]
+    s8 = est.gradient_variance(st, x, y, parts, 8, 3000, np.random.default_rng(1))[0]
     assert s1 / s8 == pytest.approx(8.0, rel=0.15)   # with replacement: variance ∝ 1/B

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fedlib import notebooks
+from fedlib.core import notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPECTED = json.loads((Path(__file__).parent / "expected_smoke_metrics.json").read_text())
@@ -35,7 +35,7 @@ def smoke(tmp_path_factory):
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-    return {"rows": rows, "figures": tmp / "figures", "before": before}
+    return {"rows": rows, "figures": tmp / "figures", "before": before, "executed": tmp / "executed"}
 
 
 def test_every_notebook_runs_at_smoke(smoke):
@@ -79,6 +79,44 @@ def test_metrics_file(smoke, name):
         thetas = {r["method"]: r["theta"] for r in m["runs"]}
         assert thetas["HASFL"] == pytest.approx(expected["theta_hasfl"], rel=0.05)
         assert all(v is None or thetas["HASFL"] <= v for v in thetas.values())
+
+
+FIGURE_NOTEBOOKS = [p for p in NBS if p.stem != "hist_1_experiments"]  # every notebook but the run cache draws
+
+
+@pytest.mark.parametrize("path", FIGURE_NOTEBOOKS, ids=[p.stem for p in FIGURE_NOTEBOOKS])
+def test_executed_notebook_embeds_its_figures(smoke, path):
+    executed = json.loads((smoke["executed"] / path.parent.name / path.name).read_text())
+    images = [o for c in executed["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
+              if "image/png" in o.get("data", {})]
+    saved = sum(len(re.findall(r"\bsavefig\(", "".join(c["source"]))) for c in executed["cells"] if c["cell_type"] == "code")
+    assert saved >= 1 and len(images) >= saved, f"{len(images)} inline images for {saved} savefig calls"
+
+
+def test_profile_files_name_declared_parameters():
+    import papermill as pm
+
+    for profile in notebooks.PROFILES:
+        for nb in NBS:
+            params = notebooks.notebook_parameters(nb, profile)   # raises on a parameter the notebook lacks
+            assert set(params) <= set(pm.inspect_notebook(str(nb)))
+            assert params.get("profile", profile) == profile
+
+
+def test_profile_file_with_unknown_parameter_is_rejected(tmp_path, monkeypatch):
+    (tmp_path / "smoke").mkdir()
+    (tmp_path / "smoke" / "hist_2_figures.yaml").write_text("num_cels: [2]\n")
+    monkeypatch.setattr(notebooks, "PROFILE_DIR", tmp_path)
+    with pytest.raises(ValueError, match="num_cels"):
+        notebooks.notebook_parameters(ROOT / "notebooks" / "hist" / "hist_2_figures.ipynb", "smoke")
+
+
+def test_only_selects_a_paper_and_rejects_empty_or_unmatched():
+    assert {p.parent.name for p in notebooks.list_notebooks("hist")} == {"hist"}
+    assert [p.stem for p in notebooks.list_notebooks("hasfl_2*")] == ["hasfl_2_bound"]
+    for bad in ("", "  ", "nomatch"):
+        with pytest.raises(ValueError, match="only"):
+            notebooks.list_notebooks(bad)
 
 
 def test_figures_written(smoke):

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from fedlib import partition
+from fedlib.data import partition
 
 LABELS = np.repeat(np.arange(10), 600)  # 6,000 samples, 600 per class (Fashion-MNIST's shape, scaled down 10x)
 

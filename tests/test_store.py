@@ -3,9 +3,9 @@ import json
 
 import pytest
 
-from fedlib import hist
+from fedlib.hist import experiments, run
 from fedlib.hist import HistConfig
-from fedlib.store import ResultStore, config_key
+from fedlib.core import ResultStore, config_key
 
 
 def test_key_depends_on_config_seed_and_version_not_order():
@@ -49,14 +49,14 @@ def test_interrupted_sweep_resumes(tmp_path, fmnist):
         if len(ran) == 2:
             raise KeyboardInterrupt  # killed during the third run
         ran.append(cfg.num_cells)
-        return hist.run_hist(cfg, ds, "cpu", progress=False)
+        return run.run_hist(cfg, ds, "cpu", progress=False)
 
     with pytest.raises(KeyboardInterrupt):
-        hist.run_sweep(cfgs, store, fmnist, progress=False, runner=runner)
+        experiments.run_sweep(cfgs, store, fmnist, progress=False, runner=runner)
     assert ran == [1, 2] and len(list(tmp_path.glob("*.json"))) == 2
     ran.clear()
-    out = hist.run_sweep(cfgs, store, fmnist, progress=False,
-                         runner=lambda c, d, dev, p: ran.append(c.num_cells) or hist.run_hist(c, d, "cpu", False))
+    out = experiments.run_sweep(cfgs, store, fmnist, progress=False,
+                         runner=lambda c, d, dev, p: ran.append(c.num_cells) or run.run_hist(c, d, "cpu", False))
     assert ran == [3] and [r["config"]["num_cells"] for r in out] == [1, 2, 3]
     rec = out[0]
     assert rec["seed"] == 0 and rec["fedlib_version"] and rec["elapsed_s"] > 0 and rec["config"]["H"] == 5

@@ -1,0 +1,171 @@
+"""Execute the project's notebooks headlessly with papermill: ``python -m fedlib.core.notebooks``.
+
+Used by ``run_all.sh`` and by the notebook tests. Notebooks live in ``notebooks/<paper>/<name>.ipynb`` and run in
+path order (``hist_1_experiments`` before ``hist_2_figures``). Parameters of a profile come from two YAML files,
+merged: ``notebooks/profiles/<profile>/<paper>.yaml`` (written once for a paper; each key applies to those of the
+paper's notebooks that declare it) under ``notebooks/profiles/<profile>/<name>.yaml`` (that notebook only; every
+key must be one of its parameters). A failing notebook does not stop the others; the exit status is non-zero if
+any failed. One line per notebook as it finishes, then a summary table. Executed notebooks (the report a user
+opens, figures embedded) go to ``.executed/<profile>/<paper>/``.
+"""
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import logging
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .paths import REPO_ROOT
+
+NOTEBOOK_DIR = REPO_ROOT / "notebooks"
+PROFILE_DIR = NOTEBOOK_DIR / "profiles"
+PROFILES = ("smoke", "quick", "paper")
+
+
+def list_notebooks(only: str | None = None) -> list[Path]:
+    """Notebooks ``notebooks/<paper>/*.ipynb`` in run order (sorted by path).
+
+    Args:
+        only: a glob or substring matched against the notebook's name (``hist_1_experiments``) and its paper's
+            folder (``hist``); ``None`` selects every notebook.
+
+    Raises:
+        ValueError: ``only`` is empty or matches no notebook (the message lists the notebooks).
+    """
+    nbs = sorted(p for p in NOTEBOOK_DIR.glob("*/*.ipynb") if p.parent.name != "profiles")
+    if only is None:
+        return nbs
+    if not isinstance(only, str) or not only.strip():
+        raise ValueError(f"only must be a non-empty pattern, got {only!r}")
+    picked = [p for p in nbs if any(fnmatch.fnmatch(s, only) or only in s for s in (p.stem, p.parent.name))]
+    if not picked:
+        raise ValueError(f"only={only!r} matches no notebook; notebooks: {', '.join(p.stem for p in nbs)}")
+    return picked
+
+
+def _read_yaml(path: Path) -> dict:
+    import yaml
+
+    if not path.is_file():
+        return {}
+    data = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} must hold a mapping of parameter names to values, got {type(data).__name__}")
+    return data
+
+
+def notebook_parameters(notebook: Path, profile: str) -> dict:
+    """The parameters ``notebook`` runs with at ``profile``: the paper's file filtered to the notebook's declared
+    parameters, updated by the notebook's own file.
+
+    Raises:
+        ValueError: unknown profile; the notebook's own file names a parameter the notebook does not declare.
+    """
+    import papermill as pm
+
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
+    declared = set(pm.inspect_notebook(str(notebook)))
+    shared = _read_yaml(PROFILE_DIR / profile / f"{notebook.parent.name}.yaml")
+    own_path = PROFILE_DIR / profile / f"{notebook.stem}.yaml"
+    own = _read_yaml(own_path)
+    unknown = sorted(set(own) - declared)
+    if unknown:
+        raise ValueError(f"{own_path} sets {unknown}, which {notebook.stem} does not declare; "
+                         f"its parameters: {sorted(declared)}")
+    return {**{k: v for k, v in shared.items() if k in declared}, **own}
+
+
+def _ipc_kernel_manager(socket_dir: str):
+    """A kernel manager that talks to the local kernel over IPC sockets in ``socket_dir`` instead of unencrypted
+    TCP (the kernel then prints no transport warning, and no port is opened)."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class IPCKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            kwargs.setdefault("transport", "ipc")
+            kwargs.setdefault("ip", str(Path(socket_dir) / "kernel"))
+            super().__init__(**kwargs)
+
+    return IPCKernelManager
+
+
+def _quiet_kernel_logs() -> None:
+    # the kernel's transport chatter (zmq / asyncio / traitlets) is not the user's business: warnings and up only
+    for name in ("papermill", "traitlets", "asyncio", "nbclient"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None) -> list[dict]:
+    """Execute notebooks at ``profile``; executed copies go to ``out_dir/<paper>/``, figures embedded.
+
+    Returns:
+        One row per notebook: ``{"notebook", "paper", "seconds", "status", "error"}``.
+
+    Raises:
+        ValueError: unknown profile, or ``only`` matches no notebook.
+    """
+    import papermill as pm
+
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
+    nbs = list_notebooks(only)
+    out_dir = Path(out_dir)
+    # the kernel is a child process: it must import fedlib from this checkout, and show figures inline
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))
+    os.environ.pop("MPLBACKEND", None)
+    os.environ.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
+    _quiet_kernel_logs()
+    socket_dir = tempfile.TemporaryDirectory(prefix="fedlib-kernel-")
+    rows = []
+    for nb in nbs:
+        t0 = time.perf_counter()
+        status, error = "ok", ""
+        try:
+            parameters = notebook_parameters(nb, profile)
+            (out_dir / nb.parent.name).mkdir(parents=True, exist_ok=True)
+            pm.execute_notebook(str(nb), str(out_dir / nb.parent.name / nb.name), parameters=parameters,
+                                kernel_name="python3", cwd=str(REPO_ROOT), progress_bar=False, log_output=False,
+                                kernel_manager_class=_ipc_kernel_manager(socket_dir.name))
+        except Exception as exc:  # papermill raises PapermillExecutionError and others
+            text = str(exc).strip()
+            status, error = "FAILED", f"{type(exc).__name__}: {text.splitlines()[-1] if text else ''}"
+        rows.append({"notebook": nb.stem, "paper": nb.parent.name, "seconds": time.perf_counter() - t0,
+                     "status": status, "error": error})
+        print(f"[{status}] {nb.parent.name}/{nb.stem} ({rows[-1]['seconds']:.1f} s) {error}".rstrip(), flush=True)
+    socket_dir.cleanup()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI: run notebooks, print the summary table; exit 1 if any failed, 2 for bad arguments."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", default="quick", choices=PROFILES)
+    parser.add_argument("--only", default=None, help="glob or substring of notebook or paper names")
+    parser.add_argument("--out", default=None, help="folder for executed notebooks (default .executed/<profile>)")
+    parser.add_argument("--check", action="store_true", help="only check that --only matches; run nothing")
+    args = parser.parse_args(argv)
+    try:
+        nbs = list_notebooks(args.only)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.check:
+        return 0
+    out = Path(args.out) if args.out else REPO_ROOT / ".executed" / args.profile
+    rows = run_notebooks(args.profile, out, args.only)
+    assert len(rows) == len(nbs)
+    width = max(len(f"{r['paper']}/{r['notebook']}") for r in rows)
+    print(f"\n{'notebook'.ljust(width)}  seconds  status")
+    for r in rows:
+        print(f"{(r['paper'] + '/' + r['notebook']).ljust(width)}  {r['seconds']:7.1f}  {r['status']}")
+    print(f"executed notebooks (figures embedded) in {out}")
+    return 0 if all(r["status"] == "ok" for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,270 @@
+"""Real datasets through torchvision, as normalised in-memory tensors: Fashion-MNIST, CIFAR-10, CIFAR-100.
+
+CIFAR-10/100 are read by torchvision's own readers from ``<data_dir>/cifar-10-batches-py`` /
+``cifar-100-python`` (the official archives extracted); torchvision downloads them on machines with internet
+(``python -m fedlib.data cifar10 --download``). This machine cannot, and the experiments then use Fashion-MNIST.
+
+Fashion-MNIST is found, in this order:
+
+1. ``<data_dir>/FashionMNIST/raw`` already extracted (torchvision's own layout);
+2. Debian's ``dataset-fashion-mnist`` package in ``/usr/share/datasets/fashion-mnist``: its ``.gz`` files are
+   decompressed into torchvision's raw folder with torchvision's extractor (no network access); Debian
+   re-gzipped them, so their ``.gz`` MD5 sums differ from torchvision's and the content is checked instead
+   (shapes and 6,000 / 1,000 images per class);
+3. torchvision's download (machines with internet), when ``allow_download=True``.
+
+If none works, :class:`DatasetNotFoundError` says how to get the data. Run ``python -m fedlib.data
+fashion-mnist`` to prepare it ahead of time (``run_all.sh`` does).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torchvision
+from torchvision.datasets.utils import extract_archive
+from torchvision.transforms import v2
+
+from ..core import paths
+
+DEBIAN_FASHION_MNIST = Path("/usr/share/datasets/fashion-mnist")
+FASHION_MNIST_FILES = (
+    "train-images-idx3-ubyte.gz",
+    "train-labels-idx1-ubyte.gz",
+    "t10k-images-idx3-ubyte.gz",
+    "t10k-labels-idx1-ubyte.gz",
+)
+#: Normalisation of the HIST authors' code: ``(x - 0.5) / 0.5`` on pixels scaled to [0, 1].
+FASHION_MNIST_MEAN_STD = ((0.5,), (0.5,))
+INSTALL_HINT = (
+    "Fashion-MNIST is missing. Install it with `apt-get install -y dataset-fashion-mnist` "
+    "(Debian/Ubuntu; files land in /usr/share/datasets/fashion-mnist), or run "
+    "`python -m fedlib.data fashion-mnist --download` on a machine with internet access."
+)
+
+
+class DatasetNotFoundError(FileNotFoundError):
+    """A dataset is not on disk and could not be obtained; the message says how to get it."""
+
+
+@dataclass(frozen=True)
+class TensorDataset:
+    """A whole dataset held as tensors.
+
+    Attributes:
+        name: dataset name, e.g. ``"fashion-mnist"``.
+        x_train: ``[n_train, C, H, W]`` float32, normalised.
+        y_train: ``[n_train]`` int64 labels in ``[0, num_classes)``.
+        x_test: ``[n_test, C, H, W]`` float32, normalised.
+        y_test: ``[n_test]`` int64.
+        classes: class names, ``len == num_classes``.
+        source: where the files were read from (provenance for figures and metrics).
+    """
+
+    name: str
+    x_train: torch.Tensor
+    y_train: torch.Tensor
+    x_test: torch.Tensor
+    y_test: torch.Tensor
+    classes: tuple[str, ...]
+    source: str
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.classes)
+
+
+def prepare_fashion_mnist(root: str | Path | None = None, allow_download: bool = False,
+                          debian_dir: str | Path = DEBIAN_FASHION_MNIST) -> str:
+    """Make torchvision's Fashion-MNIST files available under ``root`` and say where they came from.
+
+    Args:
+        root: torchvision root (default :func:`fedlib.core.paths.data_dir`).
+        allow_download: fall back to torchvision's download when the files are nowhere on disk.
+        debian_dir: folder of Debian's ``dataset-fashion-mnist`` package.
+
+    Returns:
+        A provenance string: ``"torchvision files in <root>"``, ``"debian package <dir>"`` or
+        ``"torchvision download"``.
+
+    Raises:
+        DatasetNotFoundError: no files on disk and downloading is disabled or failed; the message gives the
+        install command.
+    """
+    root = Path(root) if root is not None else paths.data_dir()
+    raw = root / "FashionMNIST" / "raw"
+    extracted = [raw / f[:-3] for f in FASHION_MNIST_FILES]
+    if all(p.is_file() for p in extracted):
+        return f"torchvision files in {raw}"
+    debian_dir = Path(debian_dir)
+    if all((debian_dir / f).is_file() for f in FASHION_MNIST_FILES):
+        # Debian re-compressed the files (their .gz MD5 sums differ from torchvision's), so torchvision's
+        # download check cannot vouch for them: decompress them with torchvision's extractor (the .gz
+        # files themselves are read in place, not copied) and check the contents instead.
+        staging = raw / ".partial"  # extracted here first, then renamed: an interrupted run leaves no torso
+        staging.mkdir(parents=True, exist_ok=True)
+        for f, out in zip(FASHION_MNIST_FILES, extracted):
+            if not out.is_file():
+                Path(extract_archive(str(debian_dir / f), str(staging))).replace(out)
+        _check_fashion_mnist(root)
+        return f"debian package {debian_dir}"
+    if allow_download:
+        try:
+            torchvision.datasets.FashionMNIST(str(root), train=True, download=True)
+        except Exception as exc:  # network errors come in many types
+            raise DatasetNotFoundError(f"torchvision could not download Fashion-MNIST ({exc}). "
+                                       f"{INSTALL_HINT}") from exc
+        return "torchvision download"
+    raise DatasetNotFoundError(f"{INSTALL_HINT} (looked in {raw} and {debian_dir})")
+
+
+def load_fashion_mnist(root: str | Path | None = None, allow_download: bool = False,
+                       debian_dir: str | Path = DEBIAN_FASHION_MNIST) -> TensorDataset:
+    """Fashion-MNIST (60,000 train / 10,000 test, 28x28 grey, 10 classes) as normalised tensors.
+
+    Pixels are scaled to [0, 1] and normalised with mean 0.5, std 0.5 (the HIST authors' code), with
+    torchvision's ``transforms.v2``. Shapes: ``x_* [n, 1, 28, 28]`` float32, ``y_* [n]`` int64.
+
+    Raises:
+        DatasetNotFoundError: see :func:`prepare_fashion_mnist`.
+    """
+    root = Path(root) if root is not None else paths.data_dir()
+    source = prepare_fashion_mnist(root, allow_download, debian_dir)
+    splits = {}
+    for train in (True, False):
+        ds = torchvision.datasets.FashionMNIST(str(root), train=train, download=False)
+        splits[train] = (_normalise(ds.data.unsqueeze(1), *FASHION_MNIST_MEAN_STD), ds.targets.long())
+        classes = tuple(ds.classes)
+    return TensorDataset("fashion-mnist", splits[True][0], splits[True][1], splits[False][0],
+                         splits[False][1], classes, source)
+
+
+def _normalise(images: torch.Tensor, mean: tuple, std: tuple) -> torch.Tensor:
+    """uint8 ``[n, C, H, W]`` -> float32 scaled to [0, 1] and normalised per channel (torchvision v2)."""
+    transform = v2.Compose([v2.ToDtype(torch.float32, scale=True), v2.Normalize(mean, std)])
+    return transform(torchvision.tv_tensors.Image(images)).as_subclass(torch.Tensor)
+
+
+class _FilesPresent:
+    """Mixin for torchvision's CIFAR readers: accept the files when present, without the official archive's MD5
+    sums (a re-packed copy in the real on-disk format loads too); :func:`load_cifar` checks shapes and labels."""
+
+    def _check_integrity(self) -> bool:
+        return all((Path(self.root) / self.base_folder / f).is_file() for f, _ in self.train_list + self.test_list)
+
+
+class _CIFAR10Files(_FilesPresent, torchvision.datasets.CIFAR10):
+    meta = {**torchvision.datasets.CIFAR10.meta, "md5": None}
+
+
+class _CIFAR100Files(_FilesPresent, torchvision.datasets.CIFAR100):
+    meta = {**torchvision.datasets.CIFAR100.meta, "md5": None}
+
+
+#: name -> (reader, downloader, per-channel mean, std) — the usual CIFAR normalisation statistics
+CIFAR = {"cifar10": (_CIFAR10Files, torchvision.datasets.CIFAR10,
+                     (0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616)),
+         "cifar100": (_CIFAR100Files, torchvision.datasets.CIFAR100,
+                      (0.5071, 0.4865, 0.4409), (0.2673, 0.2564, 0.2762))}
+
+
+def cifar_available(name: str, root: str | Path | None = None) -> bool:
+    """Whether CIFAR ``name`` (``"cifar10"``/``"cifar100"``) is on disk in torchvision's layout under ``root``."""
+    reader = CIFAR[name][0]
+    folder = (Path(root) if root is not None else paths.data_dir()) / reader.base_folder
+    return all((folder / f).is_file() for f, _ in reader.train_list + reader.test_list)
+
+
+def load_cifar(name: str, root: str | Path | None = None, allow_download: bool = False) -> TensorDataset:
+    """CIFAR-10 or CIFAR-100 through torchvision (its ``cifar-10-batches-py`` / ``cifar-100-python`` folders).
+
+    Shapes: ``x_* [n, 3, 32, 32]`` float32 normalised per channel, ``y_* [n]`` int64 (CIFAR-100: fine labels).
+
+    Raises:
+        ValueError: unknown name.
+        DatasetNotFoundError: the files are missing (this machine cannot download them; the message says where
+            to put them) or malformed.
+    """
+    if name not in CIFAR:
+        raise ValueError(f"name must be one of {sorted(CIFAR)}, got {name!r}")
+    reader, downloader, mean, std = CIFAR[name]
+    root = Path(root) if root is not None else paths.data_dir()
+    if not cifar_available(name, root):
+        if not allow_download:
+            raise DatasetNotFoundError(
+                f"{name} is not in {root / reader.base_folder}. It cannot be downloaded on this machine: extract "
+                f"the official {reader.filename} into {root}, or run `python -m fedlib.data {name} --download` on "
+                f"a machine with internet access.")
+        downloader(str(root), train=True, download=True)
+    splits = {}
+    for train in (True, False):
+        ds = reader(str(root), train=train, download=False)
+        images = torch.from_numpy(ds.data).permute(0, 3, 1, 2).contiguous()  # [n, 3, 32, 32] uint8
+        labels = torch.tensor(ds.targets, dtype=torch.long)
+        k = len(ds.classes)
+        if images.shape[1:] != (3, 32, 32) or len(labels) != len(images) or int(labels.max()) >= k:
+            raise DatasetNotFoundError(f"{name} files in {root / reader.base_folder} are malformed "
+                                       f"(images {tuple(images.shape)}, {len(labels)} labels, {k} classes)")
+        splits[train] = (_normalise(images, mean, std), labels)
+        classes = tuple(ds.classes)
+    return TensorDataset(name, splits[True][0], splits[True][1], splits[False][0], splits[False][1], classes,
+                         f"torchvision files in {root / reader.base_folder}")
+
+
+def _check_fashion_mnist(root: Path) -> None:
+    """Check extracted Fashion-MNIST files: 60,000/10,000 images of 28x28, 6,000/1,000 per class.
+
+    Raises:
+        DatasetNotFoundError: the files are truncated or not Fashion-MNIST (they are removed).
+    """
+    for train, n in ((True, 60000), (False, 10000)):
+        ds = torchvision.datasets.FashionMNIST(str(root), train=train, download=False)
+        counts = torch.bincount(ds.targets, minlength=10)
+        if tuple(ds.data.shape) != (n, 28, 28) or not bool((counts == n // 10).all()):
+            for f in FASHION_MNIST_FILES:
+                (Path(ds.raw_folder) / f[:-3]).unlink(missing_ok=True)
+            raise DatasetNotFoundError(f"extracted Fashion-MNIST files look wrong (shape {tuple(ds.data.shape)}, "
+                                       f"class counts {counts.tolist()}). {INSTALL_HINT}")
+
+
+DATASETS = {"fashion-mnist": load_fashion_mnist,
+            "cifar10": lambda **kw: load_cifar("cifar10", **kw),
+            "cifar100": lambda **kw: load_cifar("cifar100", **kw)}
+
+
+def load_dataset(name: str, **kwargs) -> TensorDataset:
+    """Load a dataset by name (one of :data:`DATASETS`).
+
+    Raises:
+        ValueError: unknown ``name``.
+        DatasetNotFoundError: the files are missing (message says how to install them).
+    """
+    if name not in DATASETS:
+        raise ValueError(f"dataset must be one of {sorted(DATASETS)}, got {name!r}")
+    return DATASETS[name](**kwargs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m fedlib.data fashion-mnist [--download]``: prepare the files; exit 1 with a hint if missing."""
+    parser = argparse.ArgumentParser(description="Prepare a dataset for fedlib.")
+    parser.add_argument("name", choices=sorted(DATASETS))
+    parser.add_argument("--download", action="store_true", help="allow torchvision's download")
+    parser.add_argument("--root", default=None, help="torchvision root (default: <repo>/data)")
+    parser.add_argument("--debian-dir", default=str(DEBIAN_FASHION_MNIST), help="Debian package folder")
+    args = parser.parse_args(argv)
+    try:
+        if args.name == "fashion-mnist":
+            print(prepare_fashion_mnist(args.root, allow_download=args.download, debian_dir=args.debian_dir))
+        else:
+            print(load_cifar(args.name, args.root, allow_download=args.download).source)
+    except DatasetNotFoundError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+"""HASFL: heterogeneity-aware split federated learning (batch sizes and cut layers from a convergence bound and
+a latency model).
+
+Source: HASFL paper, restated in ``shared/spec/hasfl.md``. Modules: :mod:`.latency` (round composition, eqs.
+38-40, and Table I), :mod:`.theory` (Theorem 1, Corollary 1), :mod:`.estimate` (constants from a pilot run),
+:mod:`.problem` (problem 41, Θ), the optimiser :mod:`.p1` (Newton–Jacobi + Proposition 1), :mod:`.p2`
+(Dinkelbach over MILPs), :mod:`.bcd` (Algorithm 2), :mod:`.exhaustive`, :mod:`.strategies` (the paper's
+benchmarks), and the notebook helpers :mod:`.experiments`, :mod:`.plots`.
+"""
+from .bcd import bcd, polish
+from .estimate import estimate_at, pilot_constants
+from .exhaustive import exhaustive
+from .latency import TABLE_I, round_latency, total_latency
+from .p1 import kappa, newton_jacobi, p1_closed_form, p1_coefficients, solve_p1
+from .p2 import min_round_latency_cuts, solve_p2
+from .problem import (Decision, Problem, admissible_cuts, aux_variables, eps_with_slack, feasible_cuts, initial_cuts,
+                      theta)
+from .strategies import STRATEGIES, strategy
+from .theory import HasflConstants, bound_floor, rounds_needed, theorem1_bound
+from ..split import sample_system
+
+__all__ = ["TABLE_I", "round_latency", "total_latency", "sample_system", "HasflConstants", "bound_floor",
+           "rounds_needed", "theorem1_bound", "estimate_at", "pilot_constants", "Problem", "Decision", "theta",
+           "feasible_cuts", "aux_variables", "eps_with_slack", "p1_coefficients", "newton_jacobi", "p1_closed_form",
+           "kappa", "solve_p1", "solve_p2", "min_round_latency_cuts", "admissible_cuts", "initial_cuts", "polish",
+           "bcd", "exhaustive", "STRATEGIES", "strategy"]

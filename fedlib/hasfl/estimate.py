@@ -1,0 +1,92 @@
+"""Estimators of HASFL's constants β, σ_j², G_j², ϑ (Theorem 1) from a short pilot training on real data.
+
+Source: HASFL Sec. IV and V-B (spec ``shared/spec/hasfl.md``). Notation: N devices, batch sizes b_i, cut layers
+L_i, L_c = max_i L_i, aggregation interval I, step size γ, per-layer constants over the model's L units.
+
+Estimation method (the paper only says the constants are "estimated from training"; our choice, also in the
+README's deviations list):
+
+- σ_j² (per-sample gradient variance of unit j): from M minibatch gradients of size b0 at a point w,
+  σ_j² = b0 · (1/(M−1)) Σ_m ‖g_{m,j} − ḡ_j‖² (minibatch variance is σ_j²/b0, Assumption of Theorem 1).
+- G_j²: Assumption 2 bounds the second moment of the *mini-batch* stochastic gradient, E‖∇_j F_i(w; ξ_i)‖²; we
+  evaluate it at the pilot's batch size b0: G_j² = ‖ḡ_j‖² + σ_j²/b0 (E‖g‖² = ‖E g‖² + Var g). The paper treats
+  it as independent of b; a smaller b0 gives a larger G_j² (b0 = 1: the per-sample moment).
+- β: largest |Hessian eigenvalue| of the minibatch loss by power iteration
+  (:func:`fedlib.core.estimators.hessian_top_eigenvalue`).
+- ϑ = f(w⁰) − f*: f(w⁰) on b0·M random training samples with f* replaced by 0 (cross-entropy >= 0), an upper
+  bound.
+- Each is maximised over the pilot's points (w⁰ and the model after the pilot steps).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..core.estimators import hessian_top_eigenvalue
+from ..core.seeding import numpy_rng
+from .theory import HasflConstants
+
+
+def _unit_grads(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor) -> list[torch.Tensor]:
+    model.zero_grad(set_to_none=True)
+    F.cross_entropy(model(x), y).backward()
+    return [torch.cat([p.grad.reshape(-1) for p in unit.parameters()]) if any(True for _ in unit.parameters())
+            else torch.zeros(1) for unit in model]
+
+
+def estimate_at(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, batch_size: int, num_batches: int,
+                power_iters: int, rng: np.random.Generator) -> dict:
+    """σ_j², G_j², β and the loss at the model's current weights from ``num_batches`` minibatches of
+    ``batch_size`` samples of (x, y) (see the module docstring). Returns plain lists/floats.
+
+    Raises:
+        ValueError: ``num_batches`` < 2 or ``batch_size`` < 1.
+    """
+    if num_batches < 2 or batch_size < 1:
+        raise ValueError(f"num_batches must be >= 2 and batch_size >= 1, got {num_batches}, {batch_size}")
+    grads = []
+    for _ in range(num_batches):
+        idx = torch.from_numpy(rng.integers(0, len(x), batch_size))
+        grads.append(_unit_grads(model, x[idx], y[idx]))
+    per_unit = [torch.stack([g[j] for g in grads]).double() for j in range(len(model))]
+    mean = [g.mean(0) for g in per_unit]
+    sigma2 = np.array([batch_size * float(((g - m) ** 2).sum(1).sum() / (num_batches - 1))
+                       for g, m in zip(per_unit, mean)])
+    g2 = np.array([float((m ** 2).sum()) for m in mean]) + sigma2 / batch_size
+    idx = torch.from_numpy(rng.integers(0, len(x), batch_size))
+    params = [p for p in model.parameters()]
+    gen = torch.Generator().manual_seed(int(rng.integers(2 ** 62)))
+    beta = hessian_top_eigenvalue(lambda: F.cross_entropy(model(x[idx]), y[idx]), params, power_iters, gen)
+    with torch.no_grad():  # f(w) on batch_size·num_batches samples (the VGG forward pass is the costly part)
+        idx = torch.from_numpy(rng.choice(len(x), batch_size * num_batches, replace=False))
+        loss = float(F.cross_entropy(model(x[idx]), y[idx]))
+    return {"sigma2": sigma2.tolist(), "G2": g2.tolist(), "beta": beta, "loss": loss}
+
+
+def pilot_constants(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, pilot_steps: int, lr: float,
+                    batch_size: int, num_batches: int, power_iters: int, seed: int) -> dict:
+    """Estimate HASFL's constants at w⁰ and after ``pilot_steps`` SGD steps (lr, batch) on (x, y).
+
+    Returns:
+        ``{"constants": HasflConstants.to_dict(), "per_point": [...], "elapsed_s"}``; the constants are the
+        maxima over the points, ϑ the loss at w⁰.
+    """
+    t0 = time.perf_counter()
+    rng = numpy_rng(seed, "data")
+    model.train()
+    points = [estimate_at(model, x, y, batch_size, num_batches, power_iters, rng)]
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    for _ in range(pilot_steps):
+        idx = torch.from_numpy(rng.integers(0, len(x), batch_size))
+        opt.zero_grad(set_to_none=True)
+        F.cross_entropy(model(x[idx]), y[idx]).backward()
+        opt.step()
+    if pilot_steps > 0:
+        points.append(estimate_at(model, x, y, batch_size, num_batches, power_iters, rng))
+    consts = HasflConstants(max(p["beta"] for p in points), np.max([p["sigma2"] for p in points], axis=0),
+                            np.max([p["G2"] for p in points], axis=0), points[0]["loss"])
+    return {"constants": consts.to_dict(), "per_point": points, "elapsed_s": time.perf_counter() - t0}

@@ -1,0 +1,136 @@
+"""HASFL system-model experiments used by the notebooks: cached pilot constants, Table I problems, the strategy
+comparison and the sensitivity sweeps (the system-model side of HASFL Figs. 7, 8, 9)."""
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import numpy as np
+import torch
+
+from .. import __version__
+from ..core import ResultStore, numpy_rng, seed_sequence
+from ..data import cifar_available, load_dataset
+from ..split import MODELS, model_profile, sample_system
+from .estimate import pilot_constants
+from .latency import TABLE_I
+from .problem import Problem, eps_with_slack
+from .strategies import STRATEGIES, strategy
+from .theory import HasflConstants
+
+#: input shape and classes of each dataset the HASFL notebooks use
+DATASET_SHAPES = {"fashion-mnist": (1, 28, 10), "cifar10": (3, 32, 10), "cifar100": (3, 32, 100)}
+
+
+#: the paper's dataset of each model (HASFL Sec. VII-A)
+PAPER_DATASET = {"vgg16": "cifar10", "resnet18": "cifar100"}
+
+
+def resolve_dataset(dataset: str, model: str) -> str:
+    """``"auto"`` -> the paper's dataset for ``model`` when it is on disk, else ``"fashion-mnist"``; any other
+    name is returned unchanged. Raises ``ValueError`` for an unknown model or dataset."""
+
+    if model not in PAPER_DATASET:
+        raise ValueError(f"model must be one of {sorted(PAPER_DATASET)}, got {model!r}")
+    if dataset == "auto":
+        return PAPER_DATASET[model] if cifar_available(PAPER_DATASET[model]) else "fashion-mnist"
+    if dataset not in DATASET_SHAPES:
+        raise ValueError(f"dataset must be 'auto' or one of {sorted(DATASET_SHAPES)}, got {dataset!r}")
+    return dataset
+
+
+def dataset_note(dataset: str, model: str) -> str:
+    """Provenance line for figures: which data the constants come from, and why when it is not the paper's."""
+    paper = PAPER_DATASET.get(model)
+    if dataset == paper:
+        return f"constants from {dataset} (the paper's dataset)"
+    return f"constants from {dataset} ({paper} is not available here)"
+
+
+def constants_config(model: str, dataset: str, pilot_steps: int, lr: float, batch_size: int, num_batches: int,
+                     power_iters: int, seed: int) -> dict:
+    """The result-store key of a pilot estimation of HASFL's constants."""
+    return dict(kind="hasfl_constants", model=model, dataset=dataset, pilot_steps=pilot_steps, lr=lr,
+                batch_size=batch_size, num_batches=num_batches, power_iters=power_iters, seed=seed)
+
+
+def estimated_constants(store: ResultStore, config: dict, data=None) -> dict:
+    """Pilot-estimated constants (:func:`fedlib.hasfl_theory.pilot_constants`) for ``config``
+    (:func:`constants_config`), through ``store``: a rerun is a cache hit.
+
+    The model is built from the ``model`` seed stream and trained on the real training set of ``dataset``.
+
+    Returns:
+        The stored record: ``constants`` (a :class:`HasflConstants` dict), ``per_point``, ``elapsed_s``, config.
+    """
+    def run() -> dict:
+        ds = data if data is not None else load_dataset(config["dataset"])
+        ch, size, classes = DATASET_SHAPES[config["dataset"]]
+        torch.manual_seed(int(seed_sequence(config["seed"], "model").generate_state(1)[0]))  # torchvision init
+        model = MODELS[config["model"]](ch, size, classes)
+        rec = pilot_constants(model, ds.x_train, ds.y_train, config["pilot_steps"], config["lr"],
+                              config["batch_size"], config["num_batches"], config["power_iters"], config["seed"])
+        return dict(rec, config=config, fedlib_version=__version__, data_source=ds.source)
+
+    return store.get_or_run(config, run)
+
+
+def make_problem(model: str, dataset: str, constants: HasflConstants, num_devices: int, seed: int, gamma: float,
+                 interval: int, eps_slack: float, scale: dict | None = None) -> Problem:
+    """Problem (41) for ``model`` at ``dataset``'s input shape on a system drawn from Table I (``system`` stream).
+
+    Args:
+        scale: optional multipliers of Table I's ranges, keys ``device_flops``, ``server_flops``, ``rate_up``,
+            ``rate_servers`` (Figs. 7-8's x-axes).
+        eps_slack: ε = (1 + slack)·floor (:func:`fedlib.hasfl_opt.eps_with_slack`).
+    """
+    ch, size, classes = DATASET_SHAPES[dataset]
+    spec = replace(TABLE_I, num_devices=num_devices)
+    for key, k in (scale or {}).items():
+        value = getattr(spec, key)
+        spec = replace(spec, **{key: value * k if np.isscalar(value) else tuple(v * k for v in value)})
+    devices, servers = sample_system(spec, numpy_rng(seed, "system"))
+    profile = model_profile(model, ch, size, classes)
+    return Problem(profile, devices, servers, constants, gamma, eps_with_slack(constants, gamma, interval,
+                                                                               num_devices, eps_slack), interval)
+
+
+def compare_strategies(problem: Problem, num_draws: int, seed: int, strategies=STRATEGIES) -> list[dict]:
+    """Θ of every strategy on ``problem``; random strategies are drawn ``num_draws`` times (seeded).
+
+    Returns:
+        One row per strategy: ``method``, ``theta`` (mean over feasible draws, s), ``theta_std``, ``infeasible``
+        (draws with Θ = inf), ``solve_s``, ``N``, and for HASFL its decision (``b``, ``cuts``).
+    """
+    rows = []
+    for name in strategies:
+        t0 = time.perf_counter()
+        draws = 1 if name == "HASFL" else num_draws
+        rng = numpy_rng(seed, f"system/{name}")
+        decisions = [strategy(problem, name, rng) for _ in range(draws)]
+        vals = np.array([d.theta for d in decisions])
+        ok = vals[np.isfinite(vals)]
+        row = {"method": name, "N": problem.num_devices, "theta": float(ok.mean()) if len(ok) else None,
+               "theta_std": float(ok.std()) if len(ok) else None, "infeasible": int((~np.isfinite(vals)).sum()),
+               "solve_s": (time.perf_counter() - t0) / draws}
+        if name == "HASFL":
+            row.update(b=decisions[0].b.tolist(), cuts=decisions[0].cuts.tolist(), bcd_iters=decisions[0].info["bcd_iters"])
+        rows.append(row)
+    return rows
+
+
+def sensitivity(model: str, dataset: str, constants: HasflConstants, num_devices: int, seed: int, gamma: float,
+                interval: int, eps_slack: float, factors: list[float], device_counts: list[int],
+                num_draws: int) -> list[dict]:
+    """Θ of every strategy vs device compute, server compute, uplink rate, inter-server rate (each range of
+    Table I multiplied by each factor) and vs the number of devices. Rows of :func:`compare_strategies` plus
+    ``setting`` (the swept quantity) and ``value`` (factor or N)."""
+    rows = []
+    for key in ("device_flops", "server_flops", "rate_up", "rate_servers"):
+        for k in factors:
+            p = make_problem(model, dataset, constants, num_devices, seed, gamma, interval, eps_slack, {key: k})
+            rows += [dict(r, setting=key, value=k) for r in compare_strategies(p, num_draws, seed)]
+    for n in device_counts:
+        p = make_problem(model, dataset, constants, n, seed, gamma, interval, eps_slack)
+        rows += [dict(r, setting="num_devices", value=n) for r in compare_strategies(p, num_draws, seed)]
+    return rows

@@ -1,0 +1,51 @@
+"""HASFL's round composition (eqs. 38-40) over the shared per-device latency terms, and Table I.
+
+Source: HASFL Sec. V-A and VII-A (spec ``shared/spec/hasfl.md``, "Latency model"). Units: seconds, bits.
+Choice: Table I gives no device memory υ_{c,i}; we draw it from U[0.25, 1] GB (``memory_bytes``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..split import EdgeDevices, LayerProfile, Servers, SystemSpec, device_terms, server_compute
+
+TABLE_I = SystemSpec(num_devices=20, server_flops=20e12, device_flops=(1e12, 2e12), rate_up=(75e6, 80e6),
+                     rate_down=(360e6, 380e6), rate_servers=(360e6, 380e6), memory_bytes=(0.25e9, 1e9))
+"""HASFL Table I: 20 devices, f_s = 20 TFLOP/s, f_i ∈ [1, 2] TFLOP/s, uplinks 75-80 Mbit/s, downlinks and
+server links 360-380 Mbit/s; device memory 0.25-1 GB (our choice: Table I has none)."""
+
+
+def round_latency(profile: LayerProfile, b, cuts, devices: EdgeDevices, servers: Servers) -> dict:
+    """Per-round latencies of split training (eqs. 28-39) for batch sizes ``b`` and cut layers ``cuts``.
+
+    Args:
+        profile: per-sample model profile. b: ``[..., N]`` batch sizes (>= 1). cuts: ``[..., N]`` cut layers L_i
+            in 1..L. devices, servers: the system.
+
+    Returns:
+        Arrays (seconds): per device ``T_F`` (28), ``T_aU`` (29), ``T_gD`` (32), ``T_B`` (33), ``T_cU`` (34),
+        ``T_cD`` (36) ``[..., N]``; per round ``T_sF`` (30), ``T_sB`` (31), ``T_sU`` (35), ``T_sD`` (37),
+        ``T_S`` (38), ``T_A`` (39) ``[...]``; and ``Lambda_s`` (bits of all non-common parts).
+
+    Raises:
+        ValueError: shapes, b < 1, cuts outside 1..L.
+    """
+    out = device_terms(profile, b, cuts, devices)                           # (28), (29), (32)-(34), (36)
+    out.update(server_compute(profile, b, cuts, servers))                   # (30), (31)
+    delta = profile.param_bits[np.asarray(cuts) - 1]
+    n = devices.num_devices
+    out["Lambda_s"] = n * delta.max(-1) - delta.sum(-1)
+    out["T_sU"] = out["Lambda_s"] / servers.rate_to_fed                     # (35)
+    out["T_sD"] = out["Lambda_s"] / servers.rate_from_fed                   # (37)
+    out["T_S"] = ((out["T_F"] + out["T_aU"]).max(-1) + out["T_sF"] + out["T_sB"]
+                  + (out["T_gD"] + out["T_B"]).max(-1))                     # (38)
+    out["T_A"] = (np.maximum(out["T_cU"].max(-1), out["T_sU"])
+                  + np.maximum(out["T_cD"].max(-1), out["T_sD"]))           # (39)
+    return out
+
+
+def total_latency(rounds: int, interval: int, t_split, t_agg):
+    """Eq. (40): T = R·T_S + ⌊R/I⌋·T_A (seconds). Raises ``ValueError`` for R < 0 or I < 1."""
+    if rounds < 0 or interval < 1:
+        raise ValueError(f"rounds must be >= 0 and interval I >= 1, got R={rounds}, I={interval}")
+    return rounds * np.asarray(t_split) + (rounds // interval) * np.asarray(t_agg)

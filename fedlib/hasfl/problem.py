@@ -1,0 +1,150 @@
+"""HASFL problem (41): an instance (:class:`Problem`), a solution (:class:`Decision`), the objective Θ (eq. 42)
+and the constraints C1-C5, shared by the optimiser's blocks (:mod:`.p1`, :mod:`.p2`, :mod:`.bcd`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..split import EdgeDevices, LayerProfile, Servers, memory_bits
+from .latency import round_latency
+from .theory import HasflConstants, bound_floor
+
+@dataclass(frozen=True)
+class Problem:
+    """One instance of problem (41).
+
+    Attributes:
+        profile: model profile. devices, servers: the system. constants: Theorem 1's constants.
+        gamma: step size γ (<= 1/β). eps: target ε of C1. interval: I, aggregation interval.
+        allowed_cuts: cut layers that may be chosen (default all 1..L).
+        max_batch: optional upper bound on every b_i (the paper has none; RBS draws from 1..64).
+    """
+
+    profile: LayerProfile
+    devices: EdgeDevices
+    servers: Servers
+    constants: HasflConstants
+    gamma: float
+    eps: float
+    interval: int
+    allowed_cuts: tuple = ()
+    max_batch: int | None = None
+
+    def __post_init__(self):
+        if self.max_batch is not None and self.max_batch < 1:
+            raise ValueError(f"max_batch must be >= 1 or None, got {self.max_batch}")
+        if len(self.constants.sigma2) != self.profile.num_layers:
+            raise ValueError(f"constants have {len(self.constants.sigma2)} layers, the profile "
+                             f"{self.profile.num_layers}")
+        if not 0 < self.gamma <= 1 / self.constants.beta:
+            raise ValueError(f"gamma must satisfy 0 < gamma <= 1/beta = {1 / self.constants.beta:.4g}")
+        if self.eps <= 0 or self.interval < 1:
+            raise ValueError(f"eps must be > 0 and interval I >= 1, got {self.eps}, {self.interval}")
+        cuts = tuple(self.allowed_cuts) or tuple(range(1, self.profile.num_layers + 1))
+        if any(not 1 <= c <= self.profile.num_layers for c in cuts):
+            raise ValueError(f"allowed_cuts must lie in 1..{self.profile.num_layers}, got {cuts}")
+        object.__setattr__(self, "allowed_cuts", tuple(sorted(set(cuts))))
+
+    @property
+    def num_devices(self) -> int:
+        return self.devices.num_devices
+
+
+@dataclass
+class Decision:
+    """Batch sizes ``b [N]`` (int >= 1), cut layers ``cuts [N]`` (1..L), the predicted total latency ``theta``
+    (s, eq. 42), and solver information."""
+
+    b: np.ndarray
+    cuts: np.ndarray
+    theta: float
+    info: dict = field(default_factory=dict)
+
+
+def eps_with_slack(constants: HasflConstants, gamma: float, interval: int, num_devices: int,
+                   slack: float) -> float:
+    """ε = (1 + slack)·floor(b_i = 64 ∀i, L_c = 1): a target just above the smallest floor Theorem 1 allows
+    at the shallowest cut (see the module docstring). Raises ``ValueError`` for slack <= 0."""
+    if slack <= 0:
+        raise ValueError(f"slack must be > 0, got {slack}")
+    return float((1 + slack) * bound_floor(constants, gamma, np.full(num_devices, 64.0), 1, interval))
+
+
+def theta(problem: Problem, b, cuts) -> np.ndarray:
+    """Θ(b, μ) of eq. (42): 2ϑ(T_S + T_A/I) / (γ(ε − floor)), in seconds, for ``[..., N]`` decisions.
+
+    ``inf`` where a decision is infeasible: memory C4 violated on some device, a cut outside
+    ``allowed_cuts``, or ε at or below the bound's floor (C1 unreachable).
+    """
+    p, c = problem, problem.constants
+    b = np.asarray(b, dtype=float)
+    cuts = np.asarray(cuts)
+    lat = round_latency(p.profile, b, cuts, p.devices, p.servers)
+    den = p.gamma * (p.eps - bound_floor(c, p.gamma, b, cuts.max(-1), p.interval))
+    val = 2 * c.vartheta * (lat["T_S"] + lat["T_A"] / p.interval) / np.where(den > 0, den, np.nan)
+    ok = (den > 0) & (memory_bits(p.profile, b, cuts) < p.devices.memory_bits).all(-1)
+    ok &= np.isin(cuts, p.allowed_cuts).all(-1)
+    if p.max_batch is not None:
+        ok &= (b <= p.max_batch).all(-1)
+    return np.where(ok, val, np.inf)
+
+
+def feasible_cuts(problem: Problem, b) -> np.ndarray:
+    """``[N, L]`` bool: cut j is allowed for device i and satisfies memory C4 at batch size b_i.
+
+    Raises:
+        ValueError: some device has no feasible cut (names the device and its memory).
+    """
+    p = problem
+    L = p.profile.num_layers
+    b = np.asarray(b, dtype=float).reshape(-1, 1)
+    cuts = np.arange(1, L + 1)[None, :]
+    ok = memory_bits(p.profile, b, np.broadcast_to(cuts, (len(b), L))) < p.devices.memory_bits[:, None]
+    ok &= np.isin(cuts, p.allowed_cuts)
+    bad = np.flatnonzero(~ok.any(1))
+    if len(bad):
+        i = int(bad[0])
+        raise ValueError(f"memory constraint C4: device {i} (memory {p.devices.memory_bits[i] / 8e6:.1f} MB) fits no "
+                         f"allowed cut at batch size {int(b[i, 0])}")
+    return ok
+
+
+def aux_variables(problem: Problem, b, cuts) -> dict:
+    """The tightest T1..T6 of (44) for a decision: T1 = max G̃²_{L_i}, T2 = max δ_{L_i}, T3 = max(T_F + T_aU),
+    T4 = max(T_gD + T_B), T5 = max(max T_cU, T_sU), T6 = max(max T_cD, T_sD)."""
+    p = problem
+    lat = round_latency(p.profile, b, cuts, p.devices, p.servers)
+    k = np.asarray(cuts) - 1
+    return {"T1": float(p.constants.G2_cum[k].max()), "T2": float(p.profile.param_bits[k].max()),
+            "T3": float((lat["T_F"] + lat["T_aU"]).max()), "T4": float((lat["T_gD"] + lat["T_B"]).max()),
+            "T5": float(max(lat["T_cU"].max(), lat["T_sU"])), "T6": float(max(lat["T_cD"].max(), lat["T_sD"]))}
+
+
+def admissible_cuts(problem: Problem, b) -> np.ndarray:
+    """``[N, L]`` bool: cut j satisfies memory C4 for device i at b_i and keeps ε reachable with L_c = j
+    (the bound's floor at these batch sizes is below ε).
+
+    Raises:
+        ValueError: C4 unsatisfiable on a device, or no cut keeps ε reachable (C1), naming the floor.
+    """
+    p = problem
+    ok = feasible_cuts(problem, b)
+    b = np.broadcast_to(np.asarray(b, dtype=float), (p.num_devices,))
+    floors = np.array([bound_floor(p.constants, p.gamma, b, j, p.interval) for j in range(1, p.profile.num_layers + 1)])
+    ok = ok & (floors < p.eps)[None, :]
+    if not ok.any(1).all():
+        raise ValueError(f"convergence constraint C1: eps = {p.eps:.4g} is below the bound's floor "
+                         f"{floors.min():.4g} for every memory-feasible cut at these batch sizes")
+    return ok
+
+
+def initial_cuts(problem: Problem, b) -> np.ndarray:
+    """The BCD start (see the module docstring): each device's admissible cut (:func:`admissible_cuts`) with the
+    smallest per-sample device time (ρ_j + ϖ_j)/f_i + ψ_j/r_i^U + χ_j/r_i^D."""
+    p = problem
+    ok = admissible_cuts(problem, b)
+    prof, dev = p.profile, p.devices
+    t = ((prof.fwd_flops + prof.bwd_flops)[None, :] / dev.flops[:, None]
+         + prof.act_bits[None, :] / dev.rate_up[:, None] + prof.grad_bits[None, :] / dev.rate_down[:, None])
+    return np.argmin(np.where(ok, t, np.inf), axis=1).astype(np.int64) + 1

@@ -1,0 +1,99 @@
+"""HASFL convergence bound (Theorem 1, Corollary 1): the constants, the bound's floor and the rounds R(ε).
+
+Source: HASFL Sec. IV and V-B (spec ``shared/spec/hasfl.md``). Notation: N devices, batch sizes b_i, cut layers
+L_i, L_c = max_i L_i, aggregation interval I, step size γ, per-layer constants over the model's L units. The
+constants are estimated by :mod:`fedlib.hasfl.estimate`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+@dataclass(frozen=True)
+class HasflConstants:
+    """Constants of HASFL Theorem 1.
+
+    Attributes:
+        beta: β, smoothness. sigma2: ``[L]`` σ_j² per unit (per sample). G2: ``[L]`` G_j² per unit.
+        vartheta: ϑ = f(w⁰) − f*.
+    """
+
+    beta: float
+    sigma2: np.ndarray
+    G2: np.ndarray
+    vartheta: float
+
+    def __post_init__(self):
+        s, g = np.asarray(self.sigma2, float), np.asarray(self.G2, float)
+        if s.ndim != 1 or s.shape != g.shape:
+            raise ValueError(f"sigma2 and G2 must be 1-D arrays of equal length L, got {s.shape} and {g.shape}")
+        if self.beta <= 0 or self.vartheta <= 0 or np.any(s < 0) or np.any(g < 0):
+            raise ValueError("beta and vartheta must be > 0; sigma2 and G2 must be >= 0")
+        object.__setattr__(self, "sigma2", s)
+        object.__setattr__(self, "G2", g)
+
+    @property
+    def G2_cum(self) -> np.ndarray:
+        """G̃_j² = Σ_{k<=j} G_k² (eq. 44), ``[L]``."""
+        return np.cumsum(self.G2)
+
+    def to_dict(self) -> dict:
+        return {"beta": self.beta, "sigma2": self.sigma2.tolist(), "G2": self.G2.tolist(), "vartheta": self.vartheta}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "HasflConstants":
+        return cls(d["beta"], np.asarray(d["sigma2"]), np.asarray(d["G2"]), d["vartheta"])
+
+
+def _check_gamma(c: HasflConstants, gamma: float) -> None:
+    if not 0 < gamma <= 1 / c.beta:
+        raise ValueError(f"gamma must satisfy 0 < gamma <= 1/beta = {1 / c.beta:.4g} (Theorem 1), got {gamma!r}")
+
+
+def _floor_terms(c: HasflConstants, gamma: float, b, cut_max, interval: int) -> tuple:
+    """(variance, split) terms of Theorem 1: βγ Σ_i Σ_j σ_j²/(b_i N²) and 1{I>1}·4β²γ²I² Σ_{j<=L_c} G_j²."""
+    b = np.asarray(b, dtype=float)
+    variance = c.beta * gamma * c.sigma2.sum() * (1.0 / b).sum(-1) / b.shape[-1] ** 2
+    split = (interval > 1) * 4 * c.beta ** 2 * gamma ** 2 * interval ** 2 * c.G2_cum[np.asarray(cut_max) - 1]
+    return variance, split
+
+
+def bound_floor(c: HasflConstants, gamma: float, b, cut_max, interval: int) -> np.ndarray:
+    """The terms of Theorem 1 that do not vanish with R: βγ Σ_i Σ_j σ_j²/(b_i N²) + 1{I>1}·4β²γ²I² Σ_{j<=L_c} G_j².
+
+    Args:
+        b: ``[..., N]`` batch sizes. cut_max: L_c = max_i L_i (``[...]``). interval: I.
+    """
+    variance, split = _floor_terms(c, gamma, b, cut_max, interval)
+    return variance + split
+
+
+def theorem1_bound(c: HasflConstants, gamma: float, b, cuts, interval: int, rounds: int) -> dict:
+    """Theorem 1's right-hand side term by term: ``init`` = 2ϑ/(γR), ``variance``, ``split`` and ``total``.
+
+    Raises:
+        ValueError: γ outside (0, 1/β], R < 1.
+    """
+    _check_gamma(c, gamma)
+    if rounds < 1:
+        raise ValueError(f"rounds must be >= 1, got {rounds}")
+    variance, split = _floor_terms(c, gamma, b, np.asarray(cuts).max(-1), interval)
+    init = 2 * c.vartheta / (gamma * rounds)
+    return {"init": init, "variance": variance, "split": split, "total": init + variance + split}
+
+
+def rounds_needed(c: HasflConstants, gamma: float, b, cuts, interval: int, eps: float) -> int:
+    """Corollary 1: the smallest R with bound <= ε, R = ⌈2ϑ / (γ(ε − floor))⌉.
+
+    Raises:
+        ValueError: ε <= the bound's floor (unreachable for these b and cuts; the message names the floor), or γ
+        outside (0, 1/β].
+    """
+    _check_gamma(c, gamma)
+    floor = float(bound_floor(c, gamma, b, np.asarray(cuts).max(), interval))
+    if eps <= floor:
+        raise ValueError(f"eps = {eps:.4g} is at or below the bound's floor {floor:.4g} for these batch sizes and "
+                         f"cuts (variance + split terms of Theorem 1): no number of rounds reaches it")
+    return int(math.ceil(2 * c.vartheta / (gamma * (eps - floor))))

@@ -1,0 +1,70 @@
+"""Per-device latency terms of split training shared by the papers: compute and transfer times of each device's
+part of a cut model, the server's compute for the rest, and the device memory at a cut.
+
+Source: HASFL Sec. V-A, eqs. (28)-(37) (spec ``shared/spec/hasfl.md``, "Latency model"). Units: FLOP/s, bit/s,
+bits, seconds. Per-sample model quantities come from a :class:`fedlib.split.LayerProfile`. Every function
+broadcasts over leading dimensions: ``b`` and ``cuts`` may be ``[..., N]`` (e.g. many candidate decisions at
+once); reductions over devices use the last axis. How a round composes these terms is each paper's own
+(HASFL: :func:`fedlib.hasfl.round_latency`, eqs. 38-40).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .profile import LayerProfile
+from .system import EdgeDevices, Servers
+
+
+def check_decision(profile: LayerProfile, b, cuts, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Validate a decision: ``b`` and ``cuts`` end with the device axis of length ``n``, b >= 1 (C5), integer
+    cuts in 1..L (C3). Returns them as arrays (b as float). Raises ``ValueError`` naming the parameter."""
+    b = np.asarray(b, dtype=float)
+    cuts = np.asarray(cuts)
+    if b.shape[-1:] != (n,) or cuts.shape[-1:] != (n,):
+        raise ValueError(f"b and cuts must end with the device axis of length N = {n}, got {b.shape}, {cuts.shape}")
+    if np.any(b < 1):
+        raise ValueError("batch sizes b must be >= 1 (constraint C5)")
+    if not np.issubdtype(cuts.dtype, np.integer) or np.any(cuts < 1) or np.any(cuts > profile.num_layers):
+        raise ValueError(f"cuts must be integers in 1..L = 1..{profile.num_layers} (constraint C3)")
+    return b, cuts
+
+
+def device_terms(profile: LayerProfile, b, cuts, devices: EdgeDevices) -> dict:
+    """Per-device times of one round of split training (seconds, ``[..., N]``).
+
+    ``T_F`` (28) device forward, ``T_aU`` (29) smashed-data upload, ``T_gD`` (32) activation-gradient download,
+    ``T_B`` (33) device backward, ``T_cU`` (34) / ``T_cD`` (36) client-side model upload to / download from the
+    fed server.
+
+    Raises:
+        ValueError: shapes, b < 1, cuts outside 1..L.
+    """
+    b, cuts = check_decision(profile, b, cuts, devices.num_devices)
+    k = cuts - 1
+    delta = profile.param_bits[k]
+    return {"T_F": b * profile.fwd_flops[k] / devices.flops,                # (28)
+            "T_aU": b * profile.act_bits[k] / devices.rate_up,              # (29)
+            "T_gD": b * profile.grad_bits[k] / devices.rate_down,           # (32)
+            "T_B": b * profile.bwd_flops[k] / devices.flops,                # (33)
+            "T_cU": delta / devices.rate_up_fed,                            # (34)
+            "T_cD": delta / devices.rate_down_fed}                          # (36)
+
+
+def server_compute(profile: LayerProfile, b, cuts, servers: Servers) -> dict:
+    """Edge-server forward ``T_sF`` (30) and backward ``T_sB`` (31) time (seconds, ``[...]``) for the server-side
+    parts of all devices (layers L_i+1..L on b_i samples each), processed one after another.
+
+    Raises:
+        ValueError: b < 1, cuts outside 1..L.
+    """
+    b, cuts = check_decision(profile, b, cuts, np.shape(cuts)[-1] if np.ndim(cuts) else 0)
+    k = cuts - 1
+    return {"T_sF": (b * (profile.fwd_flops[-1] - profile.fwd_flops[k])).sum(-1) / servers.flops,   # (30)
+            "T_sB": (b * (profile.bwd_flops[-1] - profile.bwd_flops[k])).sum(-1) / servers.flops}   # (31)
+
+
+def memory_bits(profile: LayerProfile, b, cuts) -> np.ndarray:
+    """Device memory of constraint C4, b_i ψ̃_j + b_i χ̃_j + ϑ̃_j + δ_j at j = L_i (bits), ``[..., N]``."""
+    k = np.asarray(cuts) - 1
+    b = np.asarray(b, dtype=float)
+    return b * (profile.act_bits_cum[k] + profile.grad_bits_cum[k]) + profile.opt_state_bits[k] + profile.param_bits[k]

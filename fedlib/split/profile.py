@@ -1,0 +1,107 @@
+"""Measured layer profiles of cuttable models (:class:`LayerProfile`): per cut j, the per-sample FLOPs, smashed
+data and gradient bits, parameter and optimiser-state bits of HASFL Sec. V-A (spec "Latency model"), counted with
+``torch.utils.flop_counter.FlopCounterMode`` on the real modules."""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
+
+from .models import MODELS
+
+OPTIMIZER_STATE = {"sgd": 0, "momentum": 1, "adam": 2}
+
+
+@dataclass(frozen=True)
+class LayerProfile:
+    """Per-sample profile of a cuttable model; every array has length L, index j-1 describes cut j.
+
+    Units: FLOPs (multiply-add = 2), bits (fp32 = 32 bits per value).
+
+    Attributes:
+        name: model name. input_shape: ``(C, H, W)``. optimizer: state counted in ``opt_state_bits``.
+        fwd_flops: ρ_j, forward FLOPs of units 1..j (cumulative).
+        bwd_flops: ϖ_j, backward FLOPs of units 1..j (cumulative; unit 1 computes no input gradient).
+        act_bits: ψ_j, activations at the output of unit j.
+        grad_bits: χ_j, activation gradients at the output of unit j (= ψ_j).
+        param_bits: δ_j, parameters of units 1..j (client-side part).
+        opt_state_bits: ϑ̃_j, optimizer state of units 1..j.
+        act_bits_cum: ψ̃_j = Σ_{k<=j} ψ_k. grad_bits_cum: χ̃_j = Σ_{k<=j} χ_k.
+        params_per_unit: parameters of each unit (count).
+    """
+
+    name: str
+    input_shape: tuple
+    optimizer: str
+    fwd_flops: np.ndarray
+    bwd_flops: np.ndarray
+    act_bits: np.ndarray
+    grad_bits: np.ndarray
+    param_bits: np.ndarray
+    opt_state_bits: np.ndarray
+    act_bits_cum: np.ndarray
+    grad_bits_cum: np.ndarray
+    params_per_unit: np.ndarray
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.fwd_flops)
+
+
+def profile_model(model: nn.Sequential, input_shape: tuple[int, int, int], optimizer: str = "sgd",
+                  name: str = "", batch: int = 2) -> LayerProfile:
+    """Measure the per-sample profile of a cuttable model (HASFL Sec. V-A quantities ρ, ϖ, ψ, χ, δ, ϑ̃, ψ̃, χ̃).
+
+    FLOPs are counted by ``torch.utils.flop_counter.FlopCounterMode`` on a forward and a backward pass of each
+    unit separately (a batch of ``batch`` samples, divided by ``batch``; BN needs >= 2 in training mode); only
+    operations the counter knows (convolutions, matmuls) are counted, element-wise work is not.
+
+    Args:
+        model: ``nn.Sequential`` of units. input_shape: ``(C, H, W)`` of one sample.
+        optimizer: ``"sgd"``, ``"momentum"`` or ``"adam"`` (state bits per parameter: 0, 32, 64).
+
+    Raises:
+        ValueError: unknown optimizer.
+    """
+    if optimizer not in OPTIMIZER_STATE:
+        raise ValueError(f"optimizer must be one of {sorted(OPTIMIZER_STATE)}, got {optimizer!r}")
+    model = model.train()
+    x = torch.randn(batch, *input_shape)
+    fwd, bwd, act, params = [], [], [], []
+    for j, unit in enumerate(model):
+        inp = x.detach().requires_grad_(j > 0)
+        with FlopCounterMode(display=False) as fc:
+            out = unit(inp)
+        fwd.append(fc.get_total_flops() / batch)
+        with FlopCounterMode(display=False) as fc:
+            out.backward(torch.ones_like(out))
+        bwd.append(fc.get_total_flops() / batch)
+        act.append(32 * out[0].numel())
+        params.append(sum(p.numel() for p in unit.parameters()))
+        x = out.detach()
+    fwd, bwd, act, params = (np.asarray(v, dtype=float) for v in (fwd, bwd, act, params))
+    state = OPTIMIZER_STATE[optimizer]
+    return LayerProfile(name, tuple(input_shape), optimizer, np.cumsum(fwd), np.cumsum(bwd), act, act.copy(),
+                        32 * np.cumsum(params), 32 * state * np.cumsum(params), np.cumsum(act), np.cumsum(act),
+                        params.astype(np.int64))
+
+
+@functools.lru_cache(maxsize=32)
+def model_profile(name: str, in_channels: int = 3, image_size: int = 32, num_classes: int = 10,
+                  optimizer: str = "sgd") -> LayerProfile:
+    """Build model ``name`` (``"vgg16"`` or ``"resnet18"``) and return its :func:`profile_model`.
+
+    Cached per arguments (a profile is measured once per process); treat the returned arrays as read-only.
+
+    Raises:
+        ValueError: unknown model name or bad shape.
+    """
+    if name not in MODELS:
+        raise ValueError(f"model must be one of {sorted(MODELS)}, got {name!r}")
+    torch.manual_seed(0)  # profiles do not depend on the weights; fixed for reproducible BN statistics
+    return profile_model(MODELS[name](in_channels, image_size, num_classes), (in_channels, image_size, image_size),
+                         optimizer, name)
