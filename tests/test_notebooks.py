@@ -59,7 +59,8 @@ def test_metrics_file(smoke, name):
             for key in ("method", "setting", "N", "H", "E", "final_test_acc", "target_acc", "comm_to_target"):
                 assert key in run
     if name.startswith(("hist_1", "hist_2")):
-        got = {f"{r['method']}/{r['setting']}/N{r['N']}/H{r['H']}/E{r['E']}/R{r['global_rounds']}": r["final_test_acc"] for r in m["runs"]}
+        got = {f"{r['method']}/{r['setting']}/N{r['N']}/H{r['H']}/E{r['E']}/R{r['global_rounds']}/s{r['seed']}": r["final_test_acc"]
+               for r in m["runs"]}
         assert set(got) == set(expected["final_test_acc"])
         for key, value in expected["final_test_acc"].items():
             assert got[key] == pytest.approx(value, abs=0.03), key

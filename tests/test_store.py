@@ -1,43 +1,165 @@
-"""Result store: keys, cache hits, force, atomic writes, resume of an interrupted sweep."""
+"""Result store: keys over config + source hash, cache hits, force, validated loads, atomic and concurrent
+writes, stale temporary files, file mode, resume of an interrupted sweep."""
 import json
+import multiprocessing
+import os
+import stat
+import sys
+import time
+import warnings
+from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from fedlib.hist import experiments, run
-from fedlib.hist import HistConfig
 from fedlib.core import ResultStore, config_key
+from fedlib.core.store import CorruptRecordError, source_hash
+from fedlib.hist import HistConfig, experiments, run
 
 
-def test_key_depends_on_config_seed_and_version_not_order():
+def test_key_depends_on_config_seed_and_code_not_order():
     a = {"x": 1, "seed": 0}
     assert config_key(a) == config_key({"seed": 0, "x": 1})
     assert config_key(a) != config_key({"x": 1, "seed": 1})
-    assert config_key(a, "0.1.0") != config_key(a, "0.2.0")
+    assert config_key(a, "abc") != config_key(a, "abd")
+    with pytest.raises(ValueError, match="NaN"):
+        config_key({"lr": float("nan")})
+    with pytest.raises(TypeError, match="JSON"):
+        config_key({"f": object()})
+
+
+@pytest.fixture
+def toy_packages(tmp_path, monkeypatch):
+    """Two throwaway packages on sys.path, so that editing one's source can be observed."""
+    for name in ("toy_paper_a", "toy_paper_b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text("X = 1\n")
+        (tmp_path / name / "engine.py").write_text("def step():\n    return 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    source_hash.cache_clear()
+    yield tmp_path
+    source_hash.cache_clear()
+    for name in ("toy_paper_a", "toy_paper_b"):
+        sys.modules.pop(name, None)
+
+
+def test_editing_a_package_changes_its_runs_keys_and_not_the_others(toy_packages, tmp_path):
+    store_a = ResultStore(tmp_path / "cache", code=("toy_paper_a",))
+    store_b = ResultStore(tmp_path / "cache", code=("toy_paper_b",))
+    ka, kb = store_a.key({"seed": 0}), store_b.key({"seed": 0})
+    (toy_packages / "toy_paper_a" / "engine.py").write_text("def step():\n    return 2  # engine edit\n")
+    source_hash.cache_clear()
+    assert ResultStore(tmp_path / "cache", code=("toy_paper_a",)).key({"seed": 0}) != ka
+    assert ResultStore(tmp_path / "cache", code=("toy_paper_b",)).key({"seed": 0}) == kb
+
+
+def test_rerun_after_an_engine_edit_recomputes(toy_packages, tmp_path):
+    calls = []
+    ResultStore(tmp_path / "c", code=("toy_paper_a",)).get_or_run({"seed": 0}, lambda: calls.append(1) or {"v": 1})
+    ResultStore(tmp_path / "c", code=("toy_paper_a",)).get_or_run({"seed": 0}, lambda: calls.append(1) or {"v": 1})
+    assert len(calls) == 1                                                        # cache hit
+    (toy_packages / "toy_paper_a" / "engine.py").write_text("def step():\n    return 3\n")
+    source_hash.cache_clear()
+    ResultStore(tmp_path / "c", code=("toy_paper_a",)).get_or_run({"seed": 0}, lambda: calls.append(1) or {"v": 2})
+    assert len(calls) == 2                                                        # recomputed, not stale
+
+
+def test_unknown_code_module_is_named():
+    with pytest.raises(ValueError, match="no_such_module_xyz"):
+        source_hash(("no_such_module_xyz",))
+    with pytest.raises(TypeError, match="sequence of module names"):
+        source_hash("fedlib")
 
 
 def test_hit_force_and_record(tmp_path):
     store = ResultStore(tmp_path)
     calls = []
-    run = lambda: calls.append(1) or {"value": len(calls)}  # noqa: E731
-    assert store.get_or_run({"a": 1}, run)["value"] == 1
-    assert store.get_or_run({"a": 1}, run)["value"] == 1 and len(calls) == 1      # cache hit
-    assert store.get_or_run({"a": 1}, run, force=True)["value"] == 2              # recomputed
-    assert store.load({"a": 1})["store_key"] == config_key({"a": 1})
+    run_ = lambda: calls.append(1) or {"value": len(calls)}  # noqa: E731
+    assert store.get_or_run({"a": 1}, run_)["value"] == 1
+    assert store.get_or_run({"a": 1}, run_)["value"] == 1 and len(calls) == 1      # cache hit
+    assert store.get_or_run({"a": 1}, run_, force=True)["value"] == 2              # recomputed
+    assert store.load({"a": 1})["store_key"] == config_key({"a": 1}, store.code_hash)
     with pytest.raises(KeyError, match="run the experiments notebook"):
         store.load({"a": 2})
 
 
-def test_killed_run_leaves_nothing(tmp_path, monkeypatch):
+@pytest.mark.parametrize("content, problem", [
+    ('{"schema": 1, "config": {"a": 1}, "rec', "not valid JSON"),     # truncated
+    ("", "not valid JSON"),                                          # empty
+    ("{}", "schema"),                                                # not a record
+    (None, "another config"),                                        # another config's valid record
+])
+def test_corrupt_or_foreign_file_is_named_and_recomputed_alone(tmp_path, content, problem):
     store = ResultStore(tmp_path)
+    store.save({"a": 1}, {"v": 1})
+    store.save({"a": 2}, {"v": 2})
+    path = store.path({"a": 1})
+    path.write_text(store.path({"a": 2}).read_text() if content is None else content)
+    with pytest.raises(CorruptRecordError, match=problem) as err:
+        store.load({"a": 1})
+    assert str(path) in str(err.value)
+    calls = []
+    with pytest.warns(UserWarning, match=str(path).replace(".", r"\.")):
+        rec = store.get_or_run({"a": 1}, lambda: calls.append(1) or {"v": 10})
+    assert rec["v"] == 10 and calls == [1]
+    assert store.load({"a": 1})["v"] == 10 and store.load({"a": 2})["v"] == 2      # the other run untouched
 
-    def dump_then_die(obj, fh):
-        fh.write('{"half": ')
+
+def test_record_of_other_code_is_refused(tmp_path):
+    store = ResultStore(tmp_path)
+    store.save({"a": 1}, {"v": 1})
+    env = json.loads(store.path({"a": 1}).read_text())
+    env["code_hash"] = "0" * 16
+    store.path({"a": 1}).write_text(json.dumps(env))
+    with pytest.raises(CorruptRecordError, match="other code"):
+        store.load({"a": 1})
+
+
+def test_non_finite_records_are_refused_before_writing(tmp_path):
+    store = ResultStore(tmp_path)
+    with pytest.raises(ValueError, match=r"/curve/1 = nan"):
+        store.save({"a": 1}, {"curve": [0.5, float("nan")]})
+    with pytest.raises(ValueError, match="inf"):
+        store.get_or_run({"a": 1}, lambda: {"loss": float("inf")})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_killed_write_leaves_nothing_and_files_are_world_readable(tmp_path, monkeypatch):
+    store = ResultStore(tmp_path)
+    store.save({"a": 0}, {"v": 0})
+    assert stat.S_IMODE(store.path({"a": 0}).stat().st_mode) == 0o644
+
+    def fsync_then_die(fd):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(json, "dump", dump_then_die)
+    monkeypatch.setattr(os, "fsync", fsync_then_die)
     with pytest.raises(KeyboardInterrupt):
         store.save({"a": 1}, {"v": 1})
-    assert list(tmp_path.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == [store.path({"a": 0}).name]
+
+
+def test_stale_temporary_files_are_removed_fresh_ones_kept(tmp_path):
+    old, fresh = tmp_path / ".tmp-old.json", tmp_path / ".tmp-fresh.json"
+    old.write_text("{")
+    fresh.write_text("{")
+    two_hours_ago = time.time() - 7200
+    os.utime(old, (two_hours_ago, two_hours_ago))
+    ResultStore(tmp_path)
+    assert not old.exists() and fresh.exists()
+
+
+def _write_many(root, worker):
+    store = ResultStore(root)
+    for i in range(20):
+        store.save({"same": "key"}, {"worker": worker, "i": i})
+    return worker
+
+
+def test_concurrent_writers_of_one_key_leave_one_valid_record(tmp_path):
+    with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        assert sorted(pool.map(_write_many, [tmp_path] * 2, [0, 1])) == [0, 1]
+    rec = ResultStore(tmp_path).load({"same": "key"})
+    assert rec["worker"] in (0, 1) and rec["i"] == 19
+    assert [p.name for p in tmp_path.iterdir()] == [ResultStore(tmp_path).path({"same": "key"}).name]
 
 
 def test_interrupted_sweep_resumes(tmp_path, fmnist):
@@ -55,8 +177,10 @@ def test_interrupted_sweep_resumes(tmp_path, fmnist):
         experiments.run_sweep(cfgs, store, fmnist, progress=False, runner=runner)
     assert ran == [1, 2] and len(list(tmp_path.glob("*.json"))) == 2
     ran.clear()
-    out = experiments.run_sweep(cfgs, store, fmnist, progress=False,
-                         runner=lambda c, d, dev, p: ran.append(c.num_cells) or run.run_hist(c, d, "cpu", False))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # finished runs load cleanly: no corrupt-file warning
+        out = experiments.run_sweep(cfgs, store, fmnist, progress=False,
+                                    runner=lambda c, d, dev, p: ran.append(c.num_cells) or run.run_hist(c, d, "cpu", False))
     assert ran == [3] and [r["config"]["num_cells"] for r in out] == [1, 2, 3]
     rec = out[0]
     assert rec["seed"] == 0 and rec["fedlib_version"] and rec["elapsed_s"] > 0 and rec["config"]["H"] == 5

@@ -19,7 +19,8 @@ def hessian_top_eigenvalue(loss_fn: Callable[[], torch.Tensor], params: Sequence
         loss_fn: computes the scalar loss from ``params`` (which require grad).
         params: tensors the Hessian is taken over.
         iters: power-iteration steps (>= 1).
-        generator: torch generator for the random unit start vector.
+        generator: CPU torch generator for the random unit start vector (drawn on the CPU, then moved to the
+            parameters' device, so the start does not depend on the device).
 
     Returns:
         The final Rayleigh quotient's absolute value (0.0 for a zero Hessian).
@@ -31,7 +32,7 @@ def hessian_top_eigenvalue(loss_fn: Callable[[], torch.Tensor], params: Sequence
         raise ValueError(f"iters must be >= 1, got {iters}")
     params = list(params)
     grads = torch.autograd.grad(loss_fn(), params, create_graph=True)
-    v = [torch.randn(p.shape, generator=generator, device=p.device, dtype=p.dtype) for p in params]
+    v = [torch.randn(p.shape, generator=generator, device="cpu", dtype=p.dtype).to(p.device) for p in params]
     norm = torch.sqrt(sum((t ** 2).sum() for t in v))
     v = [t / norm for t in v]
     eig = 0.0

@@ -37,14 +37,15 @@ def numpy_rng(seed: int, stream: str) -> np.random.Generator:
     return np.random.default_rng(seed_sequence(seed, stream))
 
 
-def torch_generator(seed: int, stream: str, device: str | torch.device = "cpu") -> torch.Generator:
-    """A ``torch.Generator`` on ``device`` seeded from ``stream`` of ``seed``.
+def torch_generator(seed: int, stream: str) -> torch.Generator:
+    """A CPU ``torch.Generator`` seeded from ``stream`` of ``seed``.
 
-    CPU and CUDA generators produce different numbers from the same seed; results are reproducible per
-    device type.
+    Always on the CPU: fedlib draws every random tensor (minibatch indices, masks, start vectors) on the CPU and
+    moves it to the run's device, so a CUDA run follows the sample path of the CPU run (CPU and CUDA generators
+    produce different numbers from the same seed).
     """
     state = seed_sequence(seed, stream).generate_state(2, dtype=np.uint32)
-    gen = torch.Generator(device=device)
+    gen = torch.Generator(device="cpu")
     gen.manual_seed(int(state[0]) << 32 | int(state[1]))
     return gen
 

@@ -1,74 +1,214 @@
-"""Result store: each run is cached on disk under a key of its full config + seed + fedlib version.
+"""Result store: each run is cached on disk under a key of its full config (with its seed) and a hash of the
+fedlib source that computes it.
 
-- A rerun of the same config is a cache hit; ``force=True`` recomputes and overwrites.
-- Writes are atomic (write to a temporary file in the same folder, then ``os.replace``): a run killed
-  mid-way leaves no half-written result, and a sweep interrupted between runs resumes without redoing the
-  finished ones.
-- Records are JSON: they carry their config, seed, versions, curves and wall time (see each runner).
+- The key covers ``config`` and :func:`source_hash` of the packages named by the store's ``code``: editing a
+  paper's package invalidates that paper's runs, not the others' (a HIST store hashes ``fedlib.hist``,
+  ``fedlib.core`` and ``fedlib.data``). A rerun of the same config and code is a cache hit; ``force=True``
+  recomputes and overwrites.
+- Records are stored in an envelope ``{"schema", "key", "config", "code_hash", "record"}``. Every load checks
+  that the file is valid JSON with this schema and that the stored config and code hash are the requested ones:
+  a truncated, empty or foreign file raises :class:`CorruptRecordError` naming the file, and
+  :meth:`ResultStore.get_or_run` warns and recomputes that run alone.
+- Writes are atomic (a temporary file in the same folder, then ``os.replace``): a run killed mid-way leaves no
+  half-written result, concurrent workers writing the same key leave one valid record (the last), and a sweep
+  interrupted between runs resumes without redoing the finished ones. Temporary files older than
+  ``stale_tmp_s`` (a writer that was killed) are removed when a store is opened; files are world-readable
+  (0644), so a shared cache folder works for a whole group.
+- Records must be JSON without NaN or infinity: a non-finite number is refused before anything is written.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.util
 import json
 import os
 import tempfile
+import time
+import warnings
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
-from .. import __version__
 from . import paths
 
+SCHEMA = 1
+DEFAULT_CODE = ("fedlib",)
 
-def config_key(config: dict, version: str = __version__) -> str:
-    """SHA-256 (hex, 20 chars) of the canonical JSON of ``{"config": config, "fedlib": version}``.
 
-    ``config`` must hold the seed; key order does not matter.
+class CorruptRecordError(ValueError):
+    """A stored record that cannot be used: unreadable JSON, wrong schema, or another config's or code's record.
+    The message names the file."""
+
+
+@functools.lru_cache(maxsize=None)
+def _hash_module(name: str) -> str:
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None and not spec.submodule_search_locations:
+        raise ValueError(f"code: no importable module or package named {name!r}")
+    if spec.submodule_search_locations:                    # a package: every .py file below its folder
+        root = Path(next(iter(spec.submodule_search_locations)))
+        files = sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+    else:
+        root, files = Path(spec.origin).parent, [Path(spec.origin)]
+    h = hashlib.sha256()
+    for f in files:
+        h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def source_hash(modules: Sequence[str]) -> str:
+    """SHA-256 (hex, 16 chars) of the source of the named importable modules or packages (a package: every
+    ``*.py`` file below its folder, by relative path and bytes). Cached per process; call
+    ``source_hash.cache_clear()`` after editing files in a running process.
 
     Raises:
-        TypeError: ``config`` is not JSON-serialisable.
+        ValueError: ``modules`` is empty or names a module that cannot be found.
+        TypeError: ``modules`` is a string or holds a non-string.
     """
-    blob = json.dumps({"config": config, "fedlib": version}, sort_keys=True, separators=(",", ":"))
+    if isinstance(modules, str) or not all(isinstance(m, str) for m in modules):
+        raise TypeError(f"code must be a sequence of module names, got {modules!r}")
+    if not modules:
+        raise ValueError("code must name at least one module")
+    return hashlib.sha256("".join(_hash_module(m) for m in sorted(set(modules))).encode()).hexdigest()[:16]
+
+
+source_hash.cache_clear = _hash_module.cache_clear  # type: ignore[attr-defined]
+
+
+def _canonical(obj, what: str) -> str:
+    try:
+        return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except ValueError as exc:
+        raise ValueError(f"{what} must not hold NaN or infinity: {_first_non_finite(obj) or exc}") from None
+    except TypeError as exc:
+        raise TypeError(f"{what} is not JSON-serialisable: {exc}") from None
+
+
+def _first_non_finite(obj, path: str = "") -> str | None:
+    if isinstance(obj, float) and (obj != obj or obj in (float("inf"), float("-inf"))):
+        return f"{path or '<root>'} = {obj}"
+    if isinstance(obj, dict):
+        items = obj.items()
+    elif isinstance(obj, (list, tuple)):
+        items = enumerate(obj)
+    else:
+        return None
+    for k, v in items:
+        found = _first_non_finite(v, f"{path}/{k}")
+        if found:
+            return found
+    return None
+
+
+def config_key(config: dict, code: str = "") -> str:
+    """SHA-256 (hex, 20 chars) of the canonical JSON of ``{"config": config, "code": code}``; key order does not
+    matter. ``config`` must hold the seed; ``code`` is a :func:`source_hash`.
+
+    Raises:
+        TypeError: ``config`` is not a dict or not JSON-serialisable.
+        ValueError: ``config`` holds NaN or infinity.
+    """
+    if not isinstance(config, dict):
+        raise TypeError(f"config must be a dict, got {type(config).__name__}")
+    blob = _canonical({"config": config, "code": code}, "config")
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
 class ResultStore:
-    """A folder of ``<key>.json`` result records (default :func:`fedlib.core.paths.cache_dir`)."""
+    """A folder of ``<key>.json`` result records (default :func:`fedlib.core.paths.cache_dir`).
 
-    def __init__(self, root: str | Path | None = None, version: str = __version__):
+    Args:
+        root: the folder (created if missing).
+        code: modules / packages whose source is hashed into every key (default the whole ``fedlib``).
+        stale_tmp_s: temporary files older than this (seconds) are removed on opening (a killed writer's).
+    """
+
+    def __init__(self, root: str | Path | None = None, code: Sequence[str] = DEFAULT_CODE,
+                 stale_tmp_s: float = 3600.0):
         self.root = Path(root) if root is not None else paths.cache_dir()
         self.root.mkdir(parents=True, exist_ok=True)
-        self.version = version
+        self.code = tuple(code) if not isinstance(code, str) else code
+        self.code_hash = source_hash(self.code)
+        if not stale_tmp_s >= 0:
+            raise ValueError(f"stale_tmp_s must be >= 0 seconds, got {stale_tmp_s!r}")
+        now = time.time()
+        for tmp in self.root.glob(".tmp-*"):
+            try:
+                if now - tmp.stat().st_mtime > stale_tmp_s:
+                    tmp.unlink()
+            except FileNotFoundError:      # another worker finished or removed it meanwhile
+                pass
+
+    def __getstate__(self):
+        return {"root": self.root, "code": self.code, "code_hash": self.code_hash}
+
+    def __setstate__(self, state):
+        # a worker (process pool, Dask) checks that it runs the same fedlib source as the process that sent it
+        self.__dict__.update(state)
+        mine = source_hash(self.code)
+        if mine != self.code_hash:
+            raise RuntimeError(f"this worker's source of {self.code} hashes to {mine}, the sender's to "
+                               f"{self.code_hash}: run the same fedlib checkout on every worker")
+
+    def key(self, config: dict) -> str:
+        """The key of ``config`` under this store's code hash (:func:`config_key`)."""
+        return config_key(config, self.code_hash)
 
     def path(self, config: dict) -> Path:
-        """File of ``config``'s record: ``<root>/<config_key>.json``."""
-        return self.root / f"{config_key(config, self.version)}.json"
+        """File of ``config``'s record: ``<root>/<key>.json``."""
+        return self.root / f"{self.key(config)}.json"
 
     def has(self, config: dict) -> bool:
-        """Whether a record for ``config`` is stored."""
+        """Whether a file for ``config`` exists (it may still be corrupt: :meth:`load` checks)."""
         return self.path(config).is_file()
 
     def load(self, config: dict) -> dict:
-        """The stored record for ``config``.
+        """The stored record for ``config`` (with ``store_key`` added).
 
         Raises:
-            KeyError: no record (run the experiments notebook first); the message names the config.
+            KeyError: no record (run the experiments notebook first); the message names the config and file.
+            CorruptRecordError: the file is not valid JSON, has another schema, or holds another config's or
+                code's record; the message names the file.
         """
         path = self.path(config)
-        if not path.is_file():
+        try:
+            text = path.read_text()
+        except FileNotFoundError:
             raise KeyError(f"no stored result for config {config} (looked for {path}); run the experiments "
-                           f"notebook or fedlib's sweep first")
-        return json.loads(path.read_text())
+                           f"notebook or fedlib's sweep first") from None
+        try:
+            env = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CorruptRecordError(f"{path}: not valid JSON ({exc.msg} at char {exc.pos}; "
+                                     f"{len(text)} bytes)") from None
+        if not isinstance(env, dict) or env.get("schema") != SCHEMA or not isinstance(env.get("record"), dict):
+            raise CorruptRecordError(f"{path}: not a fedlib result record of schema {SCHEMA}")
+        if _canonical(env.get("config"), "stored config") != _canonical(config, "config"):
+            raise CorruptRecordError(f"{path}: holds the record of another config ({env.get('config')})")
+        if env.get("code_hash") != self.code_hash:
+            raise CorruptRecordError(f"{path}: computed by other code ({env.get('code_hash')} != {self.code_hash})")
+        return dict(env["record"], store_key=path.stem)
 
     def save(self, config: dict, record: dict) -> Path:
-        """Write ``record`` for ``config`` atomically; returns the file path."""
+        """Write ``record`` for ``config`` atomically (mode 0644); returns the file path.
+
+        Raises:
+            TypeError: ``record`` is not a dict or not JSON-serialisable.
+            ValueError: ``record`` or ``config`` holds NaN or infinity (nothing is written).
+        """
+        if not isinstance(record, dict):
+            raise TypeError(f"record must be a dict, got {type(record).__name__}")
         path = self.path(config)
-        record = dict(record, store_key=path.stem)
+        env = {"schema": SCHEMA, "key": path.stem, "config": config, "code_hash": self.code_hash,
+               "record": {k: v for k, v in record.items() if k != "store_key"}}
+        blob = _canonical(env, "record")
         fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-", suffix=".json")
         try:
             with os.fdopen(fd, "w") as fh:
-                json.dump(record, fh)
+                fh.write(blob)
                 fh.flush()
                 os.fsync(fh.fileno())
+            os.chmod(tmp, 0o644)
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
@@ -76,9 +216,17 @@ class ResultStore:
         return path
 
     def get_or_run(self, config: dict, run: Callable[[], dict], force: bool = False) -> dict:
-        """The stored record for ``config``, or ``run()``'s record, saved first (always when ``force``)."""
-        if not force and self.has(config):
-            return self.load(config)
-        record = run()
-        self.save(config, record)
+        """The stored record for ``config``, or ``run()``'s record, saved first (always when ``force``).
+
+        A corrupt or mismatched file is reported (``warnings.warn`` naming the file and the problem) and that
+        run alone is recomputed and overwritten.
+        """
+        if not force:
+            try:
+                return self.load(config)
+            except KeyError:
+                pass
+            except CorruptRecordError as exc:
+                warnings.warn(f"recomputing: {exc}", stacklevel=2)
+        self.save(config, run())
         return self.load(config)

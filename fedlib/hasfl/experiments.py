@@ -54,6 +54,15 @@ def constants_config(model: str, dataset: str, pilot_steps: int, lr: float, batc
                 batch_size=batch_size, num_batches=num_batches, power_iters=power_iters, seed=seed)
 
 
+STORE_CODE = ("fedlib.hasfl", "fedlib.split", "fedlib.core", "fedlib.data")
+"""The source a HASFL result depends on: editing it invalidates HASFL's cached runs (and nothing else does)."""
+
+
+def result_store(root: str | None = None) -> ResultStore:
+    """The result store of HASFL's runs: keys cover the config, the seed and the source of :data:`STORE_CODE`."""
+    return ResultStore(root, code=STORE_CODE)
+
+
 def estimated_constants(store: ResultStore, config: dict, data=None) -> dict:
     """Pilot-estimated constants (:func:`fedlib.hasfl_theory.pilot_constants`) for ``config``
     (:func:`constants_config`), through ``store``: a rerun is a cache hit.

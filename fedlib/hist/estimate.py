@@ -121,7 +121,7 @@ def estimate_constants(points: list[MLPState], x: torch.Tensor, y: torch.Tensor,
     """
     if not points:
         raise ValueError("points must hold at least one model")
-    gen = torch.Generator(device=x.device).manual_seed(int(seed_rng.integers(2 ** 62)))
+    gen = torch.Generator(device="cpu").manual_seed(int(seed_rng.integers(2 ** 62)))  # device-independent start
     per_point = []
     for state in points:
         grads = client_gradients(state, x, y, parts)

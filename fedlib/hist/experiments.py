@@ -2,44 +2,86 @@
 their summary rows."""
 from __future__ import annotations
 
-from typing import Callable
+import functools
+from concurrent.futures import Executor, as_completed
+from typing import Callable, Sequence
+
+import numpy as np
 
 from tqdm import tqdm
 
+from ..core import ResultStore
 from ..data import TensorDataset, load_dataset
 from .config import METHODS, HistConfig, rounds_for_budget
 from .run import run_hist
 
 
+STORE_CODE = ("fedlib.hist", "fedlib.core", "fedlib.data")
+"""The source a HIST result depends on: editing it invalidates HIST's cached runs (and nothing else does)."""
+
+
+def result_store(root: str | None = None) -> ResultStore:
+    """The result store of HIST's runs: keys cover the config, the seed and the source of :data:`STORE_CODE`."""
+    return ResultStore(root, code=STORE_CODE)
+
+
+@functools.lru_cache(maxsize=4)
+def _dataset(name: str) -> TensorDataset:
+    """The dataset ``name``, loaded once per process (each executor worker loads its own copy from disk)."""
+    return load_dataset(name)
+
+
+def _run_cached(cfg: HistConfig, store, device: str, force: bool, runner: Callable[..., dict],
+                dataset: TensorDataset | None = None) -> dict:
+    """One run through ``store`` (module level, so that process pools and Dask workers can unpickle it)."""
+    ds = dataset if dataset is not None and dataset.name == cfg.dataset else _dataset(cfg.dataset)
+    return store.get_or_run(cfg.to_dict(), lambda: runner(cfg, ds, device, False), force=force)
+
+
 def run_sweep(configs: list[HistConfig], store, dataset: TensorDataset | None = None, device: str = "auto",
-              force: bool = False, progress: bool = True,
-              runner: Callable[..., dict] = run_hist) -> list[dict]:
+              force: bool = False, progress: bool = True, runner: Callable[..., dict] = run_hist,
+              executor: Executor | None = None) -> list[dict]:
     """Run every config through ``store`` (a :class:`fedlib.core.ResultStore`); finished runs are cache hits.
 
-    An interrupted sweep resumes where it stopped: each finished run was written atomically. The dataset is
-    loaded once, on first need.
+    An interrupted sweep resumes where it stopped: each finished run was written atomically.
+
+    Args:
+        configs: the runs. store: the result store (the only state shared between workers).
+        dataset: preloaded dataset used in-process (workers load their own from disk).
+        device: ``"auto"``, ``"cpu"``, ``"cuda"`` for every run. force: recompute cached runs.
+        progress: tqdm bar over runs (and over rounds when sequential).
+        runner: ``runner(cfg, dataset, device, progress) -> record`` (default :func:`run_hist`).
+        executor: any ``concurrent.futures.Executor`` (a ``ProcessPoolExecutor``, or Dask's
+            ``Client(...).get_executor()`` for a cluster whose workers share the store's folder); ``None`` runs
+            the configs one after another in this process. Records do not depend on the executor: every run
+            draws from its own seed streams on the CPU.
 
     Returns:
         The result records, in ``configs`` order.
+
+    Raises:
+        TypeError: ``configs`` holds something other than :class:`HistConfig`, or ``executor`` is not an
+            ``Executor``.
     """
-    cache: dict[str, TensorDataset] = {} if dataset is None else {dataset.name: dataset}
-
-    def get_ds(name: str) -> TensorDataset:
-        if name not in cache:
-            cache[name] = load_dataset(name)
-        return cache[name]
-
-    out = []
-    bar = tqdm(configs, desc="runs", disable=not progress)
-    for cfg in bar:
-        out.append(store.get_or_run(cfg.to_dict(), lambda c=cfg: runner(c, get_ds(c.dataset), device, progress),
-                                    force=force))
+    configs = list(configs)
+    bad = [type(c).__name__ for c in configs if not isinstance(c, HistConfig)]
+    if bad:
+        raise TypeError(f"configs must be HistConfig instances, got {sorted(set(bad))}")
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise TypeError(f"executor must be a concurrent.futures.Executor (with submit), got {type(executor).__name__}")
+    if executor is None:
+        return [_run_cached(c, store, device, force, lambda cfg, ds, dev, _: runner(cfg, ds, dev, progress), dataset)
+                for c in tqdm(configs, desc="runs", disable=not progress)]
+    futures = {executor.submit(_run_cached, c, store, device, force, runner): i for i, c in enumerate(configs)}
+    out: list[dict | None] = [None] * len(configs)
+    for fut in tqdm(as_completed(futures), total=len(futures), desc="runs", disable=not progress):
+        out[futures[fut]] = fut.result()
     return out
 
 
 def figure_configs(settings: list[str], num_cells: list[int], H: int, E: int, comm_budget_L0: float,
                    fig4_num_cells: int, fig4_E_over_H: list[int], fig4_H: list[int], fig4_global_rounds: int,
-                   **common) -> dict[str, list[HistConfig]]:
+                   seeds: Sequence[int] = (0,), **common) -> dict[str, list[HistConfig]]:
     """The runs behind HIST Figs. 2-4 (spec "Experiments to reproduce").
 
     Args:
@@ -52,18 +94,28 @@ def figure_configs(settings: list[str], num_cells: list[int], H: int, E: int, co
         fig4_E_over_H: Fig. 4's E/H sweep ({5, 10, 15}) at H = ``H``.
         fig4_H: Fig. 4's H sweep ({20, 40, 60}) at E/H = ``E // H``.
         fig4_global_rounds: global synchronisations of each Fig. 4 run (its x-axis range).
-        **common: other :class:`HistConfig` fields (lr, batch_size, seed, num_clients, ...).
+        seeds: every run is repeated for each seed (the figures show the mean and the min-max band).
+        **common: other :class:`HistConfig` fields (lr, batch_size, num_clients, ...; not ``seed``).
 
     Returns:
-        ``{"fig2": [...], "fig4_E_over_H": [...], "fig4_H": [...]}`` (Fig. 3 reuses ``fig2``'s runs).
+        ``{"fig2": [...], "fig4_E_over_H": [...], "fig4_H": [...]}`` (Fig. 3 reuses ``fig2``'s runs), the seeds
+        of one setting next to each other.
+
+    Raises:
+        ValueError: ``seeds`` is empty or repeats a seed, or ``common`` holds ``seed``.
     """
-    fig2 = [HistConfig(method=m, setting=s, num_cells=n, H=H, E=E,
+    if "seed" in common:
+        raise ValueError("pass the seeds as seeds=[...], not seed=")
+    seeds = list(seeds)
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be a non-empty list of distinct integers, got {seeds!r}")
+    fig2 = [HistConfig(method=m, setting=s, num_cells=n, H=H, E=E, seed=sd,
                        global_rounds=rounds_for_budget(m, n, H, E, comm_budget_L0), **common)
-            for s in settings for n in num_cells for m in METHODS]
-    eh = [HistConfig(method="hist", setting=s, num_cells=fig4_num_cells, H=H, E=k * H,
-                     global_rounds=fig4_global_rounds, **common) for s in settings for k in fig4_E_over_H]
-    hs = [HistConfig(method="hist", setting=s, num_cells=fig4_num_cells, H=h, E=(E // H) * h,
-                     global_rounds=fig4_global_rounds, **common) for s in settings for h in fig4_H]
+            for s in settings for n in num_cells for m in METHODS for sd in seeds]
+    eh = [HistConfig(method="hist", setting=s, num_cells=fig4_num_cells, H=H, E=k * H, seed=sd,
+                     global_rounds=fig4_global_rounds, **common) for s in settings for k in fig4_E_over_H for sd in seeds]
+    hs = [HistConfig(method="hist", setting=s, num_cells=fig4_num_cells, H=h, E=(E // H) * h, seed=sd,
+                     global_rounds=fig4_global_rounds, **common) for s in settings for h in fig4_H for sd in seeds]
     return {"fig2": fig2, "fig4_E_over_H": eh, "fig4_H": hs}
 
 
@@ -77,14 +129,57 @@ def comm_to_target(record: dict, target_acc: float) -> float | None:
 
 
 def summarize(records: list[dict], target_acc: float) -> list[dict]:
-    """One metrics row per record: method, setting, N, H, E, final_test_acc, target_acc, comm_to_target,
+    """One metrics row per record: method, setting, N, H, E, seed, final_test_acc, target_acc, comm_to_target,
     best_test_acc, comm_total_L0, global_rounds, elapsed_s."""
     rows = []
     for r in records:
         c = r["config"]
-        rows.append({"method": c["method"], "setting": c["setting"], "N": c["num_cells"], "H": c["H"],
+        rows.append({"method": c["method"], "setting": c["setting"], "N": c["num_cells"], "H": c["H"], "seed": c["seed"],
                      "E": c["E"], "global_rounds": c["global_rounds"], "final_test_acc": r["test_acc"][-1],
                      "best_test_acc": max(r["test_acc"]), "target_acc": target_acc,
                      "comm_to_target": comm_to_target(r, target_acc), "comm_total_L0": r["comm_client_L0"][-1],
                      "elapsed_s": r["elapsed_s"]})
     return rows
+
+
+def seed_groups(records: list[dict]) -> list[list[dict]]:
+    """Records grouped by their config without the seed, in first-seen order (one group = one curve with a band)."""
+    groups: dict[str, list[dict]] = {}
+    for r in records:
+        key = repr(sorted((k, v) for k, v in r["config"].items() if k != "seed"))
+        groups.setdefault(key, []).append(r)
+    return list(groups.values())
+
+
+def seed_band(group: list[dict], x: str, y: str = "test_acc") -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(x, mean, min, max)`` of ``y`` over the seeds of one group (their ``x`` values must agree).
+
+    Raises:
+        ValueError: the seeds' x values differ (not one curve).
+    """
+    xs = np.asarray(group[0][x], dtype=float)
+    if any(not np.array_equal(np.asarray(r[x], dtype=float), xs) for r in group):
+        raise ValueError(f"records of one group have different {x!r} values; they are not one curve")
+    ys = np.asarray([r[y] for r in group], dtype=float)
+    return xs, ys.mean(0), ys.min(0), ys.max(0)
+
+
+def summarize_seeds(rows: list[dict]) -> list[dict]:
+    """One row per config over its seeds (rows from :func:`summarize`): the seeds, ``final_test_acc`` mean /
+    min / max / sd (population), ``comm_to_target`` mean / min / max over the seeds that reach the target and
+    ``reached`` (how many of them do)."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault(tuple(r[k] for k in ("method", "setting", "N", "H", "E", "global_rounds")), []).append(r)
+    out = []
+    for (method, setting, n, h, e, rounds), g in groups.items():
+        acc = np.array([r["final_test_acc"] for r in g])
+        comm = [r["comm_to_target"] for r in g if r["comm_to_target"] is not None]
+        out.append({"method": method, "setting": setting, "N": n, "H": h, "E": e, "global_rounds": rounds,
+                    "seeds": [r["seed"] for r in g], "final_test_acc": float(acc.mean()),
+                    "final_test_acc_min": float(acc.min()), "final_test_acc_max": float(acc.max()),
+                    "final_test_acc_sd": float(acc.std()), "target_acc": g[0]["target_acc"],
+                    "comm_to_target": float(np.mean(comm)) if len(comm) == len(g) else None,
+                    "comm_to_target_min": min(comm) if comm else None,
+                    "comm_to_target_max": max(comm) if len(comm) == len(g) else None, "reached": len(comm)})
+    return out

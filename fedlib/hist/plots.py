@@ -4,25 +4,36 @@ from __future__ import annotations
 import numpy as np
 
 from ..plotting import colour, new_figure
+from .experiments import seed_band, seed_groups, summarize_seeds
 
 SETTING_TITLES = {"noniid": "fully non-i.i.d.", "cell_iid": "cell i.i.d., client non-i.i.d."}
 METHOD_STYLE = {"hist": dict(ls="-", label="HIST"), "hfedavg": dict(ls="--", label="HFedAvg")}
 
 
+def _band(ax, group: list[dict], x: str, **style) -> None:
+    """Mean over the group's seeds as a line, min-max over the seeds as a shaded band (none for one seed)."""
+    xs, mean, lo, hi = seed_band(group, x)
+    ax.plot(xs, 100 * mean, **style)
+    if len(group) > 1:
+        ax.fill_between(xs, 100 * lo, 100 * hi, color=style.get("color"), alpha=0.18, lw=0)
+
+
 def fig2_accuracy_vs_comm(records: list[dict], settings: list[str], target_acc: float):
     """HIST Fig. 2: test accuracy (%) of the global model vs per-client communication load (L0), one panel
-    per data setting, one colour per N, solid HIST / dashed HFedAvg. Returns the figure."""
+    per data setting, one colour per N, solid HIST / dashed HFedAvg; with several seeds the line is their mean
+    and the band their min-max. Returns the figure."""
     fig, axes = new_figure(ncols=len(settings))
     ns = sorted({r["config"]["num_cells"] for r in records})
     for ax, setting in zip(axes[0], settings):
-        for r in records:
-            c = r["config"]
+        for group in seed_groups(records):
+            c = group[0]["config"]
             if c["setting"] != setting:
                 continue
             style = METHOD_STYLE[c["method"]]
-            ax.plot(r["comm_client_L0"], 100 * np.asarray(r["test_acc"]), ls=style["ls"],
-                    color=colour(ns.index(c["num_cells"])), marker="." if c["method"] == "hist" else None,
-                    ms=3, label=f"{style['label']} N={c['num_cells']}")
+            seeds = f" ({len(group)} seeds)" if len(group) > 1 else ""
+            _band(ax, group, "comm_client_L0", ls=style["ls"], color=colour(ns.index(c["num_cells"])),
+                  marker="." if c["method"] == "hist" else None, ms=3,
+                  label=f"{style['label']} N={c['num_cells']}{seeds}")
         ax.axhline(100 * target_acc, color="0.6", lw=0.8, ls=":")
         ax.set(title=SETTING_TITLES[setting], xlabel="communication load per client (L0)",
                ylabel="test accuracy (%)", ylim=(40, 95))
@@ -34,25 +45,28 @@ def fig2_accuracy_vs_comm(records: list[dict], settings: list[str], target_acc: 
 def fig3_comm_to_target(rows: list[dict], settings: list[str], target_acc: float, budget_L0: float):
     """HIST Fig. 3: communication per client (L0) needed to reach ``target_acc`` vs N, HIST vs HFedAvg.
 
-    Runs that never reach the target within the budget are drawn as hollow markers at the budget with an
-    upward arrow (their true cost is above the budget). ``rows`` come from :func:`fedlib.hist.summarize`.
+    ``rows`` come from :func:`fedlib.hist.summarize` (one per seed); the marker is the mean over the seeds and
+    the error bar their min-max. A config that some seed does not bring to the target within the budget is drawn
+    as a hollow triangle at the budget (its true cost is above the budget).
     """
     fig, axes = new_figure(ncols=len(settings))
+    stats = summarize_seeds(rows)
     for ax, setting in zip(axes[0], settings):
         for k, method in enumerate(("hist", "hfedavg")):
-            sel = sorted((r for r in rows if r["setting"] == setting and r["method"] == method),
+            sel = sorted((r for r in stats if r["setting"] == setting and r["method"] == method),
                          key=lambda r: r["N"])
-            ns = [r["N"] for r in sel]
-            vals = [r["comm_to_target"] for r in sel]
-            reached = [(n, v) for n, v in zip(ns, vals) if v is not None]
-            missed = [n for n, v in zip(ns, vals) if v is None]
+            reached = [r for r in sel if r["comm_to_target"] is not None]
+            missed = [r["N"] for r in sel if r["comm_to_target"] is None]
             c_k = colour(k)
             if reached:
-                ax.plot(*zip(*reached), marker="o", color=c_k, ls=METHOD_STYLE[method]["ls"],
-                        label=METHOD_STYLE[method]["label"])
+                mean = np.array([r["comm_to_target"] for r in reached])
+                err = np.array([[m - r["comm_to_target_min"], r["comm_to_target_max"] - m]
+                                for m, r in zip(mean, reached)]).T
+                ax.errorbar([r["N"] for r in reached], mean, yerr=err, marker="o", color=c_k, capsize=3,
+                            ls=METHOD_STYLE[method]["ls"], label=METHOD_STYLE[method]["label"])
             if missed:
                 ax.scatter(missed, [budget_L0] * len(missed), marker="^", facecolors="none", edgecolors=c_k,
-                           label=f"{METHOD_STYLE[method]['label']}: not reached (> {budget_L0:g} L0)")
+                           label=f"{METHOD_STYLE[method]['label']}: not reached by every seed (> {budget_L0:g} L0)")
         ax.set(title=SETTING_TITLES[setting], xlabel="number of cells N",
                ylabel=f"communication to {100 * target_acc:g}% (L0 per client)")
         ax.set_xticks(sorted({r["N"] for r in rows}))
@@ -63,18 +77,17 @@ def fig3_comm_to_target(rows: list[dict], settings: list[str], target_acc: float
 
 def fig4_accuracy_vs_syncs(eh_records: list[dict], h_records: list[dict], settings: list[str]):
     """HIST Fig. 4: test accuracy vs number of global synchronisations (N = 3); top row E/H sweep at fixed H,
-    bottom row H sweep at fixed E/H; one column per data setting."""
+    bottom row H sweep at fixed E/H; one column per data setting; mean over seeds with a min-max band."""
     fig, axes = new_figure(ncols=len(settings), nrows=2)
     for col, setting in enumerate(settings):
         for row, (records, key) in enumerate(((eh_records, "E/H"), (h_records, "H"))):
             ax = axes[row, col]
-            sel = [r for r in records if r["config"]["setting"] == setting]
-            for i, r in enumerate(sel):
-                c = r["config"]
+            sel = [g for g in seed_groups(records) if g[0]["config"]["setting"] == setting]
+            for i, group in enumerate(sel):
+                c = group[0]["config"]
                 value = c["E"] // c["H"] if key == "E/H" else c["H"]
                 fixed = f"H={c['H']}" if key == "E/H" else f"E/H={c['E'] // c['H']}"
-                ax.plot(r["round"], 100 * np.asarray(r["test_acc"]), marker=".", ms=3, color=colour(i),
-                        label=f"{key}={value} ({fixed})")
+                _band(ax, group, "round", marker=".", ms=3, color=colour(i), label=f"{key}={value} ({fixed})")
             ax.set(title=f"{SETTING_TITLES[setting]}: {key} sweep", xlabel="global synchronisations",
                    ylabel="test accuracy (%)", ylim=(40, 95))
             ax.grid(alpha=0.3)

@@ -40,7 +40,7 @@ def iterate_reference(p: "Prepared"):
     """
     cfg = p.cfg
     rng_system = numpy_rng(cfg.seed, "system")
-    gen = torch_generator(cfg.seed, "data", p.device)
+    gen = torch_generator(cfg.seed, "data")
     d, c = p.x_train.shape[1], p.init.w2.shape[0]
     glob = {"fc1.weight": p.init.w1.clone(), "fc1.bias": p.init.b1.clone(),
             "fc2.weight": p.init.w2.clone(), "fc2.bias": p.init.b2.clone()}

@@ -114,7 +114,7 @@ def iterate_hist(p: "Prepared", progress: bool = False, block_bytes: int | None 
     """
     cfg = p.cfg
     rng_system = numpy_rng(cfg.seed, "system")
-    gen = torch_generator(cfg.seed, "data", p.device)
+    gen = torch_generator(cfg.seed, "data")
     glob = p.init.clone()
     yield 0, glob, None
     train_b2 = cfg.output_bias == "averaged"

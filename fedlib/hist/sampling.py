@@ -59,16 +59,16 @@ def sample_batch_indices(client_index: torch.Tensor, sizes: torch.Tensor, batch_
         client_index: ``[U, max_n]`` int64, row u = client u's sample indices (padded past ``sizes[u]``).
         sizes: ``[U]`` int64 local dataset sizes n_u >= 1.
         batch_size: B.
-        generator: torch generator on the same device (stream ``data``).
+        generator: CPU torch generator (stream ``data``); the uniforms are drawn on the CPU and moved to
+            ``client_index``'s device, so the indices do not depend on the device.
         steps: number of steps drawn at once.
 
     Returns:
         ``[steps, U, B]`` int64 indices into the training set.
     """
     u = client_index.shape[0]
-    draw = torch.rand((steps, u, batch_size), generator=generator, device=client_index.device,
-                      dtype=torch.float64)
-    local = (draw * sizes[None, :, None]).long()
+    draw = torch.rand((steps, u, batch_size), generator=generator, device="cpu", dtype=torch.float64)
+    local = (draw.to(client_index.device) * sizes[None, :, None]).long()
     return torch.gather(client_index.expand(steps, -1, -1), 2, local)
 
 
