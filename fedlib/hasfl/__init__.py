@@ -7,14 +7,15 @@ Source: HASFL paper, restated in ``shared/spec/hasfl.md``. Modules: :mod:`.laten
 (Dinkelbach over MILPs), :mod:`.bcd` (Algorithm 2), :mod:`.exhaustive`, :mod:`.strategies` (the paper's
 benchmarks), and the notebook helpers :mod:`.experiments`, :mod:`.plots`.
 """
-from .bcd import bcd, polish
+from .bcd import bcd, line_search_batches, polish, start_batches, uniform_cut_candidates
 from .estimate import estimate_at, pilot_constants
 from .exhaustive import exhaustive
 from .latency import TABLE_I, round_latency, total_latency
 from .p1 import kappa, newton_jacobi, p1_closed_form, p1_coefficients, solve_p1
 from .p2 import min_round_latency_cuts, solve_p2
-from .problem import (Decision, Problem, admissible_cuts, aux_variables, eps_with_slack, feasible_cuts, initial_cuts,
-                      theta)
+from .instances import random_instance
+from .problem import (Decision, Problem, admissible_cuts, aux_variables, batch_caps, common_cut_floors, eps_with_slack,
+                      feasible_cuts, initial_cuts, theta)
 from .strategies import STRATEGIES, strategy
 from .theory import HasflConstants, bound_floor, rounds_needed, theorem1_bound
 from ..split import sample_system
@@ -23,4 +24,5 @@ __all__ = ["TABLE_I", "round_latency", "total_latency", "sample_system", "HasflC
            "rounds_needed", "theorem1_bound", "estimate_at", "pilot_constants", "Problem", "Decision", "theta",
            "feasible_cuts", "aux_variables", "eps_with_slack", "p1_coefficients", "newton_jacobi", "p1_closed_form",
            "kappa", "solve_p1", "solve_p2", "min_round_latency_cuts", "admissible_cuts", "initial_cuts", "polish",
-           "bcd", "exhaustive", "STRATEGIES", "strategy"]
+           "bcd", "exhaustive", "STRATEGIES", "strategy", "batch_caps", "common_cut_floors", "start_batches",
+           "line_search_batches", "uniform_cut_candidates", "random_instance"]

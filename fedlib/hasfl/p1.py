@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .problem import Problem
+from .problem import batch_caps, Problem
 
 
 def p1_coefficients(problem: Problem, cuts, T: dict) -> tuple[float, float, np.ndarray, float]:
@@ -82,13 +82,10 @@ def kappa(problem: Problem, cuts, T: dict) -> np.ndarray:
     p = problem
     k = np.asarray(cuts) - 1
     prof, dev = p.profile, p.devices
-    mem = (dev.memory_bits - prof.opt_state_bits[k] - prof.param_bits[k]) / (prof.act_bits_cum[k] + prof.grad_bits_cum[k])
+    mem = batch_caps(p, cuts).astype(float)   # exact integer bound of C4 (strict) and max_batch, no tolerance
     r3 = T["T3"] / (prof.fwd_flops[k] / dev.flops + prof.act_bits[k] / dev.rate_up)
     r4 = T["T4"] / (prof.grad_bits[k] / dev.rate_down + prof.bwd_flops[k] / dev.flops)
-    # C4 is strict (<): the largest integer strictly below the memory bound
-    mem = np.where(np.isclose(mem, np.round(mem)), np.round(mem) - 1e-9, mem)
-    out = np.minimum(mem, np.minimum(r3, r4))
-    return out if p.max_batch is None else np.minimum(out, p.max_batch)
+    return np.minimum(mem, np.minimum(r3, r4))
 
 
 def _p1_relaxed(problem: Problem, cuts, T: dict, A: float, B: float, C: np.ndarray) -> tuple[float, np.ndarray]:

@@ -148,3 +148,55 @@ def initial_cuts(problem: Problem, b) -> np.ndarray:
     t = ((prof.fwd_flops + prof.bwd_flops)[None, :] / dev.flops[:, None]
          + prof.act_bits[None, :] / dev.rate_up[:, None] + prof.grad_bits[None, :] / dev.rate_down[:, None])
     return np.argmin(np.where(ok, t, np.inf), axis=1).astype(np.int64) + 1
+
+
+def batch_caps(problem: Problem, cuts) -> np.ndarray:
+    """The largest integer batch size each device may use at its cut: memory C4 (strict, exactly as
+    :func:`theta` checks it: b·(ψ̃ + χ̃) + ϑ̃ + δ < υ) and ``max_batch``; 0 where even b = 1 does not fit.
+
+    Args:
+        cuts: ``[..., N]`` cut layers in 1..L.
+
+    Returns:
+        ``[..., N]`` int64 (no tolerance: the integer bound is checked with the same arithmetic as C4).
+    """
+    p = problem
+    k = np.asarray(cuts) - 1
+    per = p.profile.act_bits_cum[k] + p.profile.grad_bits_cum[k]
+    fixed = p.profile.opt_state_bits[k] + p.profile.param_bits[k]
+    mem = p.devices.memory_bits
+    cap = np.floor(np.maximum(mem - fixed, 0) / per)
+    cap = np.where(cap * per + fixed >= mem, cap - 1, cap)           # floor landed on the bound: strict C4
+    cap = np.where((cap + 1) * per + fixed < mem, cap + 1, cap)      # floor rounded down one too many
+    cap = np.maximum(cap, 0).astype(np.int64)
+    return cap if p.max_batch is None else np.minimum(cap, int(p.max_batch))
+
+
+def common_cut_floors(problem: Problem) -> dict[int, float]:
+    """For each allowed common cut L_c that some decision can have: the smallest floor of Theorem 1 over
+    decisions whose cuts are <= L_c (every device at its largest memory-feasible batch size among those cuts).
+
+    Raises:
+        ValueError: one error for the whole problem, naming the binding constraint: memory C4 (the device and its
+            memory, when it fits no allowed cut even at b = 1) or convergence C1 (ε and the smallest floor).
+    """
+    p = problem
+    cuts = np.asarray(p.allowed_cuts)
+    caps = batch_caps(p, np.broadcast_to(cuts[:, None], (len(cuts), p.num_devices)))   # [cuts, N]
+    bad = np.flatnonzero((caps < 1).all(0))
+    if len(bad):
+        i = int(bad[0])
+        raise ValueError(f"memory constraint C4: device {i} (memory {p.devices.memory_bits[i] / 8e6:.1f} MB) fits "
+                         f"no allowed cut {tuple(int(c) for c in cuts)} even at batch size 1")
+    best = np.maximum.accumulate(caps, axis=0)          # largest batch over cuts <= L_c, per device
+    floors = {}
+    for j, lc in enumerate(cuts):
+        if (best[j] >= 1).all():
+            floors[int(lc)] = float(bound_floor(p.constants, p.gamma, best[j].astype(float), lc, p.interval))
+    reachable = {lc: f for lc, f in floors.items() if f < p.eps}
+    if not reachable:
+        lc, f = min(floors.items(), key=lambda kv: kv[1])
+        raise ValueError(f"convergence constraint C1: eps = {p.eps:.6g} is at or below the bound's smallest floor "
+                         f"{f:.6g} (common cut L_c = {lc}, every device at its largest memory-feasible batch size"
+                         f"{'' if p.max_batch is None else f' <= max_batch = {p.max_batch}'}): no decision exists")
+    return reachable
