@@ -60,7 +60,8 @@ from .p2 import solve_p2
 
 def polish(problem: Problem, b: np.ndarray, cuts: np.ndarray, max_moves: int | None = None) -> tuple:
     """Integer steepest descent on Θ (eq. 42): repeatedly apply the best move, b_i ± 1 for one device, for all
-    devices but one, or for all, or another cut for one device, while Θ decreases. All candidates of a move are scored in one vectorised call.
+    devices but one, or for all, or another cut for one device (its b_i lowered to the new cut's memory cap when
+    it must), while Θ decreases. All candidates of a move are scored in one vectorised call.
 
     Returns:
         (b, cuts, moves made).
@@ -69,6 +70,7 @@ def polish(problem: Problem, b: np.ndarray, cuts: np.ndarray, max_moves: int | N
     b, cuts = b.astype(np.int64).copy(), cuts.astype(np.int64).copy()
     cur = float(theta(problem, b, cuts))
     eye = np.eye(n, dtype=np.int64)
+    caps_by_cut = batch_caps(problem, np.repeat(np.arange(1, L + 1)[:, None], n, 1))     # [L, N]
     moves = 0
     for moves in range(max_moves if max_moves is not None else 10 * n + 10):
         others = 1 - eye  # every device but one: moves the non-stragglers together
@@ -77,6 +79,9 @@ def polish(problem: Problem, b: np.ndarray, cuts: np.ndarray, max_moves: int | N
         cc = np.repeat(cuts[None], len(cb), 0)
         rows = np.arange(n * L)
         cc[4 * n + 2 + rows, rows // L] = rows % L + 1
+        # a cut move takes the device's batch size down to what fits the new cut's memory (C4), if it must
+        dev, new = rows // L, rows % L
+        cb[4 * n + 2 + rows, dev] = np.maximum(np.minimum(b[dev], caps_by_cut[new, dev]), 1)
         vals = theta(problem, cb, cc)
         k = int(np.argmin(vals))
         if not vals[k] < cur * (1 - 1e-12):
