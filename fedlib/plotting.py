@@ -6,12 +6,15 @@ embedded in the executed notebook; without a display matplotlib picks a non-inte
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import numpy as np
 
 from . import __version__
 from .core import paths
+from .core.validate import ParameterTypeError, check_bool, check_str
 
 
 def savefig(fig, name: str, formats: tuple[str, ...] = ("png", "pdf"), dpi: int = 150) -> list[Path]:
@@ -34,8 +37,54 @@ def caption(fig, dataset: str, profile: str, differs: str = "") -> None:
     fig.text(0.5, -0.02, text, ha="center", va="top", fontsize=7, color="0.3", wrap=True)
 
 
-def write_metrics(name: str, payload: dict) -> Path:
-    """Write ``payload`` as ``<metrics_dir>/<name>.json`` (sorted keys, indented); returns the path."""
+def _non_finite(value, where: str):
+    """The first path in ``value`` (nested dicts / lists / arrays) holding NaN or ±inf, as ``(path, value)``."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found = _non_finite(v, f"{where}.{k}" if where else str(k))
+            if found:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            found = _non_finite(v, f"{where}[{i}]")
+            if found:
+                return found
+    elif isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        bad = np.flatnonzero(~np.isfinite(value))
+        if len(bad):
+            return f"{where}[{int(bad[0])}]", value.reshape(-1)[bad[0]]
+    elif isinstance(value, (float, np.floating)) and not math.isfinite(value):
+        return where, value
+    return None
+
+
+def write_metrics(name: str, payload: dict, require_runs: bool = False) -> Path:
+    """Write ``payload`` as ``<metrics_dir>/<name>.json`` (sorted keys, indented); returns the path.
+
+    Metrics are what a reader compares with the paper, so nothing undefined is written: a NaN or ±inf anywhere in
+    ``payload`` is refused (use ``None`` for "not reached" / "infeasible"). With ``require_runs=True`` (notebooks
+    whose metrics are a sweep of runs: ``hist_1``, ``hist_2``, ``hasfl_3``), ``payload["runs"]`` must be a non-empty
+    list: an empty sweep fails instead of writing empty metrics. Notebooks without runs (``hasfl_2``: ``"runs": []``)
+    keep the default.
+
+    Raises:
+        ValueError: a non-finite value (the message names its path, e.g. ``runs[3].final_test_acc``); an empty or
+            missing ``runs`` list with ``require_runs``; an empty ``name``.
+        ParameterTypeError: ``name`` not a string, ``payload`` not a dict.
+    """
+    check_str("name", name)
+    if "/" in name or "\\" in name:
+        raise ValueError(f"name must be a file stem without folders, got {name!r}")
+    if not isinstance(payload, dict):
+        raise ParameterTypeError(f"payload must be a dict, got {type(payload).__name__}")
+    check_bool("require_runs", require_runs)
+    found = _non_finite(payload, "")
+    if found:
+        raise ValueError(f"metrics {name}: {found[0]} = {found[1]!r}; metrics must be finite numbers (None for "
+                         f"undefined values)")
+    if require_runs and (not isinstance(payload.get("runs"), list) or not payload["runs"]):
+        raise ValueError(f"metrics {name}: runs must be a non-empty list (an empty sweep writes no metrics), got "
+                         f"{payload.get('runs')!r}")
     path = paths.metrics_dir() / f"{name}.json"
     path.write_text(json.dumps(payload, indent=1, sort_keys=True, default=float) + "\n")
     return path

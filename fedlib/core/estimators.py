@@ -10,6 +10,8 @@ from typing import Callable, Sequence
 
 import torch
 
+from .validate import ParameterTypeError, check_int
+
 
 def hessian_top_eigenvalue(loss_fn: Callable[[], torch.Tensor], params: Sequence[torch.Tensor], iters: int,
                            generator: torch.Generator) -> float:
@@ -26,11 +28,20 @@ def hessian_top_eigenvalue(loss_fn: Callable[[], torch.Tensor], params: Sequence
         The final Rayleigh quotient's absolute value (0.0 for a zero Hessian).
 
     Raises:
-        ValueError: ``iters`` < 1.
+        ParameterTypeError: ``iters`` not an integer, ``loss_fn`` not callable, ``params`` not tensors,
+            ``generator`` not a ``torch.Generator``.
+        ValueError: ``iters`` < 1, ``params`` empty.
     """
-    if iters < 1:
-        raise ValueError(f"iters must be >= 1, got {iters}")
+    check_int("iters", iters, 1)
+    if not callable(loss_fn):
+        raise ParameterTypeError(f"loss_fn must be a callable returning the scalar loss, got {loss_fn!r}")
     params = list(params)
+    if not params:
+        raise ValueError("params must hold at least one tensor, got none")
+    if not all(isinstance(p, torch.Tensor) for p in params):
+        raise ParameterTypeError(f"params must be tensors, got {sorted({type(p).__name__ for p in params})}")
+    if not isinstance(generator, torch.Generator):
+        raise ParameterTypeError(f"generator must be a torch.Generator (CPU), got {generator!r}")
     grads = torch.autograd.grad(loss_fn(), params, create_graph=True)
     v = [torch.randn(p.shape, generator=generator, device="cpu", dtype=p.dtype).to(p.device) for p in params]
     norm = torch.sqrt(sum((t ** 2).sum() for t in v))

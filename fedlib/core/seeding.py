@@ -14,7 +14,17 @@ import hashlib
 import numpy as np
 import torch
 
+from .validate import ParameterTypeError, check_int, check_str
+
 STREAMS = ("data", "model", "system")
+
+
+def _check_stream(stream) -> str:
+    """A stream name: one of :data:`STREAMS`, optionally with a ``/sub-stream`` suffix (``"system/rbs"``)."""
+    check_str("stream", stream)
+    if stream.split("/", 1)[0] not in STREAMS:
+        raise ValueError(f"stream must be one of {STREAMS}, optionally followed by '/<name>', got {stream!r}")
+    return stream
 
 
 def seed_sequence(seed: int, stream: str) -> np.random.SeedSequence:
@@ -24,10 +34,11 @@ def seed_sequence(seed: int, stream: str) -> np.random.SeedSequence:
     and of the order in which they are requested.
 
     Raises:
-        ValueError: ``seed`` is negative or not an integer.
+        ParameterTypeError: ``seed`` is not an integer (bool and floats such as 2.0 are not), ``stream`` not a string.
+        ValueError: ``seed`` is negative; ``stream`` is not one of :data:`STREAMS` (optionally ``"<stream>/<sub>"``).
     """
-    if not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    check_int("seed", seed, 0)
+    _check_stream(stream)
     key = int.from_bytes(hashlib.sha256(stream.encode()).digest()[:4], "little")
     return np.random.SeedSequence(int(seed), spawn_key=(key,))
 
@@ -54,11 +65,18 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
     """``"auto"`` -> CUDA when available, else CPU; any other value is passed to ``torch.device``.
 
     Raises:
-        ValueError: ``device`` names CUDA but no CUDA device is available.
+        ParameterTypeError: ``device`` is not a string or ``torch.device``.
+        ValueError: ``device`` is no device name, or names CUDA but no CUDA device is available.
     """
+    if not isinstance(device, (str, torch.device)):
+        raise ParameterTypeError(f"device must be 'auto', 'cpu', 'cuda' or a torch.device, got {device!r}")
     if str(device) == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    dev = torch.device(device)
+    try:
+        dev = torch.device(device)
+    except RuntimeError as exc:
+        raise ValueError(f"device must be 'auto', 'cpu', 'cuda', 'cuda:<index>' or another torch device, got "
+                         f"{device!r}") from exc
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device={device!r} but CUDA is not available; use device='auto' or 'cpu'")
     return dev

@@ -29,6 +29,7 @@ from torchvision.datasets.utils import extract_archive
 from torchvision.transforms import v2
 
 from ..core import paths
+from ..core.validate import ParameterTypeError, check_bool, check_choice
 
 DEBIAN_FASHION_MNIST = Path("/usr/share/datasets/fashion-mnist")
 FASHION_MNIST_FILES = (
@@ -48,6 +49,15 @@ INSTALL_HINT = (
 
 class DatasetNotFoundError(FileNotFoundError):
     """A dataset is not on disk and could not be obtained; the message says how to get it."""
+
+
+def _root(name: str, value) -> Path:
+    """A folder argument: ``None`` (the default), a string or a ``Path``."""
+    if value is None:
+        return paths.data_dir()
+    if not isinstance(value, (str, Path)) or (isinstance(value, str) and not value.strip()):
+        raise ParameterTypeError(f"{name} must be a folder path (str or pathlib.Path) or None, got {value!r}")
+    return Path(value)
 
 
 @dataclass(frozen=True)
@@ -94,7 +104,10 @@ def prepare_fashion_mnist(root: str | Path | None = None, allow_download: bool =
         DatasetNotFoundError: no files on disk and downloading is disabled or failed; the message gives the
         install command.
     """
-    root = Path(root) if root is not None else paths.data_dir()
+    root = _root("root", root)
+    check_bool("allow_download", allow_download)
+    if not isinstance(debian_dir, (str, Path)):
+        raise ParameterTypeError(f"debian_dir must be a folder path (str or pathlib.Path), got {debian_dir!r}")
     raw = root / "FashionMNIST" / "raw"
     extracted = [raw / f[:-3] for f in FASHION_MNIST_FILES]
     if all(p.is_file() for p in extracted):
@@ -131,7 +144,7 @@ def load_fashion_mnist(root: str | Path | None = None, allow_download: bool = Fa
     Raises:
         DatasetNotFoundError: see :func:`prepare_fashion_mnist`.
     """
-    root = Path(root) if root is not None else paths.data_dir()
+    root = _root("root", root)
     source = prepare_fashion_mnist(root, allow_download, debian_dir)
     splits = {}
     for train in (True, False):
@@ -173,8 +186,8 @@ CIFAR = {"cifar10": (_CIFAR10Files, torchvision.datasets.CIFAR10,
 
 def cifar_available(name: str, root: str | Path | None = None) -> bool:
     """Whether CIFAR ``name`` (``"cifar10"``/``"cifar100"``) is on disk in torchvision's layout under ``root``."""
-    reader = CIFAR[name][0]
-    folder = (Path(root) if root is not None else paths.data_dir()) / reader.base_folder
+    reader = CIFAR[check_choice("name", name, sorted(CIFAR))][0]
+    folder = _root("root", root) / reader.base_folder
     return all((folder / f).is_file() for f, _ in reader.train_list + reader.test_list)
 
 
@@ -184,14 +197,14 @@ def load_cifar(name: str, root: str | Path | None = None, allow_download: bool =
     Shapes: ``x_* [n, 3, 32, 32]`` float32 normalised per channel, ``y_* [n]`` int64 (CIFAR-100: fine labels).
 
     Raises:
-        ValueError: unknown name.
+        ValueError: unknown name. ParameterTypeError: ``root`` not a path, ``allow_download`` not a bool.
         DatasetNotFoundError: the files are missing (this machine cannot download them; the message says where
             to put them) or malformed.
     """
-    if name not in CIFAR:
-        raise ValueError(f"name must be one of {sorted(CIFAR)}, got {name!r}")
+    check_choice("name", name, sorted(CIFAR))
+    check_bool("allow_download", allow_download)
     reader, downloader, mean, std = CIFAR[name]
-    root = Path(root) if root is not None else paths.data_dir()
+    root = _root("root", root)
     if not cifar_available(name, root):
         if not allow_download:
             raise DatasetNotFoundError(
@@ -238,12 +251,20 @@ DATASETS = {"fashion-mnist": load_fashion_mnist,
 def load_dataset(name: str, **kwargs) -> TensorDataset:
     """Load a dataset by name (one of :data:`DATASETS`).
 
+    Args:
+        name: one of :data:`DATASETS`. kwargs: ``root``, ``allow_download`` (and ``debian_dir`` for
+            Fashion-MNIST), passed to the loader.
+
     Raises:
-        ValueError: unknown ``name``.
+        ValueError: unknown ``name``. ParameterTypeError: ``name`` not a string, an unknown keyword, a bad
+            keyword's type.
         DatasetNotFoundError: the files are missing (message says how to install them).
     """
-    if name not in DATASETS:
-        raise ValueError(f"dataset must be one of {sorted(DATASETS)}, got {name!r}")
+    check_choice("dataset", name, sorted(DATASETS))
+    allowed = {"root", "allow_download"} | ({"debian_dir"} if name == "fashion-mnist" else set())
+    unknown = sorted(set(kwargs) - allowed)
+    if unknown:
+        raise ParameterTypeError(f"load_dataset({name!r}) got unknown keyword(s) {unknown}; allowed: {sorted(allowed)}")
     return DATASETS[name](**kwargs)
 
 

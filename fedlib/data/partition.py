@@ -17,16 +17,24 @@ from __future__ import annotations
 import numpy as np
 
 
+from ..core.validate import ParameterTypeError, check_array, check_float, check_int
+
+
 def _check_labels(labels) -> np.ndarray:
-    labels = np.asarray(labels)
+    labels = check_array("labels", labels, low=0, integer=True)
     if labels.ndim != 1:
         raise ValueError(f"labels must be a 1-D array, got shape {labels.shape}")
     return labels
 
 
 def _check_positive(name: str, value: int) -> None:
-    if not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    check_int(name, value, 1)
+
+
+def _check_rng(rng) -> None:
+    if not isinstance(rng, np.random.Generator):
+        raise ParameterTypeError(f"rng must be a numpy.random.Generator (e.g. fedlib.core.numpy_rng(seed, 'data')), "
+                                 f"got {type(rng).__name__}")
 
 
 def iid(num_samples: int, num_clients: int, rng: np.random.Generator) -> list[np.ndarray]:
@@ -35,7 +43,9 @@ def iid(num_samples: int, num_clients: int, rng: np.random.Generator) -> list[np
     Raises:
         ValueError: ``num_clients`` < 1 or more clients than samples.
     """
+    check_int("num_samples", num_samples, 1)
     _check_positive("num_clients", num_clients)
+    _check_rng(rng)
     if num_clients > num_samples:
         raise ValueError(f"num_clients ({num_clients}) must be <= the number of samples ({num_samples})")
     return [np.sort(part) for part in np.array_split(rng.permutation(num_samples), num_clients)]
@@ -62,6 +72,7 @@ def shards(labels, num_clients: int, shards_per_client: int, rng: np.random.Gene
     labels = _check_labels(labels)
     _check_positive("num_clients", num_clients)
     _check_positive("shards_per_client", shards_per_client)
+    _check_rng(rng)
     n = len(labels)
     if num_clients > n:
         raise ValueError(f"num_clients ({num_clients}) must be <= the number of samples ({n})")
@@ -91,6 +102,8 @@ def cell_iid_client_shards(labels, num_cells: int, clients_per_cell: int, shards
     labels = _check_labels(labels)
     _check_positive("num_cells", num_cells)
     _check_positive("clients_per_cell", clients_per_cell)
+    _check_positive("shards_per_client", shards_per_client)
+    _check_rng(rng)
     n = len(labels)
     if n % num_cells:
         raise ValueError(f"num_cells ({num_cells}) must divide the {n} samples into equal cells")
@@ -117,10 +130,9 @@ def dirichlet(labels, num_clients: int, alpha: float, rng: np.random.Generator, 
     labels = _check_labels(labels)
     _check_positive("num_clients", num_clients)
     _check_positive("max_retries", max_retries)
-    if not alpha > 0:
-        raise ValueError(f"alpha must be > 0, got {alpha!r}")
-    if min_size < 0:
-        raise ValueError(f"min_size must be >= 0, got {min_size!r}")
+    check_float("alpha", alpha, 0, low_open=True)
+    check_int("min_size", min_size, 0)
+    _check_rng(rng)
     n = len(labels)
     if num_clients > n:
         raise ValueError(f"num_clients ({num_clients}) must be <= the number of samples ({n})")
@@ -142,7 +154,17 @@ def dirichlet(labels, num_clients: int, alpha: float, rng: np.random.Generator, 
 
 
 def label_counts(labels, parts: list[np.ndarray], num_classes: int | None = None) -> np.ndarray:
-    """``[num_clients, num_classes]`` matrix of per-client label counts."""
+    """``[num_clients, num_classes]`` matrix of per-client label counts.
+
+    Raises:
+        ValueError: an index outside the labels, ``num_classes`` <= the largest label. ParameterTypeError: types.
+    """
     labels = _check_labels(labels)
-    k = int(num_classes if num_classes is not None else labels.max() + 1)
+    if not isinstance(parts, (list, tuple)):
+        raise ParameterTypeError(f"parts must be a list of index arrays, got {type(parts).__name__}")
+    parts = [check_array(f"parts[{i}]", p, low=0, high=len(labels) - 1, integer=True, nonempty=False)
+             for i, p in enumerate(parts)]
+    k = int(labels.max() + 1)
+    if num_classes is not None:
+        k = check_int("num_classes", num_classes, k, extra=" (more than the largest label)")
     return np.stack([np.bincount(labels[p], minlength=k) for p in parts])

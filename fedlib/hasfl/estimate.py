@@ -28,7 +28,17 @@ from torch import nn
 
 from ..core.estimators import hessian_top_eigenvalue
 from ..core.seeding import numpy_rng
+from ..core.validate import ParameterTypeError, check_float, check_int
 from .theory import HasflConstants
+
+
+def _check_model_data(model, x, y) -> None:
+    if not isinstance(model, nn.Sequential) or len(model) == 0:
+        raise ParameterTypeError(f"model must be a cuttable nn.Sequential of units, got {type(model).__name__}")
+    if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor):
+        raise ParameterTypeError(f"x and y must be tensors, got {type(x).__name__} and {type(y).__name__}")
+    if len(x) != len(y) or len(x) == 0:
+        raise ValueError(f"x and y must hold the same non-zero number of samples, got {len(x)} and {len(y)}")
 
 
 def _unit_grads(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor) -> list[torch.Tensor]:
@@ -44,10 +54,18 @@ def estimate_at(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, batch_si
     ``batch_size`` samples of (x, y) (see the module docstring). Returns plain lists/floats.
 
     Raises:
-        ValueError: ``num_batches`` < 2 or ``batch_size`` < 1.
+        ValueError: ``num_batches`` < 2, ``batch_size`` < 1, ``power_iters`` < 1, or ``batch_size * num_batches``
+            more than the samples (the loss is taken on that many distinct samples).
+        ParameterTypeError: non-integer counts, ``rng`` not a numpy Generator, model / data of the wrong type.
     """
-    if num_batches < 2 or batch_size < 1:
-        raise ValueError(f"num_batches must be >= 2 and batch_size >= 1, got {num_batches}, {batch_size}")
+    _check_model_data(model, x, y)
+    check_int("num_batches", num_batches, 2)
+    check_int("batch_size", batch_size, 1)
+    check_int("power_iters", power_iters, 1)
+    if not isinstance(rng, np.random.Generator):
+        raise ParameterTypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    if batch_size * num_batches > len(x):
+        raise ValueError(f"batch_size * num_batches = {batch_size * num_batches} must be <= the {len(x)} samples")
     grads = []
     for _ in range(num_batches):
         idx = torch.from_numpy(rng.integers(0, len(x), batch_size))
@@ -74,7 +92,14 @@ def pilot_constants(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, pilo
     Returns:
         ``{"constants": HasflConstants.to_dict(), "per_point": [...], "elapsed_s"}``; the constants are the
         maxima over the points, ϑ the loss at w⁰.
+
+    Raises:
+        ValueError: bad counts / lr (see :func:`estimate_at`), or a diverged pilot (NaN / inf constants are
+            refused by :class:`HasflConstants`, so they are never cached).
     """
+    _check_model_data(model, x, y)
+    check_int("pilot_steps", pilot_steps, 0)
+    check_float("lr", lr, 0, low_open=True)
     t0 = time.perf_counter()
     rng = numpy_rng(seed, "data")
     model.train()

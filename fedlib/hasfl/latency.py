@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.validate import check_array, check_int
 from ..split import EdgeDevices, LayerProfile, Servers, SystemSpec, device_terms, server_compute
 
 TABLE_I = SystemSpec(num_devices=20, server_flops=20e12, device_flops=(1e12, 2e12), rate_up=(75e6, 80e6),
@@ -45,7 +46,14 @@ def round_latency(profile: LayerProfile, b, cuts, devices: EdgeDevices, servers:
 
 
 def total_latency(rounds: int, interval: int, t_split, t_agg):
-    """Eq. (40): T = R·T_S + ⌊R/I⌋·T_A (seconds). Raises ``ValueError`` for R < 0 or I < 1."""
-    if rounds < 0 or interval < 1:
-        raise ValueError(f"rounds must be >= 0 and interval I >= 1, got R={rounds}, I={interval}")
-    return rounds * np.asarray(t_split) + (rounds // interval) * np.asarray(t_agg)
+    """Eq. (40): T = R·T_S + ⌊R/I⌋·T_A (seconds).
+
+    Raises:
+        ValueError: R < 0, I < 1, latencies negative or NaN (+inf, an infeasible decision, is kept).
+        ParameterTypeError: R or I not an integer (I = 2.5 is refused, not floored).
+    """
+    check_int("rounds", rounds, 0)
+    check_int("interval", interval, 1)
+    t_split = check_array("t_split", t_split, low=0, allow_inf=True)
+    t_agg = check_array("t_agg", t_agg, low=0, allow_inf=True)
+    return rounds * t_split + (rounds // interval) * t_agg

@@ -11,6 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.validate import ParameterTypeError, check_array, check_float, check_int
+
+
 @dataclass(frozen=True)
 class HasflConstants:
     """Constants of HASFL Theorem 1.
@@ -18,6 +21,10 @@ class HasflConstants:
     Attributes:
         beta: β, smoothness. sigma2: ``[L]`` σ_j² per unit (per sample). G2: ``[L]`` G_j² per unit.
         vartheta: ϑ = f(w⁰) − f*.
+
+    Raises:
+        ValueError: β or ϑ not a finite number > 0, σ² or G² not finite and >= 0 (NaN / inf refused, so a diverged
+            pilot is never cached as constants), shapes. ParameterTypeError: non-numeric values.
     """
 
     beta: float
@@ -26,11 +33,12 @@ class HasflConstants:
     vartheta: float
 
     def __post_init__(self):
-        s, g = np.asarray(self.sigma2, float), np.asarray(self.G2, float)
+        check_float("beta", self.beta, 0, low_open=True)
+        check_float("vartheta", self.vartheta, 0, low_open=True)
+        s = check_array("sigma2", self.sigma2, low=0)
+        g = check_array("G2", self.G2, low=0)
         if s.ndim != 1 or s.shape != g.shape:
             raise ValueError(f"sigma2 and G2 must be 1-D arrays of equal length L, got {s.shape} and {g.shape}")
-        if self.beta <= 0 or self.vartheta <= 0 or np.any(s < 0) or np.any(g < 0):
-            raise ValueError("beta and vartheta must be > 0; sigma2 and G2 must be >= 0")
         object.__setattr__(self, "sigma2", s)
         object.__setattr__(self, "G2", g)
 
@@ -44,17 +52,29 @@ class HasflConstants:
 
     @classmethod
     def from_dict(cls, d: dict) -> "HasflConstants":
+        """The constants of :meth:`to_dict`'s dict. Raises ``ValueError`` naming a missing key."""
+        if not isinstance(d, dict):
+            raise ParameterTypeError(f"d must be a dict of HasflConstants.to_dict, got {type(d).__name__}")
+        missing = [k for k in ("beta", "sigma2", "G2", "vartheta") if k not in d]
+        if missing:
+            raise ValueError(f"d lacks the constant(s) {missing}; expected keys beta, sigma2, G2, vartheta")
         return cls(d["beta"], np.asarray(d["sigma2"]), np.asarray(d["G2"]), d["vartheta"])
 
 
 def _check_gamma(c: HasflConstants, gamma: float) -> None:
+    if not isinstance(c, HasflConstants):
+        raise ParameterTypeError(f"c must be HasflConstants, got {type(c).__name__}")
+    check_float("gamma", gamma)   # a finite number; then the range of Theorem 1
     if not 0 < gamma <= 1 / c.beta:
         raise ValueError(f"gamma must satisfy 0 < gamma <= 1/beta = {1 / c.beta:.4g} (Theorem 1), got {gamma!r}")
 
 
 def _floor_terms(c: HasflConstants, gamma: float, b, cut_max, interval: int) -> tuple:
     """(variance, split) terms of Theorem 1: βγ Σ_i Σ_j σ_j²/(b_i N²) and 1{I>1}·4β²γ²I² Σ_{j<=L_c} G_j²."""
-    b = np.asarray(b, dtype=float)
+    _check_gamma(c, gamma)
+    check_int("interval", interval, 1)
+    b = check_array("b", b, low=1, allow_inf=True)           # +inf: the large-batch limit (no variance term)
+    check_array("cut_max", cut_max, low=1, high=len(c.G2), integer=True)   # cut 0 must not wrap to layer L
     variance = c.beta * gamma * c.sigma2.sum() * (1.0 / b).sum(-1) / b.shape[-1] ** 2
     split = (interval > 1) * 4 * c.beta ** 2 * gamma ** 2 * interval ** 2 * c.G2_cum[np.asarray(cut_max) - 1]
     return variance, split
@@ -64,7 +84,11 @@ def bound_floor(c: HasflConstants, gamma: float, b, cut_max, interval: int) -> n
     """The terms of Theorem 1 that do not vanish with R: βγ Σ_i Σ_j σ_j²/(b_i N²) + 1{I>1}·4β²γ²I² Σ_{j<=L_c} G_j².
 
     Args:
-        b: ``[..., N]`` batch sizes. cut_max: L_c = max_i L_i (``[...]``). interval: I.
+        b: ``[..., N]`` batch sizes (>= 1; +inf allowed: no variance term). cut_max: L_c = max_i L_i (``[...]``,
+            integers in 1..L). interval: I (an integer >= 1).
+
+    Raises:
+        ValueError: γ outside (0, 1/β], I < 1, b < 1 or NaN, L_c outside 1..L. ParameterTypeError: I = 2.5, ...
     """
     variance, split = _floor_terms(c, gamma, b, cut_max, interval)
     return variance + split
@@ -74,11 +98,11 @@ def theorem1_bound(c: HasflConstants, gamma: float, b, cuts, interval: int, roun
     """Theorem 1's right-hand side term by term: ``init`` = 2ϑ/(γR), ``variance``, ``split`` and ``total``.
 
     Raises:
-        ValueError: γ outside (0, 1/β], R < 1.
+        ValueError: γ outside (0, 1/β], R < 1, I < 1, b < 1, cuts outside 1..L. ParameterTypeError: non-integers.
     """
     _check_gamma(c, gamma)
-    if rounds < 1:
-        raise ValueError(f"rounds must be >= 1, got {rounds}")
+    check_int("rounds", rounds, 1)
+    cuts = check_array("cuts", cuts, low=1, high=len(c.G2), integer=True)
     variance, split = _floor_terms(c, gamma, b, np.asarray(cuts).max(-1), interval)
     init = 2 * c.vartheta / (gamma * rounds)
     return {"init": init, "variance": variance, "split": split, "total": init + variance + split}
@@ -92,6 +116,8 @@ def rounds_needed(c: HasflConstants, gamma: float, b, cuts, interval: int, eps: 
         outside (0, 1/β].
     """
     _check_gamma(c, gamma)
+    check_float("eps", eps, 0, low_open=True)
+    cuts = check_array("cuts", cuts, low=1, high=len(c.G2), integer=True)
     floor = float(bound_floor(c, gamma, b, np.asarray(cuts).max(), interval))
     if eps <= floor:
         raise ValueError(f"eps = {eps:.4g} is at or below the bound's floor {floor:.4g} for these batch sizes and "

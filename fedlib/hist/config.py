@@ -5,6 +5,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ..core.validate import check_choice, check_float, check_int, check_str
+
 METHODS = ("hist", "hfedavg")
 SETTINGS = ("noniid", "cell_iid")
 OUTPUT_BIAS = ("averaged", "frozen")
@@ -51,18 +53,16 @@ class HistConfig:
         self.validate()
 
     def validate(self) -> None:
-        """Raise ``ValueError`` naming the parameter and its allowed range when the config is impossible."""
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
-        if self.setting not in SETTINGS:
-            raise ValueError(f"setting must be one of {SETTINGS}, got {self.setting!r}")
-        if self.output_bias not in OUTPUT_BIAS:
-            raise ValueError(f"output_bias must be one of {OUTPUT_BIAS}, got {self.output_bias!r}")
-        for name in ("num_cells", "num_clients", "hidden", "H", "E", "global_rounds", "batch_size",
-                     "shards_per_client"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        """Raise ``ValueError`` (``ParameterTypeError``, a ``TypeError``, for a wrong type: ``num_cells=True``,
+        ``H=2.5``, ``lr="0.1"``) naming the parameter and its allowed range when the config is impossible."""
+        check_choice("method", self.method, METHODS)
+        check_choice("setting", self.setting, SETTINGS)
+        check_choice("output_bias", self.output_bias, OUTPUT_BIAS)
+        check_str("dataset", self.dataset)
+        check_int("num_cells", self.num_cells, 1,
+                  extra=f" that divides hidden ({self.hidden}) and num_clients ({self.num_clients})")
+        for name in ("num_clients", "hidden", "H", "E", "global_rounds", "batch_size", "shards_per_client"):
+            check_int(name, getattr(self, name), 1)
         if self.num_cells > self.hidden:
             raise ValueError(f"num_cells (N={self.num_cells}) must be <= hidden ({self.hidden}): every cell "
                              f"needs at least one hidden neuron")
@@ -75,10 +75,8 @@ class HistConfig:
         if self.E % self.H:
             raise ValueError(f"E (cloud aggregation interval, {self.E}) must be a multiple of H (edge "
                              f"aggregation interval, {self.H})")
-        if not self.lr > 0:
-            raise ValueError(f"lr must be > 0, got {self.lr!r}")
-        if not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        check_float("lr", self.lr, 0, low_open=True)
+        check_int("seed", self.seed, 0)
 
     @property
     def clients_per_cell(self) -> int:
@@ -106,10 +104,9 @@ def rounds_for_budget(method: str, num_cells: int, H: int, E: int, comm_budget_L
     budget HIST runs N times more rounds, each step costing 1/N: the same compute.
 
     Raises:
-        ValueError: non-positive budget.
+        ValueError: non-positive or non-finite budget, see :func:`comm_per_round`. ParameterTypeError: types.
     """
-    if not comm_budget_L0 > 0:
-        raise ValueError(f"comm_budget_L0 must be > 0, got {comm_budget_L0!r}")
+    check_float("comm_budget_L0", comm_budget_L0, 0, low_open=True)
     per_round = comm_per_round(method, num_cells, num_clients=num_cells, H=H, E=E)["client"]
     return max(1, int(np.ceil(comm_budget_L0 / per_round - 1e-9)))
 
@@ -124,11 +121,12 @@ def comm_per_round(method: str, num_cells: int, num_clients: int, H: int, E: int
     - cloud: what the cloud receives, L0 (HIST: the N submodels make one model) or N·L0 (HFedAvg).
 
     Raises:
-        ValueError: unknown method, E not a multiple of H.
+        ValueError: unknown method, counts < 1, E not a multiple of H. ParameterTypeError: non-integer counts.
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if H < 1 or E % H:
+    check_choice("method", method, METHODS)
+    for name, value in (("num_cells", num_cells), ("num_clients", num_clients), ("H", H), ("E", E)):
+        check_int(name, value, 1)
+    if E % H:
         raise ValueError(f"E ({E}) must be a positive multiple of H ({H})")
     share = 1.0 / num_cells if method == "hist" else 1.0
     edge_aggs = E // H

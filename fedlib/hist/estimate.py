@@ -11,12 +11,22 @@ import torch.nn.functional as F
 
 from ..core.estimators import hessian_top_eigenvalue
 from ..core.seeding import numpy_rng
-from .config import HistConfig
+from ..core.validate import ParameterTypeError, check_choice, check_float, check_int, check_list
+from .config import SETTINGS, HistConfig
 from .run import iterate_hist, prepare
 from .sampling import client_partition
 from .engine import MLPState
 from .theory import (corollary1_min_T, corollary1_step_size, max_E_order, max_H_order, step_size_ok, step_size_terms,
                      theorem1_bound)
+
+
+def _check_rng(name: str, rng) -> None:
+    if not isinstance(rng, np.random.Generator):
+        raise ParameterTypeError(f"{name} must be a numpy.random.Generator, got {type(rng).__name__}")
+
+
+def _int_list(name: str, value, low: int = 1) -> list:
+    return check_list(name, value, lambda n, v: check_int(n, v, low))
 
 
 def _flat(state: MLPState) -> torch.Tensor:
@@ -55,8 +65,11 @@ def dissimilarities(client_grads: torch.Tensor, num_cells: int) -> tuple[float, 
     δ2² = max_j (1/n_j) Σ_{i∈C_j} ‖∇F_i − ∇f_j‖².
 
     Raises:
-        ValueError: N does not divide U.
+        ValueError: N < 1 or N does not divide U. ParameterTypeError: N not an integer, grads not a 2-D tensor.
     """
+    check_int("num_cells", num_cells, 1)
+    if not isinstance(client_grads, torch.Tensor) or client_grads.ndim != 2:
+        raise ParameterTypeError(f"client_grads must be a [U, P] tensor, got {type(client_grads).__name__}")
     u = client_grads.shape[0]
     if u % num_cells:
         raise ValueError(f"num_cells ({num_cells}) must divide the number of clients ({u})")
@@ -77,8 +90,9 @@ def gradient_variance(state: MLPState, x: torch.Tensor, y: torch.Tensor, parts: 
     Returns:
         ``[U]`` float64 array.
     """
-    if num_draws < 1:
-        raise ValueError(f"num_draws must be >= 1, got {num_draws}")
+    check_int("num_draws", num_draws, 1)
+    check_int("batch_size", batch_size, 1)
+    _check_rng("rng", rng)
     full = client_grads if client_grads is not None else client_gradients(state, x, y, parts)
     out = np.zeros(len(parts))
     for i, idx in enumerate(parts):
@@ -119,8 +133,13 @@ def estimate_constants(points: list[MLPState], x: torch.Tensor, y: torch.Tensor,
         ``{"L", "sigma2", "sigma2_mean", "delta1_sq": {N: ...}, "delta2_sq": {N: ...}, "f_gap",
         "per_point": [...]}`` (maxima over points, as the assumptions hold for every x).
     """
-    if not points:
-        raise ValueError("points must hold at least one model")
+    if not isinstance(points, (list, tuple)) or not points:
+        raise ValueError(f"points must be a non-empty list of models, got {points!r}")
+    _int_list("num_cells_list", num_cells_list)
+    for name, value in (("batch_size", batch_size), ("sigma_draws", sigma_draws),
+                        ("smoothness_clients", smoothness_clients), ("power_iters", power_iters)):
+        check_int(name, value, 1)
+    _check_rng("seed_rng", seed_rng)
     gen = torch.Generator(device="cpu").manual_seed(int(seed_rng.integers(2 ** 62)))  # device-independent start
     per_point = []
     for state in points:
@@ -156,9 +175,28 @@ def bound_sweeps(constants: dict, num_cells: Sequence[int], num_clients: int, H:
         ``orders``: {N: {"H": [...], "E": [...]}} over T_grid; ``min_T_corollary``: {N: T};
         ``step_size_ok``: {N: bool} for ``gamma`` at (H, E).
     """
+    if not isinstance(constants, dict):
+        raise ParameterTypeError(f"constants must be the dict of estimate_constants, got {type(constants).__name__}")
+    missing = [k for k in ("L", "sigma2", "f_gap", "delta1_sq", "delta2_sq") if k not in constants]
+    if missing:
+        raise ValueError(f"constants lacks {missing} (expected the dict of estimate_constants / pilot_constants)")
     L, sigma2, f_gap = constants["L"], constants["sigma2"], constants["f_gap"]
     d1 = {int(k): v for k, v in constants["delta1_sq"].items()}
     d2 = {int(k): v for k, v in constants["delta2_sq"].items()}
+    num_clients = check_int("num_clients", num_clients, 2)
+    for n in _int_list("num_cells", num_cells, 2):
+        if num_clients % n:
+            raise ValueError(f"num_cells must hold N >= 2 dividing num_clients ({num_clients}), got {n}")
+        if n not in d1 or n not in d2:
+            raise ValueError(f"num_cells holds N={n}, for which constants has no delta1_sq / delta2_sq (has "
+                             f"{sorted(d1)})")
+    for name, value in (("H", H), ("E", E), ("T", T)):
+        check_int(name, value, 1)
+    check_float("gamma", gamma, 0, low_open=True)
+    check_float("mean_sq_norm", mean_sq_norm, 0)
+    for name, value in (("H_grid", H_grid), ("E_over_H_grid", E_over_H_grid), ("T_grid", T_grid)):
+        _int_list(name, value)
+    check_choice("form", form, ("telescoped", "printed"))
     out: dict = {"vs_N": {}, "vs_T": {}, "orders": {}, "min_T_corollary": {}, "step_size_ok": {}}
     for n in num_cells:
         cpc = [num_clients // n] * n
@@ -188,10 +226,22 @@ def pilot_constants(setting: str, num_cells: Sequence[int], H: int, E: int, pilo
 
     Returns:
         A JSON-serialisable dict: the constants, ``mean_sq_norm``, ``config`` and ``elapsed_s``.
+
+    Raises:
+        ValueError / ParameterTypeError: naming the parameter (the run's own checks are :class:`HistConfig`'s,
+            for each N of ``num_cells`` and for ``pilot_num_cells``).
     """
     import time
 
-
+    check_choice("setting", setting, SETTINGS)
+    _int_list("num_cells", num_cells)
+    for name, value in (("pilot_rounds", pilot_rounds), ("sigma_draws", sigma_draws),
+                        ("smoothness_clients", smoothness_clients), ("power_iters", power_iters),
+                        ("pilot_num_cells", pilot_num_cells)):
+        check_int(name, value, 1)
+    for n in num_cells:   # every N must be a valid HIST cell count for this U (the δ² grouping u // (U/N))
+        HistConfig(method="hfedavg", num_cells=n, num_clients=num_clients, H=H, E=E, lr=lr, batch_size=batch_size,
+                   seed=seed, setting=setting)
     t0 = time.perf_counter()
     common = dict(setting=setting, H=H, E=E, num_clients=num_clients, lr=lr, batch_size=batch_size, seed=seed)
     cfg = HistConfig(method="hfedavg", num_cells=pilot_num_cells, global_rounds=pilot_rounds, **common)

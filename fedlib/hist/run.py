@@ -10,6 +10,7 @@ from tqdm import tqdm
 
 from .. import __version__
 from ..core.seeding import numpy_rng, resolve_device, torch_generator
+from ..core.validate import ParameterTypeError, check_bool, check_int
 from ..data import TensorDataset, load_dataset
 from .config import HistConfig, comm_per_round
 from .engine import MLPState, Workspace, client_blocks, cloud_aggregate, distribute, edge_aggregate, evaluate, train_interval
@@ -38,9 +39,14 @@ def prepare(cfg: HistConfig, dataset: TensorDataset | None = None, device: str =
     """Load data, partition it and initialise the model for ``cfg`` (input of :func:`iterate_hist`).
 
     Raises:
-        ValueError: ``dataset`` is not the config's dataset; CUDA requested but absent.
+        ValueError: ``dataset`` is not the config's dataset; unknown device or CUDA requested but absent.
+        ParameterTypeError: ``cfg`` is not a :class:`HistConfig`, ``dataset`` not a ``TensorDataset``.
         DatasetNotFoundError: the dataset is not on disk (message gives the install command).
     """
+    if not isinstance(cfg, HistConfig):
+        raise ParameterTypeError(f"cfg must be a HistConfig, got {type(cfg).__name__}")
+    if dataset is not None and not isinstance(dataset, TensorDataset):
+        raise ParameterTypeError(f"dataset must be a fedlib.data.TensorDataset or None, got {type(dataset).__name__}")
     dev = resolve_device(device)
     ds = dataset if dataset is not None else load_dataset(cfg.dataset)
     if ds.name != cfg.dataset:
@@ -94,6 +100,7 @@ def run_hist(cfg: HistConfig, dataset: TensorDataset | None = None, device: str 
         ``comm_client_L0`` / ``comm_edge_server_L0`` / ``comm_cloud_L0`` (cumulative, units of L0) and
         ``global_sq_norm`` (‖x̄^{mE}‖², eq. 13's last term).
     """
+    check_bool("progress", progress)
     t0 = time.perf_counter()
     p = prepare(cfg, dataset, device)
     res = _new_result(p)
@@ -112,6 +119,11 @@ def iterate_hist(p: "Prepared", progress: bool = False, block_bytes: int | None 
     ``x̄^{mE}`` is the global model (an :class:`MLPState`, not to be modified) after global round m;
     ``train_loss`` is the mean client minibatch loss over round m (``None`` for m = 0).
     """
+    if not isinstance(p, Prepared):
+        raise ParameterTypeError(f"p must be a Prepared run (fedlib.hist.prepare(cfg)), got {type(p).__name__}")
+    check_bool("progress", progress)
+    if block_bytes is not None:
+        check_int("block_bytes", block_bytes, 1)
     cfg = p.cfg
     rng_system = numpy_rng(cfg.seed, "system")
     gen = torch_generator(cfg.seed, "data")

@@ -5,6 +5,7 @@ import numpy as np
 import torch
 
 from ..core.seeding import numpy_rng
+from ..core.validate import ParameterTypeError, check_array, check_choice, check_int
 from ..data import partition
 from .config import HistConfig
 
@@ -15,6 +16,8 @@ def client_partition(cfg: HistConfig, labels: np.ndarray) -> list[np.ndarray]:
     ``noniid``: :func:`fedlib.data.partition.shards` over all U clients; ``cell_iid``:
     :func:`fedlib.data.partition.cell_iid_client_shards`. Client u is in cell u // (U/N).
     """
+    if not isinstance(cfg, HistConfig):
+        raise ParameterTypeError(f"cfg must be a HistConfig, got {type(cfg).__name__}")
     rng = numpy_rng(cfg.seed, "data")
     if cfg.setting == "noniid":
         return partition.shards(labels, cfg.num_clients, cfg.shards_per_client, rng)
@@ -29,8 +32,14 @@ def draw_groups(method: str, hidden: int, num_cells: int, rng: np.random.Generat
     eq. 3); h = hidden/N. HFedAvg: every cell holds all neurons (h = hidden, no masks).
 
     Raises:
-        ValueError: N does not divide ``hidden`` (HIST).
+        ValueError: unknown method, counts < 1, N > hidden, N does not divide ``hidden`` (HIST).
+        ParameterTypeError: non-integer counts, ``rng`` not a numpy Generator.
     """
+    check_choice("method", method, ("hist", "hfedavg"))
+    check_int("hidden", hidden, 1)
+    check_int("num_cells", num_cells, 1, hidden, extra=" (at most hidden)")
+    if not isinstance(rng, np.random.Generator):
+        raise ParameterTypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     if method == "hfedavg":
         return np.tile(np.arange(hidden), (num_cells, 1))
     if hidden % num_cells:
@@ -43,6 +52,8 @@ def masks_from_groups(groups: np.ndarray, hidden: int) -> np.ndarray:
 
     A parameter's mask follows its neuron: row k of W1, b1[k] and column k of W2.
     """
+    check_int("hidden", hidden, 1)
+    groups = check_array("groups", groups, low=0, high=hidden - 1, ndim=2, integer=True)
     masks = np.zeros((groups.shape[0], hidden), dtype=bool)
     np.put_along_axis(masks, groups, True, axis=1)
     return masks
@@ -66,6 +77,15 @@ def sample_batch_indices(client_index: torch.Tensor, sizes: torch.Tensor, batch_
     Returns:
         ``[steps, U, B]`` int64 indices into the training set.
     """
+    check_int("batch_size", batch_size, 1)
+    check_int("steps", steps, 1)
+    if not isinstance(generator, torch.Generator):
+        raise ParameterTypeError(f"generator must be a torch.Generator (CPU), got {type(generator).__name__}")
+    if not isinstance(client_index, torch.Tensor) or client_index.ndim != 2:
+        raise ParameterTypeError(f"client_index must be a [U, max_n] int64 tensor, got {type(client_index).__name__}")
+    if not isinstance(sizes, torch.Tensor) or sizes.shape != client_index.shape[:1]:
+        raise ValueError(f"sizes must be a [U] tensor with U = {client_index.shape[0]}, got "
+                         f"{getattr(sizes, 'shape', type(sizes).__name__)}")
     u = client_index.shape[0]
     draw = torch.rand((steps, u, batch_size), generator=generator, device="cpu", dtype=torch.float64)
     local = (draw.to(client_index.device) * sizes[None, :, None]).long()
@@ -74,6 +94,8 @@ def sample_batch_indices(client_index: torch.Tensor, sizes: torch.Tensor, batch_
 
 def pad_partition(parts: list[np.ndarray], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """``parts`` -> (``[U, max_n]`` padded index matrix, ``[U]`` sizes) on ``device``."""
+    if not isinstance(parts, (list, tuple)) or not parts:
+        raise ValueError(f"parts must be a non-empty list of index arrays, got {parts!r}")
     sizes = np.array([len(p) for p in parts])
     if (sizes < 1).any():
         raise ValueError("every client needs at least one training sample")

@@ -25,20 +25,32 @@ from typing import Sequence
 
 import numpy as np
 
+from ..core.validate import ParameterTypeError, check_choice, check_float, check_int
+
+
 def n_tilde(clients_per_cell: Sequence[int]) -> float:
-    """Ñ = Σ_j 1/n_j (Theorem 1). Raises ``ValueError`` if a cell has no client."""
-    n = np.asarray(clients_per_cell, dtype=float)
+    """Ñ = Σ_j 1/n_j (Theorem 1).
+
+    Raises:
+        ValueError: empty, not 1-D, or a cell with no client. ParameterTypeError: non-integer counts (2.5, True).
+    """
+    n = np.asarray(clients_per_cell) if not isinstance(clients_per_cell, (str, bytes)) else np.asarray([])
+    if n.dtype == bool or (n.size and not np.issubdtype(n.dtype, np.integer)):
+        raise ParameterTypeError(f"clients_per_cell must be a non-empty list of integer counts >= 1, got "
+                                 f"{clients_per_cell!r}")
     if n.ndim != 1 or len(n) == 0 or (n < 1).any():
         raise ValueError(f"clients_per_cell must be a non-empty list of counts >= 1, got {clients_per_cell!r}")
-    return float((1.0 / n).sum())
+    return float((1.0 / n.astype(float)).sum())
 
 
-def _check_theorem_inputs(N: int, **positive: float) -> None:
+def _check_theorem_inputs(N: int, integers: dict = None, **positive: float) -> None:
+    """N >= 2 cells; ``integers`` (H, E, T) ints >= 1; ``positive`` finite numbers > 0."""
     if N < 2:
         raise ValueError(f"N (number of cells) must be >= 2 for Theorem 1, got {N}")
+    for name, value in (integers or {}).items():
+        check_int(name, value, 1)
     for name, value in positive.items():
-        if not value > 0:
-            raise ValueError(f"{name} must be > 0, got {value!r}")
+        check_float(name, value, 0, low_open=True)
 
 
 def step_size_terms(L: float, clients_per_cell: Sequence[int], H: int, E: int) -> dict:
@@ -50,11 +62,11 @@ def step_size_terms(L: float, clients_per_cell: Sequence[int], H: int, E: int) -
         ``{"terms": [4 floats], "gamma_max": min, "binding": index of the smallest term (0..3)}``.
 
     Raises:
-        ValueError: N < 2, L <= 0, H or E < 1.
+        ValueError: N < 2, L <= 0 or not finite, H or E < 1. ParameterTypeError: H, E not integers.
     """
-    N = len(clients_per_cell)
-    _check_theorem_inputs(N, L=L, H=H, E=E)
     nt = n_tilde(clients_per_cell)
+    N = len(clients_per_cell)
+    _check_theorem_inputs(N, {"H": H, "E": E}, L=L)
     terms = [1.0 / (32 * E * math.sqrt(N - 1) * L), nt / (N * H * L), 1.0 / (N * H ** 2 * L),
              1.0 / ((N + 1) * E * L)]
     k = int(np.argmin(terms))
@@ -62,7 +74,8 @@ def step_size_terms(L: float, clients_per_cell: Sequence[int], H: int, E: int) -
 
 
 def step_size_ok(gamma: float, L: float, clients_per_cell: Sequence[int], H: int, E: int) -> bool:
-    """Whether γ satisfies condition (12)."""
+    """Whether γ satisfies condition (12). Raises as :func:`step_size_terms`, and for γ <= 0 or not finite."""
+    check_float("gamma", gamma, 0, low_open=True)
     return gamma <= step_size_terms(L, clients_per_cell, H, E)["gamma_max"]
 
 
@@ -85,17 +98,16 @@ def theorem1_bound(gamma: float, L: float, sigma2: float, delta1_sq: float, delt
         ``{"init", "variance", "client_dissimilarity", "cell_dissimilarity", "model_norm", "total"}``.
 
     Raises:
-        ValueError: N < 2, non-positive γ / L / T / E, negative constants, unknown ``form``.
+        ValueError: N < 2, non-positive γ / L / T / E, negative constants, NaN or inf anywhere, unknown ``form``.
+        ParameterTypeError: T, E not integers, constants not numbers.
     """
+    nt = n_tilde(clients_per_cell)
     N = len(clients_per_cell)
-    _check_theorem_inputs(N, gamma=gamma, L=L, T=T, E=E)
+    _check_theorem_inputs(N, {"T": T, "E": E}, gamma=gamma, L=L)
     for name, value in (("sigma2", sigma2), ("delta1_sq", delta1_sq), ("delta2_sq", delta2_sq),
                         ("f_gap", f_gap), ("mean_sq_norm", mean_sq_norm)):
-        if value < 0:
-            raise ValueError(f"{name} must be >= 0, got {value!r}")
-    if form not in ("telescoped", "printed"):
-        raise ValueError(f"form must be 'telescoped' or 'printed', got {form!r}")
-    nt = n_tilde(clients_per_cell)
+        check_float(name, value, 0)
+    check_choice("form", form, ("telescoped", "printed"))
     terms = {
         "init": 4 * f_gap / (gamma * T) if form == "telescoped" else 4 * f_gap / gamma,
         "variance": 50 * gamma * nt * L * sigma2,
@@ -108,9 +120,8 @@ def theorem1_bound(gamma: float, L: float, sigma2: float, delta1_sq: float, delt
 
 
 def corollary1_step_size(T: int, clients_per_cell: Sequence[int]) -> float:
-    """Corollary 1's step size γ = (T Ñ)^{-1/2}. Raises ``ValueError`` for T < 1."""
-    if T < 1:
-        raise ValueError(f"T must be >= 1, got {T}")
+    """Corollary 1's step size γ = (T Ñ)^{-1/2}. Raises ``ValueError`` for T < 1 (a TypeError for non-integer T)."""
+    check_int("T", T, 1)
     return 1.0 / math.sqrt(T * n_tilde(clients_per_cell))
 
 
@@ -124,11 +135,13 @@ def max_H_order(clients_per_cell: Sequence[int], T: int) -> float:
     """Largest order of H with γ = (TÑ)^{-1/2}: min{(ÑT)^{1/4} N^{-1/2}, Ñ^{3/2} T^{1/2} N^{-1}}.
 
     An order of magnitude (the O(·) constants are dropped), as stated after Corollary 1."""
+    check_int("T", T, 1)
     N, nt = len(clients_per_cell), n_tilde(clients_per_cell)
     return min((nt * T) ** 0.25 / math.sqrt(N), nt ** 1.5 * math.sqrt(T) / N)
 
 
 def max_E_order(clients_per_cell: Sequence[int], T: int) -> float:
     """Largest order of E with γ = (TÑ)^{-1/2}: (ÑT)^{1/2} N^{-1} (constants dropped)."""
+    check_int("T", T, 1)
     N, nt = len(clients_per_cell), n_tilde(clients_per_cell)
     return math.sqrt(nt * T) / N

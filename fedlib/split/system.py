@@ -10,12 +10,28 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.validate import ParameterTypeError, check_float, check_int
+
 
 def _positive(name: str, value) -> np.ndarray:
-    arr = np.asarray(value, dtype=float)
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+    """``value`` as a float array of finite numbers > 0 (numbers only: strings and bools are refused)."""
+    arr = np.asarray(value)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise ParameterTypeError(f"{name} must be finite and > 0 (numbers), got {value!r}")
+    arr = arr.astype(float)
+    if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
         raise ValueError(f"{name} must be finite and > 0, got {value!r}")
     return arr
+
+
+def _range(name: str, value) -> tuple:
+    """A ``(low, high)`` range of finite numbers with 0 < low <= high."""
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise ParameterTypeError(f"{name} must be a range (low, high) with 0 < low <= high, got {value!r}")
+    lo, hi = (check_float(f"{name} (low, high)", v) for v in value)
+    if not 0 < lo <= hi:
+        raise ValueError(f"{name} must be a range (low, high) with 0 < low <= high, got {(lo, hi)!r}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -39,7 +55,7 @@ class EdgeDevices:
     def __post_init__(self):
         n = None
         for name in self.__dataclass_fields__:
-            arr = _positive(name, getattr(self, name))
+            arr = _positive(name, getattr(self, name))   # ValueError / ParameterTypeError naming the field
             if arr.ndim != 1 or (n is not None and len(arr) != n):
                 raise ValueError(f"{name} must be a 1-D array of length N (= {n}), got shape {arr.shape}")
             n = len(arr)
@@ -65,7 +81,7 @@ class Servers:
 
     def __post_init__(self):
         for name in self.__dataclass_fields__:
-            _positive(name, getattr(self, name))
+            check_float(name, getattr(self, name), 0, low_open=True)
 
 
 @dataclass(frozen=True)
@@ -87,13 +103,10 @@ class SystemSpec:
     memory_bytes: tuple
 
     def __post_init__(self):
-        if not isinstance(self.num_devices, (int, np.integer)) or self.num_devices < 1:
-            raise ValueError(f"num_devices must be a positive integer, got {self.num_devices!r}")
+        check_int("num_devices", self.num_devices, 1)
         for name in ("device_flops", "rate_up", "rate_down", "rate_servers", "memory_bytes"):
-            lo, hi = getattr(self, name)
-            if not 0 < lo <= hi:
-                raise ValueError(f"{name} must be a range (low, high) with 0 < low <= high, got {(lo, hi)!r}")
-        _positive("server_flops", self.server_flops)
+            _range(name, getattr(self, name))
+        check_float("server_flops", self.server_flops, 0, low_open=True)
 
 
 
@@ -101,6 +114,10 @@ class SystemSpec:
 def sample_system(spec: SystemSpec, rng: np.random.Generator) -> tuple[EdgeDevices, Servers]:
     """Draw devices and servers from ``spec`` (``system`` seed stream). The up/down rates to the fed server are
     drawn from the same ranges as those to the edge server (Table I lists them together)."""
+    if not isinstance(spec, SystemSpec):
+        raise ParameterTypeError(f"spec must be a SystemSpec, got {type(spec).__name__}")
+    if not isinstance(rng, np.random.Generator):
+        raise ParameterTypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     n = spec.num_devices
 
     def u(rng_range, size=n):

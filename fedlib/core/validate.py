@@ -1,0 +1,347 @@
+"""Input validation shared by every public function and notebook: type, finiteness, range and choice checks whose
+messages name the parameter, its allowed values and the value given.
+
+Errors: :class:`ParameterTypeError` (a ``TypeError``) for a value of the wrong type, ``ValueError`` for a value
+of the right type outside its range, or an impossible combination. ``ParameterTypeError`` also derives from
+``ValueError``, so that callers written against the earlier ``ValueError`` of fedlib keep catching it.
+
+Nothing is clamped, wrapped or converted silently: ``True`` is not an integer, ``2.5`` is not an integer (nor is
+``2.0``), NaN and ±inf are not numbers unless a check says so (``allow_inf``), and a string is never a number.
+
+Notebooks call :func:`validate_parameters` once, in the first code cell after the parameters cell::
+
+    from fedlib.core import validate_parameters
+
+    validate_parameters(globals())
+
+It checks every parameter of the parameters cell (``name: type = value  # comment``) against its annotation
+(``int``, ``float`` (an int is accepted), ``str``, ``bool``, ``list``) and fails on a parameter papermill injected
+that the parameters cell does not declare. **Lists given as strings** (``papermill -p seeds "[0, 1]"`` delivers
+the string ``"[0, 1]"``) are parsed as YAML (``yaml.safe_load``); the result must be a list, else the parameter
+is refused; the parsed list replaces the string in the notebook's namespace. A list must be non-empty, and when
+the parameters cell's default is a non-empty list whose items share one type (int, float, str, bool), every item
+must have that type (an int item is accepted where the default holds floats). Range checks that belong to a
+notebook's computation happen in the fedlib functions the notebook calls.
+"""
+from __future__ import annotations
+
+import ast
+import math
+import numbers
+import typing
+from typing import Any, Callable, Iterable, Mapping
+
+import numpy as np
+
+__all__ = ["ParameterTypeError", "check_int", "check_float", "check_bool", "check_str", "check_choice",
+           "check_list", "check_array", "validate_parameters"]
+
+
+class ParameterTypeError(TypeError, ValueError):
+    """A parameter has the wrong type (a ``TypeError``; also a ``ValueError`` for callers of earlier fedlib)."""
+
+
+def _got(value) -> str:
+    text = repr(value)
+    if len(text) > 80:
+        text = text[:77] + "..."
+    return f"{text} ({type(value).__name__})"
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_real(value) -> bool:
+    return (isinstance(value, (numbers.Real, np.floating, np.integer))
+            and not isinstance(value, (bool, np.bool_)))
+
+
+def _range_text(low, high, low_open: bool = False, high_open: bool = False) -> str:
+    parts = []
+    if low is not None:
+        parts.append(f"{'>' if low_open else '>='} {low}")
+    if high is not None:
+        parts.append(f"{'<' if high_open else '<='} {high}")
+    return " and ".join(parts)
+
+
+def _int_text(low, high) -> str:
+    if high is None and low == 1:
+        return "a positive integer (an int >= 1)"
+    if high is None and low == 0:
+        return "a non-negative integer (an int >= 0)"
+    if low is not None and high is not None:
+        return f"an integer in [{low}, {high}]"
+    rng = _range_text(low, high)
+    return f"an integer {rng}" if rng else "an integer"
+
+
+def check_int(name: str, value, low: int | None = None, high: int | None = None, extra: str = "") -> int:
+    """``value`` as an ``int`` if it is an integer (Python or numpy, not bool) in ``[low, high]``.
+
+    Raises:
+        ParameterTypeError: not an integer (bool, float such as 2.5 or 2.0, string, None...).
+        ValueError: outside ``[low, high]``.
+    """
+    desc = _int_text(low, high) + extra
+    if not _is_int(value):
+        raise ParameterTypeError(f"{name} must be {desc}, got {_got(value)}")
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise ValueError(f"{name} must be {desc}, got {value!r}")
+    return int(value)
+
+
+def check_float(name: str, value, low: float | None = None, high: float | None = None, low_open: bool = False,
+                high_open: bool = False, allow_inf: bool = False) -> float:
+    """``value`` as a ``float`` if it is a real number (int, float or numpy scalar, not bool, not a string),
+    not NaN, finite unless ``allow_inf``, and within the bounds (``low_open``/``high_open``: strict).
+
+    Raises:
+        ParameterTypeError: not a real number.
+        ValueError: NaN, ±inf (unless ``allow_inf``), or out of range.
+    """
+    rng = _range_text(low, high, low_open, high_open)
+    kind = "a number" if allow_inf else "a finite number"
+    desc = f"{rng} ({kind})" if rng else kind
+    if not _is_real(value):
+        raise ParameterTypeError(f"{name} must be {desc}, got {_got(value)}")
+    v = float(value)
+    if math.isnan(v) or (math.isinf(v) and not allow_inf):
+        raise ValueError(f"{name} must be {desc}, got {value!r}")
+    if low is not None and (v <= low if low_open else v < low):
+        raise ValueError(f"{name} must be {desc}, got {value!r}")
+    if high is not None and (v >= high if high_open else v > high):
+        raise ValueError(f"{name} must be {desc}, got {value!r}")
+    return v
+
+
+def check_bool(name: str, value) -> bool:
+    """``value`` if it is ``True`` or ``False`` (numpy bools too; not 0/1 or strings). Raises ParameterTypeError."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ParameterTypeError(f"{name} must be True or False, got {_got(value)}")
+    return bool(value)
+
+
+def check_str(name: str, value, nonempty: bool = True) -> str:
+    """``value`` if it is a string (non-empty unless ``nonempty=False``)."""
+    if not isinstance(value, str):
+        raise ParameterTypeError(f"{name} must be a {'non-empty ' if nonempty else ''}string, got {_got(value)}")
+    if nonempty and not value.strip():
+        raise ValueError(f"{name} must be a non-empty string, got {value!r}")
+    return value
+
+
+def check_choice(name: str, value, choices: Iterable) -> Any:
+    """``value`` if it is one of ``choices`` (compared by equality, types must match: ``True`` is not ``1``).
+
+    Raises:
+        ParameterTypeError: ``value`` is not of the choices' type (e.g. a number where names are expected).
+        ValueError: ``value`` is not one of ``choices``.
+    """
+    choices = tuple(choices)
+    kinds = {type(c) for c in choices}
+    if len(kinds) == 1 and not isinstance(value, kinds.pop()):
+        raise ParameterTypeError(f"{name} must be one of {choices}, got {_got(value)}")
+    if not any(type(value) is type(c) and value == c for c in choices):
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value
+
+
+def check_list(name: str, value, item_check: Callable[[str, Any], Any] | None = None, min_len: int = 1) -> list:
+    """``value`` as a list if it is a list or tuple (not a string, dict or array) of at least ``min_len`` items,
+    each passing ``item_check(f"{name}[{i}]", item)`` (e.g. ``lambda n, v: check_int(n, v, 1)``).
+
+    Raises:
+        ParameterTypeError: not a list/tuple, or an item of the wrong type.
+        ValueError: fewer than ``min_len`` items, or an item out of range.
+    """
+    if not isinstance(value, (list, tuple)):
+        raise ParameterTypeError(f"{name} must be a list, got {_got(value)}")
+    if len(value) < min_len:
+        raise ValueError(f"{name} must be a list of at least {min_len} item(s), got {value!r}")
+    if item_check is not None:
+        return [item_check(f"{name}[{i}]", v) for i, v in enumerate(value)]
+    return list(value)
+
+
+def check_array(name: str, value, low: float | None = None, low_open: bool = False, high: float | None = None,
+                ndim: int | None = None, integer: bool = False, allow_inf: bool = False,
+                nonempty: bool = True) -> np.ndarray:
+    """``value`` as a numpy array (float, or int64 when ``integer``) of real numbers: no NaN, finite unless
+    ``allow_inf`` (+inf only), every entry within the bounds, ``ndim`` dimensions if given.
+
+    Raises:
+        ParameterTypeError: not numeric (strings, None, bools, objects), or non-integral entries when ``integer``.
+        ValueError: NaN, inf, out of range, wrong ``ndim``, empty.
+    """
+    rng = f"in [{low}, {high}]" if low is not None and high is not None and not low_open else \
+        _range_text(low, high, low_open)
+    kind = "integers" if integer else ("numbers" if allow_inf else "finite numbers")
+    desc = f"an array of {kind}" + (f" {rng}" if rng else "")
+    try:
+        arr = np.asarray(value)
+    except Exception as exc:   # ragged nested lists
+        raise ParameterTypeError(f"{name} must be {desc}, got {_got(value)}") from exc
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise ParameterTypeError(f"{name} must be {desc}, got {_got(value)}")
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D array, got shape {arr.shape}")
+    if arr.size == 0:
+        if nonempty:
+            raise ValueError(f"{name} must not be empty, got {value!r}")
+        return arr.astype(np.int64 if integer else float)
+    if integer and not np.issubdtype(arr.dtype, np.integer):
+        raise ParameterTypeError(f"{name} must be {desc}, got {_got(value)}")
+    if not integer:
+        arr = arr.astype(float)
+        if np.isnan(arr).any() or (np.isinf(arr).any() and not allow_inf) or (arr == -np.inf).any():
+            raise ValueError(f"{name} must be {desc} (no NaN{'' if allow_inf else ' or inf'}), got {value!r}")
+    if low is not None and np.any(arr <= low if low_open else arr < low):
+        raise ValueError(f"{name} must be {desc}, got {value!r}")
+    if high is not None and np.any(arr > high):
+        raise ValueError(f"{name} must be {desc}, got {value!r}")
+    return arr
+
+
+# ---- notebooks ---------------------------------------------------------------------------------------------------
+
+PAPERMILL_COMMENT = "# Parameters"
+"""First line of the cell papermill injects (tag ``injected-parameters``) with the parameters it was given."""
+
+_SCALARS = {int: "an int", float: "a float (or int)", str: "a string", bool: "True or False"}
+
+
+def _parse(source: str):
+    try:
+        return ast.parse(source)
+    except SyntaxError:
+        return None
+
+
+def _injected_names(history: list[str]) -> list[str]:
+    """Names assigned by the last cell papermill injected (``# Parameters`` first line), in order."""
+    for source in reversed(history):
+        if isinstance(source, str) and source.lstrip().startswith(PAPERMILL_COMMENT):
+            tree = _parse(source)
+            if tree is None:
+                continue
+            return [t.id for node in tree.body if isinstance(node, ast.Assign)
+                    for t in node.targets if isinstance(t, ast.Name)]
+    return []
+
+
+def _defaults(history: list[str], declared: Mapping) -> dict:
+    """Default values of the parameters cell (the last cell declaring the parameters with annotations)."""
+    for source in reversed(history):
+        tree = _parse(source) if isinstance(source, str) and ":" in source else None
+        if tree is None:
+            continue
+        nodes = [n for n in tree.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)]
+        if nodes and {n.target.id for n in nodes} <= set(declared):
+            out = {}
+            for n in nodes:
+                try:
+                    out[n.target.id] = ast.literal_eval(n.value) if n.value is not None else None
+                except ValueError:
+                    pass
+            return out
+    return {}
+
+
+def _item_type(default):
+    if not isinstance(default, list) or not default:
+        return None
+    kinds = {type(v) for v in default}
+    if kinds == {int, float}:
+        return float
+    return kinds.pop() if len(kinds) == 1 and next(iter(kinds)) in _SCALARS else None
+
+
+def _check_scalar(name: str, value, kind) -> Any:
+    if kind is bool:
+        return check_bool(name, value)
+    if kind is int:
+        if not _is_int(value):
+            raise ParameterTypeError(f"{name} must be an int, got {_got(value)}")
+        return value
+    if kind is float:
+        if not _is_real(value):
+            raise ParameterTypeError(f"{name} must be a float (or an int), got {_got(value)}")
+        return check_float(name, value)
+    if kind is str:
+        if not isinstance(value, str):
+            raise ParameterTypeError(f"{name} must be a string, got {_got(value)}")
+        return value
+    return value
+
+
+def _as_list(name: str, value) -> list:
+    """A list parameter: a list/tuple, or a string holding a YAML list (what ``papermill -p`` delivers)."""
+    if isinstance(value, str):
+        import yaml
+
+        try:
+            parsed = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            raise ParameterTypeError(f"{name} must be a list (a string is parsed as YAML), got {value!r}, which is "
+                                     f"not valid YAML: {str(exc).splitlines()[0]}") from exc
+        if not isinstance(parsed, list):
+            raise ParameterTypeError(f"{name} must be a list (a string is parsed as YAML), got {value!r}, which "
+                                     f"parses to {_got(parsed)}")
+        value = parsed
+    if not isinstance(value, (list, tuple)):
+        raise ParameterTypeError(f"{name} must be a list (or a string holding a YAML list), got {_got(value)}")
+    if not value:
+        raise ValueError(f"{name} must be a non-empty list, got {value!r}")
+    return list(value)
+
+
+def validate_parameters(namespace: dict, history: list[str] | None = None) -> dict:
+    """Check a notebook's parameters against the annotations of its parameters cell; see the module docstring.
+
+    Args:
+        namespace: the notebook's ``globals()``: holds ``__annotations__`` (filled by the parameters cell's
+            ``name: type = value`` lines) and IPython's input history ``In``.
+        history: the executed cells' sources (default ``namespace["In"]``); used to find the cell papermill
+            injected (first line ``# Parameters``) and the parameters cell's defaults.
+
+    Returns:
+        ``{name: value}`` of the declared parameters after checking. A list given as a string is replaced by the
+        parsed list in ``namespace`` too.
+
+    Raises:
+        ValueError: no annotated parameters in ``namespace``; a parameter papermill injected that the parameters
+            cell does not declare (the message lists the declared ones); an empty list.
+        ParameterTypeError: a value whose type is not its annotation's (the message names the parameter).
+    """
+    declared = dict(namespace.get("__annotations__") or {})
+    if not declared:
+        raise ValueError("validate_parameters found no annotated parameters: call it with globals() after the "
+                         "parameters cell (lines `name: type = value  # comment`)")
+    if history is None:
+        history = list(namespace.get("In") or namespace.get("_ih") or [])
+    unknown = [n for n in _injected_names(history) if n not in declared]
+    if unknown:
+        raise ValueError(f"unknown parameter(s) {', '.join(unknown)} given to the notebook (papermill -p / profile "
+                         f"file); its parameters are: {', '.join(sorted(declared))}")
+    defaults = _defaults(history, declared)
+    out = {}
+    for name, kind in declared.items():
+        if name not in namespace:
+            raise ValueError(f"parameter {name} is declared but has no value: run the parameters cell first")
+        value = namespace[name]
+        if isinstance(kind, str):   # annotations kept as strings (from __future__ import annotations)
+            kind = {"int": int, "float": float, "str": str, "bool": bool, "list": list}.get(kind, kind)
+        origin, args = typing.get_origin(kind), typing.get_args(kind)
+        if kind is list or origin is list:
+            value = _as_list(name, value)
+            item = args[0] if args else _item_type(defaults.get(name))
+            if item in _SCALARS:
+                for i, v in enumerate(value):
+                    _check_scalar(f"{name}[{i}]", v, item)
+            namespace[name] = value
+        elif kind in _SCALARS:
+            _check_scalar(name, value, kind)
+        out[name] = value
+    return out
