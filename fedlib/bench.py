@@ -157,13 +157,17 @@ def bench_hasfl(seed: int = 0, random_set: int = 60) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI: ``python -m fedlib.bench {hist,hasfl}`` prints one JSON line."""
+    """CLI: ``python -m fedlib.bench {hist,hasfl,sfl}`` prints one JSON line."""
     parser = argparse.ArgumentParser(description="fedlib benchmarks; prints one JSON line.")
-    parser.add_argument("which", choices=["hist", "hasfl"])
+    parser.add_argument("which", choices=["hist", "hasfl", "sfl"])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--device", default="auto")
     args = parser.parse_args(argv)
-    print(json.dumps(bench_hist(args.repeats, device=args.device) if args.which == "hist" else bench_hasfl()))
+    if args.which == "sfl":
+        from .split.bench import bench_sfl
+        print(json.dumps(bench_sfl()))
+    else:
+        print(json.dumps(bench_hist(args.repeats, device=args.device) if args.which == "hist" else bench_hasfl()))
     return 0
 
 

@@ -13,11 +13,19 @@ A cuttable model is an ``nn.Sequential`` of L units; cut layer j (1..L) puts uni
 
 :func:`profile_model` measures, per cut j, the per-sample quantities of HASFL Sec. V-A (spec "Latency model")
 with ``torch.utils.flop_counter.FlopCounterMode`` on the real modules.
+
+Both builders take a width multiplier ``width`` (> 0; default 1.0 = the paper models) that scales every channel
+count (and VGG's classifier width) to ``max(1, round(c · width))``, so that cheap profiles and training runs fit
+a 2-core machine; the latency model must then use the profile of the same width
+(:func:`fedlib.split.model_profile` takes ``width`` too).
 """
 from __future__ import annotations
 
+import math
+
 import torchvision
 from torch import nn
+from torchvision.models.resnet import BasicBlock, conv1x1
 
 #: optimizer state per parameter, in parameters: SGD none, momentum one buffer, Adam two moments.
 def _check_shape(in_channels: int, image_size: int, num_classes: int) -> None:
@@ -27,14 +35,26 @@ def _check_shape(in_channels: int, image_size: int, num_classes: int) -> None:
             raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
 
 
-def vgg16(in_channels: int = 3, image_size: int = 32, num_classes: int = 10, fc_width: int = 512) -> nn.Sequential:
+def _scale(channels: int, width: float) -> int:
+    """``max(1, round(channels · width))``. Raises ``ValueError`` unless ``width`` is finite and > 0."""
+    if not isinstance(width, (int, float)) or not math.isfinite(width) or width <= 0:
+        raise ValueError(f"width must be a finite number > 0, got {width!r}")
+    return max(1, int(round(channels * width)))
+
+
+def vgg16(in_channels: int = 3, image_size: int = 32, num_classes: int = 10, fc_width: int = 512,
+          width: float = 1.0) -> nn.Sequential:
     """VGG-16 (BN) as 16 cuttable units; see the module docstring for the CIFAR adaptation.
 
+    ``width`` scales the conv channels (64..512 → round(64·width)..) and ``fc_width``.
+
     Raises:
-        ValueError: image smaller than 8 pixels, fewer than 2 classes, non-positive channels.
+        ValueError: image smaller than 8 pixels, fewer than 2 classes, non-positive channels, width <= 0.
     """
     _check_shape(in_channels, image_size, num_classes)
-    feats = torchvision.models.vgg.make_layers(torchvision.models.vgg.cfgs["D"], batch_norm=True)
+    cfg = [v if v == "M" else _scale(v, width) for v in torchvision.models.vgg.cfgs["D"]]
+    fc_width = _scale(fc_width, width)
+    feats = torchvision.models.vgg.make_layers(cfg, batch_norm=True)
     units, current = [], []
     first = True
     for m in feats:
@@ -51,27 +71,44 @@ def vgg16(in_channels: int = 3, image_size: int = 32, num_classes: int = 10, fc_
     side = image_size
     for _ in range(5):
         side = -(-side // 2)
-    flat = 512 * side * side
+    flat = cfg[-2] * side * side
     units += [nn.Sequential(nn.Flatten(), nn.Linear(flat, fc_width), nn.ReLU(inplace=True)),
               nn.Sequential(nn.Linear(fc_width, fc_width), nn.ReLU(inplace=True)),
               nn.Sequential(nn.Linear(fc_width, num_classes))]
     return nn.Sequential(*units)
 
 
-def resnet18(in_channels: int = 3, image_size: int = 32, num_classes: int = 100) -> nn.Sequential:
+def resnet18(in_channels: int = 3, image_size: int = 32, num_classes: int = 100, width: float = 1.0) -> nn.Sequential:
     """CIFAR ResNet-18 as 10 cuttable units: stem, 8 basic blocks, head (avg-pool + FC).
 
-    torchvision's ``resnet18`` with ``conv1`` replaced by a 3×3 stride-1 convolution and no max-pool (the usual
-    CIFAR adaptation; 11,220,132 parameters for 100 classes).
+    torchvision's ResNet-18 (its ``BasicBlock``, ``conv1x1`` downsampling and weight initialisation) with a
+    3×3 stride-1 stem and no max-pool (the usual CIFAR adaptation; 11,220,132 parameters for 100 classes at
+    ``width`` 1); ``width`` scales the stage widths 64/128/256/512.
+
+    Raises:
+        ValueError: image smaller than 8 pixels, fewer than 2 classes, non-positive channels, width <= 0.
     """
     _check_shape(in_channels, image_size, num_classes)
-    net = torchvision.models.resnet18(num_classes=num_classes)
-    net.conv1 = nn.Conv2d(in_channels, 64, kernel_size=3, stride=1, padding=1, bias=False)
-    units = [nn.Sequential(net.conv1, net.bn1, net.relu)]
-    for stage in (net.layer1, net.layer2, net.layer3, net.layer4):
-        units += list(stage)
-    units.append(nn.Sequential(net.avgpool, nn.Flatten(), net.fc))
-    return nn.Sequential(*units)
+    planes = [_scale(c, width) for c in (64, 128, 256, 512)]
+    stem = nn.Conv2d(in_channels, planes[0], kernel_size=3, stride=1, padding=1, bias=False)
+    units = [nn.Sequential(stem, nn.BatchNorm2d(planes[0]), nn.ReLU(inplace=True))]
+    inplanes = planes[0]
+    for k, p in enumerate(planes):
+        stride = 1 if k == 0 else 2
+        down = None
+        if stride != 1 or inplanes != p:
+            down = nn.Sequential(conv1x1(inplanes, p, stride), nn.BatchNorm2d(p))
+        units += [BasicBlock(inplanes, p, stride, down), BasicBlock(p, p)]
+        inplanes = p
+    units.append(nn.Sequential(nn.AdaptiveAvgPool2d((1, 1)), nn.Flatten(), nn.Linear(inplanes, num_classes)))
+    net = nn.Sequential(*units)
+    for m in net.modules():  # torchvision's ResNet initialisation
+        if isinstance(m, nn.Conv2d):
+            nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+        elif isinstance(m, nn.BatchNorm2d):
+            nn.init.constant_(m.weight, 1)
+            nn.init.constant_(m.bias, 0)
+    return net
 
 
 MODELS = {"vgg16": vgg16, "resnet18": resnet18}

@@ -92,16 +92,18 @@ def profile_model(model: nn.Sequential, input_shape: tuple[int, int, int], optim
 
 @functools.lru_cache(maxsize=32)
 def model_profile(name: str, in_channels: int = 3, image_size: int = 32, num_classes: int = 10,
-                  optimizer: str = "sgd") -> LayerProfile:
-    """Build model ``name`` (``"vgg16"`` or ``"resnet18"``) and return its :func:`profile_model`.
+                  optimizer: str = "sgd", width: float = 1.0) -> LayerProfile:
+    """Build model ``name`` (``"vgg16"`` or ``"resnet18"``) at width multiplier ``width`` and return its
+    :func:`profile_model` (the latency model must use the profile of the model actually trained).
 
     Cached per arguments (a profile is measured once per process); treat the returned arrays as read-only.
 
     Raises:
-        ValueError: unknown model name or bad shape.
+        ValueError: unknown model name, bad shape or width <= 0.
     """
     if name not in MODELS:
         raise ValueError(f"model must be one of {sorted(MODELS)}, got {name!r}")
     torch.manual_seed(0)  # profiles do not depend on the weights; fixed for reproducible BN statistics
-    return profile_model(MODELS[name](in_channels, image_size, num_classes), (in_channels, image_size, image_size),
-                         optimizer, name)
+    model = MODELS[name](in_channels, image_size, num_classes, width=width)
+    return profile_model(model, (in_channels, image_size, image_size), optimizer,
+                         name if width == 1.0 else f"{name}@w{width:g}")

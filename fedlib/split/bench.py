@@ -1,0 +1,117 @@
+"""Benchmark of the split-training engine (``python -m fedlib.bench sfl``): device-samples/s of one HASFL-style
+round (N = 20 devices, b = 16, cuts mixed among 3 / 5 / 8 so L_c = 8, VGG-16 with BN on real 28×28×1
+Fashion-MNIST, plain SGD) for
+
+- ``loop``: the literal per-device reference (:class:`fedlib.split.reference.Reference`: per-device modules and
+  ``torch.optim.SGD``, devices one after another);
+- ``engine``: :func:`fedlib.split.train_round` (per-device loop over units 1..L_c, one concatenated pass with
+  per-device BN over the common part; conv weights channels-last);
+
+timed interleaved in one process (median of ``repeats``), and the roofline: samples/s at the machine's measured
+large-matmul GFLOP/s for the forward + backward FLOPs per sample that :func:`fedlib.split.model_profile` counts
+(convolutions and matmuls only), at width 0.25 and 1.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+
+import torch
+
+from .config import SplitConfig, build_model
+from .engine import init_state, train_round
+from .profile import model_profile
+from .records import client_partition, draw_batches
+from .reference import Reference
+
+
+def matmul_gflops(n: int = 2048, reps: int = 5, device: torch.device | str = "cpu") -> float:
+    """Best-of-3 GFLOP/s of an ``n × n`` float32 matmul (2n³ FLOPs each) on ``device``."""
+    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
+    a @ b
+    best = 0.0
+    for _ in range(3):
+        if a.is_cuda:
+            torch.cuda.synchronize()
+        t = time.perf_counter()
+        for _ in range(reps):
+            a @ b
+        if a.is_cuda:
+            torch.cuda.synchronize()
+        best = max(best, 2 * n ** 3 * reps / (time.perf_counter() - t) / 1e9)
+    return best
+
+
+def _rate(step, batches, samples: int, device: torch.device) -> float:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    t = time.perf_counter()
+    for xs, ys in batches:
+        step(xs, ys)
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    return samples * len(batches) / (time.perf_counter() - t)
+
+
+def bench_sfl(widths: tuple = (0.25, 1.0), repeats: int = 3, rounds: dict | None = None, device: str = "auto",
+              threads: int | None = None) -> dict:
+    """Measure loop / engine / roofline samples/s at each width; returns the JSON-able dict of the CLI.
+
+    Keys ``loop_samples_per_s_w025``, ``engine_samples_per_s_w025``, ``roofline_samples_per_s_w025`` (and
+    ``_w1``), ``speedup_w025`` (engine / loop), ``roofline_frac_w025`` (engine / roofline), ``gflops``,
+    ``device``, ``threads``. ``rounds``: rounds per timed call per width (default 4 at width 0.25, 1 at width 1;
+    width 1 is timed at most twice). ``threads``: torch CPU threads during the benchmark (default: unchanged).
+    On a shared machine, 2 threads next to other busy processes collapse (spin-waiting): compare loop and engine
+    only within one call.
+    """
+    old = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        return _bench(widths, repeats, rounds, device)
+    finally:
+        torch.set_num_threads(old)
+
+
+def _bench(widths, repeats, rounds, device) -> dict:
+    from ..core.seeding import resolve_device, torch_generator
+    from ..data import load_fashion_mnist
+
+    dev = resolve_device(device)
+    ds = load_fashion_mnist()
+    x_train, y_train = ds.x_train.to(dev), ds.y_train.to(dev)
+    gflops = matmul_gflops(device=dev)
+    out: dict = {"device": str(dev), "gflops": round(gflops, 1), "threads": torch.get_num_threads()}
+    for width in widths:
+        tag = "w" + f"{width:g}".replace("0.", "0").replace(".", "")
+        n_rounds = (rounds or {}).get(width, 4 if width < 1 else 1)
+        cfg = SplitConfig(model="vgg16", width=width, num_devices=20, batch_sizes=(16,) * 20,
+                          cuts=tuple([3, 5, 8] * 7)[:20], interval=15, lr=5e-4)
+        model = build_model(cfg, 1, 28, 10).to(dev)
+        st = init_state(cfg, model, (1, 28, 28), dev, channels_last=True)
+        ref = Reference(cfg, model)
+        parts = [torch.as_tensor(p).to(dev) for p in client_partition(cfg, ds.y_train)]
+        gen = torch_generator(0, "data")
+        batches = []
+        for _ in range(n_rounds):
+            idx = draw_batches(parts, st.b, gen)
+            batches.append(([x_train[i] for i in idx], [y_train[i] for i in idx]))
+        samples = int(st.b.sum())
+        train_round(st, *batches[0])          # warm-up (allocator, kernel selection)
+        ref.round(*batches[0])
+        res = {"loop": [], "engine": []}
+        for _ in range(repeats if width < 1 else min(repeats, 2)):
+            res["loop"].append(_rate(ref.round, batches, samples, dev))
+            res["engine"].append(_rate(lambda xs, ys: train_round(st, xs, ys), batches, samples, dev))
+        prof = model_profile("vgg16", 1, 28, 10, width=width)
+        roof = gflops * 1e9 / (prof.fwd_flops[-1] + prof.bwd_flops[-1])
+        loop, eng = statistics.median(res["loop"]), statistics.median(res["engine"])
+        out |= {f"loop_samples_per_s_{tag}": round(loop, 1), f"engine_samples_per_s_{tag}": round(eng, 1),
+                f"roofline_samples_per_s_{tag}": round(roof, 1), f"speedup_{tag}": round(eng / loop, 3),
+                f"roofline_frac_{tag}": round(eng / roof, 3)}
+    return out
+
+
+if __name__ == "__main__":
+    import json
+    print(json.dumps(bench_sfl()))

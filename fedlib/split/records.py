@@ -1,0 +1,143 @@
+"""Runs of the split engine and their records: data partition and per-round batches (seed stream ``data``),
+global-model evaluation, the simulated clock hook, and the paper's convergence criterion.
+
+Record (:func:`run_split`), one entry per evaluation (round 0, every ``eval_every`` rounds and the last):
+``round``; ``epoch`` = samples processed so far (Σ over rounds of Σ_i b_i) / |D_train|, i.e. one epoch = as many
+device samples as the training set holds; ``sim_s`` = Σ of ``clock(round, b, cuts, aggregated)`` over the rounds
+so far (simulated seconds; 0 without a clock); ``test_acc`` / ``test_loss`` of the global model
+(:func:`fedlib.split.global_model`) on the full test set; ``elapsed_s`` real seconds since the start;
+``train_loss`` mean main loss of the last round (None at round 0).
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..core.seeding import numpy_rng, resolve_device, torch_generator
+from ..data import TensorDataset, load_dataset, partition
+from .config import SplitConfig, build_model
+from .engine import aggregate, global_model, init_state, set_decision, train_round
+
+
+def client_partition(cfg: SplitConfig, labels) -> list[np.ndarray]:
+    """Per-device training indices (``data`` stream): ``iid``, ``shards`` (sort by label, ``shards_per_client``
+    shards each; HASFL's non-IID) or ``dirichlet`` (``alpha``)."""
+    rng = numpy_rng(cfg.seed, "data")
+    labels = np.asarray(labels)
+    if cfg.partition == "iid":
+        return partition.iid(len(labels), cfg.num_devices, rng)
+    if cfg.partition == "shards":
+        return partition.shards(labels, cfg.num_devices, cfg.shards_per_client, rng)
+    return partition.dirichlet(labels, cfg.num_devices, cfg.alpha, rng)
+
+
+def draw_batches(parts: list[torch.Tensor], b, generator: torch.Generator) -> list[torch.Tensor]:
+    """One round's mini-batch indices: device i draws b_i indices uniformly with replacement from ``parts[i]``.
+
+    Uniforms come from the CPU ``generator`` (float64, Σ_i b_i per round, device order) and are moved to the
+    partition's device, so a CUDA run follows the CPU run's sample path. Returns ``[b_i]`` int64 per device.
+    """
+    u = torch.rand(int(np.sum(b)), generator=generator, dtype=torch.float64, device="cpu")
+    out = []
+    for p, chunk in zip(parts, u.split([int(v) for v in b])):
+        out.append(p[(chunk.to(p.device) * len(p)).long()])
+    return out
+
+
+@torch.no_grad()
+def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch: int = 1000) -> tuple[float, float]:
+    """Accuracy (fraction) and mean cross-entropy of ``model`` (eval mode) on ``x [n, C, H, W]``, ``y [n]``."""
+    model.eval()
+    correct, loss = 0, 0.0
+    for s in range(0, len(y), batch):
+        out = model(x[s:s + batch])
+        loss += float(F.cross_entropy(out, y[s:s + batch], reduction="sum"))
+        correct += int((out.argmax(1) == y[s:s + batch]).sum())
+    return correct / len(y), loss / len(y)
+
+
+def run_split(cfg: SplitConfig, dataset: TensorDataset | None = None, device: str = "auto",
+              clock: Callable | None = None, aux_head: Callable | None = None, weights=None,
+              schedule: Callable | None = None) -> dict:
+    """Train ``cfg.rounds`` rounds of split-federated learning and record the evaluations (module docstring).
+
+    Args:
+        cfg: the run. dataset: loaded data (default ``load_dataset(cfg.dataset)``). device: ``"auto"`` = CUDA
+            when present.
+        clock: ``clock(round, b, cuts, aggregated) -> seconds`` of one round (a paper's latency model, e.g.
+            HASFL eqs. 38-40: T_S, plus T_A on aggregation rounds); the engine knows no formula.
+        aux_head: ``aux_head(cut, smashed_shape) -> nn.Module`` for ``local_loss``. weights: ``[N]`` aggregation
+            weights (eq. 7, server copies), uniform when None.
+        schedule: ``schedule(round, state) -> (b, cuts) | None`` called before every round (reassignments).
+
+    Returns:
+        dict with ``config``, ``device`` and the per-evaluation lists ``round``, ``epoch``, ``sim_s``,
+        ``test_acc``, ``test_loss``, ``train_loss``, ``elapsed_s``.
+    """
+    t0 = time.perf_counter()
+    dev = resolve_device(device)
+    ds = dataset if dataset is not None else load_dataset(cfg.dataset)
+    parts = [torch.from_numpy(np.asarray(p, dtype=np.int64)).to(dev) for p in client_partition(cfg, ds.y_train)]
+    x_train, y_train = ds.x_train.to(dev), ds.y_train.to(dev)
+    x_test, y_test = ds.x_test.to(dev), ds.y_test.to(dev)
+    shape = tuple(ds.x_train.shape[1:])
+    model = build_model(cfg, shape[0], shape[1], ds.num_classes)
+    st = init_state(cfg, model, shape, dev, aux_head)
+    gen = torch_generator(cfg.seed, "data")
+    rec = {"config": cfg.to_dict(), "device": str(dev), "round": [], "epoch": [], "sim_s": [], "test_acc": [],
+           "test_loss": [], "train_loss": [], "elapsed_s": []}
+    sim, loss = 0.0, None
+
+    def record(r):
+        acc, tl = evaluate(global_model(st, weights), x_test, y_test)
+        for k, v in (("round", r), ("epoch", st.samples / len(y_train)), ("sim_s", sim), ("test_acc", acc),
+                     ("test_loss", tl), ("train_loss", loss), ("elapsed_s", time.perf_counter() - t0)):
+            rec[k].append(v)
+
+    record(0)
+    for r in range(1, cfg.rounds + 1):
+        if schedule is not None:
+            new = schedule(r, st)
+            if new is not None:
+                set_decision(st, *new, weights=weights, seed=cfg.seed)
+        idx = draw_batches(parts, st.b, gen)
+        loss = train_round(st, [x_train[i] for i in idx], [y_train[i] for i in idx], weights)
+        aggregated = r % cfg.interval == 0
+        if aggregated:
+            aggregate(st, weights)
+        if clock is not None:
+            sim += float(clock(r, st.b.copy(), st.cuts.copy(), aggregated))
+        if r % cfg.eval_every == 0 or r == cfg.rounds:
+            record(r)
+    return rec
+
+
+def converged_at(accs, window: int = 5, min_gain: float = 0.0002) -> int | None:
+    """HASFL's convergence point: the first evaluation index k (>= ``window``) such that the best test accuracy
+    of the last ``window`` evaluations (k-window+1..k) beats the best before them by less than ``min_gain``
+    (0.0002 = 0.02 % accuracy, fractions in [0, 1]); ``None`` if never.
+
+    Raises:
+        ValueError: window < 1.
+    """
+    if window < 1:
+        raise ValueError(f"window must be >= 1, got {window}")
+    a = np.asarray(accs, dtype=float)
+    for k in range(window, len(a)):
+        if a[k - window + 1:k + 1].max() - a[:k - window + 1].max() < min_gain:
+            return k
+    return None
+
+
+def time_to_target(record: dict, target: float, key: str = "sim_s") -> float | None:
+    """``record[key]`` (default simulated seconds) at the first evaluation whose test accuracy is >= ``target``
+    (a fraction); ``None`` if never reached."""
+    for acc, t in zip(record["test_acc"], record[key]):
+        if acc >= target:
+            return t
+    return None

@@ -1,0 +1,223 @@
+"""Split-training engine (fedlib.split.engine) against the literal per-device reference (Algorithm 1), BN
+handling, decisions, records and convergence helpers."""
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from fedlib.core.seeding import torch_generator
+from fedlib.data import TensorDataset, load_fashion_mnist
+from fedlib.split import model_profile, resnet18, vgg16
+from fedlib.split import ops
+from fedlib.split import (SplitConfig, aggregate, build_model, global_model, global_units, init_state,
+                          set_decision, train_round)
+from fedlib.split.records import client_partition, converged_at, draw_batches, run_split, time_to_target
+from fedlib.split.reference import Reference
+
+
+@pytest.fixture(scope="module")
+def fmnist():
+    return load_fashion_mnist()
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Deterministic reductions: multi-threaded conv/BN sums vary run to run and tiny BN batches amplify it."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def aux_head(cut, shape):
+    return nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(shape[0], 10))
+
+
+def run_both(ds, rounds=4, **kw):
+    base = dict(model="vgg16", width=0.0625, num_devices=4, batch_sizes=(4, 6, 5, 8), cuts=(2, 5, 5, 9),
+                interval=1, lr=0.05, seed=1)
+    base.update(kw)
+    cfg = SplitConfig(**base)
+    shape = tuple(ds.x_train.shape[1:])
+    model = build_model(cfg, shape[0], shape[1], 10)
+    head = aux_head if cfg.local_loss else None
+    st = init_state(cfg, model, shape, aux_head=head)
+    ref = Reference(cfg, model, [None if c == len(model) else _aux_like(st, i) for i, c in enumerate(cfg.cuts)]
+                    if cfg.local_loss else None)
+    parts = [torch.from_numpy(p) for p in client_partition(cfg, ds.y_train)]
+    gen = torch_generator(cfg.seed, "data")
+    for r in range(1, rounds + 1):
+        idx = draw_batches(parts, st.b, gen)
+        xs, ys = [ds.x_train[i] for i in idx], [ds.y_train[i] for i in idx]
+        assert train_round(st, xs, ys) == pytest.approx(ref.round(xs, ys), abs=1e-5)
+        if r % cfg.interval == 0:
+            aggregate(st)
+            ref.aggregate()
+    return st, ref
+
+
+def _aux_like(st, i):
+    head = aux_head(int(st.cuts[i]), st.smashed_shapes[int(st.cuts[i]) - 1])
+    head.load_state_dict(st.aux[i])
+    return head
+
+
+def assert_same(st, ref, atol=1e-5):
+    g1, g2 = global_model(st).state_dict(), ref.global_model().state_dict()
+    assert g1.keys() == g2.keys()
+    for k in g1:
+        torch.testing.assert_close(g1[k], g2[k], atol=atol, rtol=0, msg=k)
+    for i in range(st.num_devices):      # per-device client-specific models, BN statistics included
+        for j in range(st.per_device):
+            for k, v in ref._unit_sd(i, j).items():
+                torch.testing.assert_close(st.units[j][i][k], v, atol=atol, rtol=0, msg=f"device {i} unit {j} {k}")
+
+
+@pytest.mark.parametrize("kw", [
+    dict(interval=1),
+    dict(interval=3),
+    dict(interval=3, momentum=0.9, weight_decay=1e-3),          # eq. 4 with per-device momentum = shared momentum
+    dict(interval=3, optimizer="adam", lr=1e-3, eps=1e-4),      # eps >> the ~1e-9 noise gradient of pre-BN biases
+    dict(interval=2, batch_sizes=(5, 5, 5, 5)),                  # equal b: one batch-norm call over [b, G·C]
+    dict(interval=2, mode="copies", cuts=(2, 5, 9, 16)),         # per-device server copies averaged every round
+    dict(interval=2, local_loss=True, cuts=(2, 5, 5, 16)),       # aux-head loss, no gradient returned
+], ids=["I1", "I3", "I3-momentum", "I3-adam", "equal-b", "copies", "local-loss"])
+def test_engine_equals_literal_reference(fmnist, kw):
+    st, ref = run_both(fmnist, **kw)
+    assert_same(st, ref)
+    assert st.samples == 4 * sum(st.b)
+
+
+def test_engine_equals_reference_resnet(fmnist):
+    st, ref = run_both(fmnist, rounds=2, model="resnet18", width=0.0625, cuts=(1, 3, 3, 6), interval=2)
+    assert_same(st, ref)
+
+
+def test_group_batchnorm_is_per_device_batchnorm():
+    torch.manual_seed(0)
+    bn = nn.BatchNorm2d(3)
+    bn.running_mean.uniform_()
+    for sizes in ((4, 4, 4), (2, 5, 3)):
+        x = torch.randn(sum(sizes), 3, 5, 5)
+        gbn = ops.GroupBatchNorm(bn).train()
+        ops._SEGMENTS = sizes
+        try:
+            out = gbn(x)
+        finally:
+            ops._SEGMENTS = None
+        copies = [nn.BatchNorm2d(3).train() for _ in sizes]
+        outs = []
+        for c, part in zip(copies, x.split(sizes)):
+            c.load_state_dict(bn.state_dict())
+            outs.append(c(part))
+        torch.testing.assert_close(out, torch.cat(outs), atol=1e-6, rtol=0)
+        # running statistics: the mean of the per-device EMA updates from the same start (eq. 4 on statistics)
+        torch.testing.assert_close(gbn.running_mean, torch.stack([c.running_mean for c in copies]).mean(0))
+        torch.testing.assert_close(gbn.running_var, torch.stack([c.running_var for c in copies]).mean(0))
+        assert int(gbn.num_batches_tracked) == 1
+
+
+def test_bn_running_stats_averaged_like_weights_eq7(fmnist):
+    st, _ = run_both(fmnist, rounds=1, interval=5)
+    w = np.array([0.1, 0.2, 0.3, 0.4])
+    before = [st.units[1][i]["1.running_var"].clone() for i in range(4)]
+    expect = sum(wi * b for wi, b in zip(w, before))
+    torch.testing.assert_close(global_units(st, w)[1]["1.running_var"], expect)
+    aggregate(st, w)
+    for i in range(4):
+        torch.testing.assert_close(st.units[1][i]["1.running_var"], expect)
+    torch.testing.assert_close(global_model(st, w)[1][1].running_var, expect)
+
+
+def test_set_decision_rebuilds_from_global(fmnist):
+    st, _ = run_both(fmnist, rounds=2, interval=5)
+    glob = global_units(st)
+    own = {k: v.clone() for k, v in st.units[0][0].items()}
+    set_decision(st, (4, 6, 5, 8), (2, 3, 5, 12))                # device 1 and 3 change; L_c 9 -> 12
+    assert st.per_device == 12 and all(len(st.units[j]) == 4 for j in range(12)) and len(st.units[12]) == 1
+    for j in range(12):
+        for k, v in glob[j].items():
+            torch.testing.assert_close(st.units[j][1][k], v)     # rebuilt device = global model
+        assert st.opt[j][1] == {}
+    for k, v in own.items():
+        torch.testing.assert_close(st.units[0][0][k], v)        # unchanged device keeps its own model
+    set_decision(st, (1, 2, 3, 4), (2, 3, 5, 4))                 # L_c 12 -> 5: units 6..12 become shared
+    assert st.per_device == 5 and len(st.units[6]) == 1
+    xs = [fmnist.x_train[:b] for b in (2, 2, 3, 4)]
+    set_decision(st, (2, 2, 3, 4), (2, 3, 5, 4))
+    assert math.isfinite(train_round(st, xs, [fmnist.y_train[:b] for b in (2, 2, 3, 4)]))
+
+
+@pytest.mark.parametrize("kw, word", [
+    (dict(cuts=(0, 2, 3, 4)), "cuts"), (dict(cuts=(1, 2, 3, 17)), "cuts"), (dict(batch_sizes=(0, 1, 1, 1)), "batch_sizes"),
+    (dict(interval=0), "interval"), (dict(cuts=(1, 2, 3)), "cuts"), (dict(batch_sizes=(1,) * 5), "batch_sizes"),
+    (dict(width=0.0), "width"), (dict(width=-1.0), "width"), (dict(lr=float("nan")), "lr"), (dict(lr=float("inf")), "lr"),
+])
+def test_clear_errors(kw, word):
+    base = dict(num_devices=4, batch_sizes=(1, 1, 1, 1), cuts=(1, 2, 3, 4))
+    with pytest.raises(ValueError, match=word):
+        SplitConfig(**(base | kw))
+
+
+def test_decision_length_error(fmnist):
+    st, _ = run_both(fmnist, rounds=1)
+    with pytest.raises(ValueError, match="cuts"):
+        set_decision(st, (1, 1, 1, 1), (1, 2, 3))
+    with pytest.raises(ValueError, match="1..16"):
+        set_decision(st, (1, 1, 1, 1), (1, 2, 3, 17))
+
+
+def test_width_multiplier_keeps_defaults():
+    count = lambda m: sum(p.numel() for p in m.parameters())
+    assert count(vgg16(1, 28, 10)) == count(vgg16(1, 28, 10, width=1.0))
+    assert count(resnet18()) == 11_220_132 == count(resnet18(width=1.0))
+    small = vgg16(1, 28, 10, width=0.25)
+    assert small[0][0].out_channels == 16 and small[-1][0].in_features == 128
+    assert resnet18(width=0.5)[0][0].out_channels == 32
+    p1, p4 = model_profile("vgg16", 1, 28, 10), model_profile("vgg16", 1, 28, 10, width=0.25)
+    assert p4.fwd_flops[-1] < p1.fwd_flops[-1] / 10 and p4.num_layers == 16
+    with pytest.raises(ValueError, match="width"):
+        vgg16(width=0)
+
+
+def test_converged_at_and_time_to_target():
+    accs = [0.10, 0.30, 0.50, 0.60, 0.650, 0.6505, 0.6504, 0.6503, 0.6506, 0.6501, 0.6502]
+    # k = 9: best of evaluations 5..9 (0.6506) beats the best before (0.650) by 0.0006 -> not yet;
+    # k = 10: best of 6..10 (0.6506) beats the best before (0.6505) by 0.0001 < 0.02 % -> converged
+    assert converged_at(accs[:10]) is None
+    assert converged_at(accs) == 10
+    assert converged_at([0.5] * 6) == 5
+    assert converged_at([0.1, 0.2, 0.3]) is None
+    rec = {"test_acc": [0.1, 0.5, 0.7, 0.8], "sim_s": [0.0, 2.0, 4.0, 6.0]}
+    assert time_to_target(rec, 0.7) == 4.0 and time_to_target(rec, 0.9) is None
+
+
+def test_run_split_records_and_hasfl_clock(fmnist):
+    from fedlib.hasfl import TABLE_I, round_latency
+    from fedlib.hasfl.latency import total_latency
+    from fedlib.split import sample_system
+    ds = TensorDataset("fashion-mnist", fmnist.x_train[:2000], fmnist.y_train[:2000], fmnist.x_test[:300],
+                       fmnist.y_test[:300], fmnist.classes, fmnist.source)
+    cfg = SplitConfig(width=0.0625, num_devices=4, batch_sizes=(4, 6, 5, 8), cuts=(2, 5, 5, 9), interval=3,
+                      lr=0.05, rounds=7, eval_every=3, partition="shards")
+    profile = model_profile("vgg16", 1, 28, 10, width=cfg.width)  # the profile of the model actually trained
+    spec = dataclasses.replace(TABLE_I, num_devices=4)
+    devices, servers = sample_system(spec, np.random.default_rng(0))
+    calls = []
+
+    def clock(r, b, cuts, aggregated):
+        calls.append((r, aggregated))
+        lat = round_latency(profile, b, cuts, devices, servers)
+        return float(lat["T_S"] + (lat["T_A"] if aggregated else 0.0))
+
+    rec = run_split(cfg, ds, device="cpu", clock=clock)
+    assert rec["round"] == [0, 3, 6, 7] and rec["device"] == "cpu"
+    assert rec["epoch"] == pytest.approx([r * 23 / 2000 for r in rec["round"]])
+    lat = round_latency(profile, cfg.batch_sizes, cfg.cuts, devices, servers)
+    assert rec["sim_s"][-1] == pytest.approx(float(total_latency(7, 3, lat["T_S"], lat["T_A"])))   # eq. 40
+    assert [a for _, a in calls] == [r % 3 == 0 for r in range(1, 8)]
+    assert all(0 <= a <= 1 for a in rec["test_acc"]) and rec["elapsed_s"] == sorted(rec["elapsed_s"])
+    assert rec == run_split(cfg, ds, device="cpu", clock=clock) | {"elapsed_s": rec["elapsed_s"]}
