@@ -28,24 +28,7 @@ import numpy as np
 import torch
 
 from . import __version__
-
-
-def matmul_gflops(n: int = 2048, reps: int = 10, device: torch.device | str = "cpu") -> float:
-    """Best-of-3 GFLOP/s of an ``n x n`` float32 matmul (2n³ FLOPs each) on ``device``."""
-    a = torch.randn(n, n, device=device)
-    b = torch.randn(n, n, device=device)
-    a @ b
-    best = 0.0
-    for _ in range(3):
-        if a.is_cuda:
-            torch.cuda.synchronize()
-        t = time.perf_counter()
-        for _ in range(reps):
-            a @ b
-        if a.is_cuda:
-            torch.cuda.synchronize()
-        best = max(best, 2 * n ** 3 * reps / (time.perf_counter() - t) / 1e9)
-    return best
+from .core.roofline import matmul_gflops
 
 
 def _steps_per_s(iterate, prepared, steps: int, clients: int) -> float:

@@ -146,12 +146,13 @@ def line_search_batches(problem: Problem, b: np.ndarray, cuts: np.ndarray, max_c
     return b
 
 
-def uniform_cut_candidates(problem: Problem, line_search: bool) -> list[Decision]:
+def uniform_cut_candidates(problem: Problem, line_search: bool, floors: dict | None = None) -> list[Decision]:
     """Group moves of the cuts: for every allowed cut j that keeps ε reachable, all devices at cut j with batch
     sizes from P1 (+ Proposition 1) at budgets taken from every device's memory cap, refined by
-    :func:`line_search_batches` when ``line_search``. Infeasible cuts are skipped."""
+    :func:`line_search_batches` when ``line_search``. Infeasible cuts are skipped. ``floors``: the result of
+    :func:`common_cut_floors` when the caller has it (else computed; raises its ``ValueError``)."""
     out = []
-    floors = common_cut_floors(problem)
+    floors = common_cut_floors(problem) if floors is None else floors
     for j in problem.allowed_cuts:
         if j not in floors:
             continue
@@ -199,7 +200,7 @@ def bcd(problem: Problem, starts: tuple = (4.0, np.inf), tol: float = 1e-6, max_
         ValueError: no decision exists (C1 with the bound's smallest floor, or C4 with the device and its memory).
     """
     t0 = time.perf_counter()
-    common_cut_floors(problem)                      # raises the one error when no decision exists
+    floors = common_cut_floors(problem)             # raises the one error when no decision exists
     small = problem.num_devices <= 10
     best, iters, history = None, [], []
     for scale in starts:
@@ -214,14 +215,15 @@ def bcd(problem: Problem, starts: tuple = (4.0, np.inf), tol: float = 1e-6, max_
             best = Decision(b.copy(), cuts.copy(), val)
     info = {"bcd_iters": iters, "history": history, "theta_bcd": None if best is None else best.theta}
     if group_moves or best is None:
-        group = uniform_cut_candidates(problem, line_search=small)
+        group = uniform_cut_candidates(problem, line_search=small, floors=floors)
         info["theta_group"] = min((d.theta for d in group), default=None)
         for d in group:
             if best is None or d.theta < best.theta:
                 best = d
     if best is None:   # no start and no group move is feasible: the memory-cap start at its initial cuts
         b = start_batches(problem, np.inf)
-        best = Decision(b, initial_cuts(problem, b), float(theta(problem, b, initial_cuts(problem, b))))
+        cuts = initial_cuts(problem, b)
+        best = Decision(b, cuts, float(theta(problem, b, cuts)))
     if polish_result:
         b, cuts, moves = polish(problem, best.b, best.cuts)
         if small:

@@ -18,28 +18,12 @@ import time
 
 import torch
 
+from ..core.roofline import matmul_gflops
 from .config import SplitConfig, build_model
 from .engine import init_state, train_round
 from .profile import model_profile
 from .records import client_partition, draw_batches
 from .reference import Reference
-
-
-def matmul_gflops(n: int = 2048, reps: int = 5, device: torch.device | str = "cpu") -> float:
-    """Best-of-3 GFLOP/s of an ``n × n`` float32 matmul (2n³ FLOPs each) on ``device``."""
-    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
-    a @ b
-    best = 0.0
-    for _ in range(3):
-        if a.is_cuda:
-            torch.cuda.synchronize()
-        t = time.perf_counter()
-        for _ in range(reps):
-            a @ b
-        if a.is_cuda:
-            torch.cuda.synchronize()
-        best = max(best, 2 * n ** 3 * reps / (time.perf_counter() - t) / 1e9)
-    return best
 
 
 def _rate(step, batches, samples: int, device: torch.device) -> float:
@@ -80,7 +64,7 @@ def _bench(widths, repeats, rounds, device) -> dict:
     dev = resolve_device(device)
     ds = load_fashion_mnist()
     x_train, y_train = ds.x_train.to(dev), ds.y_train.to(dev)
-    gflops = matmul_gflops(device=dev)
+    gflops = matmul_gflops(reps=5, device=dev)
     out: dict = {"device": str(dev), "gflops": round(gflops, 1), "threads": torch.get_num_threads()}
     for width in widths:
         tag = "w" + f"{width:g}".replace("0.", "0").replace(".", "")
