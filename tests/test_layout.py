@@ -15,6 +15,8 @@ SHARED = ("core", "data", "split", "plotting", "__init__")
     ("fedlib.hasfl", "Problem Decision HasflConstants bcd exhaustive strategy round_latency theta TABLE_I sample_system"),
     ("fedlib.core", "ResultStore config_key"),
     ("fedlib.data", "load_dataset iid shards dirichlet"),
+    ("fedlib.dtfl", "DtflConfig run_dtfl run_literal TierScheduler TimeModel tier_costs tier_cuts simulate profile_schedule"),
+    ("fedlib.split", "resnet_cifar resnet20 resnet56 resnet110"),
 ])
 def test_public_api_at_package_level(module, names):
     mod = __import__(module, fromlist=["_"])

@@ -191,6 +191,11 @@ def test_converged_at_and_time_to_target():
     assert converged_at(accs) == 10
     assert converged_at([0.5] * 6) == 5
     assert converged_at([0.1, 0.2, 0.3]) is None
+    plateau = [0.1] * 6 + [0.3, 0.5, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6]
+    assert converged_at(plateau) == 5                      # the initial plateau looks converged
+    assert converged_at(plateau, start=6) == 13            # from the first rise: best of 9..13 = best of 0..8
+    with pytest.raises(ValueError, match="start"):
+        converged_at(plateau, start=-1)
     rec = {"test_acc": [0.1, 0.5, 0.7, 0.8], "sim_s": [0.0, 2.0, 4.0, 6.0]}
     assert time_to_target(rec, 0.7) == 4.0 and time_to_target(rec, 0.9) is None
 

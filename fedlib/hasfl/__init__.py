@@ -5,7 +5,8 @@ Source: HASFL paper, restated in ``shared/spec/hasfl.md``. Modules: :mod:`.laten
 38-40, and Table I), :mod:`.theory` (Theorem 1, Corollary 1), :mod:`.estimate` (constants from a pilot run),
 :mod:`.problem` (problem 41, Θ), the optimiser :mod:`.p1` (Newton–Jacobi + Proposition 1), :mod:`.p2`
 (Dinkelbach over MILPs), :mod:`.bcd` (Algorithm 2), :mod:`.exhaustive`, :mod:`.strategies` (the paper's
-benchmarks), and the notebook helpers :mod:`.experiments`, :mod:`.plots`.
+benchmarks), and the notebook helpers :mod:`.experiments`, :mod:`.plots`; split training on the shared engine: :mod:`.training` (settings, decisions,
+the clock, one cached run), :mod:`.train_plan` (the runs of Figs. 2a-11, claim ratios), :mod:`.train_plots`.
 """
 from .bcd import bcd, line_search_batches, polish, start_batches, uniform_cut_candidates
 from .estimate import estimate_at, pilot_constants
@@ -19,10 +20,13 @@ from .problem import (Decision, Problem, admissible_cuts, aux_variables, batch_c
 from .strategies import STRATEGIES, strategy
 from .theory import HasflConstants, bound_floor, rounds_needed, theorem1_bound
 from ..split import sample_system
+from .training import TRAIN_METHODS, TrainSettings, decide, hasfl_clock, training_problem
+from .train_plan import TrainPlan, claim_ratios, run_plan
 
 __all__ = ["TABLE_I", "round_latency", "total_latency", "sample_system", "HasflConstants", "bound_floor",
            "rounds_needed", "theorem1_bound", "estimate_at", "pilot_constants", "Problem", "Decision", "theta",
            "feasible_cuts", "aux_variables", "eps_with_slack", "p1_coefficients", "newton_jacobi", "p1_closed_form",
            "kappa", "solve_p1", "solve_p2", "min_round_latency_cuts", "admissible_cuts", "initial_cuts", "polish",
            "bcd", "exhaustive", "STRATEGIES", "strategy", "batch_caps", "common_cut_floors", "start_batches",
-           "line_search_batches", "uniform_cut_candidates", "random_instance"]
+           "line_search_batches", "uniform_cut_candidates", "random_instance", "TRAIN_METHODS", "TrainSettings", "decide",
+           "hasfl_clock", "training_problem", "TrainPlan", "run_plan", "claim_ratios"]

@@ -48,14 +48,19 @@ def dataset_note(dataset: str, model: str) -> str:
 
 
 def constants_config(model: str, dataset: str, pilot_steps: int, lr: float, batch_size: int, num_batches: int,
-                     power_iters: int, seed: int) -> dict:
-    """The result-store key of a pilot estimation of HASFL's constants."""
+                     power_iters: int, seed: int, width: float = 1.0) -> dict:
+    """The result-store key of a pilot estimation of HASFL's constants (``width``: the model's channel
+    multiplier; constants are estimated on the model actually trained)."""
     return dict(kind="hasfl_constants", model=model, dataset=dataset, pilot_steps=pilot_steps, lr=lr,
-                batch_size=batch_size, num_batches=num_batches, power_iters=power_iters, seed=seed)
+                batch_size=batch_size, num_batches=num_batches, power_iters=power_iters, seed=seed, width=width)
 
 
-STORE_CODE = ("fedlib.hasfl", "fedlib.split", "fedlib.core", "fedlib.data")
-"""The source a HASFL result depends on: editing it invalidates HASFL's cached runs (and nothing else does)."""
+STORE_CODE = ("fedlib.hasfl", "fedlib.core", "fedlib.data", "fedlib.split.config", "fedlib.split.engine",
+              "fedlib.split.latency", "fedlib.split.models", "fedlib.split.ops", "fedlib.split.profile",
+              "fedlib.split.records", "fedlib.split.system")
+"""The source a HASFL result depends on: HASFL's package, core, data and the modules of ``fedlib.split`` that
+HASFL runs (not the split package as a whole, so that DTFL's models added there leave HASFL's cache valid).
+Editing any of them invalidates HASFL's cached runs (and nothing else does)."""
 
 
 def result_store(root: str | None = None) -> ResultStore:
@@ -76,7 +81,7 @@ def estimated_constants(store: ResultStore, config: dict, data=None) -> dict:
         ds = data if data is not None else load_dataset(config["dataset"])
         ch, size, classes = DATASET_SHAPES[config["dataset"]]
         torch.manual_seed(int(seed_sequence(config["seed"], "model").generate_state(1)[0]))  # torchvision init
-        model = MODELS[config["model"]](ch, size, classes)
+        model = MODELS[config["model"]](ch, size, classes, width=config.get("width", 1.0))
         rec = pilot_constants(model, ds.x_train, ds.y_train, config["pilot_steps"], config["lr"],
                               config["batch_size"], config["num_batches"], config["power_iters"], config["seed"])
         return dict(rec, config=config, fedlib_version=__version__, data_source=ds.source)

@@ -137,24 +137,38 @@ def _new_aux(st: SplitState, cut: int, seed: int) -> dict:
     return ops.unit_state(head, dev)
 
 
-def train_round(st: SplitState, xs: list[torch.Tensor], ys: list[torch.Tensor],
-                weights=None) -> float:
+def train_round(st: SplitState, xs: list, ys: list, weights=None, sync_copies: bool = True) -> float:
     """One round (Algorithm 1, a1-a5, eqs. 4-6), in place; returns the mean over devices of the main loss.
 
     Args:
-        xs: per device ``[b_i, C, H, W]`` inputs; ys: per device ``[b_i]`` int64 labels (device order).
+        xs: per device ``[b_i, C, H, W]`` inputs; ys: per device ``[b_i]`` int64 labels (device order). In
+            ``copies`` mode an entry may be ``None`` (both xs[i] and ys[i]): device i sits this step out (its
+            copies and optimizer state stay untouched; DTFL's clients with fewer local batches in an epoch).
         weights: ``[N]`` aggregation weights (sum 1) for the per-round averaging of server copies
             (``copies`` mode); uniform when None. The common part always uses the plain mean (eq. 4).
+        sync_copies: ``copies`` mode only: average the server copies after this step (SplitFed-V1). DTFL
+            passes False (server copies stay per client for a whole local epoch; :func:`aggregate` then
+            averages every unit, eq. 1).
+
+    Raises:
+        ValueError: a ``None`` entry outside ``copies`` mode, or every entry ``None``.
     """
     n, L, p = st.num_devices, st.num_units, st.per_device
+    active = [i for i in range(n) if xs[i] is not None]
+    if len(active) < n and st.mode != "copies":
+        raise ValueError("xs: every device must train in every round outside copies mode (no None entries)")
+    if not active:
+        raise ValueError("xs: at least one device must train (every entry is None)")
     leaves, owners = [], []   # trainable tensors and (unit, copy) / ("aux", i)
     for j in range(L):
         for k, d in enumerate(st.units[j]):
+            if len(st.units[j]) > 1 and xs[k] is None:
+                continue
             for name in st.pnames[j]:
                 leaves.append(d[name].requires_grad_(True))
                 owners.append((j, k, name))
     aux_terms, hs = [], []
-    for i in range(n):
+    for i in active:
         h, cut = xs[i], int(st.cuts[i])
         for j in range(p):
             h = functional_call(st.templates[j], st.units[j][i], (h,))
@@ -167,7 +181,7 @@ def train_round(st: SplitState, xs: list[torch.Tensor], ys: list[torch.Tensor],
                 aux_terms.append(F.cross_entropy(out, ys[i]))
                 h = h.detach()
         hs.append(h)
-    y = torch.cat(ys)
+    y = torch.cat([ys[i] for i in active])
     if p < L:
         ops._SEGMENTS = tuple(int(v) for v in st.b)
         try:
@@ -179,7 +193,7 @@ def train_round(st: SplitState, xs: list[torch.Tensor], ys: list[torch.Tensor],
     else:
         h = torch.cat(hs)
     ce = F.cross_entropy(h, y, reduction="none")
-    losses = torch.stack([c.mean() for c in ce.split([int(v) for v in st.b])])
+    losses = torch.stack([c.mean() for c in ce.split([len(ys[i]) for i in active])])
     total = losses.sum() + (sum(aux_terms) if aux_terms else 0.0)
     grads = torch.autograd.grad(total, leaves)
     grads = [g / n if own[0] != "aux" and own[0] >= p else g   # eq. 4: mean of the per-device gradients
@@ -188,10 +202,10 @@ def train_round(st: SplitState, xs: list[torch.Tensor], ys: list[torch.Tensor],
     for t in leaves:
         t.requires_grad_(False)
     ops.optimizer_step(leaves, grads, states, st.opt_cfg)
-    if st.mode == "copies":
+    if st.mode == "copies" and sync_copies:
         _average_server_copies(st, weights)
     st.round += 1
-    st.samples += int(st.b.sum())
+    st.samples += sum(len(ys[i]) for i in active)
     return float(losses.detach().mean())
 
 

@@ -117,18 +117,24 @@ def run_split(cfg: SplitConfig, dataset: TensorDataset | None = None, device: st
     return rec
 
 
-def converged_at(accs, window: int = 5, min_gain: float = 0.0002) -> int | None:
-    """HASFL's convergence point: the first evaluation index k (>= ``window``) such that the best test accuracy
-    of the last ``window`` evaluations (k-window+1..k) beats the best before them by less than ``min_gain``
-    (0.0002 = 0.02 % accuracy, fractions in [0, 1]); ``None`` if never.
+def converged_at(accs, window: int = 5, min_gain: float = 0.0002, start: int = 0) -> int | None:
+    """HASFL's convergence point: the first evaluation index k (>= ``start + window``) such that the best test
+    accuracy of the last ``window`` evaluations (k-window+1..k) beats the best before them by less than
+    ``min_gain`` (0.0002 = 0.02 % accuracy, fractions in [0, 1]); ``None`` if never.
+
+    ``start`` (choice, not in the paper): the first evaluation the rule may look back to; a caller passes the
+    first evaluation at which training has left its initial plateau (e.g. accuracy above twice chance), so that
+    the flat accuracy of the first rounds is not taken for convergence.
 
     Raises:
-        ValueError: window < 1.
+        ValueError: window < 1 or start < 0.
     """
     if window < 1:
         raise ValueError(f"window must be >= 1, got {window}")
+    if start < 0:
+        raise ValueError(f"start must be >= 0, got {start}")
     a = np.asarray(accs, dtype=float)
-    for k in range(window, len(a)):
+    for k in range(max(window, start + window), len(a)):
         if a[k - window + 1:k + 1].max() - a[:k - window + 1].max() < min_gain:
             return k
     return None

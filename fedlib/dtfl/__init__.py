@@ -1,0 +1,23 @@
+"""DTFL: dynamic tiering-based federated learning (tiered split training with auxiliary heads, a dynamic tier
+scheduler and its time model).
+
+Source: DTFL paper, restated in ``shared/spec/dtfl.md``. Modules: :mod:`.tiers` (the tier rule for any M,
+auxiliary heads), :mod:`.timing` (per-tier costs of the real model and tensors, resource profiles, eq. 5),
+:mod:`.scheduler` (TierScheduler, profile dynamics, the round-by-round system simulation), :mod:`.training`
+(DTFL on the shared split engine), :mod:`.reference` (the literal per-client loop it is tested against), and the
+notebook helpers :mod:`.experiments` (setups, cached runs, metrics rows) and :mod:`.plots`. The models are
+:func:`fedlib.split.resnet_cifar` (ResNet-20/56/110 as modules md1..md8).
+"""
+from .experiments import (PAPER_TABLE1, PAPER_TABLE2, Setup, result_store, resolve_dataset, run_entry, system_run,
+                          time_to_target, train)
+from .reference import run_literal
+from .scheduler import EMA_ALPHA, TierScheduler, profile_schedule, simulate
+from .tiers import MAX_TIERS, aux_head_factory, check_num_tiers, client_modules, tier_cuts, tier_table
+from .timing import CASES, CORE_FLOPS, PROFILES, SERVER_FLOPS, ResourceProfile, TierCosts, TimeModel, case_profiles, tier_costs
+from .training import DtflConfig, client_data, run_dtfl
+
+__all__ = ["MAX_TIERS", "check_num_tiers", "client_modules", "tier_cuts", "tier_table", "aux_head_factory",
+           "ResourceProfile", "PROFILES", "CASES", "case_profiles", "TierCosts", "tier_costs", "TimeModel",
+           "CORE_FLOPS", "SERVER_FLOPS", "EMA_ALPHA", "TierScheduler", "profile_schedule", "simulate", "DtflConfig",
+           "client_data", "run_dtfl", "run_literal", "Setup", "result_store", "resolve_dataset", "system_run",
+           "train", "time_to_target", "run_entry", "PAPER_TABLE1", "PAPER_TABLE2"]

@@ -1,0 +1,182 @@
+"""DTFL experiments for the notebooks: a setup shared by a notebook's runs (:class:`Setup`), the simulated system
+of one run (profiles, tiers, times; :func:`system_run`), its training through the result store (:func:`train`),
+and one metrics row (:func:`run_entry`): time to the target accuracy and its computation / communication parts.
+
+Time to target (Table 1, Fig. 3): Σ over rounds 1..r of the round time (the straggler's T_k, eq. 5), r = the
+first evaluated round whose global test accuracy is >= ``target_acc``; its parts are the straggler's
+max(T_c, T_s) (computation) and T_com (communication) summed over the same rounds. ``None`` when not reached.
+"""
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from ..core import ResultStore, numpy_rng
+from ..core.validate import check_choice, check_float, check_int
+from ..data import TensorDataset, cifar_available
+from ..split import MODELS
+from .scheduler import EMA_ALPHA, profile_schedule, simulate
+from .tiers import check_num_tiers
+from .timing import TimeModel, case_profiles, tier_costs
+from .training import DtflConfig, client_data, run_dtfl, subset
+
+STORE_CODE = ("fedlib.dtfl", "fedlib.split", "fedlib.core", "fedlib.data")
+"""The source a DTFL result depends on: editing it invalidates DTFL's cached runs (and nothing else does)."""
+
+#: the paper's Table 2 (ResNet-56, tiers 1..6, relative to tier 1)
+PAPER_TABLE2 = {"client": [1.00, 1.63, 2.16, 2.68, 3.30, 3.81], "server": [1.00, 0.82, 0.65, 0.51, 0.33, 0.20]}
+#: the paper's Table 1 (ResNet-110, CIFAR-10 IID, M = 6, time to 80 %, seconds): tiers 1..6
+PAPER_TABLE1 = {"case1": {"comp": [4622, 8106, 9982, 10681, 11722, 12250], "comm": [5911, 5995, 2187, 2189, 1018, 908],
+                          "total": [10533, 14101, 12170, 12871, 12741, 13158]},
+                "case2": {"comp": [8384, 14634, 17993, 19027, 21428, 22344], "comm": [17754, 18090, 6720, 6762, 2941, 2653],
+                          "total": [26138, 32724, 24713, 25989, 24369, 24997]}}
+#: input shape and classes of the datasets
+DATASET_SHAPES = {"fashion-mnist": (1, 28, 10), "cifar10": (3, 32, 10)}
+
+
+def resolve_dataset(dataset: str) -> str:
+    """``"auto"`` -> ``cifar10`` (the paper's) when on disk, else ``fashion-mnist``; other names are checked and
+    returned. Raises ``ValueError`` for an unknown name."""
+    if dataset == "auto":
+        return "cifar10" if cifar_available("cifar10") else "fashion-mnist"
+    return check_choice("dataset", dataset, tuple(DATASET_SHAPES))
+
+
+def result_store(root: str | None = None) -> ResultStore:
+    """The result store of DTFL's runs: keys cover the config, the seed and the source of :data:`STORE_CODE`."""
+    return ResultStore(root, code=STORE_CODE)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Settings shared by a notebook's runs.
+
+    Attributes:
+        model, width, dataset, num_clients, batch_size, lr, train_subset, test_subset, eval_every: the training
+        (:class:`fedlib.dtfl.DtflConfig`). rounds: R >= 1. core_gflops: FLOP/s of one client CPU, in GFLOP/s;
+        server_gflops: the server's per client copy (:class:`fedlib.dtfl.TimeModel`). noise: σ of the observed
+        client times. alpha: the scheduler's EMA weight.
+
+    Raises:
+        ValueError / ParameterTypeError: a value outside its range (naming it).
+    """
+
+    model: str = "resnet20"
+    width: float = 1.0
+    dataset: str = "fashion-mnist"
+    num_clients: int = 10
+    batch_size: int = 100
+    lr: float = 1e-3
+    train_subset: int = 0
+    test_subset: int = 0
+    eval_every: int = 1
+    rounds: int = 10
+    core_gflops: float = 30.0
+    server_gflops: float = 50.0
+    noise: float = 0.05
+    alpha: float = EMA_ALPHA
+
+    def __post_init__(self):
+        check_choice("dataset", self.dataset, tuple(DATASET_SHAPES))
+        check_int("rounds", self.rounds, 1)
+        for name in ("core_gflops", "server_gflops"):
+            check_float(name, getattr(self, name), 0, low_open=True)
+        check_float("noise", self.noise, 0)
+        check_float("alpha", self.alpha, 0, 1, low_open=True)
+        self.config("iid", 0)   # validates the training fields
+
+    def config(self, setting: str, seed: int) -> DtflConfig:
+        """The training config of ``setting`` (``iid`` / ``noniid`` = Dirichlet α = 0.5) and ``seed``."""
+        check_choice("setting", setting, ("iid", "noniid"))
+        return DtflConfig(model=self.model, width=self.width, dataset=self.dataset, num_clients=self.num_clients,
+                          batch_size=self.batch_size, lr=self.lr, partition="iid" if setting == "iid" else "dirichlet",
+                          alpha=0.5, train_subset=self.train_subset, test_subset=self.test_subset,
+                          eval_every=self.eval_every, seed=seed)
+
+
+@functools.lru_cache(maxsize=16)
+def time_model(model: str, width: float, dataset: str, num_tiers: int, core_gflops: float,
+               server_gflops: float) -> TimeModel:
+    """:class:`fedlib.dtfl.TimeModel` of ``model`` at ``dataset``'s input shape for M = ``num_tiers`` (cached)."""
+    import torch
+    ch, size, classes = DATASET_SHAPES[dataset]
+    torch.manual_seed(0)      # costs do not depend on the weights
+    net = MODELS[model](ch, size, classes, width=width)
+    return TimeModel(tier_costs(net, (ch, size, size), check_num_tiers(num_tiers), classes),
+                     core_gflops * 1e9, server_gflops * 1e9)
+
+
+def setup_time_model(s: Setup, num_tiers: int) -> TimeModel:
+    """The time model of ``s``'s trained model for M = ``num_tiers``."""
+    return time_model(s.model, s.width, s.dataset, num_tiers, s.core_gflops, s.server_gflops)
+
+
+def system_run(s: Setup, data: TensorDataset, num_tiers: int, case: str, setting: str, seed: int,
+               fixed_tier: int | None = None, change_every: int = 0, change_frac: float = 0.3) -> dict:
+    """The simulated system of one run (``system`` stream of ``seed``): the clients' profiles over the rounds
+    (:func:`fedlib.dtfl.profile_schedule` over ``case``'s profiles), and :func:`fedlib.dtfl.simulate` with the
+    clients' real sample counts N_k. Adds ``profile_idx`` ``[R, K]`` and ``profiles`` (names)."""
+    profiles = case_profiles(case)
+    rng = numpy_rng(seed, "system")
+    idx = profile_schedule(s.num_clients, s.rounds, len(profiles), change_every, change_frac, rng)
+    ds = subset(data, s.train_subset, s.test_subset)
+    samples = np.array([len(p) for p in client_data(s.config(setting, seed), ds.y_train.numpy())])
+    sim = simulate(setup_time_model(s, num_tiers), profiles, idx, samples, rng, fixed_tier, s.noise, s.alpha)
+    return dict(sim, profile_idx=idx.tolist(), profiles=[p.name for p in profiles], samples=samples.tolist())
+
+
+def train(store: ResultStore, s: Setup, setting: str, cuts, seed: int, data: TensorDataset,
+          device: str = "cpu") -> dict:
+    """:func:`fedlib.dtfl.run_dtfl` of ``s`` with ``cuts`` ``[R, K]`` through ``store``: the key is the training
+    config and the cuts (runs with the same tiers share a record: Table 1's top tier = Fig. 3's M = 1)."""
+    cfg = s.config(setting, seed)
+    config = dict(kind="dtfl_train", **cfg.to_dict(), cuts=[list(map(int, c)) for c in cuts])
+
+    def run() -> dict:
+        rec = run_dtfl(cfg, data, cuts, device)
+        return dict(rec, data_source=data.source)
+    return store.get_or_run(config, run)
+
+
+def time_to_target(record: dict, sim: dict, target: float) -> dict:
+    """Rounds, simulated time and its computation / communication parts to the first evaluation with test
+    accuracy >= ``target`` (module docstring); values ``None`` when never reached."""
+    check_float("target_acc", target, 0, 1, low_open=True)
+    for r, acc in zip(record["round"], record["test_acc"]):
+        if acc >= target:
+            return {"rounds_to_target": r, "time_to_target_s": float(np.sum(sim["round_s"][:r])),
+                    "comp_time_s": float(np.sum(sim["comp_s"][:r])), "comm_time_s": float(np.sum(sim["comm_s"][:r]))}
+    return {"rounds_to_target": None, "time_to_target_s": None, "comp_time_s": None, "comm_time_s": None}
+
+
+def run_entry(store: ResultStore, s: Setup, data: TensorDataset, num_tiers: int, case: str, setting: str,
+              seed: int, target_acc: float, fixed_tier: int | None = None, change_every: int = 0,
+              change_frac: float = 0.3, device: str = "cpu") -> dict:
+    """System + training of one run; returns ``{"row", "record", "sim"}`` where ``row`` is the metrics row:
+    ``method`` (``dtfl``), ``M``, ``case``, ``tier`` (the fixed tier, or None for the scheduler), ``setting``,
+    ``seed``, ``target_acc``, ``time_to_target_s``, ``comp_time_s``, ``comm_time_s``, ``rounds_to_target``,
+    ``final_test_acc``, ``best_test_acc``, ``rounds``, ``sim_total_s``, ``mean_tier``, ``elapsed_s``."""
+    t0 = time.perf_counter()
+    sim = system_run(s, data, num_tiers, case, setting, seed, fixed_tier, change_every, change_frac)
+    rec = train(store, s, setting, sim["cuts"], seed, data, device)
+    row = dict(method="dtfl", M=num_tiers, case=case, tier=fixed_tier, setting=setting, seed=seed,
+               target_acc=target_acc, **time_to_target(rec, sim, target_acc), final_test_acc=rec["test_acc"][-1],
+               best_test_acc=max(rec["test_acc"]), rounds=rec["round"][-1], sim_total_s=float(np.sum(sim["round_s"])),
+               mean_tier=float(np.mean(sim["tiers"])), train_elapsed_s=rec["elapsed_s"][-1],
+               elapsed_s=time.perf_counter() - t0)
+    return {"row": row, "record": rec, "sim": sim}
+
+
+def setup_note(s: Setup, paper: str) -> str:
+    """Provenance line for a figure: what differs from the paper's run ``paper``."""
+    subset_text = f"first {s.train_subset} training" if s.train_subset else "all training"
+    return (f"{s.dataset} instead of {paper}; {s.model} (width {s.width:g}); {s.num_clients} clients, batch "
+            f"{s.batch_size}, {s.rounds} rounds, {subset_text} / {s.test_subset or 'all'} test samples; client CPU "
+            f"{s.core_gflops:g} GFLOP/s per core, server {s.server_gflops:g} GFLOP/s per client copy")
+
+
+def as_dict(s: Setup) -> dict:
+    return asdict(s)

@@ -1,0 +1,185 @@
+"""DTFL's dynamic tier scheduler (Sec. 3.3, Algorithm 1 lines 21-35), the clients' changing resources and the
+round-by-round simulation of the system (tiers, times, straggler) that the training runs follow.
+
+Scheduler (:class:`TierScheduler`): per client and tier an exponential moving average of the observed
+client-side training time, T̄_k(m) <- α·T_obs + (1 - α)·T̄_k(m) (first observation: T̄ = T_obs; **choice** α = 2/3,
+the authors' code's ``ewm(span=2)`` written as the recursive EMA). Estimates for tier m' from the client's current
+tier m: T̂_c(m') = T^{c_p}(m')/T^{c_p}(m) · T̄_k(m) (T^{c_p}: profiled per-sample client FLOPs, Table 2's
+ratios), T̂_com(m') from the tier's real tensor sizes, the client's link speed and N_k, T̂_s(m') = profiled server
+time (:class:`fedlib.dtfl.TimeModel`), T̂ = max(T̂_c + T̂_com, T̂_s + T̂_com) (eq. 5). Assignment:
+T_max = max_k min_m T̂_k(m), each client the largest tier m with T̂_k(m) <= T_max (least offloading). Before a
+client's first observation (**choice**) it runs ``initial_tier`` (default M, no offloading beyond the paper's
+largest tier).
+
+Dynamics (:func:`profile_schedule`, ``system`` seed stream): clients start balanced over the profile set (20 % each
+for Sec. 4.1's five profiles), then every ``change_every`` rounds a fraction ``change_frac`` of them (Sec. 4.1:
+30 % every 50 rounds; Fig. 3: all, every 20 rounds, **our reading** of "clients' CPU profiles randomly switch") move
+to a different profile drawn uniformly from the set. Observed client compute times carry multiplicative noise
+exp(σ·ε), ε ~ N(0, 1) (**choice**: σ = ``noise``, default 0.05, the spread of Table 2), from the same stream; the
+round's real time uses the noisy value.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.validate import ParameterTypeError, check_float, check_int
+from .timing import ResourceProfile, TimeModel
+
+EMA_ALPHA = 2 / 3
+
+
+def profile_schedule(num_clients: int, rounds: int, num_profiles: int, change_every: int, change_frac: float,
+                     rng: np.random.Generator) -> np.ndarray:
+    """Profile index of every client in every round, ``[rounds, K]`` ints in 0..P-1 (module docstring).
+
+    Args:
+        num_clients: K >= 1. rounds: R >= 1. num_profiles: P >= 1. change_every: rounds between changes
+            (0 = never; the first change happens before round ``change_every + 1``). change_frac: fraction of the
+            clients that change, in [0, 1] (rounded to the nearest count). rng: the ``system`` stream.
+
+    Raises:
+        ValueError / ParameterTypeError: a value outside its range (naming it).
+    """
+    k = check_int("num_clients", num_clients, 1)
+    r = check_int("rounds", rounds, 1)
+    p = check_int("num_profiles", num_profiles, 1)
+    every = check_int("change_every", change_every, 0)
+    frac = check_float("change_frac", change_frac, 0, 1)
+    if not isinstance(rng, np.random.Generator):
+        raise ParameterTypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    cur = rng.permutation(np.arange(k) % p)
+    out = np.empty((r, k), dtype=np.int64)
+    for t in range(r):
+        if every and t and t % every == 0 and p > 1:
+            for i in rng.choice(k, size=int(round(frac * k)), replace=False):
+                others = [q for q in range(p) if q != cur[i]]
+                cur[i] = others[rng.integers(len(others))]
+        out[t] = cur
+    return out
+
+
+class TierScheduler:
+    """TierScheduler(·) of Algorithm 1 for K clients and the M tiers of ``time_model`` (module docstring).
+
+    Args:
+        time_model: :class:`fedlib.dtfl.TimeModel` (profiled ratios, tensor sizes, server speed).
+        num_clients: K >= 1. alpha: EMA weight of a new observation, in (0, 1]. initial_tier: tier before a
+            client's first observation, 1..M (default M).
+
+    Raises:
+        ValueError / ParameterTypeError: a value outside its range (naming it).
+    """
+
+    def __init__(self, time_model: TimeModel, num_clients: int, alpha: float = EMA_ALPHA,
+                 initial_tier: int | None = None):
+        if not isinstance(time_model, TimeModel):
+            raise ParameterTypeError(f"time_model must be a TimeModel, got {type(time_model).__name__}")
+        self.tm, self.m = time_model, time_model.costs.num_tiers
+        self.k = check_int("num_clients", num_clients, 1)
+        self.alpha = check_float("alpha", alpha, 0, 1, low_open=True)
+        self.initial_tier = check_int("initial_tier", self.m if initial_tier is None else initial_tier, 1, self.m)
+        self.ema = np.full((self.k, self.m), np.nan)     # T̄_k(m), seconds per round
+        self.current = np.full(self.k, self.initial_tier)
+
+    def observe(self, tiers, client_s) -> None:
+        """Add one round's observed client-side training times (``client_s [K]``, seconds, > 0) of clients in
+        ``tiers [K]`` (1..M) to the EMAs.
+
+        Raises:
+            ValueError: shapes, tiers outside 1..M, times not finite > 0.
+        """
+        tiers, t = np.asarray(tiers), np.asarray(client_s, dtype=float)
+        if tiers.shape != (self.k,) or t.shape != (self.k,):
+            raise ValueError(f"tiers and client_s must have length K = {self.k}, got {tiers.shape}, {t.shape}")
+        if not np.issubdtype(tiers.dtype, np.integer) or np.any(tiers < 1) or np.any(tiers > self.m):
+            raise ValueError(f"tiers must be integers in 1..M = 1..{self.m}, got {tiers.tolist()}")
+        if not np.all(np.isfinite(t)) or np.any(t <= 0):
+            raise ValueError(f"client_s must be finite times > 0, got {t.tolist()}")
+        idx = (np.arange(self.k), tiers - 1)
+        old = self.ema[idx]
+        self.ema[idx] = np.where(np.isnan(old), t, self.alpha * t + (1 - self.alpha) * old)
+        self.current = tiers.astype(np.int64)
+
+    def estimate(self, mbps, samples) -> np.ndarray:
+        """T̂_k(m) for every client and tier, ``[K, M]`` seconds (eq. 5 with the EMA-scaled client time);
+        NaN for clients without an observation yet.
+
+        Args:
+            mbps: ``[K]`` current link speeds (Mbit/s). samples: ``[K]`` N_k.
+        """
+        mbps, n = np.broadcast_to(mbps, (self.k,)), np.broadcast_to(samples, (self.k,))
+        tiers = np.broadcast_to(np.arange(1, self.m + 1)[:, None], (self.m, self.k))
+        prof = self.tm.times(tiers, 1.0, mbps, n)                           # [M, K]; cpus cancel in the ratios
+        ratio = self.tm.costs.client_flops[:, None] / self.tm.costs.client_flops[self.current - 1][None, :]
+        t_c = ratio * self.ema[np.arange(self.k), self.current - 1][None, :]
+        return np.maximum(t_c + prof["T_com"], prof["T_s"] + prof["T_com"]).T
+
+    def assign(self, mbps, samples) -> np.ndarray:
+        """Tiers for the next round, ``[K]`` ints in 1..M: T_max = max_k min_m T̂_k(m), then for each client the
+        largest m with T̂_k(m) <= T_max (Algorithm 1 lines 31-33); clients never observed get ``initial_tier``."""
+        est = self.estimate(mbps, samples)
+        seen = ~np.isnan(est[:, 0])
+        out = np.full(self.k, self.initial_tier, dtype=np.int64)
+        if seen.any():
+            t_max = est[seen].min(axis=1).max()
+            ok = est[seen] <= t_max * (1 + 1e-12)
+            out[seen] = self.m - np.argmax(ok[:, ::-1], axis=1)
+        return out
+
+
+def simulate(time_model: TimeModel, profiles: tuple, profile_idx, samples, rng: np.random.Generator,
+             fixed_tier: int | None = None, noise: float = 0.05, alpha: float = EMA_ALPHA,
+             initial_tier: int | None = None) -> dict:
+    """Run the system for ``R`` rounds: tiers (fixed, or DTFL's scheduler), each client's times and the round's
+    straggler, without training (the times do not depend on the weights).
+
+    Args:
+        time_model: eq. 5. profiles: the :class:`ResourceProfile` set. profile_idx: ``[R, K]`` indices into
+            ``profiles`` (:func:`profile_schedule`). samples: ``[K]`` N_k (>= 1). rng: ``system`` stream (noise).
+        fixed_tier: every client in this tier (Table 1) instead of the scheduler. noise: σ >= 0 of the observed
+            client times. alpha, initial_tier: :class:`TierScheduler`.
+
+    Returns:
+        ``tiers``, ``T_c``, ``T_s``, ``T_com``, ``T`` (``[R, K]``; T_c with noise), ``round_s`` ``[R]`` (max_k T,
+        the straggler's), ``straggler`` ``[R]``, ``comp_s`` / ``comm_s`` ``[R]`` (the straggler's max(T_c, T_s)
+        and T_com; they add up to ``round_s``), ``cuts`` ``[R, K]`` (modules on each client). Lists, JSON-ready.
+
+    Raises:
+        ValueError / ParameterTypeError: bad shapes, indices, tier or noise (naming them).
+    """
+    if not isinstance(time_model, TimeModel):
+        raise ParameterTypeError(f"time_model must be a TimeModel, got {type(time_model).__name__}")
+    if not profiles or not all(isinstance(p, ResourceProfile) for p in profiles):
+        raise ParameterTypeError(f"profiles must be a non-empty tuple of ResourceProfile, got {profiles!r}")
+    idx = np.asarray(profile_idx)
+    if idx.ndim != 2 or not np.issubdtype(idx.dtype, np.integer) or idx.min() < 0 or idx.max() >= len(profiles):
+        raise ValueError(f"profile_idx must be an [R, K] integer array of indices into the {len(profiles)} profiles")
+    rounds, k = idx.shape
+    n = np.asarray(samples)
+    if n.shape != (k,):
+        raise ValueError(f"samples must have length K = {k}, got shape {n.shape}")
+    noise = check_float("noise", noise, 0)
+    m = time_model.costs.num_tiers
+    if fixed_tier is not None:
+        check_int("fixed_tier", fixed_tier, 1, m)
+    sched = TierScheduler(time_model, k, alpha, initial_tier)
+    cpus = np.array([p.cpus for p in profiles])[idx]
+    mbps = np.array([p.mbps for p in profiles])[idx]
+    keys = ("tiers", "T_c", "T_s", "T_com", "T")
+    out = {key: np.zeros((rounds, k)) for key in keys}
+    for r in range(rounds):
+        tiers = np.full(k, fixed_tier) if fixed_tier is not None else sched.assign(mbps[r], n)
+        t = time_model.times(tiers, cpus[r], mbps[r], n)
+        t_c = t["T_c"] * np.exp(noise * rng.standard_normal(k))
+        sched.observe(tiers, t_c)
+        out["tiers"][r], out["T_c"][r], out["T_s"][r], out["T_com"][r] = tiers, t_c, t["T_s"], t["T_com"]
+        out["T"][r] = np.maximum(t_c + t["T_com"], t["T_s"] + t["T_com"])
+    strag = out["T"].argmax(1)
+    rows = np.arange(rounds)
+    tiers = out["tiers"].astype(np.int64)
+    res = {key: out[key].tolist() for key in keys[1:]}
+    res.update(tiers=tiers.tolist(), cuts=time_model.costs.cuts[tiers - 1].tolist(),
+               round_s=out["T"].max(1).tolist(), straggler=strag.tolist(),
+               comp_s=np.maximum(out["T_c"], out["T_s"])[rows, strag].tolist(),
+               comm_s=out["T_com"][rows, strag].tolist())
+    return res

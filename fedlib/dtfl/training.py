@@ -1,0 +1,186 @@
+"""DTFL training on the shared split engine (Sec. 3.2, Algorithm 1, App. A.7): every round each client trains
+its tier's client-side modules + auxiliary head with its local loss over one local epoch, the server trains a
+per-client copy of the server-side modules on the smashed data (z, y), and the global model becomes the
+N_k/N-weighted average of the clients' full models (eq. 1).
+
+Engine mapping (:mod:`fedlib.split.engine`, ``mode="copies"``, ``local_loss=True``): the engine's cut of client
+k is its tier's module count (:func:`fedlib.dtfl.client_modules`); one engine step = every client with a batch
+left in its epoch trains one batch (clients with fewer batches sit the remaining steps out); server copies are
+not averaged between steps (``sync_copies=False``); after the epoch :func:`fedlib.split.aggregate` with weights
+N_k/N averages every module over all clients -- the server copies of a module and the client copies of it
+alike, which is eq. 1 (the average of the full models) -- and the auxiliary heads among the clients of a tier;
+every client then holds the global model, so the tier models are re-derived from it. Tier changes go through
+:func:`fedlib.split.set_decision` (a client changing tier restarts its Adam state; **choice**, the paper does not
+say) and the client takes its new tier's averaged auxiliary head (kept per tier across rounds, also while the
+tier is empty; a tier never used before gets a fresh head from the ``model`` stream).
+
+Choices (also in ``notebooks/dtfl/README.md``): Adam (lr 1e-3, betas 0.9/0.999, no weight decay, no amsgrad; the
+authors' code adds amsgrad and weight decay 5e-4) with per-client state kept across rounds; no lr decay on
+plateau; no augmentation (Fashion-MNIST); each round every client reshuffles its data (``data`` stream) and runs
+ceil(N_k / B) batches, the last one partial; the global model (not one client's) is evaluated.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+
+from ..core.seeding import numpy_rng, resolve_device, torch_generator
+from ..core.validate import check_bool, check_choice, check_float, check_int
+from ..data import TensorDataset, partition
+from ..split import (SplitConfig, aggregate, build_model, evaluate, global_model, init_state, set_decision,
+                     train_round)
+from ..split.config import NUM_UNITS
+from ..split.ops import weighted_mean
+from .tiers import aux_head_factory
+
+MODELS = ("resnet20", "resnet56", "resnet110")
+
+
+@dataclass(frozen=True)
+class DtflConfig:
+    """One DTFL training run (the tiers come separately, as each round's cuts).
+
+    Attributes:
+        model: ``resnet20`` / ``resnet56`` / ``resnet110``; width: channel multiplier (> 0). dataset: name for
+        :func:`fedlib.data.load_dataset`. num_clients: K >= 1. batch_size: B >= 1 (App. A.3: 100). lr: Adam's
+        (> 0; App. A.3: 1e-3). eps: Adam's ε (> 0; torch's default 1e-8). partition: ``iid`` or ``dirichlet`` (``alpha`` > 0; App. A.3: 0.5).
+        train_subset / test_subset: use the first n training / test samples (0 = all). eval_every: rounds between
+        evaluations (>= 1). channels_last: NHWC conv weights (1.25-1.3x faster on CPU, float-close to the
+        default layout; :func:`fedlib.split.init_state`). seed: the run's seed (streams ``data``, ``model``).
+
+    Raises:
+        ValueError / ParameterTypeError: a value outside its range, naming it.
+    """
+
+    model: str = "resnet20"
+    width: float = 1.0
+    dataset: str = "fashion-mnist"
+    num_clients: int = 10
+    batch_size: int = 100
+    lr: float = 1e-3
+    eps: float = 1e-8
+    partition: str = "iid"
+    alpha: float = 0.5
+    train_subset: int = 0
+    test_subset: int = 0
+    eval_every: int = 1
+    channels_last: bool = True
+    seed: int = 0
+
+    def __post_init__(self):
+        check_choice("model", self.model, MODELS)
+        check_choice("partition", self.partition, ("iid", "dirichlet"))
+        check_bool("channels_last", self.channels_last)
+        for name in ("width", "lr", "eps", "alpha"):
+            check_float(name, getattr(self, name), 0, low_open=True)
+        for name, low in (("num_clients", 1), ("batch_size", 1), ("train_subset", 0), ("test_subset", 0),
+                          ("eval_every", 1), ("seed", 0)):
+            check_int(name, getattr(self, name), low)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def subset(data: TensorDataset, train: int, test: int) -> TensorDataset:
+    """``data`` restricted to its first ``train`` training and ``test`` test samples (0 = all of them)."""
+    from dataclasses import replace
+    tr = train or len(data.y_train)
+    te = test or len(data.y_test)
+    return replace(data, x_train=data.x_train[:tr], y_train=data.y_train[:tr], x_test=data.x_test[:te],
+                   y_test=data.y_test[:te])
+
+
+def client_data(cfg: DtflConfig, labels) -> list[np.ndarray]:
+    """Per-client training indices (``data`` stream of ``cfg.seed``): IID or Dirichlet(``alpha``) over labels."""
+    rng = numpy_rng(cfg.seed, "data")
+    labels = np.asarray(labels)
+    if cfg.partition == "iid":
+        return partition.iid(len(labels), cfg.num_clients, rng)
+    return partition.dirichlet(labels, cfg.num_clients, cfg.alpha, rng)
+
+
+def check_cuts(cuts, num_clients: int) -> np.ndarray:
+    """Each round's modules on each client, ``[R, K]`` ints in 1..7. Raises ``ValueError`` naming ``cuts``."""
+    arr = np.asarray(cuts)
+    if arr.ndim != 2 or arr.shape[1] != num_clients or arr.shape[0] < 1:
+        raise ValueError(f"cuts must be [rounds, K = {num_clients}] (modules on each client per round), got shape "
+                         f"{arr.shape}")
+    if not np.issubdtype(arr.dtype, np.integer) or arr.min() < 1 or arr.max() > 7:
+        raise ValueError(f"cuts must be integers in 1..7 (md8 stays on the server), got {arr.tolist()}")
+    return arr.astype(np.int64)
+
+
+def run_dtfl(cfg: DtflConfig, data: TensorDataset, cuts, device: str = "cpu", progress=None,
+             keep_model: bool = False) -> dict:
+    """Train ``R = len(cuts)`` DTFL rounds (module docstring) and evaluate the global model.
+
+    Args:
+        cfg: the run. data: the dataset (``cfg.train_subset`` / ``test_subset`` applied here). cuts: ``[R, K]``
+            modules on each client per round (a schedule from :func:`fedlib.dtfl.simulate`). device: torch
+            device (``auto``: CUDA when present). progress: optional ``progress(round, record)`` callback.
+            keep_model: also return the final global model under ``"model"`` (an ``nn.Module``: not JSON).
+
+    Returns:
+        ``{"config", "device", "samples_per_client" [K], "round", "test_acc", "test_loss", "train_loss",
+        "elapsed_s"}`` -- one entry per evaluation (round 0, every ``eval_every`` rounds and the last);
+        ``train_loss`` is the last step's mean main (server-side) loss.
+    """
+    if not isinstance(cfg, DtflConfig):
+        raise TypeError(f"cfg must be a DtflConfig, got {type(cfg).__name__}")
+    cuts = check_cuts(cuts, cfg.num_clients)
+    t0 = time.perf_counter()
+    dev = resolve_device(device)
+    ds = subset(data, cfg.train_subset, cfg.test_subset)
+    parts = client_data(cfg, ds.y_train.numpy())
+    sizes = np.array([len(p) for p in parts], dtype=float)
+    weights = sizes / sizes.sum()                                                       # eq. 1: N_k / N
+    parts = [torch.from_numpy(np.asarray(p, dtype=np.int64)) for p in parts]
+    x_train, y_train, x_test, y_test = (t.to(dev) for t in (ds.x_train, ds.y_train, ds.x_test, ds.y_test))
+    shape = tuple(ds.x_train.shape[1:])
+    k, b = cfg.num_clients, cfg.batch_size
+    scfg = SplitConfig(model=cfg.model, width=cfg.width, num_devices=k, batch_sizes=(b,) * k,
+                       cuts=tuple(int(c) for c in cuts[0]), interval=1, lr=cfg.lr, eps=cfg.eps, optimizer="adam", mode="copies",
+                       local_loss=True, rounds=len(cuts), seed=cfg.seed)
+    assert NUM_UNITS[cfg.model] == 8
+    st = init_state(scfg, build_model(scfg, shape[0], shape[1], ds.num_classes), shape, dev,
+                    aux_head_factory(ds.num_classes), channels_last=cfg.channels_last)
+    bank = {}                                                                           # tier head per cut
+    gen = torch_generator(cfg.seed, "data")
+    rec = {"config": cfg.to_dict(), "device": str(dev), "samples_per_client": sizes.astype(int).tolist(),
+           "round": [], "test_acc": [], "test_loss": [], "train_loss": [], "elapsed_s": []}
+    loss = None
+
+    def record(r):
+        acc, tl = evaluate(global_model(st, weights), x_test, y_test)
+        for key, v in (("round", r), ("test_acc", acc), ("test_loss", tl), ("train_loss", loss),
+                       ("elapsed_s", time.perf_counter() - t0)):
+            rec[key].append(v)
+        if progress is not None:
+            progress(r, rec)
+
+    record(0)
+    for r, round_cuts in enumerate(cuts, start=1):
+        changed = np.flatnonzero(round_cuts != st.cuts)
+        set_decision(st, (b,) * k, round_cuts, weights=weights, seed=cfg.seed)
+        for i in changed:
+            if int(round_cuts[i]) in bank:
+                st.aux[i] = {key: v.clone() for key, v in bank[int(round_cuts[i])].items()}
+        order = [p[torch.randperm(len(p), generator=gen)].to(dev) for p in parts]
+        steps = max(-(-len(p) // b) for p in order)
+        for s in range(steps):
+            idx = [o[s * b:(s + 1) * b] if s * b < len(o) else None for o in order]
+            xs = [None if i is None else x_train[i] for i in idx]
+            ys = [None if i is None else y_train[i] for i in idx]
+            loss = train_round(st, xs, ys, weights, sync_copies=False)
+        aggregate(st, weights)                                          # eq. 1 + aux heads within each tier
+        for c in set(int(v) for v in st.cuts):
+            same = [i for i in range(k) if st.cuts[i] == c]
+            bank[c] = weighted_mean([st.aux[i] for i in same[:1]], [1.0])
+        if r % cfg.eval_every == 0 or r == len(cuts):
+            record(r)
+    if keep_model:
+        rec["model"] = global_model(st, weights)
+    return rec

@@ -1,0 +1,271 @@
+"""HASFL's training experiments (Figs. 2a, 3a, 5, 6, 9, 10, 11): decisions from the optimiser, split training on
+the shared engine (:func:`fedlib.split.run_split`) charged by HASFL's latency model, cached in the result store.
+
+Choices where the paper is silent (also in ``notebooks/hasfl/README.md``, "Deviations"):
+
+- **Optimizer**: not stated in the paper (its theory is plain SGD). We train with Adam, lr 1e-3 (one Adam state
+  for the common part, fed the mean gradient, eq. 4; per-device states for the client-specific parts), because it
+  reaches the quick targets within the 2-core budget; SGD (``optimizer="sgd"``) is a setting away. The bound's
+  γ (Table I, 5e-4) is used by the optimiser's prediction only.
+- **Run length**: every run processes the same number of device samples, ``epochs`` x |D_train| (rounds =
+  ceil(epochs·|D| / Σ_i b_i)), so a run with larger batches has fewer rounds; the x-axis of Figs. 2a / 3a is
+  that epoch count. Each run has ``evals`` evaluations, evenly spaced in rounds (plus round 0 and the last).
+- **Convergence**: the paper's rule (:func:`fedlib.split.converged_at`: the best test accuracy of the last 5
+  evaluations beats the best before them by < 0.02 %), on those evaluations, looked at only from the first
+  evaluation above twice chance accuracy (the global model's accuracy stays at chance for the first ~20 rounds,
+  which the bare rule takes for convergence); ``None`` when a run does not converge within its budget. The
+  converged time is the simulated time of that evaluation.
+- **Rounds**: clamped to [``min_rounds``, ``max_rounds``] (``max_rounds`` 0 = no cap): early learning is limited
+  by rounds, not samples (a large-batch run with few rounds never leaves the initial plateau), and tiny batch
+  sizes would otherwise need hundreds of rounds.
+- **Constants** (``constants``): ``"pilot"`` = HASFL's constants measured at the pilot model (after
+  ``pilot_steps`` SGD steps, the model the trajectory passes through), ``"max"`` = the maximum over w⁰ and the
+  pilot model (the worst case the bound asks for; w⁰'s huge G_j² then force cut 1 everywhere).
+- **Target ε** (``eps_mode``): ``"grad_norm"`` = ``eps_factor`` x Σ_j G_j² at the pilot model (the measured
+  squared gradient norm where the pilot stops: ε asks the bound for the gradient norm training actually reaches);
+  ``"slack"`` = (1 + ``eps_factor``) x the bound's floor at b = 64 and cut 1 (the system-model notebooks' rule).
+- **Clock**: each round adds T_S (eq. 38) of that round's decision and, every I rounds, T_A (eq. 39), on a Table I
+  system drawn from the ``system`` stream, with the profile of the model actually trained (width and input size).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, replace
+
+import numpy as np
+
+from ..core import ResultStore, numpy_rng
+from ..core.validate import check_choice, check_float, check_int
+from ..data import TensorDataset
+from ..split import SplitConfig, converged_at, model_profile, run_split, sample_system, time_to_target
+from .experiments import DATASET_SHAPES, constants_config, estimated_constants
+from .latency import TABLE_I, round_latency
+from .p1 import solve_p1
+from .p2 import solve_p2
+from .problem import Problem, aux_variables, eps_with_slack, theta
+from .strategies import STRATEGIES, strategy
+from .theory import HasflConstants, bound_floor
+
+#: methods a training run can use: the paper's five strategies, HABS (HASFL's batch sizes at a fixed cut),
+#: HAMS (HASFL's cuts at a fixed batch size) and ``fixed`` (one batch size and one cut for every device).
+TRAIN_METHODS = STRATEGIES + ("HABS", "HAMS", "fixed")
+NUM_LAYERS = {"vgg16": 16, "resnet18": 10}
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """Hyper-parameters shared by a notebook's training runs (see the module docstring for the choices).
+
+    Attributes:
+        model, width: cuttable model and channel multiplier (> 0). dataset: data name (``fashion-mnist``, ...).
+        interval: I (rounds between eq. 7 aggregations). optimizer, lr, momentum: the training optimiser.
+        epochs: device samples per run / |D_train| (> 0); min_rounds / max_rounds: clamp of the rounds (0 = no
+        cap). evals: evaluations per run (>= 5, the rule's window).
+        test_subset: evaluate on the first n test samples (0 = the full test set). shards_per_client: non-IID
+            shards (HASFL: 40 shards, 2 per device). gamma: the bound's step size. pilot_*: the pilot run of
+            :func:`fedlib.hasfl.pilot_constants`. constants: ``"pilot"`` or ``"max"``. eps_mode: ``"grad_norm"``
+            or ``"slack"``; eps_factor: its factor (> 0).
+
+    Raises:
+        ValueError / ParameterTypeError: a value outside its range, naming it.
+    """
+
+    model: str = "vgg16"
+    width: float = 0.25
+    dataset: str = "fashion-mnist"
+    interval: int = 15
+    optimizer: str = "adam"
+    lr: float = 1e-3
+    momentum: float = 0.0
+    epochs: float = 0.2
+    min_rounds: int = 1
+    max_rounds: int = 0
+    evals: int = 15
+    test_subset: int = 0
+    shards_per_client: int = 2
+    gamma: float = 5e-4
+    pilot_steps: int = 200
+    pilot_lr: float = 0.01
+    pilot_batch: int = 16
+    num_batches: int = 8
+    power_iters: int = 10
+    constants: str = "pilot"
+    eps_mode: str = "slack"
+    eps_factor: float = 0.1
+
+    def __post_init__(self):
+        check_choice("model", self.model, tuple(NUM_LAYERS))
+        check_choice("dataset", self.dataset, tuple(DATASET_SHAPES))
+        check_choice("optimizer", self.optimizer, ("sgd", "adam"))
+        check_choice("constants", self.constants, ("pilot", "max"))
+        check_choice("eps_mode", self.eps_mode, ("grad_norm", "slack"))
+        for name in ("width", "lr", "epochs", "gamma", "pilot_lr", "eps_factor"):
+            check_float(name, getattr(self, name), 0, low_open=True)
+        check_float("momentum", self.momentum, 0, 1, high_open=True)
+        for name, low in (("interval", 1), ("min_rounds", 1), ("max_rounds", 0), ("evals", 5), ("test_subset", 0),
+                          ("shards_per_client", 1),
+                          ("pilot_steps", 0), ("pilot_batch", 1), ("num_batches", 1), ("power_iters", 1)):
+            check_int(name, getattr(self, name), low)
+        if self.max_rounds and self.max_rounds < self.min_rounds:
+            raise ValueError(f"max_rounds must be 0 (no cap) or >= min_rounds = {self.min_rounds}, got {self.max_rounds}")
+
+
+# --- constants, target and problem ------------------------------------------------------------------------------
+
+def pilot(store: ResultStore, s: TrainSettings, seed: int, data: TensorDataset | None = None) -> dict:
+    """The cached pilot estimation for ``s`` (model at its width, ``pilot_*`` settings, seed)."""
+    cfg = constants_config(s.model, s.dataset, s.pilot_steps, s.pilot_lr, s.pilot_batch, s.num_batches,
+                           s.power_iters, seed, s.width)
+    return estimated_constants(store, cfg, data)
+
+
+def bound_constants(record: dict, mode: str) -> HasflConstants:
+    """HASFL's constants from a pilot record: ``"max"`` over its points, or ``"pilot"`` at the last point (the
+    pilot model; ϑ is f(w⁰) in both)."""
+    check_choice("constants", mode, ("pilot", "max"))
+    if mode == "max":
+        return HasflConstants.from_dict(record["constants"])
+    last = record["per_point"][-1]
+    return HasflConstants(last["beta"], np.asarray(last["sigma2"]), np.asarray(last["G2"]),
+                          record["constants"]["vartheta"])
+
+
+def target_eps(record: dict, constants: HasflConstants, s: TrainSettings, num_devices: int) -> float:
+    """ε of constraint C1 by ``s.eps_mode`` (module docstring): ``grad_norm`` = factor x Σ_j G_j² at the pilot
+    model; ``slack`` = (1 + factor) x the floor at b = 64, cut 1."""
+    if s.eps_mode == "grad_norm":
+        return float(s.eps_factor * np.sum(record["per_point"][-1]["G2"]))
+    return eps_with_slack(constants, s.gamma, s.interval, num_devices, s.eps_factor)
+
+
+def training_problem(s: TrainSettings, constants: HasflConstants, eps: float, num_devices: int,
+                     seed: int) -> Problem:
+    """Problem (41) on a Table I system of ``num_devices`` devices (``system`` stream of ``seed``) with the
+    profile of the trained model (``s.model`` at ``s.width`` and the dataset's input shape)."""
+    ch, size, classes = DATASET_SHAPES[s.dataset]
+    devices, servers = sample_system(replace(TABLE_I, num_devices=num_devices), numpy_rng(seed, "system"))
+    profile = model_profile(s.model, ch, size, classes, width=s.width)
+    return Problem(profile, devices, servers, constants, s.gamma, eps, s.interval)
+
+
+def floors_by_cut(problem: Problem, b: int = 16) -> list[float]:
+    """The bound's floor (R -> inf) at uniform batch size ``b`` for every common cut 1..L (C1 needs ε above it)."""
+    n, L = problem.num_devices, problem.profile.num_layers
+    return [float(bound_floor(problem.constants, problem.gamma, np.full(n, float(b)), j, problem.interval))
+            for j in range(1, L + 1)]
+
+
+def decide(problem: Problem, method: str, seed: int, batch: int | None = None, cut: int | None = None) -> dict:
+    """One decision for ``method`` (:data:`TRAIN_METHODS`) on ``problem``.
+
+    HASFL and the four benchmarks: :func:`fedlib.hasfl.strategy` (random ones draw from the ``system/<method>``
+    stream of ``seed``); HABS: cuts all ``cut``, batch sizes by P1 (choice: when ε is at or below the bound's
+    floor at that cut, P1 is solved for ε = 1.1 x that floor, and ``note`` says so); HAMS: batch sizes all
+    ``batch``, cuts by P2; fixed: every device ``batch`` and ``cut``. Θ is always scored on ``problem``.
+
+    Returns:
+        ``{"method", "b": [N], "cuts": [N], "theta": predicted Θ (s; None when ε is unreachable), "note"}``.
+
+    Raises:
+        ValueError: unknown method; ``batch`` / ``cut`` missing or out of range for HABS, HAMS, fixed.
+    """
+    check_choice("method", method, TRAIN_METHODS)
+    n, L = problem.num_devices, problem.profile.num_layers
+    note, original = "", problem
+    if method in ("HABS", "fixed"):
+        check_int("cut", cut, 1, L)
+    if method in ("HAMS", "fixed"):
+        check_int("batch", batch, 1)
+    if method in STRATEGIES:
+        d = strategy(problem, method, numpy_rng(seed, f"system/{method}"))
+        b, cuts, note = d.b, d.cuts, d.info.get("infeasible", "")
+    elif method == "fixed":
+        b, cuts = np.full(n, batch), np.full(n, cut)
+    else:
+        if method == "HABS":
+            cuts = np.full(n, cut)
+            floor = float(bound_floor(problem.constants, problem.gamma, np.full(n, 64.0), cut, problem.interval))
+            if problem.eps <= floor:  # choice: ε unreachable at this cut -> 1.1 x its floor (noted in the row)
+                problem = replace(problem, eps=1.1 * floor)
+                note = f"eps raised to 1.1 x the floor at cut {cut}: {problem.eps:.4g}"
+            b = solve_p1(problem, cuts, aux_variables(problem, np.full(n, 64), cuts))
+        else:
+            b = np.full(n, batch)
+            cuts = solve_p2(problem, b)[0]
+    th = float(theta(original, b, cuts))
+    return {"method": method, "b": [int(v) for v in b], "cuts": [int(v) for v in cuts],
+            "theta": th if math.isfinite(th) else None, "note": note}
+
+
+def hasfl_clock(problem: Problem):
+    """``clock(round, b, cuts, aggregated) -> s``: T_S (eq. 38) of the decision, plus T_A (eq. 39) on
+    aggregation rounds, on ``problem``'s system and profile (:func:`fedlib.hasfl.round_latency`)."""
+    def clock(_round, b, cuts, aggregated):
+        lat = round_latency(problem.profile, b, cuts, problem.devices, problem.servers)
+        return float(lat["T_S"] + (lat["T_A"] if aggregated else 0.0))
+    return clock
+
+
+# --- one training run --------------------------------------------------------------------------------------------
+
+def run_config(s: TrainSettings, setting: str, decision: dict, seed: int, num_train: int) -> dict:
+    """The result-store key of one training run: the settings (pilot fields dropped: the decision carries
+    them), the data setting (``iid`` / ``noniid``), the decision's b and cuts, the seed and the rounds."""
+    check_choice("setting", setting, ("iid", "noniid"))
+    n = len(decision["b"])
+    rounds = max(s.min_rounds, math.ceil(s.epochs * num_train / sum(decision["b"])))
+    if s.max_rounds:
+        rounds = min(rounds, s.max_rounds)
+    keep = {k: v for k, v in asdict(s).items()
+            if not k.startswith(("pilot_", "num_batches", "power_iters", "min_rounds", "max_rounds"))}
+    return dict(kind="hasfl_train", **keep, setting=setting, num_devices=n, b=list(decision["b"]),
+                cuts=list(decision["cuts"]), rounds=rounds, eval_every=max(1, rounds // s.evals), seed=seed)
+
+
+def split_config(config: dict) -> SplitConfig:
+    """The engine's :class:`fedlib.split.SplitConfig` of a :func:`run_config`."""
+    part = "iid" if config["setting"] == "iid" else "shards"
+    return SplitConfig(model=config["model"], width=config["width"], num_devices=config["num_devices"],
+                       batch_sizes=tuple(config["b"]), cuts=tuple(config["cuts"]), interval=config["interval"],
+                       lr=config["lr"], optimizer=config["optimizer"], momentum=config["momentum"],
+                       rounds=config["rounds"], eval_every=config["eval_every"], partition=part,
+                       shards_per_client=config["shards_per_client"], dataset=config["dataset"], seed=config["seed"])
+
+
+def train(store: ResultStore, config: dict, problem: Problem, data: TensorDataset, device: str = "auto") -> dict:
+    """Train one :func:`run_config` through ``store`` (a rerun is a cache hit) on ``problem``'s clock.
+
+    Returns:
+        :func:`fedlib.split.run_split`'s record (per evaluation: round, epoch, sim_s, test_acc, test_loss,
+        train_loss, elapsed_s) plus ``converged_index`` / ``converged_time_s`` / ``converged_acc`` (None when
+        the rule never fires), ``test_samples`` and ``elapsed_s`` (the whole run, s).
+    """
+    def run() -> dict:
+        t0 = time.perf_counter()
+        ds = data
+        if config["test_subset"]:
+            ds = replace(data, x_test=data.x_test[:config["test_subset"]], y_test=data.y_test[:config["test_subset"]])
+        rec = run_split(split_config(config), ds, device, clock=hasfl_clock(problem))
+        chance = 1 / data.num_classes
+        start = next((i for i, a in enumerate(rec["test_acc"]) if a >= 2 * chance), len(rec["test_acc"]))
+        k = converged_at(rec["test_acc"], start=start)
+        rec.update(converged_index=k, converged_time_s=None if k is None else rec["sim_s"][k],
+                   converged_acc=None if k is None else max(rec["test_acc"][:k + 1]),
+                   test_samples=len(ds.y_test), data_source=data.source, elapsed_s=time.perf_counter() - t0)
+        return rec
+    return store.get_or_run(config, run)
+
+
+def summary_row(record: dict, decision: dict, target_acc: float, **labels) -> dict:
+    """One metrics row: ``labels`` (method, model, setting, N, figure tags...) + the decision summary and
+    ``converged_time_s``, ``converged_acc``, ``target_acc``, ``time_to_target_s`` (simulated s, None if not
+    reached), ``epochs_to_target``, ``final_test_acc``, ``best_test_acc``, ``rounds``, ``sim_s`` (whole run)."""
+    check_float("target_acc", target_acc, 0, 1, low_open=True)
+    return dict(labels, b_mean=float(np.mean(decision["b"])), b_min=min(decision["b"]), b_max=max(decision["b"]),
+                cut_min=min(decision["cuts"]), cut_max=max(decision["cuts"]), theta_pred_s=decision["theta"],
+                converged_time_s=record["converged_time_s"], converged_acc=record["converged_acc"],
+                target_acc=target_acc, time_to_target_s=time_to_target(record, target_acc),
+                epochs_to_target=time_to_target(record, target_acc, key="epoch"),
+                final_test_acc=record["test_acc"][-1], best_test_acc=max(record["test_acc"]),
+                rounds=record["round"][-1], sim_s=record["sim_s"][-1], seed=record["config"]["seed"])

@@ -1,0 +1,149 @@
+"""HASFL training experiments (fedlib.hasfl.training / train_plan): the clock equals the latency model, decisions,
+run lengths, constants and ε rules, and the claim / bound-vs-training ratios, against hand-computed values."""
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from fedlib.data import TensorDataset
+from fedlib.hasfl import HasflConstants, round_latency, total_latency
+from fedlib.hasfl.train_plan import bound_vs_training, claim_ratios
+from fedlib.hasfl.training import (TrainSettings, bound_constants, decide, hasfl_clock, run_config, split_config,
+                                   summary_row, target_eps, training_problem)
+from fedlib.split import run_split
+
+L = 16
+
+
+def _constants(g2=0.01):
+    return HasflConstants(100.0, np.full(L, 2.0), np.full(L, g2), 2.3)
+
+
+def _problem(n=3, eps=50.0, g2=0.01, seed=0):
+    return training_problem(TrainSettings(width=0.0625), _constants(g2), eps, n, seed)
+
+
+def test_clock_equals_round_latency_and_run_total_equals_eq40():
+    p = _problem(n=2)
+    b, cuts = np.array([2, 3]), np.array([1, 4])
+    lat = round_latency(p.profile, b, cuts, p.devices, p.servers)
+    clock = hasfl_clock(p)
+    assert clock(1, b, cuts, False) == pytest.approx(float(lat["T_S"]))
+    assert clock(2, b, cuts, True) == pytest.approx(float(lat["T_S"] + lat["T_A"]))
+    # a real run on a tiny random-label dataset (tests only): simulated time = eq. 40 with R = 5, I = 2
+    g = np.random.default_rng(0)
+    x = g.standard_normal((40, 1, 28, 28)).astype(np.float32)
+    import torch
+    ds = TensorDataset("toy", torch.from_numpy(x), torch.from_numpy(g.integers(0, 10, 40)), torch.from_numpy(x[:8]),
+                       torch.from_numpy(g.integers(0, 10, 8)), tuple("0123456789"), "test")
+    cfg = dict(run_config(replace(TrainSettings(width=0.0625), interval=2, evals=5), "iid",
+                          {"b": [2, 3], "cuts": [1, 4]}, 0, 40), rounds=5, eval_every=1)
+    rec = run_split(split_config(cfg), ds, "cpu", clock=clock)
+    assert rec["round"] == [0, 1, 2, 3, 4, 5]
+    assert rec["sim_s"][-1] == pytest.approx(float(total_latency(5, 2, lat["T_S"], lat["T_A"])))
+    assert rec["sim_s"][1] == pytest.approx(float(lat["T_S"]))
+
+
+def test_run_length_is_the_same_number_of_device_samples():
+    s = TrainSettings(epochs=0.01, evals=15)
+    cfg = run_config(s, "noniid", {"b": [8, 8], "cuts": [3, 3]}, 1, 60000)
+    assert cfg["rounds"] == 38 and cfg["eval_every"] == 2           # ceil(600 / 16), 38 // 15
+    assert run_config(s, "iid", {"b": [64, 64], "cuts": [3, 3]}, 1, 60000)["rounds"] == 5   # ceil(600 / 128)
+    sc = split_config(cfg)
+    assert sc.partition == "shards" and sc.batch_sizes == (8, 8) and sc.cuts == (3, 3) and sc.seed == 1
+    assert "pilot_steps" not in cfg and cfg["setting"] == "noniid"
+    clamp = replace(s, min_rounds=10, max_rounds=20)
+    assert run_config(clamp, "iid", {"b": [64, 64], "cuts": [3, 3]}, 1, 60000)["rounds"] == 10
+    assert run_config(clamp, "iid", {"b": [1, 1], "cuts": [3, 3]}, 1, 60000)["rounds"] == 20     # 300 -> 20
+    with pytest.raises(ValueError, match="max_rounds"):
+        replace(s, min_rounds=10, max_rounds=5)
+    with pytest.raises(ValueError, match="setting"):
+        run_config(s, "dirichlet", {"b": [8], "cuts": [3]}, 0, 100)
+
+
+def test_decisions_fixed_habs_hams():
+    p = _problem(n=3, eps=50.0)
+    d = decide(p, "fixed", 0, batch=16, cut=5)
+    assert d["b"] == [16] * 3 and d["cuts"] == [5] * 3
+    d = decide(p, "HAMS", 0, batch=16)
+    assert d["b"] == [16] * 3 and all(1 <= c <= L for c in d["cuts"])
+    d = decide(p, "HABS", 0, cut=8)
+    assert d["cuts"] == [8] * 3 and all(b >= 1 for b in d["b"]) and d["note"] == ""
+    # ε below cut 8's floor: HABS solves P1 at 1.1 x that floor and says so; Θ on the original problem is inf
+    tight = _problem(n=3, eps=2.0, g2=1.0)
+    d = decide(tight, "HABS", 0, cut=8)
+    assert "eps raised" in d["note"] and d["cuts"] == [8] * 3 and d["theta"] is None
+    with pytest.raises(ValueError, match="method"):
+        decide(p, "HASFL2", 0)
+    with pytest.raises(ValueError, match="cut"):
+        decide(p, "fixed", 0, batch=16, cut=17)
+    with pytest.raises((ValueError, TypeError), match="batch"):
+        decide(p, "HAMS", 0)
+
+
+def test_random_benchmarks_draw_from_their_own_stream():
+    p = _problem(n=4)
+    a, b = decide(p, "RBS+RMS", 3), decide(p, "RBS+RMS", 3)
+    assert a["b"] == b["b"] and a["cuts"] == b["cuts"]
+    assert decide(p, "RBS+RMS", 4)["b"] != a["b"]
+
+
+def test_constants_and_eps_rules():
+    rec = {"constants": {"beta": 9.0, "sigma2": [3.0, 3.0], "G2": [5.0, 7.0], "vartheta": 2.0},
+           "per_point": [{"beta": 9.0, "sigma2": [3.0, 1.0], "G2": [5.0, 7.0]},
+                         {"beta": 4.0, "sigma2": [1.0, 3.0], "G2": [0.5, 1.5]}]}
+    c = bound_constants(rec, "pilot")
+    assert c.beta == 4.0 and list(c.G2) == [0.5, 1.5] and c.vartheta == 2.0
+    assert bound_constants(rec, "max").beta == 9.0
+    s = TrainSettings(eps_mode="grad_norm", eps_factor=3.0)
+    assert target_eps(rec, c, s, 20) == pytest.approx(6.0)          # 3 x (0.5 + 1.5)
+    with pytest.raises(ValueError, match="constants"):
+        bound_constants(rec, "min")
+
+
+@pytest.mark.parametrize("kw, name", [({"width": 0.0}, "width"), ({"evals": 3}, "evals"),
+                                      ({"constants": "w0"}, "constants"), ({"lr": float("nan")}, "lr"),
+                                      ({"eps_mode": "tight"}, "eps_mode"), ({"model": "vgg19"}, "model"),
+                                      ({"momentum": 1.0}, "momentum"), ({"interval": 2.5}, "interval")])
+def test_settings_reject_bad_values(kw, name):
+    with pytest.raises((ValueError, TypeError), match=name):
+        TrainSettings(**kw)
+
+
+def _row(method, t, acc, figures=("fig6",), setting="iid", batch=None, cut=None, floor=1.0, rounds=None):
+    return {"figures": list(figures), "method": method, "model": "vgg16", "setting": setting, "time_to_target_s": t,
+            "final_test_acc": acc, "batch": batch, "cut": cut, "floor": floor, "rounds_to_target": rounds,
+            "b_mean": batch or 1, "cut_max": cut or 1}
+
+
+def test_claim_ratios_by_hand():
+    rows = [_row("HASFL", 10.0, 0.8), _row("RBS+RMS", 40.0, 0.75), _row("RBS+HAMS", None, 0.5),
+            _row("fixed", 30.0, 0.7, ("fig10",), batch=8), _row("fixed", 20.0, 0.72, ("fig10",), batch=16),
+            _row("HABS", 10.0, 0.74, ("fig10",))]
+    got = {(c["claim"], c["versus"]): c for c in claim_ratios(rows)}
+    assert got[("fig6", "RBS+RMS")]["ratio"] == pytest.approx(4.0)
+    assert got[("fig6", "RBS+RMS")]["acc_gain"] == pytest.approx(0.05)
+    assert got[("fig6", "RBS+HAMS")]["ratio"] is None and "RBS+HAMS" in got[("fig6", "RBS+HAMS")]["note"]
+    assert got[("fig10", "batch = 16")]["ratio"] == pytest.approx(2.0)   # best fixed b = 16: 20 s vs HABS 10 s
+
+
+def test_bound_vs_training_by_hand():
+    rows = [_row("fixed", 1.0, 0.7, ("fig11",), batch=16, cut=8, floor=1.0, rounds=30),
+            _row("fixed", 1.0, 0.7, ("fig11",), batch=16, cut=13, floor=2.0, rounds=45)]
+    out = {r["cut"]: r for r in bound_vs_training(rows, "fig11", "iid", {"method": "fixed", "batch": 16, "cut": 8})}
+    # shared eps = 2.2: R ∝ 1/(eps - floor) -> (1/0.2) / (1/1.2) = 6
+    assert out[13]["pred_ratio"] == pytest.approx(6.0) and out[13]["measured_ratio"] == pytest.approx(1.5)
+    assert out[8]["pred_ratio"] == pytest.approx(1.0)
+
+
+def test_summary_row_reads_the_record():
+    rec = {"test_acc": [0.1, 0.5, 0.7, 0.69], "sim_s": [0.0, 2.0, 4.0, 6.0], "epoch": [0, .1, .2, .3],
+           "round": [0, 10, 20, 30], "converged_time_s": None, "converged_acc": None, "config": {"seed": 2}}
+    row = summary_row(rec, {"b": [4, 8], "cuts": [1, 3], "theta": 5.0}, 0.6, method="HASFL")
+    assert row["time_to_target_s"] == 4.0 and row["epochs_to_target"] == 0.2 and row["rounds"] == 30
+    assert row["final_test_acc"] == 0.69 and row["best_test_acc"] == 0.7 and row["b_mean"] == 6.0
+    assert row["cut_max"] == 3 and row["seed"] == 2
+    with pytest.raises(ValueError, match="target_acc"):
+        summary_row(rec, {"b": [4], "cuts": [1], "theta": None}, 1.5)
+    assert math.isclose(row["theta_pred_s"], 5.0)
