@@ -19,7 +19,7 @@ from fedlib.hist import estimate as hist_estimate
 from fedlib.hist import sampling
 from fedlib.hist import theory as hist_theory
 from fedlib.plotting import write_metrics
-from fedlib.split import EdgeDevices, LayerProfile, Servers, SystemSpec, memory_bits, sample_system
+from fedlib.split import EdgeDevices, LayerProfile, Servers, SystemSpec, memory_bits, resnet18, sample_system, vgg16
 from fedlib.split.latency import device_terms
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,6 +54,12 @@ def _spec(**over):
 
 def _tiny_model():
     return nn.Sequential(nn.Sequential(nn.Linear(4, 3), nn.ReLU()), nn.Sequential(nn.Linear(3, 2)))
+
+
+def _problem(**over):
+    kw = dict(profile=_profile(), devices=_devices(), servers=SERVERS, constants=CONSTS, gamma=0.1, eps=10.0,
+              interval=2)
+    return hasfl.Problem(**{**kw, **over})
 
 
 X, Y = torch.randn(8, 4), torch.randint(0, 2, (8,))
@@ -204,6 +210,20 @@ CASES = [
      "lr"),
     ("hasfl-pilot-steps", lambda: hasfl_estimate.pilot_constants(_tiny_model(), X, Y, -1, 0.1, 2, 2, 2, 0),
      ValueError, "pilot_steps"),
+    # ---- leftovers of issue #7: Problem, eps_with_slack, model shapes, comm_to_target
+    ("problem-interval-float", lambda: _problem(interval=2.5), TypeError, "interval"),
+    ("problem-eps-nan", lambda: _problem(eps=NAN), ValueError, "eps"),
+    ("problem-max-batch-float", lambda: _problem(max_batch=2.5), TypeError, "max_batch"),
+    ("problem-cut-float", lambda: _problem(allowed_cuts=(1.5,)), TypeError, "allowed_cuts"),
+    ("problem-cut-range", lambda: _problem(allowed_cuts=(3,)), ValueError, "allowed_cuts"),
+    ("eps-slack-nan", lambda: hasfl.eps_with_slack(CONSTS, 0.1, 2, 2, NAN), ValueError, "slack"),
+    ("vgg16-in-channels-bool", lambda: vgg16(in_channels=True), TypeError, "in_channels"),
+    ("vgg16-image-size-float", lambda: vgg16(image_size=32.0), TypeError, "image_size"),
+    ("resnet18-classes-one", lambda: resnet18(num_classes=1), ValueError, "num_classes"),
+    ("comm-to-target-nan", lambda: hist.experiments.comm_to_target({"test_acc": [0.5], "comm_client_L0": [1.0]},
+                                                                  NAN), ValueError, "target_acc"),
+    ("comm-to-target-range", lambda: hist.experiments.comm_to_target({"test_acc": [0.5], "comm_client_L0": [1.0]},
+                                                                    75), ValueError, "target_acc"),
     # ---- plotting
     ("metrics-nan", lambda: write_metrics("m", {"runs": [{"acc": NAN}]}), ValueError, "acc"),
     ("metrics-inf-array", lambda: write_metrics("m", {"curve": np.array([1.0, INF])}), ValueError, "curve"),

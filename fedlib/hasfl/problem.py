@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core.validate import check_float, check_int
 from ..split import EdgeDevices, LayerProfile, Servers, memory_bits
 from .latency import round_latency
 from .theory import HasflConstants, bound_floor
@@ -32,8 +33,13 @@ class Problem:
     max_batch: int | None = None
 
     def __post_init__(self):
-        if self.max_batch is not None and self.max_batch < 1:
-            raise ValueError(f"max_batch must be >= 1 or None, got {self.max_batch}")
+        check_int("interval", self.interval, 1)
+        check_float("eps", self.eps, 0, low_open=True)
+        check_float("gamma", self.gamma, 0, low_open=True)
+        if self.max_batch is not None:
+            check_int("max_batch", self.max_batch, 1, extra=" or None")
+        for c in self.allowed_cuts:
+            check_int("allowed_cuts", c, 1, self.profile.num_layers)
         if len(self.constants.sigma2) != self.profile.num_layers:
             raise ValueError(f"constants have {len(self.constants.sigma2)} layers, the profile "
                              f"{self.profile.num_layers}")
@@ -66,8 +72,7 @@ def eps_with_slack(constants: HasflConstants, gamma: float, interval: int, num_d
                    slack: float) -> float:
     """ε = (1 + slack)·floor(b_i = 64 ∀i, L_c = 1): a target just above the smallest floor Theorem 1 allows
     at the shallowest cut (see the module docstring). Raises ``ValueError`` for slack <= 0."""
-    if slack <= 0:
-        raise ValueError(f"slack must be > 0, got {slack}")
+    check_float("slack", slack, 0, low_open=True)
     return float((1 + slack) * bound_floor(constants, gamma, np.full(num_devices, 64.0), 1, interval))
 
 

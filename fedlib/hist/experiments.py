@@ -11,6 +11,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ..core import ResultStore
+from ..core.validate import check_float
 from ..data import TensorDataset, load_dataset
 from .config import METHODS, HistConfig, rounds_for_budget
 from .run import run_hist
@@ -121,7 +122,12 @@ def figure_configs(settings: list[str], num_cells: list[int], H: int, E: int, co
 
 def comm_to_target(record: dict, target_acc: float) -> float | None:
     """Per-client communication (L0) at the first global round whose test accuracy is >= ``target_acc``;
-    ``None`` if the run never reaches it (HIST Fig. 3's y-axis)."""
+    ``None`` if the run never reaches it (HIST Fig. 3's y-axis).
+
+    Raises:
+        ValueError: ``target_acc`` NaN or outside (0, 1].
+    """
+    check_float("target_acc", target_acc, 0, 1, low_open=True)
     for acc, comm in zip(record["test_acc"], record["comm_client_L0"]):
         if acc >= target_acc:
             return comm

@@ -29,10 +29,11 @@ from torchvision.models.resnet import BasicBlock, conv1x1
 
 #: optimizer state per parameter, in parameters: SGD none, momentum one buffer, Adam two moments.
 def _check_shape(in_channels: int, image_size: int, num_classes: int) -> None:
+    """Raises ``ParameterTypeError`` (bool, float, ...) or ``ValueError`` (too small), naming the argument."""
+    from ..core.validate import check_int
     for name, value, low in (("in_channels", in_channels, 1), ("image_size", image_size, 8),
                              ("num_classes", num_classes, 2)):
-        if not isinstance(value, int) or value < low:
-            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+        check_int(name, value, low)
 
 
 def _scale(channels: int, width: float) -> int:
