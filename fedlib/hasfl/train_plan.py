@@ -11,6 +11,7 @@ from tqdm.auto import tqdm
 from ..core import ResultStore
 from ..core.validate import check_float, check_int, check_list
 from ..data import TensorDataset
+from ..split import time_to_target
 from .bcd import bcd
 from .strategies import STRATEGIES
 from .theory import bound_floor, rounds_needed
@@ -120,19 +121,12 @@ def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[
                               constants=ss.constants, rounds_pred=pred, floor=float(bound_floor(
                                   problem.constants, problem.gamma, decision["b"], max(decision["cuts"]),
                                   problem.interval)),
-                              rounds_to_target=_first(record, target_acc, "round"))
+                              rounds_to_target=time_to_target(record, target_acc, key="round"))
             out.append({"row": row, "decision": decision,
                         "curve": {k: record[k] for k in ("epoch", "sim_s", "round", "test_acc")}})
             bar.update()
     bar.close()
     return out
-
-
-def _first(record: dict, target: float, key: str):
-    for acc, v in zip(record["test_acc"], record[key]):
-        if acc >= target:
-            return v
-    return None
 
 
 def decisions_by_eps(store: ResultStore, s: TrainSettings, factors: list[float], num_devices: int, seed: int,

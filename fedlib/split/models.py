@@ -102,8 +102,13 @@ def resnet18(in_channels: int = 3, image_size: int = 32, num_classes: int = 100,
         units += [BasicBlock(inplanes, p, stride, down), BasicBlock(p, p)]
         inplanes = p
     units.append(nn.Sequential(nn.AdaptiveAvgPool2d((1, 1)), nn.Flatten(), nn.Linear(inplanes, num_classes)))
-    net = nn.Sequential(*units)
-    for m in net.modules():  # torchvision's ResNet initialisation
+    return resnet_init(nn.Sequential(*units))
+
+
+def resnet_init(net: nn.Sequential) -> nn.Sequential:
+    """torchvision's ResNet initialisation, in place: Kaiming-normal conv weights (fan-out, ReLU), BatchNorm
+    weight 1 and bias 0. Returns ``net``."""
+    for m in net.modules():
         if isinstance(m, nn.Conv2d):
             nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
         elif isinstance(m, nn.BatchNorm2d):

@@ -21,7 +21,7 @@ from __future__ import annotations
 from torch import nn
 from torchvision.models.resnet import Bottleneck, conv1x1
 
-from .models import _check_shape, _scale
+from .models import _check_shape, _scale, resnet_init
 
 #: modules of the DTFL split (md1..md8)
 NUM_MODULES = 8
@@ -62,14 +62,7 @@ def resnet_cifar(n: int, in_channels: int = 3, image_size: int = 32, num_classes
             inplanes = p * Bottleneck.expansion
         units += [nn.Sequential(*blocks[:n // 2]), nn.Sequential(*blocks[n // 2:])]
     units.append(nn.Sequential(nn.AdaptiveAvgPool2d((1, 1)), nn.Flatten(), nn.Linear(inplanes, num_classes)))
-    net = nn.Sequential(*units)
-    for m in net.modules():  # torchvision's ResNet initialisation
-        if isinstance(m, nn.Conv2d):
-            nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
-        elif isinstance(m, nn.BatchNorm2d):
-            nn.init.constant_(m.weight, 1)
-            nn.init.constant_(m.bias, 0)
-    return net
+    return resnet_init(nn.Sequential(*units))
 
 
 def resnet20(in_channels: int = 3, image_size: int = 32, num_classes: int = 10, width: float = 1.0) -> nn.Sequential:
