@@ -88,10 +88,29 @@ def test_metrics_file(smoke, name):
         assert set(got) == set(expected["final_test_acc"])
         for key, value in expected["final_test_acc"].items():
             assert got[key] == pytest.approx(value, abs=0.05), key
+    if name.startswith("dtfl_") and "final_test_acc" in expected:
+        got = {_dtfl_key(name, r): r["final_test_acc"] for r in m["runs"]}
+        assert set(got) == set(expected["final_test_acc"])
+        for key, value in expected["final_test_acc"].items():
+            assert got[key] == pytest.approx(value, abs=0.05), key
+        for run in m["runs"]:
+            keys = (("alpha", "patch_shuffling", "dcor", "psnr_db") if name.startswith("dtfl_7") else
+                    ("method", "setting", "target_acc", "time_to_target_s", "comp_time_s", "comm_time_s", "rounds"))
+            for key in keys + ("final_test_acc",):
+                assert key in run, key
     if name.startswith("hasfl_3"):
         thetas = {r["method"]: r["theta"] for r in m["runs"]}
         assert thetas["HASFL"] == pytest.approx(expected["theta_hasfl"], rel=0.05)
         assert all(v is None or thetas["HASFL"] <= v for v in thetas.values())
+
+
+def _dtfl_key(name: str, r: dict) -> str:
+    """A DTFL metrics row's name in expected_smoke_metrics_dtfl.json."""
+    if name.startswith("dtfl_7"):
+        return f"a{r['alpha']}/p{r['patches']}/s{r['seed']}"
+    if name.startswith(("dtfl_5", "dtfl_6")):
+        return f"{r['model']}/{r['method']}/{r['setting']}/K{r['num_clients']}/s{r['seed']}"
+    return f"{r['case']}/M{r['M']}/t{r['tier']}/{r['setting']}/s{r['seed']}"
 
 
 FIGURE_NOTEBOOKS = [p for p in NBS if not p.stem.endswith("_experiments")]  # the run-cache notebooks draw nothing
@@ -139,7 +158,10 @@ def test_figures_written(smoke):
                  "hasfl_fig2b_round_latency_vs_batch", "hasfl_bound_terms", "hasfl_decisions", "hasfl_strategies",
                  "hasfl_sensitivity", "hasfl_fig2a_accuracy_vs_epochs_batch", "hasfl_fig3a_accuracy_vs_epochs_cut",
                  "hasfl_fig5_accuracy_vs_time", "hasfl_fig6_time_and_accuracy", "hasfl_fig9_vs_devices",
-                 "hasfl_fig10_habs_vs_fixed_batch", "hasfl_fig11_hams_vs_fixed_cut"):
+                 "hasfl_fig10_habs_vs_fixed_batch", "hasfl_fig11_hams_vs_fixed_cut", "dtfl_module_profiles",
+                 "dtfl_table2_time_ratios", "dtfl_table1_time_to_target", "dtfl_fig3_time_vs_tiers",
+                 "dtfl_accuracy_vs_time", "dtfl_tier_assignment", "dtfl_fig2_accuracy_vs_time",
+                 "dtfl_table3_time_to_target", "dtfl_table4_clients", "dtfl_table5_privacy"):
         assert {f"{stem}.png", f"{stem}.pdf"} <= names
 
 

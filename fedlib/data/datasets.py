@@ -1,4 +1,5 @@
-"""Real datasets through torchvision, as normalised in-memory tensors: Fashion-MNIST, CIFAR-10, CIFAR-100.
+"""Real datasets through torchvision, as normalised in-memory tensors: Fashion-MNIST, CIFAR-10, CIFAR-100 here;
+CINIC-10 and HAM10000 (image folders) in :mod:`.folders`, registered in :data:`DATASETS`.
 
 CIFAR-10/100 are read by torchvision's own readers from ``<data_dir>/cifar-10-batches-py`` /
 ``cifar-100-python`` (the official archives extracted); torchvision downloads them on machines with internet
@@ -243,17 +244,33 @@ def _check_fashion_mnist(root: Path) -> None:
                                        f"class counts {counts.tolist()}). {INSTALL_HINT}")
 
 
+def _folder_loader(name: str):
+    """A loader of :mod:`.folders` (imported on first use: that module imports this one)."""
+    def load(**kw):
+        from . import folders
+        return getattr(folders, name)(**kw)
+    return load
+
+
 DATASETS = {"fashion-mnist": load_fashion_mnist,
             "cifar10": lambda **kw: load_cifar("cifar10", **kw),
-            "cifar100": lambda **kw: load_cifar("cifar100", **kw)}
+            "cifar100": lambda **kw: load_cifar("cifar100", **kw),
+            "cinic10": _folder_loader("load_cinic10"),
+            "ham10000": _folder_loader("load_ham10000")}
+#: keywords :func:`load_dataset` passes on, per dataset
+DATASET_KEYWORDS = {"fashion-mnist": ("root", "allow_download", "debian_dir"), "cifar10": ("root", "allow_download"),
+                    "cifar100": ("root", "allow_download"), "cinic10": ("root", "use_valid"),
+                    "ham10000": ("root", "image_size", "test_fraction", "seed")}
 
 
 def load_dataset(name: str, **kwargs) -> TensorDataset:
     """Load a dataset by name (one of :data:`DATASETS`).
 
     Args:
-        name: one of :data:`DATASETS`. kwargs: ``root``, ``allow_download`` (and ``debian_dir`` for
-            Fashion-MNIST), passed to the loader.
+        name: one of :data:`DATASETS`. kwargs: passed to the loader, those of :data:`DATASET_KEYWORDS`:
+            ``root``; ``allow_download`` (Fashion-MNIST, CIFAR; plus ``debian_dir`` for Fashion-MNIST);
+            ``use_valid`` (CINIC-10, :func:`.folders.load_cinic10`); ``image_size``, ``test_fraction``, ``seed``
+            (HAM10000, :func:`.folders.load_ham10000`).
 
     Raises:
         ValueError: unknown ``name``. ParameterTypeError: ``name`` not a string, an unknown keyword, a bad
@@ -261,7 +278,7 @@ def load_dataset(name: str, **kwargs) -> TensorDataset:
         DatasetNotFoundError: the files are missing (message says how to install them).
     """
     check_choice("dataset", name, sorted(DATASETS))
-    allowed = {"root", "allow_download"} | ({"debian_dir"} if name == "fashion-mnist" else set())
+    allowed = set(DATASET_KEYWORDS[name])
     unknown = sorted(set(kwargs) - allowed)
     if unknown:
         raise ParameterTypeError(f"load_dataset({name!r}) got unknown keyword(s) {unknown}; allowed: {sorted(allowed)}")
@@ -269,18 +286,22 @@ def load_dataset(name: str, **kwargs) -> TensorDataset:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m fedlib.data fashion-mnist [--download]``: prepare the files; exit 1 with a hint if missing."""
+    """``python -m fedlib.data NAME [--download] [--root DIR]``: prepare (Fashion-MNIST) or load and check the files,
+    print their source; exit 1 with a hint if missing. CINIC-10 and HAM10000 cannot be downloaded (``--download``
+    is ignored for them)."""
     parser = argparse.ArgumentParser(description="Prepare a dataset for fedlib.")
     parser.add_argument("name", choices=sorted(DATASETS))
-    parser.add_argument("--download", action="store_true", help="allow torchvision's download")
-    parser.add_argument("--root", default=None, help="torchvision root (default: <repo>/data)")
+    parser.add_argument("--download", action="store_true", help="allow torchvision's download (CIFAR, FMNIST)")
+    parser.add_argument("--root", default=None, help="data folder (default: <repo>/data)")
     parser.add_argument("--debian-dir", default=str(DEBIAN_FASHION_MNIST), help="Debian package folder")
     args = parser.parse_args(argv)
     try:
         if args.name == "fashion-mnist":
             print(prepare_fashion_mnist(args.root, allow_download=args.download, debian_dir=args.debian_dir))
-        else:
+        elif args.name in CIFAR:
             print(load_cifar(args.name, args.root, allow_download=args.download).source)
+        else:
+            print(load_dataset(args.name, root=args.root).source)
     except DatasetNotFoundError as exc:
         print(exc, file=sys.stderr)
         return 1

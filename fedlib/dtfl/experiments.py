@@ -18,13 +18,17 @@ from ..core import ResultStore, numpy_rng
 from ..core.validate import check_choice, check_float, check_int
 from ..data import TensorDataset, cifar_available
 from ..split import MODELS
-from .scheduler import EMA_ALPHA, profile_schedule, simulate
+from .scheduler import EMA_ALPHA, profile_schedule, sample_participants, simulate
 from .tiers import check_num_tiers
 from .timing import TimeModel, case_profiles, tier_costs
 from .training import DtflConfig, client_data, run_dtfl, subset
 
-STORE_CODE = ("fedlib.dtfl", "fedlib.split", "fedlib.core", "fedlib.data")
-"""The source a DTFL result depends on: editing it invalidates DTFL's cached runs (and nothing else does)."""
+STORE_CODE = ("fedlib.dtfl.tiers", "fedlib.dtfl.timing", "fedlib.dtfl.scheduler", "fedlib.dtfl.training",
+              "fedlib.dtfl.baselines", "fedlib.dtfl.baseline_time", "fedlib.dtfl.fedgkt", "fedlib.dtfl.privacy",
+              "fedlib.dtfl.experiments", "fedlib.dtfl.compare", "fedlib.split", "fedlib.core", "fedlib.data")
+"""The source a DTFL result depends on: editing it invalidates DTFL's cached runs (and nothing else does). The
+figure modules (:mod:`.plots`, :mod:`.compare_plots`) and the test reference (:mod:`.reference`) compute no
+record, so a figure edit redraws from the cache."""
 
 #: the paper's Table 2 (ResNet-56, tiers 1..6, relative to tier 1)
 PAPER_TABLE2 = {"client": [1.00, 1.63, 2.16, 2.68, 3.30, 3.81], "server": [1.00, 0.82, 0.65, 0.51, 0.33, 0.20]}
@@ -34,7 +38,8 @@ PAPER_TABLE1 = {"case1": {"comp": [4622, 8106, 9982, 10681, 11722, 12250], "comm
                 "case2": {"comp": [8384, 14634, 17993, 19027, 21428, 22344], "comm": [17754, 18090, 6720, 6762, 2941, 2653],
                           "total": [26138, 32724, 24713, 25989, 24369, 24997]}}
 #: input shape and classes of the datasets
-DATASET_SHAPES = {"fashion-mnist": (1, 28, 10), "cifar10": (3, 32, 10)}
+DATASET_SHAPES = {"fashion-mnist": (1, 28, 10), "cifar10": (3, 32, 10), "cinic10": (3, 32, 10),
+                  "ham10000": (3, 32, 7)}   # HAM10000 at load_ham10000's default image_size=32
 
 
 def resolve_dataset(dataset: str) -> str:
@@ -114,29 +119,51 @@ def setup_time_model(s: Setup, num_tiers: int) -> TimeModel:
     return time_model(s.model, s.width, s.dataset, num_tiers, s.core_gflops, s.server_gflops)
 
 
-def system_run(s: Setup, data: TensorDataset, num_tiers: int, case: str, setting: str, seed: int,
-               fixed_tier: int | None = None, change_every: int = 0, change_frac: float = 0.3) -> dict:
-    """The simulated system of one run (``system`` stream of ``seed``): the clients' profiles over the rounds
-    (:func:`fedlib.dtfl.profile_schedule` over ``case``'s profiles), and :func:`fedlib.dtfl.simulate` with the
-    clients' real sample counts N_k. Adds ``profile_idx`` ``[R, K]`` and ``profiles`` (names)."""
+def system_inputs(s: Setup, data: TensorDataset, case: str, setting: str, seed: int, change_every: int = 0,
+                  change_frac: float = 0.3, fraction: float = 1.0) -> dict:
+    """What every method of one setting sees (so that methods differ only in their algorithm and costs): the
+    profiles of ``case``, each client's profile over the rounds (:func:`fedlib.dtfl.profile_schedule`, ``system``
+    stream), the sampled clients (:func:`fedlib.dtfl.sample_participants` from ``system/participants``; None when
+    ``fraction`` = 1, all clients every round), N_k, and the ``system`` generator positioned after the profile
+    draws (for the time noise)."""
     profiles = case_profiles(case)
     rng = numpy_rng(seed, "system")
     idx = profile_schedule(s.num_clients, s.rounds, len(profiles), change_every, change_frac, rng)
+    check_float("fraction", fraction, 0, 1, low_open=True)
+    part = (None if fraction == 1 else
+            sample_participants(s.num_clients, s.rounds, fraction, numpy_rng(seed, "system/participants")))
     ds = subset(data, s.train_subset, s.test_subset)
     samples = np.array([len(p) for p in client_data(s.config(setting, seed), ds.y_train.numpy())])
-    sim = simulate(setup_time_model(s, num_tiers), profiles, idx, samples, rng, fixed_tier, s.noise, s.alpha)
-    return dict(sim, profile_idx=idx.tolist(), profiles=[p.name for p in profiles], samples=samples.tolist())
+    return {"profiles": profiles, "profile_idx": idx, "participants": part, "samples": samples, "rng": rng}
+
+
+def system_run(s: Setup, data: TensorDataset, num_tiers: int, case: str, setting: str, seed: int,
+               fixed_tier: int | None = None, change_every: int = 0, change_frac: float = 0.3,
+               fraction: float = 1.0) -> dict:
+    """The simulated DTFL system of one run (:func:`system_inputs`), then :func:`fedlib.dtfl.simulate` with the
+    clients' real sample counts N_k. Adds ``profile_idx`` ``[R, K]``, ``profiles`` (names), ``samples`` and
+    ``participants`` (``[R, K]`` bools or None)."""
+    inp = system_inputs(s, data, case, setting, seed, change_every, change_frac, fraction)
+    profiles, idx, part, samples = inp["profiles"], inp["profile_idx"], inp["participants"], inp["samples"]
+    sim = simulate(setup_time_model(s, num_tiers), profiles, idx, samples, inp["rng"], fixed_tier, s.noise, s.alpha,
+                   participants=part)
+    return dict(sim, profile_idx=idx.tolist(), profiles=[p.name for p in profiles], samples=samples.tolist(),
+                participants=None if part is None else part.tolist())
 
 
 def train(store: ResultStore, s: Setup, setting: str, cuts, seed: int, data: TensorDataset,
-          device: str = "cpu") -> dict:
-    """:func:`fedlib.dtfl.run_dtfl` of ``s`` with ``cuts`` ``[R, K]`` through ``store``: the key is the training
-    config and the cuts (runs with the same tiers share a record: Table 1's top tier = Fig. 3's M = 1)."""
+          device: str = "cpu", participants=None) -> dict:
+    """:func:`fedlib.dtfl.run_dtfl` of ``s`` with ``cuts`` ``[R, K]`` (and ``participants``) through ``store``:
+    the key is the training config, the cuts and the participants (runs with the same tiers share a record:
+    Table 1's top tier = Fig. 3's M = 1)."""
     cfg = s.config(setting, seed)
     config = dict(kind="dtfl_train", **cfg.to_dict(), cuts=[list(map(int, c)) for c in cuts])
+    if participants is not None:
+        config["participants"] = np.asarray(participants).astype(int).tolist()
 
     def run() -> dict:
-        rec = run_dtfl(cfg, data, cuts, device)
+        rec = run_dtfl(cfg, data, cuts, device, participants=None if participants is None else
+                       np.asarray(participants, dtype=bool))
         return dict(rec, data_source=data.source)
     return store.get_or_run(config, run)
 
@@ -154,20 +181,33 @@ def time_to_target(record: dict, sim: dict, target: float) -> dict:
 
 def run_entry(store: ResultStore, s: Setup, data: TensorDataset, num_tiers: int, case: str, setting: str,
               seed: int, target_acc: float, fixed_tier: int | None = None, change_every: int = 0,
-              change_frac: float = 0.3, device: str = "cpu") -> dict:
+              change_frac: float = 0.3, device: str = "cpu", fraction: float = 1.0) -> dict:
     """System + training of one run; returns ``{"row", "record", "sim"}`` where ``row`` is the metrics row:
     ``method`` (``dtfl``), ``M``, ``case``, ``tier`` (the fixed tier, or None for the scheduler), ``setting``,
     ``seed``, ``target_acc``, ``time_to_target_s``, ``comp_time_s``, ``comm_time_s``, ``rounds_to_target``,
     ``final_test_acc``, ``best_test_acc``, ``rounds``, ``sim_total_s``, ``mean_tier``, ``elapsed_s``."""
     t0 = time.perf_counter()
-    sim = system_run(s, data, num_tiers, case, setting, seed, fixed_tier, change_every, change_frac)
-    rec = train(store, s, setting, sim["cuts"], seed, data, device)
+    sim = system_run(s, data, num_tiers, case, setting, seed, fixed_tier, change_every, change_frac, fraction)
+    rec = train(store, s, setting, sim["cuts"], seed, data, device, sim["participants"])
     row = dict(method="dtfl", M=num_tiers, case=case, tier=fixed_tier, setting=setting, seed=seed,
+               model=s.model, num_clients=s.num_clients, fraction=fraction,
                target_acc=target_acc, **time_to_target(rec, sim, target_acc), final_test_acc=rec["test_acc"][-1],
                best_test_acc=max(rec["test_acc"]), rounds=rec["round"][-1], sim_total_s=float(np.sum(sim["round_s"])),
                mean_tier=float(np.mean(sim["tiers"])), train_elapsed_s=rec["elapsed_s"][-1],
                elapsed_s=time.perf_counter() - t0)
     return {"row": row, "record": rec, "sim": sim}
+
+
+@functools.lru_cache(maxsize=4)
+def dataset_by_name(name: str) -> TensorDataset:
+    """The dataset ``name``, loaded once per process (pool workers load their own copy from disk)."""
+    from ..data import load_dataset
+    return load_dataset(name)
+
+
+def entry_job(store: ResultStore, s: Setup, **kwargs) -> dict:
+    """:func:`run_entry` with the dataset of ``s`` loaded by name (a job for :func:`fedlib.core.map_jobs`)."""
+    return run_entry(store, s, dataset_by_name(s.dataset), **kwargs)
 
 
 def setup_note(s: Setup, paper: str) -> str:

@@ -100,3 +100,72 @@ def run_literal(cfg: DtflConfig, data: TensorDataset, cuts) -> dict:
             bank[c] = copy.deepcopy(clients[same[0]].head)
         accs.append(evaluate(model, ds.x_test, ds.y_test)[0])
     return {"test_acc": accs, "model": model.eval()}
+
+
+class _E2E:
+    """Client k of an end-to-end baseline: client part md1..md_cut and its server copy (cut 8: no server part),
+    one ``torch.optim.Adam`` each; the server returns the gradient of the smashed data every batch."""
+
+    def __init__(self, units: list[nn.Module], cut: int, lr: float, eps: float):
+        self.client = nn.Sequential(*copy.deepcopy(units[:cut])).train()
+        self.server = nn.Sequential(*copy.deepcopy(units[cut:])).train()
+        self.opt_c = torch.optim.Adam(self.client.parameters(), lr=lr, eps=eps)
+        self.opt_s = torch.optim.Adam(self.server.parameters(), lr=lr, eps=eps) if len(self.server) else None
+
+    def step(self, x: torch.Tensor, y: torch.Tensor) -> None:
+        self.opt_c.zero_grad()
+        z = self.client(x)
+        if self.opt_s is None:                                      # FedAvg / FedYogi: whole model on the client
+            F.cross_entropy(z, y).backward()
+        else:                                                       # SplitFed: send z, get dL/dz back
+            z_srv = z.detach().requires_grad_(True)
+            self.opt_s.zero_grad()
+            F.cross_entropy(self.server(z_srv), y).backward()
+            self.opt_s.step()
+            z.backward(z_srv.grad)
+        self.opt_c.step()
+
+    def units(self) -> list[nn.Module]:
+        return list(self.client) + list(self.server)
+
+
+def run_literal_baseline(cfg: DtflConfig, data: TensorDataset, cut: int, rounds: int, participants=None,
+                         yogi=None) -> dict:
+    """Literal FedAvg (``cut`` 8), SplitFed-V1 (``cut`` 2) or, with ``yogi`` (a :class:`fedlib.dtfl.YogiConfig`),
+    FedYogi: per client ``nn.Module`` s and ``torch.optim.Adam`` s, clients one after another, then the weighted
+    average over the round's participants (and Yogi's step written out per parameter). The check of
+    :func:`fedlib.dtfl.run_baseline`. Returns ``{"test_acc": [R + 1], "model"}``."""
+    ds = subset(data, cfg.train_subset, cfg.test_subset)
+    parts = client_data(cfg, ds.y_train.numpy())
+    sizes = np.array([len(p) for p in parts], dtype=float)
+    parts = [torch.from_numpy(np.asarray(p, dtype=np.int64)) for p in parts]
+    shape, k, b = tuple(ds.x_train.shape[1:]), cfg.num_clients, cfg.batch_size
+    part = np.ones((rounds, k), bool) if participants is None else np.asarray(participants, bool)
+    scfg = SplitConfig(model=cfg.model, width=cfg.width, num_devices=k, batch_sizes=(b,) * k, cuts=(cut,) * k,
+                       interval=1, lr=cfg.lr, optimizer="adam", seed=cfg.seed)
+    model = build_model(scfg, shape[0], shape[1], ds.num_classes)
+    clients = [_E2E(list(model), cut, cfg.lr, cfg.eps) for _ in range(k)]
+    gen = torch_generator(cfg.seed, "data")
+    moments = {}
+    accs = [evaluate(model, ds.x_test, ds.y_test)[0]]
+    for here in part:
+        order = [p[torch.randperm(len(p), generator=gen)] for p in parts]
+        for i in np.flatnonzero(here):
+            for s in range(0, len(order[i]), b):
+                clients[i].step(ds.x_train[order[i][s:s + b]], ds.y_train[order[i][s:s + b]])
+        w = np.where(here, sizes, 0.0) / sizes[here].sum()
+        for j in range(len(model)):
+            avg = _avg([cl.units()[j].state_dict() for cl in clients], w)
+            if yogi is not None:
+                for name, _ in model[j].named_parameters():
+                    x, d = model[j].state_dict()[name], avg[name] - model[j].state_dict()[name]
+                    m, v = moments.get((j, name), (torch.zeros_like(x), torch.full_like(x, yogi.tau ** 2)))
+                    m = yogi.beta1 * m + (1 - yogi.beta1) * d
+                    v = v - (1 - yogi.beta2) * d ** 2 * torch.sign(v - d ** 2)
+                    moments[(j, name)] = (m, v)
+                    avg[name] = x + yogi.eta * m / (torch.sqrt(v) + yogi.tau)
+            model[j].load_state_dict(avg)
+            for cl in clients:
+                cl.units()[j].load_state_dict(avg)
+        accs.append(evaluate(model, ds.x_test, ds.y_test)[0])
+    return {"test_acc": accs, "model": model.eval()}

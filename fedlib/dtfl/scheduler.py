@@ -81,13 +81,17 @@ class TierScheduler:
         self.ema = np.full((self.k, self.m), np.nan)     # T̄_k(m), seconds per round
         self.current = np.full(self.k, self.initial_tier)
 
-    def observe(self, tiers, client_s) -> None:
+    def observe(self, tiers, client_s, mask=None) -> None:
         """Add one round's observed client-side training times (``client_s [K]``, seconds, > 0) of clients in
-        ``tiers [K]`` (1..M) to the EMAs.
+        ``tiers [K]`` (1..M) to the EMAs; with ``mask`` (``[K]`` bools: the round's participants) only those.
 
         Raises:
             ValueError: shapes, tiers outside 1..M, times not finite > 0.
         """
+        if mask is not None:
+            mask = np.asarray(mask, dtype=bool)
+            tiers = np.where(mask, tiers, self.current)
+            client_s = np.where(mask, client_s, 1.0)
         tiers, t = np.asarray(tiers), np.asarray(client_s, dtype=float)
         if tiers.shape != (self.k,) or t.shape != (self.k,):
             raise ValueError(f"tiers and client_s must have length K = {self.k}, got {tiers.shape}, {t.shape}")
@@ -97,7 +101,8 @@ class TierScheduler:
             raise ValueError(f"client_s must be finite times > 0, got {t.tolist()}")
         idx = (np.arange(self.k), tiers - 1)
         old = self.ema[idx]
-        self.ema[idx] = np.where(np.isnan(old), t, self.alpha * t + (1 - self.alpha) * old)
+        new = np.where(np.isnan(old), t, self.alpha * t + (1 - self.alpha) * old)
+        self.ema[idx] = new if mask is None else np.where(mask, new, old)
         self.current = tiers.astype(np.int64)
 
     def estimate(self, mbps, samples) -> np.ndarray:
@@ -114,12 +119,17 @@ class TierScheduler:
         t_c = ratio * self.ema[np.arange(self.k), self.current - 1][None, :]
         return np.maximum(t_c + prof["T_com"], prof["T_s"] + prof["T_com"]).T
 
-    def assign(self, mbps, samples) -> np.ndarray:
+    def assign(self, mbps, samples, mask=None) -> np.ndarray:
         """Tiers for the next round, ``[K]`` ints in 1..M: T_max = max_k min_m T̂_k(m), then for each client the
-        largest m with T̂_k(m) <= T_max (Algorithm 1 lines 31-33); clients never observed get ``initial_tier``."""
+        largest m with T̂_k(m) <= T_max (Algorithm 1 lines 31-33); clients never observed get ``initial_tier``.
+        With ``mask`` (``[K]`` bools, the round's participants) T_max is taken over the participants and the
+        others keep their current tier."""
         est = self.estimate(mbps, samples)
-        seen = ~np.isnan(est[:, 0])
-        out = np.full(self.k, self.initial_tier, dtype=np.int64)
+        here = np.ones(self.k, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+        if here.shape != (self.k,):
+            raise ValueError(f"mask must be K = {self.k} bools, got shape {here.shape}")
+        seen = ~np.isnan(est[:, 0]) & here
+        out = np.where(here, self.initial_tier, self.current).astype(np.int64)
         if seen.any():
             t_max = est[seen].min(axis=1).max()
             ok = est[seen] <= t_max * (1 + 1e-12)
@@ -127,9 +137,28 @@ class TierScheduler:
         return out
 
 
+def sample_participants(num_clients: int, rounds: int, fraction: float, rng: np.random.Generator) -> np.ndarray:
+    """The clients sampled in each round (Table 4: 10 % of the clients), ``[rounds, K]`` bools: max(1,
+    round(fraction·K)) clients per round, uniformly without replacement, from ``rng`` (the ``system`` stream).
+
+    Raises:
+        ValueError / ParameterTypeError: num_clients / rounds < 1, fraction outside (0, 1] (naming them).
+    """
+    k = check_int("num_clients", num_clients, 1)
+    r = check_int("rounds", rounds, 1)
+    frac = check_float("fraction", fraction, 0, 1, low_open=True)
+    if not isinstance(rng, np.random.Generator):
+        raise ParameterTypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    n = max(1, int(round(frac * k)))
+    out = np.zeros((r, k), dtype=bool)
+    for t in range(r):
+        out[t, rng.choice(k, size=n, replace=False)] = True
+    return out
+
+
 def simulate(time_model: TimeModel, profiles: tuple, profile_idx, samples, rng: np.random.Generator,
              fixed_tier: int | None = None, noise: float = 0.05, alpha: float = EMA_ALPHA,
-             initial_tier: int | None = None) -> dict:
+             initial_tier: int | None = None, participants=None) -> dict:
     """Run the system for ``R`` rounds: tiers (fixed, or DTFL's scheduler), each client's times and the round's
     straggler, without training (the times do not depend on the weights).
 
@@ -137,7 +166,10 @@ def simulate(time_model: TimeModel, profiles: tuple, profile_idx, samples, rng: 
         time_model: eq. 5. profiles: the :class:`ResourceProfile` set. profile_idx: ``[R, K]`` indices into
             ``profiles`` (:func:`profile_schedule`). samples: ``[K]`` N_k (>= 1). rng: ``system`` stream (noise).
         fixed_tier: every client in this tier (Table 1) instead of the scheduler. noise: σ >= 0 of the observed
-            client times. alpha, initial_tier: :class:`TierScheduler`.
+            client times. alpha, initial_tier: :class:`TierScheduler`. participants: ``[R, K]`` bools, the
+            clients sampled in each round (None = all): only they are scheduled, observed and timed; the round's
+            straggler is the slowest participant (the others' times are still drawn, so the noise stream does
+            not depend on the sample).
 
     Returns:
         ``tiers``, ``T_c``, ``T_s``, ``T_com``, ``T`` (``[R, K]``; T_c with noise), ``round_s`` ``[R]`` (max_k T,
@@ -162,24 +194,28 @@ def simulate(time_model: TimeModel, profiles: tuple, profile_idx, samples, rng: 
     m = time_model.costs.num_tiers
     if fixed_tier is not None:
         check_int("fixed_tier", fixed_tier, 1, m)
+    part = np.ones((rounds, k), dtype=bool) if participants is None else np.asarray(participants)
+    if part.shape != (rounds, k) or part.dtype != bool or not part.any(axis=1).all():
+        raise ValueError(f"participants must be an [R = {rounds}, K = {k}] bool array with a participant in "
+                         f"every round")
     sched = TierScheduler(time_model, k, alpha, initial_tier)
     cpus = np.array([p.cpus for p in profiles])[idx]
     mbps = np.array([p.mbps for p in profiles])[idx]
     keys = ("tiers", "T_c", "T_s", "T_com", "T")
     out = {key: np.zeros((rounds, k)) for key in keys}
     for r in range(rounds):
-        tiers = np.full(k, fixed_tier) if fixed_tier is not None else sched.assign(mbps[r], n)
+        tiers = np.full(k, fixed_tier) if fixed_tier is not None else sched.assign(mbps[r], n, part[r])
         t = time_model.times(tiers, cpus[r], mbps[r], n)
         t_c = t["T_c"] * np.exp(noise * rng.standard_normal(k))
-        sched.observe(tiers, t_c)
+        sched.observe(tiers, t_c, part[r])
         out["tiers"][r], out["T_c"][r], out["T_s"][r], out["T_com"][r] = tiers, t_c, t["T_s"], t["T_com"]
         out["T"][r] = np.maximum(t_c + t["T_com"], t["T_s"] + t["T_com"])
-    strag = out["T"].argmax(1)
+    strag = np.where(part, out["T"], -np.inf).argmax(1)
     rows = np.arange(rounds)
     tiers = out["tiers"].astype(np.int64)
     res = {key: out[key].tolist() for key in keys[1:]}
     res.update(tiers=tiers.tolist(), cuts=time_model.costs.cuts[tiers - 1].tolist(),
-               round_s=out["T"].max(1).tolist(), straggler=strag.tolist(),
+               round_s=out["T"][rows, strag].tolist(), straggler=strag.tolist(),
                comp_s=np.maximum(out["T_c"], out["T_s"])[rows, strag].tolist(),
                comm_s=out["T_com"][rows, strag].tolist())
     return res

@@ -30,8 +30,8 @@ import torch
 from ..core.seeding import numpy_rng, resolve_device, torch_generator
 from ..core.validate import check_bool, check_choice, check_float, check_int
 from ..data import TensorDataset, partition
-from ..split import (SplitConfig, aggregate, build_model, evaluate, global_model, init_state, set_decision,
-                     train_round)
+from ..split import (SplitConfig, aggregate, build_model, evaluate, global_model, global_units, init_state,
+                     set_decision, train_round)
 from ..split.config import NUM_UNITS
 from ..split.ops import weighted_mean
 from .tiers import aux_head_factory
@@ -102,19 +102,37 @@ def client_data(cfg: DtflConfig, labels) -> list[np.ndarray]:
     return partition.dirichlet(labels, cfg.num_clients, cfg.alpha, rng)
 
 
-def check_cuts(cuts, num_clients: int) -> np.ndarray:
-    """Each round's modules on each client, ``[R, K]`` ints in 1..7. Raises ``ValueError`` naming ``cuts``."""
+def check_cuts(cuts, num_clients: int, high: int = 7) -> np.ndarray:
+    """Each round's modules on each client, ``[R, K]`` ints in 1..``high`` (7 for DTFL: md8 stays on the
+    server; 8 for FedAvg). Raises ``ValueError`` naming ``cuts``."""
     arr = np.asarray(cuts)
     if arr.ndim != 2 or arr.shape[1] != num_clients or arr.shape[0] < 1:
         raise ValueError(f"cuts must be [rounds, K = {num_clients}] (modules on each client per round), got shape "
                          f"{arr.shape}")
-    if not np.issubdtype(arr.dtype, np.integer) or arr.min() < 1 or arr.max() > 7:
-        raise ValueError(f"cuts must be integers in 1..7 (md8 stays on the server), got {arr.tolist()}")
+    if not np.issubdtype(arr.dtype, np.integer) or arr.min() < 1 or arr.max() > high:
+        raise ValueError(f"cuts must be integers in 1..{high} (modules on the client), got {arr.tolist()}")
     return arr.astype(np.int64)
 
 
+def check_participants(participants, rounds: int, num_clients: int) -> np.ndarray:
+    """Which clients train in each round, ``[R, K]`` bools with at least one True per round (None = all).
+
+    Raises:
+        ValueError: another shape or dtype, or a round without participants (naming ``participants``)."""
+    if participants is None:
+        return np.ones((rounds, num_clients), dtype=bool)
+    arr = np.asarray(participants)
+    if arr.shape != (rounds, num_clients) or arr.dtype != bool:
+        raise ValueError(f"participants must be a [rounds = {rounds}, K = {num_clients}] bool array, got shape "
+                         f"{arr.shape} of {arr.dtype}")
+    if not arr.any(axis=1).all():
+        raise ValueError(f"participants: every round needs at least one client, rounds "
+                         f"{(np.flatnonzero(~arr.any(axis=1)) + 1).tolist()} have none")
+    return arr
+
+
 def run_dtfl(cfg: DtflConfig, data: TensorDataset, cuts, device: str = "cpu", progress=None,
-             keep_model: bool = False) -> dict:
+             keep_model: bool = False, participants=None, client_loss=None, smashed_transform=None) -> dict:
     """Train ``R = len(cuts)`` DTFL rounds (module docstring) and evaluate the global model.
 
     Args:
@@ -122,15 +140,48 @@ def run_dtfl(cfg: DtflConfig, data: TensorDataset, cuts, device: str = "cpu", pr
             modules on each client per round (a schedule from :func:`fedlib.dtfl.simulate`). device: torch
             device (``auto``: CUDA when present). progress: optional ``progress(round, record)`` callback.
             keep_model: also return the final global model under ``"model"`` (an ``nn.Module``: not JSON).
+            participants: ``[R, K]`` bools, the clients sampled in each round (Table 4; None = all): the others
+                sit the round out and the global model is the N_k-weighted average over the round's participants.
+            client_loss, smashed_transform: the privacy hooks of :func:`fedlib.split.train_round` (Sec. 4.4);
+                with ``smashed_transform`` every client must keep one cut for the whole run, and the evaluated
+                global model applies the transform at that cut too (the server part was trained on it).
 
     Returns:
         ``{"config", "device", "samples_per_client" [K], "round", "test_acc", "test_loss", "train_loss",
         "elapsed_s"}`` -- one entry per evaluation (round 0, every ``eval_every`` rounds and the last);
         ``train_loss`` is the last step's mean main (server-side) loss.
     """
+    return run_engine(cfg, data, cuts, "dtfl", device, progress, keep_model, participants, client_loss,
+                      smashed_transform)
+
+
+class _AtCut(torch.nn.Module):
+    def __init__(self, transform):
+        super().__init__()
+        self.transform = transform
+
+    def forward(self, z):
+        return self.transform(z)
+
+
+def run_engine(cfg: DtflConfig, data: TensorDataset, cuts, method: str = "dtfl", device: str = "cpu",
+               progress=None, keep_model: bool = False, participants=None, client_loss=None,
+               smashed_transform=None, server_update=None) -> dict:
+    """The round loop shared by DTFL and the engine baselines (:mod:`fedlib.dtfl.baselines`): every round the
+    participating clients run one local epoch on the engine (``mode="copies"``), then :func:`fedlib.split.aggregate`
+    forms the N_k-weighted average over the participants (eq. 1 / FedAvg) and, when given,
+    ``server_update(st, before, weights)`` replaces it (FedYogi; ``before`` = the global units at the round's
+    start). ``method`` ``"dtfl"`` trains with the auxiliary heads' local loss; any other name trains the whole
+    model end to end through the cut (the activation gradient returns: FedAvg with cut 8, SplitFed with cut 2).
+    Arguments and record as :func:`run_dtfl`; the record also holds ``method``.
+    """
     if not isinstance(cfg, DtflConfig):
         raise TypeError(f"cfg must be a DtflConfig, got {type(cfg).__name__}")
-    cuts = check_cuts(cuts, cfg.num_clients)
+    local = method == "dtfl"
+    cuts = check_cuts(cuts, cfg.num_clients, high=7 if local else 8)
+    part = check_participants(participants, len(cuts), cfg.num_clients)
+    if smashed_transform is not None and not (cuts == cuts[0, 0]).all():
+        raise ValueError("smashed_transform needs every client at one cut for the whole run (a fixed tier)")
     t0 = time.perf_counter()
     dev = resolve_device(device)
     ds = subset(data, cfg.train_subset, cfg.test_subset)
@@ -142,19 +193,24 @@ def run_dtfl(cfg: DtflConfig, data: TensorDataset, cuts, device: str = "cpu", pr
     shape = tuple(ds.x_train.shape[1:])
     k, b = cfg.num_clients, cfg.batch_size
     scfg = SplitConfig(model=cfg.model, width=cfg.width, num_devices=k, batch_sizes=(b,) * k,
-                       cuts=tuple(int(c) for c in cuts[0]), interval=1, lr=cfg.lr, eps=cfg.eps, optimizer="adam", mode="copies",
-                       local_loss=True, rounds=len(cuts), seed=cfg.seed)
+                       cuts=tuple(int(c) for c in cuts[0]), interval=1, lr=cfg.lr, eps=cfg.eps, optimizer="adam",
+                       mode="copies", local_loss=local, rounds=len(cuts), seed=cfg.seed)
     assert NUM_UNITS[cfg.model] == 8
     st = init_state(scfg, build_model(scfg, shape[0], shape[1], ds.num_classes), shape, dev,
-                    aux_head_factory(ds.num_classes), channels_last=cfg.channels_last)
+                    aux_head_factory(ds.num_classes) if local else None, channels_last=cfg.channels_last)
     bank = {}                                                                           # tier head per cut
     gen = torch_generator(cfg.seed, "data")
-    rec = {"config": cfg.to_dict(), "device": str(dev), "samples_per_client": sizes.astype(int).tolist(),
-           "round": [], "test_acc": [], "test_loss": [], "train_loss": [], "elapsed_s": []}
+    rec = {"config": cfg.to_dict(), "method": method, "device": str(dev),
+           "samples_per_client": sizes.astype(int).tolist(), "round": [], "test_acc": [], "test_loss": [],
+           "train_loss": [], "elapsed_s": []}
     loss = None
 
     def record(r):
-        acc, tl = evaluate(global_model(st, weights), x_test, y_test)
+        model = global_model(st, weights)
+        if smashed_transform is not None:
+            c = int(cuts[0, 0])
+            model = torch.nn.Sequential(*model[:c], _AtCut(smashed_transform), *model[c:]).eval()
+        acc, tl = evaluate(model, x_test, y_test)
         for key, v in (("round", r), ("test_acc", acc), ("test_loss", tl), ("train_loss", loss),
                        ("elapsed_s", time.perf_counter() - t0)):
             rec[key].append(v)
@@ -162,23 +218,32 @@ def run_dtfl(cfg: DtflConfig, data: TensorDataset, cuts, device: str = "cpu", pr
             progress(r, rec)
 
     record(0)
-    for r, round_cuts in enumerate(cuts, start=1):
+    for r, (round_cuts, here) in enumerate(zip(cuts, part), start=1):
         changed = np.flatnonzero(round_cuts != st.cuts)
         set_decision(st, (b,) * k, round_cuts, weights=weights, seed=cfg.seed)
         for i in changed:
-            if int(round_cuts[i]) in bank:
+            if local and int(round_cuts[i]) in bank:
                 st.aux[i] = {key: v.clone() for key, v in bank[int(round_cuts[i])].items()}
-        order = [p[torch.randperm(len(p), generator=gen)].to(dev) for p in parts]
+        order = [p[torch.randperm(len(p), generator=gen)].to(dev) for p in parts]    # every client: aligned streams
+        order = [o if here[i] else o[:0] for i, o in enumerate(order)]
         steps = max(-(-len(p) // b) for p in order)
+        before = global_units(st, weights) if server_update is not None else None
         for s in range(steps):
             idx = [o[s * b:(s + 1) * b] if s * b < len(o) else None for o in order]
             xs = [None if i is None else x_train[i] for i in idx]
             ys = [None if i is None else y_train[i] for i in idx]
-            loss = train_round(st, xs, ys, weights, sync_copies=False)
-        aggregate(st, weights)                                          # eq. 1 + aux heads within each tier
-        for c in set(int(v) for v in st.cuts):
-            same = [i for i in range(k) if st.cuts[i] == c]
-            bank[c] = weighted_mean([st.aux[i] for i in same[:1]], [1.0])
+            loss = train_round(st, xs, ys, weights, sync_copies=False, client_loss=client_loss,
+                               smashed_transform=smashed_transform)
+        w_round = np.where(here, weights, 0.0)
+        w_round = w_round / w_round.sum()
+        aggregate(st, w_round)                                    # eq. 1 + aux heads within each tier
+        if server_update is not None:
+            server_update(st, before, w_round)
+        if local:
+            for c in set(int(v) for v in st.cuts):
+                same = [i for i in range(k) if st.cuts[i] == c and here[i]]
+                if same:
+                    bank[c] = weighted_mean([st.aux[i] for i in same[:1]], [1.0])
         if r % cfg.eval_every == 0 or r == len(cuts):
             record(r)
     if keep_model:

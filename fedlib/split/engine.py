@@ -137,7 +137,8 @@ def _new_aux(st: SplitState, cut: int, seed: int) -> dict:
     return ops.unit_state(head, dev)
 
 
-def train_round(st: SplitState, xs: list, ys: list, weights=None, sync_copies: bool = True) -> float:
+def train_round(st: SplitState, xs: list, ys: list, weights=None, sync_copies: bool = True,
+                client_loss: Callable | None = None, smashed_transform: Callable | None = None) -> float:
     """One round (Algorithm 1, a1-a5, eqs. 4-6), in place; returns the mean over devices of the main loss.
 
     Args:
@@ -149,9 +150,15 @@ def train_round(st: SplitState, xs: list, ys: list, weights=None, sync_copies: b
         sync_copies: ``copies`` mode only: average the server copies after this step (SplitFed-V1). DTFL
             passes False (server copies stay per client for a whole local epoch; :func:`aggregate` then
             averages every unit, eq. 1).
+        client_loss: ``local_loss`` only: ``client_loss(out, y, x, z) -> scalar`` replaces the auxiliary head's
+            cross-entropy (``out`` ``[b_i, K]`` head logits, ``y`` labels, ``x`` the device's input, ``z`` its
+            smashed data with gradient; DTFL's distance-correlation regulariser, Sec. 4.4).
+        smashed_transform: ``local_loss`` only: ``z -> z'`` applied to the (detached) smashed data before the
+            server part sees it (DTFL's patch shuffling, Sec. 4.4).
 
     Raises:
-        ValueError: a ``None`` entry outside ``copies`` mode, or every entry ``None``.
+        ValueError: a ``None`` entry outside ``copies`` mode, every entry ``None``, or a hook without
+            ``local_loss``.
     """
     n, L, p = st.num_devices, st.num_units, st.per_device
     active = [i for i in range(n) if xs[i] is not None]
@@ -159,6 +166,8 @@ def train_round(st: SplitState, xs: list, ys: list, weights=None, sync_copies: b
         raise ValueError("xs: every device must train in every round outside copies mode (no None entries)")
     if not active:
         raise ValueError("xs: at least one device must train (every entry is None)")
+    if (client_loss is not None or smashed_transform is not None) and not st.local_loss:
+        raise ValueError("client_loss / smashed_transform need local_loss=True (no gradient crosses the cut)")
     leaves, owners = [], []   # trainable tensors and (unit, copy) / ("aux", i)
     for j in range(L):
         for k, d in enumerate(st.units[j]):
@@ -178,8 +187,11 @@ def train_round(st: SplitState, xs: list, ys: list, weights=None, sync_copies: b
                     leaves.append(st.aux[i][name].requires_grad_(True))
                     owners.append(("aux", i, name))
                 out = functional_call(mod, st.aux[i], (h,))
-                aux_terms.append(F.cross_entropy(out, ys[i]))
+                aux_terms.append(F.cross_entropy(out, ys[i]) if client_loss is None
+                                 else client_loss(out, ys[i], xs[i], h))
                 h = h.detach()
+                if smashed_transform is not None:
+                    h = smashed_transform(h)
         hs.append(h)
     y = torch.cat([ys[i] for i in active])
     if p < L:

@@ -1,0 +1,49 @@
+"""Run independent jobs (cached training runs) one after another or in a pool of worker processes.
+
+On 2 CPU cores two single-threaded workers train ~1.4-1.75x more samples per second than one process with torch's
+two threads (small convolutions leave the second thread idle; measured on DTFL's ResNet-20, width 1 / 0.5). The
+pool uses the ``spawn`` start method (forking a process whose OpenMP pool is running can hang) and sets every
+worker to ``threads`` torch threads. Jobs share nothing but the result store's folder, so the records do not depend
+on ``workers``: every run draws from its own seed streams on the CPU.
+"""
+from __future__ import annotations
+
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Callable
+
+from tqdm.auto import tqdm
+
+from .validate import check_int
+
+
+def _init_worker(threads: int) -> None:
+    import torch
+    torch.set_num_threads(threads)
+
+
+def map_jobs(fn: Callable[..., dict], jobs: list[dict], workers: int = 1, threads: int = 1,
+             desc: str = "runs") -> list:
+    """``[fn(**job) for job in jobs]``, in ``jobs`` order, with a tqdm bar.
+
+    Args:
+        fn: a module-level function (workers import it by name). jobs: keyword arguments of each call (picklable;
+            pass dataset names, not tensors). workers: 1 = this process (torch's thread setting unchanged);
+            > 1 = that many spawned worker processes. threads: torch threads per worker (>= 1).
+
+    Raises:
+        ValueError / ParameterTypeError: workers or threads not an integer >= 1. Whatever a job raises.
+    """
+    workers = check_int("workers", workers, 1)
+    threads = check_int("threads", threads, 1)
+    jobs = list(jobs)
+    if workers == 1 or len(jobs) <= 1:
+        return [fn(**job) for job in tqdm(jobs, desc=desc)]
+    out: list = [None] * len(jobs)
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=ctx, initializer=_init_worker,
+                             initargs=(threads,)) as pool:
+        futures = {pool.submit(fn, **job): i for i, job in enumerate(jobs)}
+        for fut in tqdm(as_completed(futures), total=len(futures), desc=desc):
+            out[futures[fut]] = fut.result()
+    return out

@@ -1,0 +1,130 @@
+"""Figures of DTFL against its baselines and of its privacy runs: Fig. 2 (accuracy vs simulated time, every method),
+Table 3 (time to target per method, model and setting; DTFL's saving against each baseline beside the paper's),
+Table 4 (time to target vs the number of clients) and Table 5 (accuracy, DCor and the attacker's PSNR per
+privacy setting). Rows / entries are those of :mod:`fedlib.dtfl.compare`; several seeds give mean and min-max."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from ..plotting import colour, new_figure
+from .compare import METHODS, PAPER_TABLE4, paper_reductions, reductions
+
+LABELS = {"dtfl": "DTFL", "fedavg": "FedAvg", "splitfed": "SplitFed", "fedyogi": "FedYogi", "fedgkt": "FedGKT"}
+
+
+def _mean(values):
+    v = [x for x in values if x is not None]
+    return (float(np.mean(v)), float(np.min(v)), float(np.max(v))) if v else (None, None, None)
+
+
+def fig2_accuracy_vs_time(entries: list[dict], setting: str, model: str, num_clients: int | None = None):
+    """Fig. 2: global test accuracy vs simulated time (s) of every method in one (setting, model), one line per
+    method and seed (FedGKT: the mean of the participants' composite models); the target as a dotted line; right
+    panel: accuracy vs round."""
+    fig, axes = new_figure(ncols=2, width=4.6)
+    sel = [e for e in entries if e["row"]["setting"] == setting and e["row"]["model"] == model
+           and (num_clients is None or e["row"]["num_clients"] == num_clients)]
+    for e in sel:
+        m = e["row"]["method"]
+        t = np.concatenate([[0.0], np.cumsum(e["sim"]["round_s"])])
+        c = colour(METHODS.index(m))
+        rounds = e["record"]["round"]
+        ls = "--" if m == "splitfed" else "-"                       # SplitFed-V1 = FedAvg round by round
+        axes[0, 0].plot(t[rounds], e["record"]["test_acc"], "o", ls=ls, ms=2.5, color=c,
+                        label=f"{LABELS[m]} (seed {e['row']['seed']})")
+        axes[0, 1].plot(rounds, e["record"]["test_acc"], "o", ls=ls, ms=2.5, color=c, label=LABELS[m])
+    for ax in axes[0]:
+        if sel:
+            ax.axhline(sel[0]["row"]["target_acc"], color="0.6", lw=0.7, ls=":")
+        ax.set(ylabel="test accuracy (global model)")
+    axes[0, 0].set(xlabel="simulated training time (s)", title=f"{model}, {setting}: accuracy vs time")
+    axes[0, 1].set(xlabel="round", title="accuracy vs round (SplitFed dashed: it equals FedAvg)")
+    axes[0, 0].legend(fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
+def table3_figure(rows: list[dict], paper_model: str = "resnet110"):
+    """Table 3: time to target per method for each (model, setting) (bars, log scale, mean over seeds; "not
+    reached" marked), and DTFL's saving against each baseline (1 − DTFL / baseline) beside the paper's for
+    CIFAR-10 with ``paper_model``."""
+    groups = sorted({(r["model"], r["setting"]) for r in rows})
+    fig, axes = new_figure(ncols=2, width=5.2)
+    ax = axes[0, 0]
+    w = 0.8 / len(METHODS)
+    for j, m in enumerate(METHODS):
+        vals = [_mean(r["time_to_target_s"] for r in rows if (r["model"], r["setting"]) == g and r["method"] == m)
+                for g in groups]
+        x = np.arange(len(groups)) + (j - len(METHODS) / 2 + 0.5) * w
+        ax.bar(x, [v[0] or 0 for v in vals], w, color=colour(j), label=LABELS[m])
+        for xi, v in zip(x, vals):
+            if v[0] is None:                                          # at the axis' foot (axes coordinates)
+                ax.text(xi, 0.01, "×", ha="center", va="bottom", fontsize=8, color=colour(j),
+                        transform=ax.get_xaxis_transform())
+    ax.set(xticks=np.arange(len(groups)), xticklabels=[f"{m}\n{s}" for m, s in groups], yscale="log",
+           ylabel="simulated time to target (s)", title="time to target (× = not reached)")
+    ax.legend(fontsize=6)
+    ax = axes[0, 1]
+    red = reductions(rows)
+    paper = paper_reductions(paper_model)
+    for j, m in enumerate(METHODS[1:], start=1):
+        ours = [_mean(r["reduction"] for r in red if r["baseline"] == m and (r["model"], r["setting"]) == g)[0]
+                for g in groups]
+        x = np.arange(len(groups)) + (j - 2.5) * 0.2
+        ax.bar(x, [100 * v if v is not None else 0 for v in ours], 0.2, color=colour(j), label=f"vs {LABELS[m]}")
+        for xi, g in zip(x, groups):
+            p = paper[m][0 if g[1] == "iid" else 1]
+            ax.plot([xi - 0.1, xi + 0.1], [100 * p] * 2, "k-", lw=1.2)
+    ax.axhline(0, color="0.3", lw=0.6)
+    ax.set(xticks=np.arange(len(groups)), xticklabels=[f"{m}\n{s}" for m, s in groups],
+           ylabel="DTFL's time saving (%)", title=f"saving vs each baseline (black: paper, CIFAR-10 {paper_model})")
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
+def table4_figure(rows: list[dict]):
+    """Table 4: time to target vs the number of clients (10 % sampled per round) per method, ours (left, mean over
+    seeds, min-max band) and the paper's (right, CIFAR-10 ResNet-110)."""
+    fig, axes = new_figure(ncols=2, width=4.4)
+    for j, m in enumerate(METHODS):
+        by_k = defaultdict(list)
+        for r in rows:
+            if r["method"] == m:
+                by_k[r["num_clients"]].append(r["time_to_target_s"])
+        ks = sorted(by_k)
+        st = [_mean(by_k[k]) for k in ks]
+        ok = [i for i, s in enumerate(st) if s[0] is not None]
+        axes[0, 0].plot([ks[i] for i in ok], [st[i][0] for i in ok], "o-", color=colour(j), label=LABELS[m])
+        axes[0, 0].fill_between([ks[i] for i in ok], [st[i][1] for i in ok], [st[i][2] for i in ok],
+                                color=colour(j), alpha=0.2)
+        axes[0, 1].plot(PAPER_TABLE4["num_clients"], PAPER_TABLE4[m], "o--", color=colour(j), label=LABELS[m])
+    axes[0, 0].set(xlabel="clients (10 % per round)", ylabel="simulated time to target (s)", yscale="log",
+                   title="ours (missing point: not reached)")
+    axes[0, 1].set(xlabel="clients (10 % per round)", ylabel="time to 80 % (s)", yscale="log",
+                   title="paper (CIFAR-10, ResNet-110)")
+    for ax in axes[0]:
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
+def table5_figure(rows: list[dict]):
+    """Table 5 and its leakage: per privacy setting (DCor α, patch shuffling) the final test accuracy, DCor(x, z)
+    on test data and the attacker's reconstruction PSNR (higher = more leakage); mean over seeds, min-max bars."""
+    labels = sorted({(r["alpha"], r["patch_shuffling"]) for r in rows}, key=lambda t: (t[1], t[0]))
+    names = [("shuffle" if s else f"α = {a:g}") + (f", α = {a:g}" if s and a else "") for a, s in labels]
+    fig, axes = new_figure(ncols=3, width=3.4)
+    for ax, key, title in zip(axes[0], ("final_test_acc", "dcor", "psnr_db"),
+                              ("test accuracy", "DCor(x, z) on test data", "attacker's PSNR (dB)")):
+        st = [_mean(r[key] for r in rows if (r["alpha"], r["patch_shuffling"]) == lab) for lab in labels]
+        x = np.arange(len(labels))
+        ax.bar(x, [s[0] for s in st], 0.6, color=[colour(i) for i in range(len(labels))])
+        ax.errorbar(x, [s[0] for s in st], yerr=[[s[0] - s[1] for s in st], [s[2] - s[0] for s in st]], fmt="none",
+                    ecolor="k", capsize=3, lw=0.8)
+        ax.set(xticks=x, xticklabels=names, title=title)
+        ax.tick_params(axis="x", labelsize=7, rotation=20)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,136 @@
+"""DTFL against its baselines (fedlib.dtfl.compare): client sampling in the system simulation, the shared system of
+a setting, DTFL's saving by hand, run parsing, the process pool, and clear errors."""
+import numpy as np
+import pytest
+
+from fedlib.core import map_jobs
+from fedlib.dtfl import TimeModel, sample_participants, simulate, tier_costs
+from fedlib.dtfl import compare as dc
+from fedlib.dtfl import experiments as dx
+from fedlib.dtfl.timing import PROFILES
+from fedlib.split import resnet20
+
+
+def test_sample_participants_counts_and_stream():
+    rng = np.random.default_rng(0)
+    p = sample_participants(20, 6, 0.1, rng)
+    assert p.shape == (6, 20) and p.dtype == bool and (p.sum(1) == 2).all()
+    assert (sample_participants(20, 6, 0.1, np.random.default_rng(0)) == p).all()
+    assert (sample_participants(3, 2, 0.01, rng).sum(1) == 1).all()              # at least one client
+    for kwargs, word in ((dict(fraction=0.0), "fraction"), (dict(fraction=1.5), "fraction"),
+                         (dict(num_clients=0), "num_clients")):
+        args = {**dict(num_clients=5, rounds=2, fraction=0.5, rng=rng), **kwargs}
+        with pytest.raises(ValueError, match=word):
+            sample_participants(**args)
+
+
+def _tm():
+    return TimeModel(tier_costs(resnet20(1, 28, 10, width=0.25), (1, 28, 28), 7, 10), 5e9, 8e9)
+
+
+def test_simulate_with_participants_times_only_the_sample():
+    tm, k, rounds = _tm(), 5, 4
+    idx = np.tile(np.arange(k) % len(PROFILES), (rounds, 1))
+    part = np.zeros((rounds, k), bool)
+    part[:, 0] = True
+    part[1:, 4] = True                                    # the slowest profile (0.1 CPU / 10 Mbps) joins at round 2
+    sim = simulate(tm, PROFILES, idx, np.full(k, 50), np.random.default_rng(1), noise=0.0, participants=part)
+    t = np.asarray(sim["T"])
+    assert sim["straggler"] == [0, 4, 4, 4]
+    np.testing.assert_allclose(sim["round_s"], [t[0, 0], t[1, 4], t[2, 4], t[3, 4]])
+    tiers = np.asarray(sim["tiers"])
+    assert (tiers[:, 1:4] == 7).all()                     # never sampled: never rescheduled from the initial tier
+    full = simulate(tm, PROFILES, idx, np.full(k, 50), np.random.default_rng(1), noise=0.0)
+    assert full["round_s"][0] >= sim["round_s"][0]
+    with pytest.raises(ValueError, match="participants"):
+        simulate(tm, PROFILES, idx, np.full(k, 50), np.random.default_rng(1), participants=np.zeros((rounds, k), bool))
+
+
+def test_every_method_of_a_setting_sees_one_system(fmnist):
+    s = dx.Setup(num_clients=10, train_subset=500, rounds=6)
+    a = dx.system_inputs(s, fmnist, "all", "noniid", 3, change_every=2, change_frac=0.3, fraction=0.2)
+    b = dx.system_inputs(s, fmnist, "all", "noniid", 3, change_every=2, change_frac=0.3, fraction=0.2)
+    assert (a["profile_idx"] == b["profile_idx"]).all() and (a["participants"] == b["participants"]).all()
+    assert (a["samples"] == b["samples"]).all() and a["samples"].sum() == 500
+    assert a["rng"].standard_normal() == b["rng"].standard_normal()
+    whole = dx.system_inputs(s, fmnist, "all", "noniid", 3, change_every=2, change_frac=0.3)
+    assert whole["participants"] is None and (whole["profile_idx"] == a["profile_idx"]).all()
+
+
+def test_reductions_by_hand():
+    base = dict(setting="iid", model="resnet20", num_clients=10, seed=0)
+    rows = [dict(base, method="dtfl", time_to_target_s=20.0), dict(base, method="fedavg", time_to_target_s=100.0),
+            dict(base, method="fedgkt", time_to_target_s=None)]
+    red = {r["baseline"]: r for r in dc.reductions(rows)}
+    assert red["fedavg"]["ratio"] == 5.0 and red["fedavg"]["reduction"] == pytest.approx(0.8)
+    assert red["fedgkt"]["ratio"] is None and red["fedgkt"]["reduction"] is None
+    paper = dc.paper_reductions("resnet110")
+    assert paper["fedavg"][0] == pytest.approx(1 - 4816 / 24471)      # the paper's "80 %" (IID CIFAR-10)
+
+
+def test_parse_runs_and_rounds_for():
+    assert dc.parse_runs(["resnet20/iid", "resnet56/noniid"]) == [("resnet20", "iid"), ("resnet56", "noniid")]
+    for bad in (["resnet20"], ["vgg16/iid"], ["resnet20/shards"], [3]):
+        with pytest.raises(ValueError, match="runs"):
+            dc.parse_runs(bad)
+    assert [dc.rounds_for(80, k, 0.1) for k in (20, 50, 100)] == [40, 16, 8]
+    assert dc.rounds_for(5, 4, 0.5) == 3
+    with pytest.raises(ValueError, match="client_rounds"):
+        dc.rounds_for(0, 10, 0.1)
+
+
+def test_map_jobs_in_process_and_in_a_pool():
+    jobs = [dict(num_clients=6, rounds=3, fraction=0.5, rng=np.random.default_rng(i)) for i in range(3)]
+    here = map_jobs(sample_participants, jobs, workers=1)
+    pooled = map_jobs(sample_participants, [dict(j, rng=np.random.default_rng(i)) for i, j in enumerate(jobs)],
+                      workers=2)
+    assert all((a == b).all() for a, b in zip(here, pooled))
+    with pytest.raises(ValueError, match="workers"):
+        map_jobs(sample_participants, jobs, workers=0)
+
+
+def _tiny(fmnist):
+    from fedlib.data import TensorDataset
+    return TensorDataset("fashion-mnist", fmnist.x_train[:60], fmnist.y_train[:60], fmnist.x_test[:30],
+                         fmnist.y_test[:30], fmnist.classes, fmnist.source)
+
+
+def test_privacy_hooks_reach_the_client_loss_and_the_server(fmnist):
+    """client_loss replaces the auxiliary head's CE (a zero loss leaves the client-side parameters at their
+    initial values); smashed_transform sees every client's z at the cut and the evaluated model applies it."""
+    import torch
+    from fedlib.dtfl import DtflConfig, run_dtfl
+    from fedlib.split import build_model
+    from fedlib.split.config import SplitConfig
+    ds = _tiny(fmnist)
+    cfg = DtflConfig(model="resnet20", width=0.25, num_clients=3, batch_size=10, channels_last=False)
+    cuts = [[2, 2, 2]]
+    rec = run_dtfl(cfg, ds, cuts, keep_model=True, client_loss=lambda out, y, x, z: 0.0 * out.sum())
+    init = build_model(SplitConfig(model="resnet20", width=0.25, num_devices=3, batch_sizes=(10,) * 3, cuts=(2,) * 3,
+                                   seed=cfg.seed), 1, 28, 10)
+    for (name, p), (_, q) in zip(rec["model"][:2].named_parameters(), init[:2].named_parameters()):
+        torch.testing.assert_close(p, q, msg=name)                          # client side untouched
+    assert any(not torch.equal(p, q) for p, q in zip(rec["model"][2:].parameters(), init[2:].parameters()))
+    seen = []
+
+    def zero(z):
+        seen.append(tuple(z.shape[1:]))
+        return torch.zeros_like(z)
+    rec = run_dtfl(cfg, ds, cuts, smashed_transform=zero)
+    assert set(seen) == {(16, 28, 28)} and len(seen) >= 3 * 2 + 2          # 3 clients x 2 steps + 2 evaluations
+    with pytest.raises(ValueError, match="smashed_transform"):
+        run_dtfl(cfg, ds, [[1, 2, 2]], smashed_transform=zero)
+
+
+def test_engine_hooks_need_local_loss(fmnist):
+    import torch
+    from fedlib.split import SplitConfig, build_model, init_state, train_round
+    cfg = SplitConfig(model="resnet20", width=0.25, num_devices=1, batch_sizes=(4,), cuts=(2,), mode="copies",
+                      optimizer="adam", lr=1e-3)
+    st = init_state(cfg, build_model(cfg, 1, 28, 10), (1, 28, 28))
+    x, y = fmnist.x_train[:4], fmnist.y_train[:4]
+    with pytest.raises(ValueError, match="local_loss"):
+        train_round(st, [x], [y], smashed_transform=lambda z: z)
+    with pytest.raises(ValueError, match="local_loss"):
+        train_round(st, [x], [y], client_loss=lambda out, y_, x_, z: out.sum())
+    assert torch.isfinite(torch.tensor(train_round(st, [x], [y])))
