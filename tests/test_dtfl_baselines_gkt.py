@@ -36,7 +36,14 @@ CFG = DtflConfig(model="resnet20", width=W, num_clients=3, batch_size=10, train_
 
 @pytest.fixture(scope="module")
 def two_rounds(tiny):
-    return run_fedgkt(CFG, tiny, 2)
+    """Module-scoped, so built before the function-scoped one_thread fixture: set one thread here too (CPU
+    convolutions sum in another order with another thread count)."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return run_fedgkt(CFG, tiny, 2)
+    finally:
+        torch.set_num_threads(n)
 
 
 # ---- FedGKT ------------------------------------------------------------------------------------------------------

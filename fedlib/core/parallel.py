@@ -3,8 +3,10 @@
 On 2 CPU cores two single-threaded workers train ~1.4-1.75x more samples per second than one process with torch's
 two threads (small convolutions leave the second thread idle; measured on DTFL's ResNet-20, width 1 / 0.5). The
 pool uses the ``spawn`` start method (forking a process whose OpenMP pool is running can hang) and sets every
-worker to ``threads`` torch threads. Jobs share nothing but the result store's folder, so the records do not depend
-on ``workers``: every run draws from its own seed streams on the CPU.
+worker to ``threads`` torch threads. Jobs share nothing but the result store's folder and every run draws from its
+own seed streams on the CPU, so the records follow the same sample path whatever ``workers`` is; with another
+torch thread count CPU convolutions may sum in another order (float-level differences, not in the cache key).
+Jobs that share a cached run may compute it twice when two workers reach it at once (same record, wasted time).
 """
 from __future__ import annotations
 

@@ -3,8 +3,9 @@ the same units (FLOPs counted by :func:`fedlib.split.profile_model`, bytes of th
 the same speeds (``core_flops`` per client CPU, ``server_flops`` per client on the server) and the same noise model
 as :func:`fedlib.dtfl.simulate`, so that the methods' simulated times compare with DTFL's.
 
-Per round (one local epoch of N_k samples) client k spends T_c = N_k·client_flops / (CPUs_k·core_flops),
-T_s = N_k·server_flops / server_flops and T_com = 8·(2·model_bytes + N_k·(up_bytes + down_bytes)) / (ν_k·10⁶);
+Per round (one local epoch of N_k samples) client k spends T_c = N_k·f_c / (CPUs_k·core_flops),
+T_s = N_k·f_s / server_flops (f_c, f_s: the per-sample FLOPs ``MethodCosts.client_flops`` / ``.server_flops``; the
+speeds ``core_flops`` / ``server_flops`` in FLOP/s) and T_com = 8·(2·model_bytes + N_k·(up_bytes + down_bytes)) / (ν_k·10⁶);
 T = T_c + T_com + T_s for the methods whose server compute lies on the client's critical path (SplitFed: every
 batch waits for ∂z; FedGKT: the server trains on the uploaded features, then returns its logits) and
 T = T_c + T_com otherwise (FedAvg, FedYogi: no server compute; the server's averaging / Yogi step is not counted).
@@ -13,7 +14,9 @@ T = T_c + T_com otherwise (FedAvg, FedYogi: no server compute; the server's aver
 the server one forward pass to compute the returned logits; both are counted (client_flops = fwd + bwd + fwd of
 the client model; server_flops = ``server_epochs``·(fwd + bwd) + fwd of the server model). FedGKT's server trains
 one model on all clients' features one after another; at ``server_flops`` per client that takes Σ_k N_k·f /
-(K·server_flops), which equals the per-client N_k·f / server_flops used here when the N_k are equal.
+(K·server_flops), which equals the per-client N_k·f / server_flops used here when the N_k are equal; under a
+Dirichlet partition the straggler's larger N_k makes this charge FedGKT's server more than the shared model's
+average (a bias against FedGKT in non-IID settings, stated in ``notebooks/dtfl/README.md``).
 """
 from __future__ import annotations
 

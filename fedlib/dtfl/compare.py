@@ -28,13 +28,15 @@ from ..core.validate import check_choice, check_float, check_int
 from ..data import TensorDataset
 from ..split import MODELS
 from .baseline_time import method_costs, simulate_method
-from .baselines import run_baseline
+from .baselines import BASELINE_CUTS, run_baseline
 from .experiments import (DATASET_SHAPES, Setup, dataset_by_name, run_entry, system_inputs, time_to_target)
 from .fedgkt import gkt_client_model, gkt_server_model, run_fedgkt
 from .privacy import dcor_loss, patch_shuffle, reconstruction_attack
 from .training import run_dtfl
 
 METHODS = ("dtfl", "fedavg", "splitfed", "fedyogi", "fedgkt")
+#: FedGKT's server epochs per round (He et al. run several; one keeps its server work equal to the others')
+GKT_SERVER_EPOCHS = 1
 #: the paper's Table 3 (seconds to the target; 10 clients, M = 7): model -> method -> columns of TABLE3_COLUMNS
 PAPER_TABLE3 = {
     "resnet56": {"dtfl": [2750, 3986, 3585, 6093, 23968, 40138, 2353],
@@ -66,7 +68,8 @@ def costs_of(method: str, model: str, width: float, dataset: str):
         if method == "fedgkt":
             extra = dict(gkt_client=gkt_client_model(ch, size, classes, width),
                          gkt_server=gkt_server_model(model, classes, width))
-    return method_costs(method, net, (ch, size, size), classes, **extra)
+    return method_costs(method, net, (ch, size, size), classes, splitfed_cut=BASELINE_CUTS["splitfed"],
+                        server_epochs=GKT_SERVER_EPOCHS, **extra)
 
 
 def baseline_entry(store: ResultStore, s: Setup, data: TensorDataset, method: str, setting: str, seed: int,
@@ -83,14 +86,17 @@ def baseline_entry(store: ResultStore, s: Setup, data: TensorDataset, method: st
                           server_flops=s.server_gflops * 1e9)
     part = inp["participants"]
     cfg = s.config(setting, seed)
-    config = dict(kind="dtfl_baseline", method=method, **cfg.to_dict(), rounds=s.rounds,
+    # SplitFed-V1 trains exactly FedAvg's models round by round (tests/test_dtfl_baselines.py): one record serves
+    # both, only their time models differ
+    trained = "fedavg" if method == "splitfed" else method
+    config = dict(kind="dtfl_baseline", method=trained, **cfg.to_dict(), rounds=s.rounds,
                   participants=None if part is None else part.astype(int).tolist())
 
     def run() -> dict:
-        if method == "fedgkt":
-            rec = run_fedgkt(cfg, data, s.rounds, part, device)
+        if trained == "fedgkt":
+            rec = run_fedgkt(cfg, data, s.rounds, part, device, server_epochs=GKT_SERVER_EPOCHS)
         else:
-            rec = run_baseline(cfg, data, method, s.rounds, part, device)
+            rec = run_baseline(cfg, data, trained, s.rounds, part, device)
         return dict(rec, data_source=data.source)
     rec = store.get_or_run(config, run)
     row = dict(method=method, M=None, case=case, tier=None, setting=setting, seed=seed, model=s.model,
@@ -113,21 +119,25 @@ def compare_job(store: ResultStore, s: Setup, method: str, **kwargs) -> dict:
 
 
 def reductions(rows: list[dict]) -> list[dict]:
-    """DTFL's time saving against each baseline per (setting, model, num_clients, seed): rows with
+    """DTFL's time saving against each baseline per (setting, model, num_clients, fraction, case, seed): rows with
     ``baseline``, ``ratio`` (baseline's time to target / DTFL's) and ``reduction`` (1 − DTFL's / baseline's, the
     paper's "reduces the training time by 80 %"); None where either did not reach the target (or reached it at
     round 0, before any training)."""
     out = []
-    keys = {(r["setting"], r["model"], r["num_clients"], r["seed"]) for r in rows}
+    names = ("setting", "model", "num_clients", "fraction", "case", "seed")
+    keys = {tuple(r.get(n) for n in names) for r in rows}
     for key in sorted(keys, key=str):
-        sel = {r["method"]: r for r in rows if (r["setting"], r["model"], r["num_clients"], r["seed"]) == key}
+        group = [r for r in rows if tuple(r.get(n) for n in names) == key]
+        sel = {r["method"]: r for r in group}
+        if len(sel) < len(group):
+            raise ValueError(f"rows hold several runs of one method for {dict(zip(names, key))}")
         d = sel.get("dtfl", {}).get("time_to_target_s")
         for m, r in sel.items():
             if m == "dtfl":
                 continue
             b = r["time_to_target_s"]
             ok = d is not None and b is not None and d > 0 and b > 0      # 0: the target held before training
-            out.append(dict(zip(("setting", "model", "num_clients", "seed"), key), baseline=m,
+            out.append(dict(zip(names, key), baseline=m,
                             dtfl_s=d, baseline_s=b, ratio=b / d if ok else None, reduction=1 - d / b if ok else None))
     return out
 
@@ -140,11 +150,12 @@ def paper_reductions(model: str = "resnet110") -> dict:
 
 
 class PatchShuffle:
-    """``z -> patch_shuffle(z, patches, generator)`` with its own generator (``system/shuffle`` of ``seed``)."""
+    """``z -> patch_shuffle(z, patches, generator)`` with its own generator (``stream`` of ``seed``; training,
+    evaluation and the attacker each draw from their own stream, so that one's draws never shift another's)."""
 
-    def __init__(self, patches: int, seed: int):
+    def __init__(self, patches: int, seed: int, stream: str = "system/shuffle"):
         self.patches = check_int("patches", patches, 2)
-        self.gen = torch_generator(seed, "system/shuffle")
+        self.gen = torch_generator(seed, stream)
 
     def __call__(self, z: torch.Tensor) -> torch.Tensor:
         return patch_shuffle(z, self.patches, self.gen)
@@ -179,11 +190,16 @@ def privacy_entry(store: ResultStore, s: Setup, data: TensorDataset, alpha: floa
     def run() -> dict:
         shuffle = PatchShuffle(patches, seed) if patches > 1 else None
         rec = run_dtfl(cfg, data, cuts, device, keep_model=True, client_loss=dcor_loss(alpha) if alpha else None,
-                       smashed_transform=shuffle)
+                       smashed_transform=shuffle, eval_transform=PatchShuffle(patches, seed, "system/shuffle_eval")
+                       if patches > 1 else None)
         client = rec.pop("model")[:cut]
+        lo = data.x_train.amin(dim=(0, 2, 3))                      # 8-bit images hold pixels 0 and 255 in every
+        hi = data.x_train.amax(dim=(0, 2, 3))                      # channel: pixels = (x - lo) / (hi - lo)
         attack = reconstruction_attack(client, data.x_train[used:used + attack_fit], data.x_test[:attack_eval],
-                                       transform=PatchShuffle(patches, seed + 1) if patches > 1 else None,
-                                       epochs=attack_epochs, seed=seed, device=device)
+                                       transform=PatchShuffle(patches, seed, "system/shuffle_attack")
+                                       if patches > 1 else None, epochs=attack_epochs, seed=seed, device=device,
+                                       pixel_mean=tuple((-lo / (hi - lo)).tolist()),
+                                       pixel_std=tuple((1 / (hi - lo)).tolist()))
         return dict(rec, attack=attack, data_source=data.source)
     rec = store.get_or_run(config, run)
     row = dict(method="dtfl", alpha=alpha, patch_shuffling=patches > 1, patches=patches, cut=cut, seed=seed,

@@ -193,9 +193,15 @@ def run_entry(store: ResultStore, s: Setup, data: TensorDataset, num_tiers: int,
                model=s.model, num_clients=s.num_clients, fraction=fraction,
                target_acc=target_acc, **time_to_target(rec, sim, target_acc), final_test_acc=rec["test_acc"][-1],
                best_test_acc=max(rec["test_acc"]), rounds=rec["round"][-1], sim_total_s=float(np.sum(sim["round_s"])),
-               mean_tier=float(np.mean(sim["tiers"])), train_elapsed_s=rec["elapsed_s"][-1],
+               mean_tier=float(np.mean(np.asarray(sim["tiers"])[_sampled(sim)])), train_elapsed_s=rec["elapsed_s"][-1],
                elapsed_s=time.perf_counter() - t0)
     return {"row": row, "record": rec, "sim": sim}
+
+
+def _sampled(sim: dict) -> np.ndarray:
+    """``[R, K]`` bools: the clients that trained in each round (all when ``participants`` is None)."""
+    tiers = np.asarray(sim["tiers"])
+    return np.ones(tiers.shape, bool) if sim.get("participants") is None else np.asarray(sim["participants"], bool)
 
 
 @functools.lru_cache(maxsize=4)

@@ -8,10 +8,10 @@ He et al."), with DTFL's data, partition, client optimiser (Adam, state kept acr
   first block taking the 64·w-channel client features (``Bottleneck(64w, 16w)``, no downsample since
   64w = 16w·4). He et al. put a ResNet-55/109 on ResNet-8 features; this keeps the server model of the same
   family and size as the model the other methods train.
-- Round: each participating client trains one local epoch on CE + α·KD(client logits ‖ server logits of those
+- Round: each participating client trains one local epoch on CE + α·KD (teacher: the server's logits of those
   samples) (CE only until it has received server logits), then extracts (eval mode, no grad) features and
   logits of all its samples and sends them with the labels; the server trains ``server_epochs`` epochs over the
-  participants' data, client after client, on CE + α·KD(server logits ‖ client logits), then computes (eval
+  participants' data, client after client, on CE + α·KD (teacher: the clients' logits), then computes (eval
   mode) its logits on each participant's features and returns them (the clients' teachers for the next round).
   KD is He et al.'s ``KL_Loss`` (:func:`kd_loss`, T = 3, α = 1).
 - Evaluation (**choice**): FedGKT has no global model; we report the mean accuracy of the composite models
@@ -133,7 +133,7 @@ def _forward(net, x):
 
 def evaluate_composites(clients: list, server: nn.Module, x: torch.Tensor, y: torch.Tensor) -> tuple[float, float]:
     """Test accuracy and mean cross-entropy of the composite models server(client_k[:2](x)) of ``clients``, each on
-    its own round-robin slice of the test samples (sample j goes to client j mod n): an unbiased estimate of the
+    its own round-robin slice of the test samples (sample j goes to client j mod n): an estimate of the
     clients' mean composite accuracy at the cost of one composite over ``x`` (evaluating every composite on all
     of ``x`` costs n times as much: 100 clients, 100x). Returns ``(accuracy, loss)`` over all of ``x``."""
     n = len(clients)

@@ -17,7 +17,7 @@ from ..data import TensorDataset
 from ..split import build_model, evaluate
 from ..split.config import SplitConfig
 from .tiers import aux_head_factory
-from .training import DtflConfig, check_cuts, client_data, subset
+from .training import DtflConfig, check_cuts, check_participants, client_data, subset
 
 
 def _avg(sds: list[dict], w) -> dict:
@@ -140,7 +140,7 @@ def run_literal_baseline(cfg: DtflConfig, data: TensorDataset, cut: int, rounds:
     sizes = np.array([len(p) for p in parts], dtype=float)
     parts = [torch.from_numpy(np.asarray(p, dtype=np.int64)) for p in parts]
     shape, k, b = tuple(ds.x_train.shape[1:]), cfg.num_clients, cfg.batch_size
-    part = np.ones((rounds, k), bool) if participants is None else np.asarray(participants, bool)
+    part = check_participants(participants, rounds, k)
     scfg = SplitConfig(model=cfg.model, width=cfg.width, num_devices=k, batch_sizes=(b,) * k, cuts=(cut,) * k,
                        interval=1, lr=cfg.lr, optimizer="adam", seed=cfg.seed)
     model = build_model(scfg, shape[0], shape[1], ds.num_classes)

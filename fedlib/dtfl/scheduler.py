@@ -90,6 +90,8 @@ class TierScheduler:
         """
         if mask is not None:
             mask = np.asarray(mask, dtype=bool)
+            if mask.shape != (self.k,):
+                raise ValueError(f"mask must be K = {self.k} bools, got shape {mask.shape}")
             tiers = np.where(mask, tiers, self.current)
             client_s = np.where(mask, client_s, 1.0)
         tiers, t = np.asarray(tiers), np.asarray(client_s, dtype=float)

@@ -7,7 +7,7 @@ Engine mapping (:mod:`fedlib.split.engine`, ``mode="copies"``, ``local_loss=True
 k is its tier's module count (:func:`fedlib.dtfl.client_modules`); one engine step = every client with a batch
 left in its epoch trains one batch (clients with fewer batches sit the remaining steps out); server copies are
 not averaged between steps (``sync_copies=False``); after the epoch :func:`fedlib.split.aggregate` with weights
-N_k/N averages every module over all clients -- the server copies of a module and the client copies of it
+N_k/N (renormalised over the round's participants when clients are sampled) averages every module over them -- the server copies of a module and the client copies of it
 alike, which is eq. 1 (the average of the full models) -- and the auxiliary heads among the clients of a tier;
 every client then holds the global model, so the tier models are re-derived from it. Tier changes go through
 :func:`fedlib.split.set_decision` (a client changing tier restarts its Adam state; **choice**, the paper does not
@@ -132,7 +132,8 @@ def check_participants(participants, rounds: int, num_clients: int) -> np.ndarra
 
 
 def run_dtfl(cfg: DtflConfig, data: TensorDataset, cuts, device: str = "cpu", progress=None,
-             keep_model: bool = False, participants=None, client_loss=None, smashed_transform=None) -> dict:
+             keep_model: bool = False, participants=None, client_loss=None, smashed_transform=None,
+             eval_transform=None) -> dict:
     """Train ``R = len(cuts)`` DTFL rounds (module docstring) and evaluate the global model.
 
     Args:
@@ -144,7 +145,9 @@ def run_dtfl(cfg: DtflConfig, data: TensorDataset, cuts, device: str = "cpu", pr
                 sit the round out and the global model is the N_k-weighted average over the round's participants.
             client_loss, smashed_transform: the privacy hooks of :func:`fedlib.split.train_round` (Sec. 4.4);
                 with ``smashed_transform`` every client must keep one cut for the whole run, and the evaluated
-                global model applies the transform at that cut too (the server part was trained on it).
+                global model applies ``eval_transform`` (default: ``smashed_transform`` itself; give a copy with
+                its own generator so that evaluations do not shift the training draws) at that cut, since the
+                server part was trained on transformed data. ``keep_model`` returns the model without it.
 
     Returns:
         ``{"config", "device", "samples_per_client" [K], "round", "test_acc", "test_loss", "train_loss",
@@ -152,7 +155,7 @@ def run_dtfl(cfg: DtflConfig, data: TensorDataset, cuts, device: str = "cpu", pr
         ``train_loss`` is the last step's mean main (server-side) loss.
     """
     return run_engine(cfg, data, cuts, "dtfl", device, progress, keep_model, participants, client_loss,
-                      smashed_transform)
+                      smashed_transform, eval_transform=eval_transform)
 
 
 class _AtCut(torch.nn.Module):
@@ -166,7 +169,7 @@ class _AtCut(torch.nn.Module):
 
 def run_engine(cfg: DtflConfig, data: TensorDataset, cuts, method: str = "dtfl", device: str = "cpu",
                progress=None, keep_model: bool = False, participants=None, client_loss=None,
-               smashed_transform=None, server_update=None) -> dict:
+               smashed_transform=None, server_update=None, eval_transform=None) -> dict:
     """The round loop shared by DTFL and the engine baselines (:mod:`fedlib.dtfl.baselines`): every round the
     participating clients run one local epoch on the engine (``mode="copies"``), then :func:`fedlib.split.aggregate`
     forms the N_k-weighted average over the participants (eq. 1 / FedAvg) and, when given,
@@ -177,7 +180,9 @@ def run_engine(cfg: DtflConfig, data: TensorDataset, cuts, method: str = "dtfl",
     """
     if not isinstance(cfg, DtflConfig):
         raise TypeError(f"cfg must be a DtflConfig, got {type(cfg).__name__}")
+    check_choice("method", method, ("dtfl", "fedavg", "fedyogi", "splitfed"))
     local = method == "dtfl"
+    eval_transform = smashed_transform if eval_transform is None else eval_transform
     cuts = check_cuts(cuts, cfg.num_clients, high=7 if local else 8)
     part = check_participants(participants, len(cuts), cfg.num_clients)
     if smashed_transform is not None and not (cuts == cuts[0, 0]).all():
@@ -209,7 +214,7 @@ def run_engine(cfg: DtflConfig, data: TensorDataset, cuts, method: str = "dtfl",
         model = global_model(st, weights)
         if smashed_transform is not None:
             c = int(cuts[0, 0])
-            model = torch.nn.Sequential(*model[:c], _AtCut(smashed_transform), *model[c:]).eval()
+            model = torch.nn.Sequential(*model[:c], _AtCut(eval_transform), *model[c:]).eval()
         acc, tl = evaluate(model, x_test, y_test)
         for key, v in (("round", r), ("test_acc", acc), ("test_loss", tl), ("train_loss", loss),
                        ("elapsed_s", time.perf_counter() - t0)):
