@@ -2,6 +2,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -20,3 +21,24 @@ def _isolated_outputs(tmp_path, monkeypatch):
     monkeypatch.setenv("FEDLIB_FIGURES_DIR", str(tmp_path / "figures"))
     monkeypatch.setenv("FEDLIB_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("FEDLIB_METRICS_DIR", raising=False)
+
+
+@pytest.fixture
+def one_thread():
+    """Deterministic reductions: multi-threaded conv / BN sums vary run to run and tiny BN batches amplify it.
+    Test modules that need it throughout use ``pytestmark = pytest.mark.usefixtures("one_thread")``."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+@pytest.fixture
+def float64():
+    """float64 as torch's default dtype: in float32, Adam's g / sqrt(v) amplifies rounding differences of near-zero
+    gradients (an engine and its literal reference sum in other orders) to ~1e-3 within three rounds; in float64
+    both paths agree to ~1e-12."""
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(old)

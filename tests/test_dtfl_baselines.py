@@ -8,12 +8,7 @@ from fedlib.data import TensorDataset
 from fedlib.dtfl import DtflConfig, YogiConfig, run_baseline, run_dtfl, run_literal, run_literal_baseline, yogi_update
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")
@@ -22,13 +17,6 @@ def tiny(fmnist):
                          fmnist.y_test[:40], fmnist.classes, fmnist.source)
 
 
-@pytest.fixture
-def float64():
-    """float64 so that both paths agree to ~1e-12 (test_dtfl_training.py explains why float32 drifts)."""
-    old = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(old)
 
 
 def double(ds):

@@ -17,12 +17,7 @@ SHAPE = (1, 28, 28)
 W = 0.25          # planes 16·w = 4, features 64·w = 16 channels
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")

@@ -13,12 +13,7 @@ from fedlib.dtfl.privacy import dcor_loss, distance_correlation, patch_shuffle, 
 from fedlib.split import resnet20
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def dcor_literal(x, z):

@@ -8,13 +8,7 @@ from fedlib.data import TensorDataset
 from fedlib.dtfl import DtflConfig, client_data, run_dtfl, run_literal
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Deterministic reductions (multi-threaded conv / BN sums vary run to run)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")
@@ -23,14 +17,6 @@ def tiny(fmnist):
                          fmnist.y_test[:40], fmnist.classes, fmnist.source)
 
 
-@pytest.fixture
-def float64():
-    """In float32, Adam's g / sqrt(v) amplifies rounding differences of near-zero gradients (the summation order
-    of the two paths differs) to ~1e-3 within three rounds; in float64 both paths agree to ~1e-14."""
-    old = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(old)
 
 
 # tiers change between rounds (client 0: md1 -> md1..md3 -> md1..md7); each new tier was held the round before

@@ -23,13 +23,7 @@ def fmnist():
     return load_fashion_mnist()
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Deterministic reductions: multi-threaded conv/BN sums vary run to run and tiny BN batches amplify it."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def aux_head(cut, shape):

@@ -29,7 +29,8 @@ from torch import nn
 
 from ..core.validate import ParameterTypeError, check_choice, check_float, check_int
 from ..split import profile_model
-from .timing import CORE_FLOPS, SERVER_FLOPS, ResourceProfile, _state_bytes
+from .scheduler import check_system
+from .timing import CORE_FLOPS, SERVER_FLOPS, _state_bytes, check_resources
 
 METHODS = ("fedavg", "fedyogi", "splitfed", "fedgkt")
 LABEL_BYTES = 8   # one int64 label
@@ -145,13 +146,7 @@ def method_times(costs: MethodCosts, cpus, mbps, samples, core_flops: float = CO
     c = _check_costs(costs)
     core = check_float("core_flops", core_flops, 0, low_open=True)
     server = check_float("server_flops", server_flops, 0, low_open=True)
-    cpus, mbps, n = (np.asarray(v, dtype=float) for v in (cpus, mbps, samples))
-    for name, v in (("cpus", cpus), ("mbps", mbps)):
-        if not np.all(np.isfinite(v)) or np.any(v <= 0):
-            raise ValueError(f"{name} must be finite numbers > 0, got {v.tolist()}")
-    if not np.all(np.isfinite(n)) or np.any(n < 1):
-        raise ValueError(f"samples must be >= 1 per client, got {n.tolist()}")
-    cpus, mbps, n = np.broadcast_arrays(cpus, mbps, n)
+    cpus, mbps, n = np.broadcast_arrays(*check_resources(cpus, mbps, samples))
     t_c = n * c.client_flops / (cpus * core)
     t_s = n * c.server_flops / server
     t_com = 8 * (2 * c.model_bytes + n * (c.up_bytes + c.down_bytes)) / (mbps * 1e6)
@@ -179,25 +174,10 @@ def simulate_method(costs: MethodCosts, profiles: tuple, profile_idx, samples, r
         ValueError / ParameterTypeError: bad shapes, indices, noise, participants (naming them).
     """
     c = _check_costs(costs)
-    if not profiles or not all(isinstance(p, ResourceProfile) for p in profiles):
-        raise ParameterTypeError(f"profiles must be a non-empty tuple of ResourceProfile, got {profiles!r}")
-    idx = np.asarray(profile_idx)
-    if idx.ndim != 2 or idx.size == 0 or not np.issubdtype(idx.dtype, np.integer) or idx.min() < 0 \
-            or idx.max() >= len(profiles):
-        raise ValueError(f"profile_idx must be an [R, K] integer array of indices into the {len(profiles)} profiles")
+    sys = check_system(profiles, profile_idx, samples, rng, noise, participants)
+    idx, n, noise, part, cpus, mbps = (sys[key] for key in ("profile_idx", "samples", "noise", "participants",
+                                                             "cpus", "mbps"))
     rounds, k = idx.shape
-    n = np.asarray(samples)
-    if n.shape != (k,):
-        raise ValueError(f"samples must have length K = {k}, got shape {n.shape}")
-    noise = check_float("noise", noise, 0)
-    if not isinstance(rng, np.random.Generator):
-        raise ParameterTypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    part = np.ones((rounds, k), dtype=bool) if participants is None else np.asarray(participants)
-    if part.shape != (rounds, k) or part.dtype != bool or not part.any(axis=1).all():
-        raise ValueError(f"participants must be an [R = {rounds}, K = {k}] bool array with a participant in "
-                         f"every round")
-    cpus = np.array([p.cpus for p in profiles])[idx]
-    mbps = np.array([p.mbps for p in profiles])[idx]
     t = method_times(c, cpus, mbps, np.broadcast_to(n, (rounds, k)), core_flops, server_flops)
     t_c = np.stack([t["T_c"][r] * np.exp(noise * rng.standard_normal(k)) for r in range(rounds)])
     total = t_c + t["T_com"] + (t["T_s"] if c.serial else 0)

@@ -158,6 +158,37 @@ def sample_participants(num_clients: int, rounds: int, fraction: float, rng: np.
     return out
 
 
+def check_system(profiles: tuple, profile_idx, samples, rng, noise: float, participants) -> dict:
+    """Checked inputs of a system simulation (:func:`simulate`, :func:`fedlib.dtfl.simulate_method`):
+    ``profile_idx`` ``[R, K]``, ``samples`` ``[K]``, ``noise``, ``participants`` ``[R, K]`` bools (all when None)
+    and each client's ``cpus`` / ``mbps`` per round ``[R, K]``.
+
+    Raises:
+        ValueError / ParameterTypeError: profiles not ResourceProfiles, profile_idx not an [R, K] array of indices
+            into them, samples not of length K, noise < 0, rng not a Generator, participants not [R, K] bools with
+            one per round (naming them).
+    """
+    if not profiles or not all(isinstance(p, ResourceProfile) for p in profiles):
+        raise ParameterTypeError(f"profiles must be a non-empty tuple of ResourceProfile, got {profiles!r}")
+    idx = np.asarray(profile_idx)
+    if idx.ndim != 2 or idx.size == 0 or not np.issubdtype(idx.dtype, np.integer) or idx.min() < 0 \
+            or idx.max() >= len(profiles):
+        raise ValueError(f"profile_idx must be an [R, K] integer array of indices into the {len(profiles)} profiles")
+    rounds, k = idx.shape
+    n = np.asarray(samples)
+    if n.shape != (k,):
+        raise ValueError(f"samples must have length K = {k}, got shape {n.shape}")
+    noise = check_float("noise", noise, 0)
+    if not isinstance(rng, np.random.Generator):
+        raise ParameterTypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    part = np.ones((rounds, k), dtype=bool) if participants is None else np.asarray(participants)
+    if part.shape != (rounds, k) or part.dtype != bool or not part.any(axis=1).all():
+        raise ValueError(f"participants must be an [R = {rounds}, K = {k}] bool array with a participant in "
+                         f"every round")
+    return {"profile_idx": idx, "samples": n, "noise": noise, "participants": part,
+            "cpus": np.array([p.cpus for p in profiles])[idx], "mbps": np.array([p.mbps for p in profiles])[idx]}
+
+
 def simulate(time_model: TimeModel, profiles: tuple, profile_idx, samples, rng: np.random.Generator,
              fixed_tier: int | None = None, noise: float = 0.05, alpha: float = EMA_ALPHA,
              initial_tier: int | None = None, participants=None) -> dict:
@@ -183,26 +214,14 @@ def simulate(time_model: TimeModel, profiles: tuple, profile_idx, samples, rng: 
     """
     if not isinstance(time_model, TimeModel):
         raise ParameterTypeError(f"time_model must be a TimeModel, got {type(time_model).__name__}")
-    if not profiles or not all(isinstance(p, ResourceProfile) for p in profiles):
-        raise ParameterTypeError(f"profiles must be a non-empty tuple of ResourceProfile, got {profiles!r}")
-    idx = np.asarray(profile_idx)
-    if idx.ndim != 2 or not np.issubdtype(idx.dtype, np.integer) or idx.min() < 0 or idx.max() >= len(profiles):
-        raise ValueError(f"profile_idx must be an [R, K] integer array of indices into the {len(profiles)} profiles")
+    sys = check_system(profiles, profile_idx, samples, rng, noise, participants)
+    idx, n, noise, part, cpus, mbps = (sys[key] for key in ("profile_idx", "samples", "noise", "participants",
+                                                             "cpus", "mbps"))
     rounds, k = idx.shape
-    n = np.asarray(samples)
-    if n.shape != (k,):
-        raise ValueError(f"samples must have length K = {k}, got shape {n.shape}")
-    noise = check_float("noise", noise, 0)
     m = time_model.costs.num_tiers
     if fixed_tier is not None:
         check_int("fixed_tier", fixed_tier, 1, m)
-    part = np.ones((rounds, k), dtype=bool) if participants is None else np.asarray(participants)
-    if part.shape != (rounds, k) or part.dtype != bool or not part.any(axis=1).all():
-        raise ValueError(f"participants must be an [R = {rounds}, K = {k}] bool array with a participant in "
-                         f"every round")
     sched = TierScheduler(time_model, k, alpha, initial_tier)
-    cpus = np.array([p.cpus for p in profiles])[idx]
-    mbps = np.array([p.mbps for p in profiles])[idx]
     keys = ("tiers", "T_c", "T_s", "T_com", "T")
     out = {key: np.zeros((rounds, k)) for key in keys}
     for r in range(rounds):

@@ -74,6 +74,21 @@ def case_profiles(case: str) -> tuple:
     return CASES[check_choice("case", case, tuple(CASES))]
 
 
+def check_resources(cpus, mbps, samples) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-client CPUs, link speeds (Mbit/s) and sample counts as float arrays (shapes unchanged).
+
+    Raises:
+        ValueError: cpus or mbps not finite numbers > 0, samples not finite numbers >= 1 (naming them).
+    """
+    cpus, mbps, n = (np.asarray(v, dtype=float) for v in (cpus, mbps, samples))
+    for name, v in (("cpus", cpus), ("mbps", mbps)):
+        if not np.all(np.isfinite(v)) or np.any(v <= 0):
+            raise ValueError(f"{name} must be finite numbers > 0, got {v.tolist()}")
+    if not np.all(np.isfinite(n)) or np.any(n < 1):
+        raise ValueError(f"samples must be >= 1 per client, got {n.tolist()}")
+    return cpus, mbps, n
+
+
 @dataclass(frozen=True)
 class TierCosts:
     """Per-sample costs of each tier of one model (arrays of length M, index m-1 = tier m).
@@ -169,12 +184,7 @@ class TimeModel:
         tiers = np.asarray(tiers)
         if not np.issubdtype(tiers.dtype, np.integer) or np.any(tiers < 1) or np.any(tiers > c.num_tiers):
             raise ValueError(f"tiers must be integers in 1..M = 1..{c.num_tiers}, got {tiers.tolist()}")
-        cpus, mbps, n = (np.asarray(v, dtype=float) for v in (cpus, mbps, samples))
-        for name, v in (("cpus", cpus), ("mbps", mbps)):
-            if not np.all(np.isfinite(v)) or np.any(v <= 0):
-                raise ValueError(f"{name} must be finite numbers > 0, got {v.tolist()}")
-        if not np.all(np.isfinite(n)) or np.any(n < 1):
-            raise ValueError(f"samples must be >= 1 per client, got {n.tolist()}")
+        cpus, mbps, n = check_resources(cpus, mbps, samples)
         shape = np.broadcast_shapes(tiers.shape, cpus.shape, mbps.shape, n.shape)
         tiers, cpus, mbps, n = (np.broadcast_to(v, shape) for v in (tiers, cpus, mbps, n))
         k, rate = tiers - 1, mbps * 1e6
