@@ -6,7 +6,7 @@ import torch
 
 from fedlib.dtfl import (CASES, PROFILES, ResourceProfile, TierCosts, TierScheduler, TimeModel, aux_head_factory,
                          case_profiles, client_modules, profile_schedule, simulate, tier_costs, tier_cuts, tier_table)
-from fedlib.split import LayerProfile, model_profile, resnet20, resnet56, resnet110, resnet_cifar
+from fedlib.split import LayerProfile, model_profile, resnet20, resnet38, resnet56, resnet110, resnet_cifar
 
 
 def count(m):
@@ -26,6 +26,8 @@ def test_resnet_params_and_macs_match_the_spec(name, params, macs):
 def test_module_split_and_smashed_shapes():
     m = resnet56()
     assert len(m) == 8 and count(resnet20()) == 220_378 and count(m) == count(resnet_cifar(6))
+    # parameters are linear in n (each block of a stage adds the same count): ResNet-38 (n = 4) sits midway
+    assert count(resnet38()) == 405_850 == (count(resnet20()) + count(m)) // 2 and len(resnet38()[1]) == 2
     assert [len(m[j]) for j in range(1, 7)] == [3] * 6 and [len(resnet110()[j]) for j in range(1, 7)] == [6] * 6
     shapes, h = [], torch.zeros(2, 3, 32, 32)
     for unit in m.eval():

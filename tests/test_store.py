@@ -1,17 +1,20 @@
 """Result store: keys over config + source hash, cache hits, force, validated loads, atomic and concurrent
-writes, stale temporary files, file mode, resume of an interrupted sweep."""
+writes, stale temporary files, file mode, resume of an interrupted sweep, run locks (one computation per run)."""
 import json
 import multiprocessing
 import os
 import stat
+import socket
 import sys
+import threading
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from fedlib.core import ResultStore, config_key
+from fedlib.core import ResultStore, config_key, map_jobs, runlock
+from fedlib.core.runlock import RunInProgress
 from fedlib.core.store import CorruptRecordError, source_hash
 from fedlib.hist import HistConfig, experiments, run
 
@@ -184,3 +187,79 @@ def test_interrupted_sweep_resumes(tmp_path, fmnist):
     assert ran == [3] and [r["config"]["num_cells"] for r in out] == [1, 2, 3]
     rec = out[0]
     assert rec["seed"] == 0 and rec["fedlib_version"] and rec["elapsed_s"] > 0 and rec["config"]["H"] == 5
+
+
+# ---- run locks: one computation per run across workers ----------------------------------------------------------
+
+def test_lock_is_released_after_a_run_and_after_a_failing_run(tmp_path):
+    store = ResultStore(tmp_path)
+    assert store.get_or_run({"a": 1}, lambda: {"v": 1})["v"] == 1
+    with pytest.raises(ZeroDivisionError):
+        store.get_or_run({"a": 2}, lambda: 1 / 0)
+    assert not list(tmp_path.glob("*.lock"))
+
+
+def _hold_lock(store, config, pid=None, host=None):
+    lock = store.path(config).with_suffix(".lock")
+    lock.write_text(json.dumps({"host": host or socket.gethostname(), "pid": pid or os.getpid(), "time": time.time()}))
+    return lock
+
+
+def test_live_lock_defers_or_waits_for_the_other_writers_record(tmp_path):
+    store = ResultStore(tmp_path, poll_s=0.05)
+    cfg = {"shared": "run"}
+    lock = _hold_lock(store, cfg)                       # this (live) process holds it, as another worker would
+    with runlock.deferring():
+        with pytest.raises(RunInProgress, match=r"\.lock"):
+            store.get_or_run(cfg, lambda: {"v": "mine"})
+
+    def other_writer():
+        time.sleep(0.3)
+        store.save(cfg, {"v": "theirs"})
+        runlock.release(lock)
+    t = threading.Thread(target=other_writer)
+    t.start()
+    calls = []
+    rec = store.get_or_run(cfg, lambda: calls.append(1) or {"v": "mine"})
+    t.join()
+    assert rec["v"] == "theirs" and calls == []         # waited and took the other writer's record
+
+
+def test_stale_locks_are_taken_over(tmp_path):
+    store = ResultStore(tmp_path, stale_lock_s=60)
+    dead = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(0,))
+    dead.start()
+    dead.join()                                         # a pid that no longer runs: a killed worker on this host
+    _hold_lock(store, {"k": 1}, pid=dead.pid)
+    assert store.get_or_run({"k": 1}, lambda: {"v": 1})["v"] == 1
+    lock = _hold_lock(store, {"k": 2}, host="another-host")
+    os.utime(lock, (time.time() - 120, time.time() - 120))   # older than stale_lock_s
+    assert store.get_or_run({"k": 2}, lambda: {"v": 2})["v"] == 2
+    _hold_lock(store, {"k": 3}, host="another-host")    # fresh, on a host we cannot check: live
+    assert runlock.is_stale(store.path({"k": 2}).with_suffix(".lock"), 60)
+    assert not runlock.is_stale(store.path({"k": 3}).with_suffix(".lock"), 60)
+    with runlock.deferring(), pytest.raises(RunInProgress):
+        store.get_or_run({"k": 3}, lambda: {"v": 3})
+    with pytest.raises(ValueError, match="poll_s"):
+        ResultStore(tmp_path, poll_s=0)
+    with pytest.raises(ValueError, match="stale_lock_s"):
+        ResultStore(tmp_path, stale_lock_s=float("nan"))
+
+
+def _shared_run_job(root, tag):
+    store = ResultStore(root)
+
+    def run():
+        with open(os.path.join(root, "computations.txt"), "a") as fh:
+            fh.write(f"{tag}\n")
+        time.sleep(1.0)
+        return {"tag": tag}
+    return store.get_or_run({"shared": True}, run)["tag"]
+
+
+def test_map_jobs_computes_a_shared_run_once(tmp_path):
+    root = str(tmp_path)
+    out = map_jobs(_shared_run_job, [dict(root=root, tag=t) for t in range(4)], workers=2)
+    assert len(set(out)) == 1                            # every job got the one record
+    assert len((tmp_path / "computations.txt").read_text().split()) == 1
+    assert not list(tmp_path.glob("*.lock"))

@@ -6,7 +6,9 @@ pool uses the ``spawn`` start method (forking a process whose OpenMP pool is run
 worker to ``threads`` torch threads. Jobs share nothing but the result store's folder and every run draws from its
 own seed streams on the CPU, so the records follow the same sample path whatever ``workers`` is; with another
 torch thread count CPU convolutions may sum in another order (float-level differences, not in the cache key).
-Jobs that share a cached run may compute it twice when two workers reach it at once (same record, wasted time).
+Jobs that share a cached run compute it once: a worker that reaches a run another worker is computing (its lock in
+the result store, :mod:`fedlib.core.runlock`) puts that job back at the end of the queue and takes the next one;
+on its second attempt it waits for the other worker's record.
 """
 from __future__ import annotations
 
@@ -16,12 +18,18 @@ from typing import Callable
 
 from tqdm.auto import tqdm
 
+from .runlock import RunInProgress, deferring
 from .validate import check_int
 
 
 def _init_worker(threads: int) -> None:
     import torch
     torch.set_num_threads(threads)
+
+
+def _call(fn: Callable[..., dict], job: dict, defer: bool):
+    with deferring(defer):
+        return fn(**job)
 
 
 def map_jobs(fn: Callable[..., dict], jobs: list[dict], workers: int = 1, threads: int = 1,
@@ -45,7 +53,16 @@ def map_jobs(fn: Callable[..., dict], jobs: list[dict], workers: int = 1, thread
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=ctx, initializer=_init_worker,
                              initargs=(threads,)) as pool:
-        futures = {pool.submit(fn, **job): i for i, job in enumerate(jobs)}
-        for fut in tqdm(as_completed(futures), total=len(futures), desc=desc):
-            out[futures[fut]] = fut.result()
+        pending = {pool.submit(_call, fn, job, True): i for i, job in enumerate(jobs)}
+        bar = tqdm(total=len(jobs), desc=desc)
+        while pending:
+            fut = next(as_completed(pending))
+            i = pending.pop(fut)
+            try:
+                out[i] = fut.result()
+            except RunInProgress:           # another worker trains this run: retry after the queued jobs
+                pending[pool.submit(_call, fn, jobs[i], False)] = i
+                continue
+            bar.update()
+        bar.close()
     return out

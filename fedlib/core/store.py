@@ -15,6 +15,9 @@ fedlib source that computes it.
   ``stale_tmp_s`` (a writer that was killed) are removed when a store is opened; files are world-readable
   (0644), so a shared cache folder works for a whole group.
 - Records must be JSON without NaN or infinity: a non-finite number is refused before anything is written.
+- Concurrent callers of one config (pool workers, Dask, two notebooks) compute it once: the first claims
+  ``<key>.lock`` (:mod:`fedlib.core.runlock`), the others wait for its record or, inside
+  :func:`fedlib.core.runlock.deferring` (:func:`fedlib.core.map_jobs`'s workers), step aside to run other jobs.
 """
 from __future__ import annotations
 
@@ -29,7 +32,8 @@ import warnings
 from pathlib import Path
 from typing import Callable, Sequence
 
-from . import paths
+from . import paths, runlock
+from .runlock import RunInProgress
 
 SCHEMA = 1
 DEFAULT_CODE = ("fedlib",)
@@ -121,16 +125,23 @@ class ResultStore:
         root: the folder (created if missing).
         code: modules / packages whose source is hashed into every key (default the whole ``fedlib``).
         stale_tmp_s: temporary files older than this (seconds) are removed on opening (a killed writer's).
+        stale_lock_s: a run's lock older than this (seconds) is taken over (a writer on another host that died;
+            a dead writer on this host is detected at once). poll_s: seconds between checks while waiting for
+            another writer's record.
     """
 
     def __init__(self, root: str | Path | None = None, code: Sequence[str] = DEFAULT_CODE,
-                 stale_tmp_s: float = 3600.0):
+                 stale_tmp_s: float = 3600.0, stale_lock_s: float = 86400.0, poll_s: float = 0.5):
         self.root = Path(root) if root is not None else paths.cache_dir()
         self.root.mkdir(parents=True, exist_ok=True)
         self.code = tuple(code) if not isinstance(code, str) else code
         self.code_hash = source_hash(self.code)
         if not stale_tmp_s >= 0:
             raise ValueError(f"stale_tmp_s must be >= 0 seconds, got {stale_tmp_s!r}")
+        for name, v in (("stale_lock_s", stale_lock_s), ("poll_s", poll_s)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < float("inf"):
+                raise ValueError(f"{name} must be a finite number of seconds > 0, got {v!r}")
+        self.stale_lock_s, self.poll_s = float(stale_lock_s), float(poll_s)
         now = time.time()
         for tmp in self.root.glob(".tmp-*"):
             try:
@@ -140,7 +151,8 @@ class ResultStore:
                 pass
 
     def __getstate__(self):
-        return {"root": self.root, "code": self.code, "code_hash": self.code_hash}
+        return {"root": self.root, "code": self.code, "code_hash": self.code_hash,
+                "stale_lock_s": self.stale_lock_s, "poll_s": self.poll_s}
 
     def __setstate__(self, state):
         # a worker (process pool, Dask) checks that it runs the same fedlib source as the process that sent it
@@ -219,14 +231,41 @@ class ResultStore:
         """The stored record for ``config``, or ``run()``'s record, saved first (always when ``force``).
 
         A corrupt or mismatched file is reported (``warnings.warn`` naming the file and the problem) and that
-        run alone is recomputed and overwritten.
+        run alone is recomputed and overwritten. Before ``run()`` the caller claims ``<key>.lock``
+        (:mod:`fedlib.core.runlock`); while another live writer holds it, the caller polls every ``poll_s`` until
+        that writer's record appears (and returns it), or raises :class:`fedlib.core.runlock.RunInProgress` at
+        once inside :func:`fedlib.core.runlock.deferring`. ``force`` computes without claiming or waiting.
         """
-        if not force:
-            try:
-                return self.load(config)
-            except KeyError:
-                pass
-            except CorruptRecordError as exc:
-                warnings.warn(f"recomputing: {exc}", stacklevel=2)
-        self.save(config, run())
+        if force:
+            self.save(config, run())
+            return self.load(config)
+        lock = self.path(config).with_suffix(".lock")
+        warned: set = set()
+        while True:
+            rec = self._cached(config, warned)
+            if rec is not None:
+                return rec
+            if runlock.try_acquire(lock, self.stale_lock_s):
+                break
+            if runlock.defer_requested():
+                raise RunInProgress(f"{lock}: another worker is computing this run")
+            time.sleep(self.poll_s)
+        try:
+            rec = self._cached(config, warned)       # finished between the check and the claim
+            if rec is not None:
+                return rec
+            self.save(config, run())
+        finally:
+            runlock.release(lock)
         return self.load(config)
+
+    def _cached(self, config: dict, warned: set) -> dict | None:
+        try:
+            return self.load(config)
+        except KeyError:
+            return None
+        except CorruptRecordError as exc:
+            if str(exc) not in warned:
+                warned.add(str(exc))
+                warnings.warn(f"recomputing: {exc}", stacklevel=3)
+            return None

@@ -224,7 +224,7 @@ def parse_runs(runs: list) -> list[tuple[str, str]]:
         parts = r.split("/") if isinstance(r, str) else []
         if len(parts) != 2:
             raise ValueError(f"runs entries must be '<model>/<setting>' (e.g. 'resnet20/iid'), got {r!r}")
-        out.append((check_choice("runs model", parts[0], ("resnet20", "resnet56", "resnet110")),
+        out.append((check_choice("runs model", parts[0], ("resnet20", "resnet38", "resnet56", "resnet110")),
                     check_choice("runs setting", parts[1], ("iid", "noniid"))))
     return out
 

@@ -42,7 +42,7 @@ from ..split.resnet_cifar import resnet_cifar
 from .training import MODELS, DtflConfig, check_participants, client_data, subset
 
 #: blocks per stage of the global models
-BLOCKS = {"resnet20": 2, "resnet56": 6, "resnet110": 12}
+BLOCKS = {"resnet20": 2, "resnet38": 4, "resnet56": 6, "resnet110": 12}
 _CHUNK = 500    # samples per forward when extracting features / teacher logits (bounds peak memory)
 
 

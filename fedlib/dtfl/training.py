@@ -36,7 +36,7 @@ from ..split.config import NUM_UNITS
 from ..split.ops import weighted_mean
 from .tiers import aux_head_factory
 
-MODELS = ("resnet20", "resnet56", "resnet110")
+MODELS = ("resnet20", "resnet38", "resnet56", "resnet110")
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class DtflConfig:
     """One DTFL training run (the tiers come separately, as each round's cuts).
 
     Attributes:
-        model: ``resnet20`` / ``resnet56`` / ``resnet110``; width: channel multiplier (> 0). dataset: name for
+        model: ``resnet20`` / ``resnet38`` / ``resnet56`` / ``resnet110``; width: channel multiplier (> 0). dataset: name for
         :func:`fedlib.data.load_dataset`. num_clients: K >= 1. batch_size: B >= 1 (App. A.3: 100). lr: Adam's
         (> 0; App. A.3: 1e-3). eps: Adam's ε (> 0; torch's default 1e-8). partition: ``iid`` or ``dirichlet`` (``alpha`` > 0; App. A.3: 0.5).
         train_subset / test_subset: use the first n training / test samples (0 = all). eval_every: rounds between

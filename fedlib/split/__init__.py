@@ -9,7 +9,7 @@ from .models import MODELS, resnet18, vgg16
 from .profile import OPTIMIZER_STATE, LayerProfile, model_profile, profile_model
 from .records import client_partition, converged_at, draw_batches, evaluate, run_split, time_to_target
 from .reference import Reference
-from .resnet_cifar import resnet20, resnet56, resnet110, resnet_cifar
+from .resnet_cifar import resnet20, resnet38, resnet56, resnet110, resnet_cifar
 from .system import EdgeDevices, Servers, SystemSpec, sample_system
 
 __all__ = ["MODELS", "vgg16", "resnet18", "OPTIMIZER_STATE", "LayerProfile", "profile_model", "model_profile",
@@ -17,4 +17,4 @@ __all__ = ["MODELS", "vgg16", "resnet18", "OPTIMIZER_STATE", "LayerProfile", "pr
            "server_compute", "memory_bits", "SplitConfig", "build_model", "SplitState", "init_state", "train_round",
            "aggregate", "set_decision", "global_units", "global_model", "Reference", "run_split", "client_partition",
            "draw_batches", "evaluate", "converged_at", "time_to_target"]
-__all__ += ["resnet_cifar", "resnet20", "resnet56", "resnet110"]
+__all__ += ["resnet_cifar", "resnet20", "resnet38", "resnet56", "resnet110"]

@@ -13,7 +13,7 @@ from . import ops
 from .models import MODELS
 
 NUM_UNITS = {"vgg16": 16, "resnet18": 10}
-NUM_UNITS.update(resnet20=8, resnet56=8, resnet110=8)   # DTFL: modules md1..md8 (resnet_cifar.py)
+NUM_UNITS.update(resnet20=8, resnet38=8, resnet56=8, resnet110=8)   # DTFL: modules md1..md8 (resnet_cifar.py)
 MODES = ("common", "copies")
 
 

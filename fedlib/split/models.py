@@ -120,6 +120,6 @@ def resnet_init(net: nn.Sequential) -> nn.Sequential:
 MODELS = {"vgg16": vgg16, "resnet18": resnet18}
 
 # DTFL's CIFAR ResNet-(9n+2) with bottleneck blocks, 8 modules md1..md8 (fedlib/split/resnet_cifar.py)
-from .resnet_cifar import resnet20, resnet56, resnet110  # noqa: E402  (imports _check_shape / _scale above)
+from .resnet_cifar import resnet20, resnet38, resnet56, resnet110  # noqa: E402  (imports _check_shape / _scale above)
 
-MODELS.update(resnet20=resnet20, resnet56=resnet56, resnet110=resnet110)
+MODELS.update(resnet20=resnet20, resnet38=resnet38, resnet56=resnet56, resnet110=resnet110)
