@@ -1,5 +1,7 @@
 """DTFL against its baselines (fedlib.dtfl.compare): client sampling in the system simulation, the shared system of
 a setting, DTFL's saving by hand, run parsing, the process pool, and clear errors."""
+import time
+
 import numpy as np
 import pytest
 
@@ -7,6 +9,7 @@ from fedlib.core import map_jobs
 from fedlib.dtfl import TimeModel, sample_participants, simulate, tier_costs
 from fedlib.dtfl import compare as dc
 from fedlib.dtfl import experiments as dx
+from fedlib.dtfl.experiments import Setup
 from fedlib.dtfl.timing import PROFILES
 from fedlib.split import resnet20
 
@@ -87,6 +90,29 @@ def test_map_jobs_in_process_and_in_a_pool():
     assert all((a == b).all() for a, b in zip(here, pooled))
     with pytest.raises(ValueError, match="workers"):
         map_jobs(sample_participants, jobs, workers=0)
+
+
+def _log_start(path, tag, cost):
+    with open(path, "a") as fh:
+        fh.write(f"{tag}\n")
+    time.sleep(0.5)
+    return tag
+
+
+def test_map_jobs_starts_the_costliest_jobs_first_and_keeps_the_order(tmp_path):
+    path = str(tmp_path / "starts.txt")
+    costs = [1, 3, 2, 5]
+    out = map_jobs(_log_start, [dict(path=path, tag=i, cost=c) for i, c in enumerate(costs)], workers=2,
+                   cost=lambda job: job["cost"])
+    assert out == [0, 1, 2, 3]                                 # results in jobs order
+    starts = [int(t) for t in open(path).read().split()]
+    assert set(starts[:2]) == {3, 1} and set(starts[2:]) == {2, 0}   # costs 5 and 3 first
+
+
+def test_job_cost_by_hand():
+    s = Setup(model="resnet38", train_subset=1000, rounds=12)
+    assert dc.job_cost(dict(s=s, method="fedavg")) == 38 * 12 * 1000
+    assert dc.job_cost(dict(s=s, method="fedgkt", fraction=0.1)) == pytest.approx(38 * 12 * 1000 * 0.1 * 1.3)
 
 
 def _tiny(fmnist):

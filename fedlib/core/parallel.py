@@ -33,13 +33,15 @@ def _call(fn: Callable[..., dict], job: dict, defer: bool):
 
 
 def map_jobs(fn: Callable[..., dict], jobs: list[dict], workers: int = 1, threads: int = 1,
-             desc: str = "runs") -> list:
+             desc: str = "runs", cost: Callable[[dict], float] | None = None) -> list:
     """``[fn(**job) for job in jobs]``, in ``jobs`` order, with a tqdm bar.
 
     Args:
         fn: a module-level function (workers import it by name). jobs: keyword arguments of each call (picklable;
             pass dataset names, not tensors). workers: 1 = this process (torch's thread setting unchanged);
             > 1 = that many spawned worker processes. threads: torch threads per worker (>= 1).
+        cost: ``cost(job)`` -> a relative running time; a pool starts the costliest jobs first (longest
+            processing time first: the last wave leaves fewer workers idle). Results keep ``jobs`` order.
 
     Raises:
         ValueError / ParameterTypeError: workers or threads not an integer >= 1. Whatever a job raises.
@@ -47,13 +49,16 @@ def map_jobs(fn: Callable[..., dict], jobs: list[dict], workers: int = 1, thread
     workers = check_int("workers", workers, 1)
     threads = check_int("threads", threads, 1)
     jobs = list(jobs)
+    start = list(range(len(jobs)))
+    if cost is not None:
+        start.sort(key=lambda i: -cost(jobs[i]))     # stable: equal costs keep their order
     if workers == 1 or len(jobs) <= 1:
         return [fn(**job) for job in tqdm(jobs, desc=desc)]
     out: list = [None] * len(jobs)
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=ctx, initializer=_init_worker,
                              initargs=(threads,)) as pool:
-        pending = {pool.submit(_call, fn, job, True): i for i, job in enumerate(jobs)}
+        pending = {pool.submit(_call, fn, jobs[i], True): i for i in start}
         bar = tqdm(total=len(jobs), desc=desc)
         while pending:
             fut = next(as_completed(pending))

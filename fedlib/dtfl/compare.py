@@ -118,6 +118,16 @@ def compare_job(store: ResultStore, s: Setup, method: str, **kwargs) -> dict:
     return baseline_entry(store, s, data, method, **kwargs)
 
 
+def job_cost(job: dict) -> float:
+    """A relative running time of a :func:`compare_job` (for :func:`fedlib.core.map_jobs`'s ``cost``: costliest
+    first): model depth x rounds x training samples x the sampled fraction, x 1.3 for FedGKT (its extra
+    feature-extraction and server passes; measured 113 s vs 85-90 s for the others on ResNet-20 at quick)."""
+    s = job["s"]
+    depth = int(s.model.removeprefix("resnet"))
+    samples = s.train_subset or 60_000
+    return depth * s.rounds * samples * job.get("fraction", 1.0) * (1.3 if job["method"] == "fedgkt" else 1.0)
+
+
 def reductions(rows: list[dict]) -> list[dict]:
     """DTFL's time saving against each baseline per (setting, model, num_clients, fraction, case, seed): rows with
     ``baseline``, ``ratio`` (baseline's time to target / DTFL's) and ``reduction`` (1 − DTFL's / baseline's, the
