@@ -109,6 +109,12 @@ def test_map_jobs_starts_the_costliest_jobs_first_and_keeps_the_order(tmp_path):
     assert set(starts[:2]) == {3, 1} and set(starts[2:]) == {2, 0}   # costs 5 and 3 first
 
 
+def test_eval_interval():
+    assert [dc.eval_interval(r, 12) for r in (40, 16, 8, 12, 300)] == [3, 1, 1, 1, 25]
+    with pytest.raises(ValueError, match="evals"):
+        dc.eval_interval(40, 0)
+
+
 def test_job_cost_by_hand():
     s = Setup(model="resnet38", train_subset=1000, rounds=12)
     assert dc.job_cost(dict(s=s, method="fedavg")) == 38 * 12 * 1000

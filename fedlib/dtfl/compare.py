@@ -118,6 +118,16 @@ def compare_job(store: ResultStore, s: Setup, method: str, **kwargs) -> dict:
     return baseline_entry(store, s, data, method, **kwargs)
 
 
+def eval_interval(rounds: int, evals: int) -> int:
+    """Rounds between evaluations so that a run of ``rounds`` rounds is evaluated about ``evals`` times:
+    max(1, rounds // evals) (Table 4: every K gets as many evaluations as Tables 1-3's 12-round runs).
+
+    Raises:
+        ValueError / ParameterTypeError: ``rounds`` or ``evals`` not an integer >= 1.
+    """
+    return max(1, check_int("rounds", rounds, 1) // check_int("evals", evals, 1))
+
+
 def job_cost(job: dict) -> float:
     """A relative running time of a :func:`compare_job` (for :func:`fedlib.core.map_jobs`'s ``cost``: costliest
     first): model depth x rounds x training samples x the sampled fraction, x 1.3 for FedGKT (its extra
