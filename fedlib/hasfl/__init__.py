@@ -6,7 +6,8 @@ Source: HASFL paper, restated in ``shared/spec/hasfl.md``. Modules: :mod:`.laten
 :mod:`.problem` (problem 41, Θ), the optimiser :mod:`.p1` (Newton–Jacobi + Proposition 1), :mod:`.p2`
 (Dinkelbach over MILPs), :mod:`.bcd` (Algorithm 2), :mod:`.exhaustive`, :mod:`.strategies` (the paper's
 benchmarks), and the notebook helpers :mod:`.experiments`, :mod:`.plots`; split training on the shared engine: :mod:`.training` (settings, decisions,
-the clock, one cached run), :mod:`.train_plan` (the runs of Figs. 2a-11, claim ratios), :mod:`.train_plots`.
+the clock, one cached run), :mod:`.train_plan` (the runs of Figs. 2a-11, claim ratios), :mod:`.train_plots`, :mod:`.calibrate` (our
+bound calibrated on fixed-cut training runs).
 """
 from .bcd import bcd, line_search_batches, polish, start_batches, uniform_cut_candidates
 from .estimate import estimate_at, pilot_constants
@@ -21,7 +22,8 @@ from .strategies import STRATEGIES, strategy
 from .theory import HasflConstants, bound_floor, rounds_needed, theorem1_bound
 from ..split import sample_system
 from .training import TRAIN_METHODS, TrainSettings, decide, hasfl_clock, training_problem
-from .train_plan import TrainPlan, claim_ratios, run_plan
+from .calibrate import CalibrationFit, calibrated_constants, fit_calibration, fitted_rounds
+from .train_plan import TrainPlan, calibration_table, claim_ratios, plan_calibration, run_plan
 
 __all__ = ["TABLE_I", "round_latency", "total_latency", "sample_system", "HasflConstants", "bound_floor",
            "rounds_needed", "theorem1_bound", "estimate_at", "pilot_constants", "Problem", "Decision", "theta",
@@ -29,4 +31,5 @@ __all__ = ["TABLE_I", "round_latency", "total_latency", "sample_system", "HasflC
            "kappa", "solve_p1", "solve_p2", "min_round_latency_cuts", "admissible_cuts", "initial_cuts", "polish",
            "bcd", "exhaustive", "STRATEGIES", "strategy", "batch_caps", "common_cut_floors", "start_batches",
            "line_search_batches", "uniform_cut_candidates", "random_instance", "TRAIN_METHODS", "TrainSettings", "decide",
-           "hasfl_clock", "training_problem", "TrainPlan", "run_plan", "claim_ratios"]
+           "hasfl_clock", "training_problem", "TrainPlan", "run_plan", "claim_ratios", "CalibrationFit",
+           "calibrated_constants", "fit_calibration", "fitted_rounds", "plan_calibration", "calibration_table"]

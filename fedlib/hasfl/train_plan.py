@@ -1,9 +1,12 @@
 """The runs behind HASFL's training figures, shared between figures (Fig. 10's fixed batch sizes are Fig. 2a's
 runs, Fig. 11's fixed cuts Fig. 3a's, Fig. 9's N = 20 is Fig. 5's): :class:`TrainPlan` lists them,
 :func:`run_plan` trains them through the result store (an interrupted plan resumes from its cache) and returns
-one entry per run with its metrics row and its curve."""
+one entry per run with its metrics row and its curve. With the ``"calibrated"`` constants (ours,
+:mod:`fedlib.hasfl.calibrate`) the decisions use the bound fitted to the plan's IID fixed-cut runs
+(:func:`plan_calibration`, :func:`calibration_table`)."""
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, replace
 
 from tqdm.auto import tqdm
@@ -13,12 +16,15 @@ from ..core.validate import check_float, check_int, check_list
 from ..data import TensorDataset
 from ..split import time_to_target
 from .bcd import bcd
+from .calibrate import CalibrationFit, calibrated_constants, fit_calibration, fitted_rounds
 from .strategies import STRATEGIES
-from .theory import bound_floor, rounds_needed
-from .training import (TrainSettings, bound_constants, decide, floors_by_cut, pilot, run_config, summary_row,
-                       target_eps, train, training_problem)
+from .theory import HasflConstants, bound_floor, rounds_needed
+from .training import (CONSTANTS_MODES, TrainSettings, bound_constants, decide, floors_by_cut, pilot, run_config,
+                       summary_row, target_eps, train, training_problem)
 
-#: the HASFL variant with the worst-case ("max") constants (same ε rule as the main settings)
+#: Fig. 5's HASFL variants: HASFL's decision under each constants mode (``HASFL-max``: the worst-case constants,
+#: same ε rule as the main settings; ``HASFL-calibrated``: :mod:`fedlib.hasfl.calibrate`)
+HASFL_VARIANTS = {f"HASFL-{m}": m for m in CONSTANTS_MODES}
 HASFL_MAX = "HASFL-max"
 
 
@@ -31,7 +37,8 @@ class TrainPlan:
         batch_grid / fixed_cut: Figs. 2a, 10 (every device b at cut ``fixed_cut``).
         cut_grid / fixed_batch: Figs. 3a, 11 (every device cut c at b = ``fixed_batch``).
         models: Fig. 5 / 6 models; ``widths``: their channel multipliers (same order).
-        device_counts / n_methods: Fig. 9 (IID, first model). compare_constants: add :data:`HASFL_MAX` to Fig. 5.
+        device_counts / n_methods: Fig. 9 (IID, first model). compare_constants: add to Fig. 5, for the first
+        model, one HASFL run per constants mode other than the settings' own (:data:`HASFL_VARIANTS`).
     """
 
     settings: tuple = ("iid", "noniid")
@@ -60,86 +67,185 @@ class TrainPlan:
 
 
 def _jobs(plan: TrainPlan, s: TrainSettings) -> list[tuple]:
-    """(figures, settings, setting, N, method, batch, cut) per run, in a stable order."""
+    """(figures, settings, setting, N, method, batch, cut) per run, in a stable order: per setting the fixed runs
+    (Figs. 2a, 3a; the IID fixed-cut runs are the calibration's) before the optimiser-driven ones."""
     jobs = []
+    s = replace(s, model=plan.models[0], width=plan.widths[0])
     for setting in plan.settings:
         for b in plan.batch_grid:
             jobs.append((("fig2a", "fig10"), s, setting, plan.num_devices, "fixed", b, plan.fixed_cut))
-        jobs.append((("fig10",), s, setting, plan.num_devices, "HABS", None, plan.fixed_cut))
         for c in plan.cut_grid:
             jobs.append((("fig3a", "fig11"), s, setting, plan.num_devices, "fixed", plan.fixed_batch, c))
+        jobs.append((("fig10",), s, setting, plan.num_devices, "HABS", None, plan.fixed_cut))
         jobs.append((("fig11",), s, setting, plan.num_devices, "HAMS", plan.fixed_batch, None))
+    variants = tuple(v for v, m in HASFL_VARIANTS.items() if m != s.constants) if plan.compare_constants else ()
     for model, width in zip(plan.models, plan.widths):
         sm = replace(s, model=model, width=width)
-        methods = STRATEGIES + ((HASFL_MAX,) if plan.compare_constants and model == plan.models[0] else ())
+        methods = STRATEGIES + (variants if model == plan.models[0] else ())
         for setting in plan.settings:
             for m in methods:
                 jobs.append((("fig5", "fig6"), sm, setting, plan.num_devices, m, None, None))
-    s0 = replace(s, model=plan.models[0], width=plan.widths[0])
     for n in plan.device_counts:
         for m in plan.n_methods:
-            jobs.append((("fig9",), s0, plan.settings[0], n, m, None, None))
+            jobs.append((("fig9",), s, plan.settings[0], n, m, None, None))
     return jobs
 
 
+def plan_calibration(store: ResultStore, s: TrainSettings, plan: TrainPlan, seed: int, target_acc: float,
+                     data: TensorDataset, device: str = "auto") -> tuple[CalibrationFit, HasflConstants]:
+    """The calibrated bound (:func:`fedlib.hasfl.calibrate.fit_calibration`) of ``plan``'s first model: (ε, κ)
+    fitted to the rounds-to-``target_acc`` of the IID fixed-cut runs of Figs. 3a / 11 (every one of
+    ``plan.num_devices`` devices at b = ``plan.fixed_batch``, cuts ``plan.cut_grid``, this seed), trained
+    through ``store`` (cache hits: they are the Fig. 3a jobs' run configs).
+
+    Returns:
+        ``(fit, pilot)``: the fit and the first model's pilot constants (whose G_j² κ scales).
+
+    Raises:
+        ValueError: fewer than 2 cuts reach ``target_acc`` (naming them and the target).
+    """
+    check_float("target_acc", target_acc, 0, 1, low_open=True)
+    s0, n = replace(s, model=plan.models[0], width=plan.widths[0]), plan.num_devices
+    rec = pilot(store, s0, seed, data)
+    consts = bound_constants(rec, "pilot")
+    problem = training_problem(s0, consts, target_eps(rec, consts, s0, n), n, seed)   # the clock's system
+    rounds = []
+    for c in plan.cut_grid:
+        decision = decide(problem, "fixed", seed, plan.fixed_batch, c)
+        record = train(store, run_config(s0, "iid", decision, seed, len(data.y_train)), problem, data, device)
+        rounds.append(time_to_target(record, target_acc, key="round"))
+    fit = fit_calibration(consts, s0.gamma, s0.interval, n, plan.fixed_batch, list(plan.cut_grid), rounds,
+                          target_acc)
+    return fit, consts
+
+
 def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[int], target_acc: float,
-             data: TensorDataset, device: str = "auto", progress: bool = True) -> list[dict]:
+             data: TensorDataset, device: str = "auto", progress: bool = True,
+             calibration_target: float | None = None) -> list[dict]:
     """Decide and train every run of ``plan`` for every seed (cache hits when already trained).
+
+    Decisions use ``s.constants``; the variants of :data:`HASFL_VARIANTS` their own mode. The calibrated problem
+    of (settings, N, seed) = that model's pilot constants with G_j² x κ and C1's ε = the fitted ε, (ε, κ) from
+    :func:`plan_calibration` at ``calibration_target`` (default ``target_acc``; pass the IID target when calling
+    once per setting's target, so that every call decides the same). A calibrated variant whose calibration
+    fails (fewer than 2 cuts reach the target) is skipped with a warning.
 
     Returns:
         One entry per (run, seed): ``row`` (:func:`fedlib.hasfl.training.summary_row` + ``figures``, ``method``,
-        ``model``, ``setting``, ``N``, ``batch``, ``cut``, ``eps``, ``rounds_pred``: Corollary 1's rounds to ε
-        for the decision, None when ε is unreachable; ``floor``: the bound's floor for the decision;
-        ``rounds_to_target``: measured), ``decision`` and ``curve`` (``epoch``, ``sim_s``,
-        ``round``, ``test_acc`` lists).
+        ``model``, ``setting``, ``N``, ``batch``, ``cut``, ``constants`` (the decision's mode), ``eps`` (C1's ε:
+        the fitted ε when calibrated), ``kappa`` (κ when calibrated, else None), ``rounds_pred``: Corollary 1's
+        rounds to ε for the decision, None when ε is unreachable; ``floor``: the bound's floor for the decision;
+        ``rounds_to_target``: measured), ``decision`` and ``curve`` (``epoch``, ``sim_s``, ``round``,
+        ``test_acc`` lists).
 
     Raises:
-        ValueError: bad seeds / target (naming them), or no feasible decision for HASFL (C1 / C4 message).
+        ValueError: bad seeds / target (naming them), no feasible decision for HASFL (C1 / C4 message), or
+        ``s.constants == "calibrated"`` and the calibration fails.
     """
     check_list("seeds", seeds, lambda n, v: check_int(n, v, 0))
     check_float("target_acc", target_acc, 0, 1, low_open=True)
+    calibration_target = target_acc if calibration_target is None else calibration_target
+    check_float("calibration_target", calibration_target, 0, 1, low_open=True)
     jobs = _jobs(plan, s)
     cache: dict = {}
+    fits: dict = {}
     out = []
     bar = tqdm(total=len(jobs) * len(seeds), desc="HASFL training runs", disable=not progress)
     for seed in seeds:
         for figs, sm, setting, n, method, batch, cut in jobs:
-            ss = replace(sm, constants="max") if method == HASFL_MAX else sm
+            bar.update()                                     # counts started (or skipped) runs
+            ss = replace(sm, constants=HASFL_VARIANTS.get(method, sm.constants))
+            if ss.constants == "calibrated" and seed not in fits:
+                try:
+                    fits[seed] = plan_calibration(store, s, plan, seed, calibration_target, data, device)[0]
+                except ValueError as err:
+                    if s.constants == "calibrated":
+                        raise ValueError(f"constants 'calibrated' (seed {seed}): {err}") from err
+                    fits[seed] = err
+            if isinstance(fits.get(seed), ValueError) and ss.constants == "calibrated":
+                warnings.warn(f"{method} skipped for {sm.model}, {setting}, seed {seed}: {fits[seed]}")
+                continue
             key = (ss, n, seed)
             if key not in cache:
                 rec = pilot(store, ss, seed, data)
-                consts = bound_constants(rec, ss.constants)
-                cache[key] = training_problem(ss, consts, target_eps(rec, consts, ss, n), n, seed)
+                if ss.constants == "calibrated":
+                    consts = calibrated_constants(bound_constants(rec, "pilot"), fits[seed].kappa)
+                    cache[key] = training_problem(ss, consts, fits[seed].eps, n, seed)
+                else:
+                    consts = bound_constants(rec, ss.constants)
+                    cache[key] = training_problem(ss, consts, target_eps(rec, consts, ss, n), n, seed)
             problem = cache[key]
-            decision = decide(problem, "HASFL" if method == HASFL_MAX else method, seed, batch, cut)
+            decision = decide(problem, "HASFL" if method in HASFL_VARIANTS else method, seed, batch, cut)
             config = run_config(sm, setting, decision, seed, len(data.y_train))
             record = train(store, config, problem, data, device)
             pred = rounds_needed(problem.constants, problem.gamma, decision["b"], decision["cuts"],
                                  problem.interval, problem.eps) if decision["theta"] is not None else None
             row = summary_row(record, decision, target_acc, figures=list(figs), method=method, model=sm.model,
                               width=sm.width, setting=setting, N=n, batch=batch, cut=cut, eps=problem.eps,
-                              constants=ss.constants, rounds_pred=pred, floor=float(bound_floor(
+                              constants=ss.constants,
+                              kappa=fits[seed].kappa if ss.constants == "calibrated" else None,
+                              rounds_pred=pred, floor=float(bound_floor(
                                   problem.constants, problem.gamma, decision["b"], max(decision["cuts"]),
                                   problem.interval)),
                               rounds_to_target=time_to_target(record, target_acc, key="round"))
             out.append({"row": row, "decision": decision,
                         "curve": {k: record[k] for k in ("epoch", "sim_s", "round", "test_acc")}})
-            bar.update()
     bar.close()
     return out
 
 
+def calibration_table(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[int], target_acc: float,
+                      data: TensorDataset, device: str = "auto") -> list[dict]:
+    """The calibration of every seed (:func:`plan_calibration`; cache hits) beside the bound's predictions.
+
+    Returns:
+        One row per (seed, cut of ``plan.cut_grid``): ``seed``, ``cut``, ``kappa``, ``eps`` (fitted),
+        ``residual`` (relative), ``rounds_measured`` (None: not reached), ``rounds_fit`` (Corollary 1 under the
+        fit, unrounded), and rounds ratios to the reference cut (``plan.fixed_cut`` if in the grid, else the
+        grid's first): ``measured_ratio``, ``pred_ratio_calibrated`` (fitted ε and κ) and ``pred_ratio_pilot``
+        (pilot constants at ε = 1.1 x the grid's largest floor, :func:`bound_vs_training`'s rule; R ∝
+        1/(ε − floor)). A seed whose calibration fails gives one row with ``kappa`` None and ``note`` = why.
+    """
+    check_list("seeds", seeds, lambda n, v: check_int(n, v, 0))
+    ref = plan.fixed_cut if plan.fixed_cut in plan.cut_grid else plan.cut_grid[0]
+    b = [float(plan.fixed_batch)] * plan.num_devices
+    rows = []
+    for seed in seeds:
+        try:
+            fit, consts = plan_calibration(store, s, plan, seed, target_acc, data, device)
+        except ValueError as err:
+            rows.append({"seed": seed, "cut": None, "kappa": None, "eps": None, "note": str(err)})
+            continue
+        floors = {c: float(bound_floor(consts, s.gamma, b, c, s.interval)) for c in plan.cut_grid}
+        eps_pilot = 1.1 * max(floors.values())
+        cal = calibrated_constants(consts, fit.kappa)
+        fitted = {c: fitted_rounds(cal, s.gamma, b, c, s.interval, fit.eps) for c in plan.cut_grid}
+        measured = dict(zip(fit.cuts, fit.rounds))
+
+        def ratio(d, c):
+            return d[c] / d[ref] if d.get(c) is not None and d.get(ref) else None
+
+        for c in plan.cut_grid:
+            rows.append({"seed": seed, "cut": c, "kappa": fit.kappa, "eps": fit.eps, "residual": fit.residual,
+                         "rounds_measured": measured.get(c), "rounds_fit": fitted[c],
+                         "measured_ratio": ratio(measured, c), "pred_ratio_calibrated": ratio(fitted, c),
+                         "pred_ratio_pilot": (eps_pilot - floors[ref]) / (eps_pilot - floors[c]), "note": ""})
+    return rows
+
+
 def decisions_by_eps(store: ResultStore, s: TrainSettings, factors: list[float], num_devices: int, seed: int,
-                     data: TensorDataset) -> list[dict]:
-    """HASFL's decision (BCD) under both constants at ε = factor x Σ G² (pilot model) for each factor: rows with
+                     data: TensorDataset, kappa: float | None = None) -> list[dict]:
+    """HASFL's decision (BCD) under the pilot and max constants, and the calibrated ones (pilot with G_j² x
+    ``kappa``) when ``kappa`` is given, at ε = factor x Σ G² (pilot model) for each factor: rows with
     ``constants``, ``eps_factor``, ``eps``, ``floor_cut1``, ``b_mean``, ``cuts`` (sorted distinct), ``theta`` or
     ``unreachable`` (the optimiser's C1 / C4 message)."""
     rows = []
-    for mode in ("pilot", "max"):
+    for mode in ("pilot", "max") + (("calibrated",) if kappa is not None else ()):
         for f in factors:
             ss = replace(s, constants=mode, eps_mode="grad_norm", eps_factor=f)
             rec = pilot(store, ss, seed, data)
-            consts = bound_constants(rec, mode)
+            consts = (calibrated_constants(bound_constants(rec, "pilot"), kappa) if mode == "calibrated"
+                      else bound_constants(rec, mode))
             p = training_problem(ss, consts, target_eps(rec, consts, ss, num_devices), num_devices, seed)
             row = {"constants": mode, "eps_factor": f, "eps": p.eps,
                    "floor_cut1": floors_by_cut(p, 64)[0]}
@@ -150,7 +256,6 @@ def decisions_by_eps(store: ResultStore, s: TrainSettings, factors: list[float],
                 row.update(b_mean=None, cuts=None, theta=None, unreachable=str(err).split("\n")[0][:120])
             rows.append(row)
     return rows
-
 
 
 def bound_vs_training(rows: list[dict], figure: str, setting: str, reference: dict) -> list[dict]:

@@ -18,9 +18,13 @@ Choices where the paper is silent (also in ``notebooks/hasfl/README.md``, "Devia
 - **Rounds**: clamped to [``min_rounds``, ``max_rounds``] (``max_rounds`` 0 = no cap): early learning is limited
   by rounds, not samples (a large-batch run with few rounds never leaves the initial plateau), and tiny batch
   sizes would otherwise need hundreds of rounds.
-- **Constants** (``constants``): ``"pilot"`` = HASFL's constants measured at the pilot model (after
-  ``pilot_steps`` SGD steps, the model the trajectory passes through), ``"max"`` = the maximum over w⁰ and the
-  pilot model (the worst case the bound asks for; w⁰'s huge G_j² then force cut 1 everywhere).
+- **Constants** (``constants``, :data:`CONSTANTS_MODES`): ``"pilot"`` = HASFL's constants measured at the pilot
+  model (after ``pilot_steps`` SGD steps, the model the trajectory passes through), ``"max"`` = the maximum over
+  w⁰ and the pilot model (the worst case the bound asks for; w⁰'s huge G_j² then force cut 1 everywhere),
+  ``"calibrated"`` = the pilot constants with G_j² scaled by κ and ε fitted to the IID fixed-cut runs (ours,
+  :mod:`fedlib.hasfl.calibrate`; built by :func:`fedlib.hasfl.train_plan.plan_calibration`, which needs training
+  runs, so :func:`bound_constants` gives only pilot and max). With ``"calibrated"`` the target ε is the fitted
+  one and ``eps_mode`` / ``eps_factor`` are not used by the training runs.
 - **Target ε** (``eps_mode``): ``"grad_norm"`` = ``eps_factor`` x Σ_j G_j² at the pilot model (the measured
   squared gradient norm where the pilot stops: ε asks the bound for the gradient norm training actually reaches);
   ``"slack"`` = (1 + ``eps_factor``) x the bound's floor at b = 64 and cut 1 (the system-model notebooks' rule).
@@ -47,6 +51,8 @@ from .problem import Problem, aux_variables, eps_with_slack, theta
 from .strategies import STRATEGIES, strategy
 from .theory import HasflConstants, bound_floor
 
+#: the constants of the bound behind the decisions (module docstring, "Constants")
+CONSTANTS_MODES = ("pilot", "max", "calibrated")
 #: methods a training run can use: the paper's five strategies, HABS (HASFL's batch sizes at a fixed cut),
 #: HAMS (HASFL's cuts at a fixed batch size) and ``fixed`` (one batch size and one cut for every device).
 TRAIN_METHODS = STRATEGIES + ("HABS", "HAMS", "fixed")
@@ -64,8 +70,9 @@ class TrainSettings:
         cap). evals: evaluations per run (>= 5, the rule's window).
         test_subset: evaluate on the first n test samples (0 = the full test set). shards_per_client: non-IID
             shards (HASFL: 40 shards, 2 per device). gamma: the bound's step size. pilot_*: the pilot run of
-            :func:`fedlib.hasfl.pilot_constants`. constants: ``"pilot"`` or ``"max"``. eps_mode: ``"grad_norm"``
-            or ``"slack"``; eps_factor: its factor (> 0).
+            :func:`fedlib.hasfl.pilot_constants`. constants: one of :data:`CONSTANTS_MODES` (``"pilot"``,
+            ``"max"``, ``"calibrated"``). eps_mode: ``"grad_norm"`` or ``"slack"``; eps_factor: its factor (> 0)
+            (not used with ``"calibrated"``: ε is fitted).
 
     Raises:
         ValueError / ParameterTypeError: a value outside its range, naming it.
@@ -98,7 +105,7 @@ class TrainSettings:
         check_choice("model", self.model, tuple(NUM_LAYERS))
         check_choice("dataset", self.dataset, tuple(DATASET_SHAPES))
         check_choice("optimizer", self.optimizer, ("sgd", "adam"))
-        check_choice("constants", self.constants, ("pilot", "max"))
+        check_choice("constants", self.constants, CONSTANTS_MODES)
         check_choice("eps_mode", self.eps_mode, ("grad_norm", "slack"))
         for name in ("width", "lr", "epochs", "gamma", "pilot_lr", "eps_factor"):
             check_float(name, getattr(self, name), 0, low_open=True)
@@ -122,7 +129,15 @@ def pilot(store: ResultStore, s: TrainSettings, seed: int, data: TensorDataset |
 
 def bound_constants(record: dict, mode: str) -> HasflConstants:
     """HASFL's constants from a pilot record: ``"max"`` over its points, or ``"pilot"`` at the last point (the
-    pilot model; ϑ is f(w⁰) in both)."""
+    pilot model; ϑ is f(w⁰) in both).
+
+    Raises:
+        ValueError: ``mode`` not pilot / max (``"calibrated"`` needs training runs: the message points to
+        :func:`fedlib.hasfl.train_plan.plan_calibration`).
+    """
+    if mode == "calibrated":
+        raise ValueError("constants 'calibrated' are fitted to training runs: use "
+                         "fedlib.hasfl.train_plan.plan_calibration; bound_constants gives 'pilot' or 'max'")
     check_choice("constants", mode, ("pilot", "max"))
     if mode == "max":
         return HasflConstants.from_dict(record["constants"])
@@ -210,15 +225,17 @@ def hasfl_clock(problem: Problem):
 # --- one training run --------------------------------------------------------------------------------------------
 
 def run_config(s: TrainSettings, setting: str, decision: dict, seed: int, num_train: int) -> dict:
-    """The result-store key of one training run: the settings (pilot fields dropped: the decision carries
-    them), the data setting (``iid`` / ``noniid``), the decision's b and cuts, the seed and the rounds."""
+    """The result-store key of one training run: the settings that training uses (the pilot fields and the
+    bound's ``gamma``, ``constants``, ``eps_mode``, ``eps_factor`` dropped: they shape only the decision, whose b
+    and cuts are in the key, so a run never depends on the constants mode), the data setting (``iid`` /
+    ``noniid``), the decision's b and cuts, the seed and the rounds."""
     check_choice("setting", setting, ("iid", "noniid"))
     n = len(decision["b"])
     rounds = max(s.min_rounds, math.ceil(s.epochs * num_train / sum(decision["b"])))
     if s.max_rounds:
         rounds = min(rounds, s.max_rounds)
-    keep = {k: v for k, v in asdict(s).items()
-            if not k.startswith(("pilot_", "num_batches", "power_iters", "min_rounds", "max_rounds"))}
+    drop = ("pilot_", "num_batches", "power_iters", "min_rounds", "max_rounds", "gamma", "constants", "eps_")
+    keep = {k: v for k, v in asdict(s).items() if not k.startswith(drop)}
     return dict(kind="hasfl_train", **keep, setting=setting, num_devices=n, b=list(decision["b"]),
                 cuts=list(decision["cuts"]), rounds=rounds, eval_every=max(1, rounds // s.evals), seed=seed)
 

@@ -1,0 +1,192 @@
+"""The calibrated estimator of HASFL's bound (fedlib.hasfl.calibrate) against hand-computed fits, and its wiring
+into the training plan (fedlib.hasfl.train_plan) with training replaced by hand-made records."""
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from fedlib.hasfl import HasflConstants
+from fedlib.hasfl import train_plan
+from fedlib.hasfl.calibrate import calibrated_constants, fit_calibration, fitted_rounds
+from fedlib.hasfl.training import TrainSettings, bound_constants
+
+# β = 1, γ = 0.1, I = 2, N = 2, b = 5, Σσ² = 10, ϑ = 2.4:
+#   v = βγ Σσ² (Σ_i 1/b_i) / N² = 0.1 x 10 x 0.4 / 4 = 0.1;  2ϑ/γ = 48
+#   s(c) = 4β²γ²I² Σ_{j<=c} G_j² = 0.16 x (5, 10, 12.5, 15) = (0.8, 1.6, 2.0, 2.4)
+# with ε = 8.1, κ = 2.5: ε − v − κ s = (6, 4, 3, 2), so R = 48 / that = (8, 12, 16, 24).
+C = HasflConstants(1.0, np.full(4, 2.5), np.array([5.0, 5.0, 2.5, 2.5]), 2.4)
+ARGS = dict(constants=C, gamma=0.1, interval=2, num_devices=2, batch=5)
+
+
+def test_fit_recovers_eps_and_kappa_exactly():
+    fit = fit_calibration(**ARGS, cuts=[1, 2, 3, 4], rounds=[8, 12, 16, 24], target_acc=0.6)
+    assert fit.eps == pytest.approx(8.1, abs=1e-9) and fit.kappa == pytest.approx(2.5, abs=1e-9)
+    assert fit.cuts == (1, 2, 3, 4) and fit.rounds == (8.0, 12.0, 16.0, 24.0) and fit.dropped == ()
+    assert fit.rounds_fit == pytest.approx((8.0, 12.0, 16.0, 24.0)) and fit.residual == pytest.approx(0, abs=1e-12)
+    assert fitted_rounds(calibrated_constants(C, 2.5), 0.1, [5, 5], 4, 2, 8.1) == pytest.approx(24.0)
+    assert fitted_rounds(calibrated_constants(C, 2.5), 0.1, [5, 5], 4, 2, 6.1) is None   # ε − floor = 0
+
+
+def test_kappa_clamped_at_zero_when_deeper_cuts_are_faster():
+    # R = (24, 16, 12, 8): y = 48/R + 0.1 = (2.1, 3.1, 4.1, 6.1) rises with s, i.e. κ < 0 unconstrained;
+    # the constraint gives κ = 0 and ε = mean(y) = 3.85
+    fit = fit_calibration(**ARGS, cuts=[1, 2, 3, 4], rounds=[24, 16, 12, 8])
+    assert fit.kappa == 0.0 and fit.eps == pytest.approx(3.85)
+    assert fit.residual > 0.1
+
+
+def test_runs_that_did_not_reach_the_target_are_dropped():
+    fit = fit_calibration(**ARGS, cuts=[1, 2, 3, 4], rounds=[8, None, 16, 24])
+    assert fit.cuts == (1, 3, 4) and fit.dropped == (2,)
+    assert fit.eps == pytest.approx(8.1) and fit.kappa == pytest.approx(2.5)
+    # repeated cuts (one run per seed) are points of their own
+    fit = fit_calibration(**ARGS, cuts=[1, 1, 4], rounds=[8, 8, 24])
+    assert fit.cuts == (1, 1, 4) and fit.kappa == pytest.approx(2.5)
+
+
+def test_fewer_than_two_cuts_reached_is_refused_naming_them_and_the_target():
+    with pytest.raises(ValueError, match=r"target 0\.6.*cuts \[1, 2, 3, 4\], only \[2\]"):
+        fit_calibration(**ARGS, cuts=[1, 2, 3, 4], rounds=[None, 12, None, None], target_acc=0.6)
+    with pytest.raises(ValueError, match=r"only \[2\]"):
+        fit_calibration(**ARGS, cuts=[2, 2], rounds=[12, 13])
+    with pytest.raises(ValueError, match="kappa"):          # I = 1: no split term, κ not identifiable
+        fit_calibration(**dict(ARGS, interval=1), cuts=[1, 4], rounds=[8, 24])
+
+
+@pytest.mark.parametrize("kw, name", [({"rounds": [8, float("nan")]}, "rounds"), ({"rounds": [8, -3]}, "rounds"),
+                                      ({"rounds": [8, 0]}, "rounds"), ({"rounds": [8, float("inf")]}, "rounds"),
+                                      ({"rounds": [8, "12"]}, "rounds"), ({"rounds": [8]}, "same length"),
+                                      ({"cuts": [1, 5]}, "cuts"), ({"cuts": [1, 2.0]}, "cuts"),
+                                      ({"batch": 0}, "batch"), ({"gamma": 2.0}, "gamma"),
+                                      ({"constants": {"beta": 1}}, "constants")])
+def test_bad_inputs_are_refused_naming_the_parameter(kw, name):
+    args = dict(ARGS, cuts=[1, 4], rounds=[8, 24])
+    args.update(kw)
+    with pytest.raises((ValueError, TypeError), match=name):
+        fit_calibration(**args)
+
+
+def test_calibrated_constants_scale_G2_only():
+    c = calibrated_constants(C, 0.5)
+    assert c.beta == C.beta and c.vartheta == C.vartheta and list(c.sigma2) == list(C.sigma2)
+    assert list(c.G2) == [2.5, 2.5, 1.25, 1.25]
+    assert list(calibrated_constants(C, 0).G2) == [0.0] * 4
+    for bad in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="kappa"):
+            calibrated_constants(C, bad)
+
+
+def test_constants_mode_is_validated():
+    assert TrainSettings(constants="calibrated").constants == "calibrated"
+    with pytest.raises(ValueError, match="constants"):
+        TrainSettings(constants="calib")
+    rec = {"constants": {"beta": 9.0, "sigma2": [3.0], "G2": [5.0], "vartheta": 2.0},
+           "per_point": [{"beta": 4.0, "sigma2": [1.0], "G2": [0.5]}]}
+    with pytest.raises(ValueError, match="plan_calibration"):
+        bound_constants(rec, "calibrated")
+
+
+# --- the plan: training replaced by records that reach 0.6 at a chosen round ----------------------------------
+
+L = 16
+PILOT = {"constants": {"beta": 100.0, "sigma2": [2.0] * L, "G2": [2.0] * L, "vartheta": 2.3},
+         "per_point": [{"beta": 100.0, "sigma2": [2.0] * L, "G2": [1.0] * L}]}
+PLAN = train_plan.TrainPlan(settings=("iid", "noniid"), num_devices=3, batch_grid=(16,), fixed_cut=8,
+                            cut_grid=(2, 8), fixed_batch=16, models=("vgg16",), widths=(0.0625,),
+                            device_counts=(3,), n_methods=("HASFL",))
+S = TrainSettings(width=0.0625)
+
+
+def _fake(monkeypatch, reach: dict):
+    """Patch pilot / decide / train (the optimiser is tested elsewhere: here every decision is ``batch`` or 4 at
+    ``cut`` or 1); ``reach[cut]``: the round at which an IID fixed b = 16 run at that cut reaches 60 % (None:
+    never); every other run reaches it at round 20. Returns the trained configs and the (method, problem) pairs
+    the decisions were made on."""
+    configs, problems = [], []
+
+    def decide(problem, method, seed, batch=None, cut=None):
+        problems.append((method, problem))
+        n = problem.num_devices
+        return {"method": method, "b": [batch or 4] * n, "cuts": [cut or 1] * n, "theta": None, "note": ""}
+
+    def train(store, config, problem, data, device="auto"):
+        configs.append(config)
+        fixed = config["setting"] == "iid" and set(config["b"]) == {16} and len(set(config["cuts"])) == 1
+        r = reach.get(config["cuts"][0], 20) if fixed else 20
+        acc = [0.1 if r is None or k < r else 0.7 for k in (0, 10, 20, 30, 40)]
+        return {"test_acc": acc, "round": [0, 10, 20, 30, 40], "sim_s": [0.0, 1.0, 2.0, 3.0, 4.0],
+                "epoch": [0.0, 0.1, 0.2, 0.3, 0.4], "converged_time_s": None, "converged_acc": None,
+                "config": config}
+
+    monkeypatch.setattr(train_plan, "pilot", lambda store, s, seed, data=None: PILOT)
+    monkeypatch.setattr(train_plan, "train", train)
+    monkeypatch.setattr(train_plan, "decide", decide)
+    return configs, problems
+
+
+def _fixed(configs):
+    """The distinct configs of the fixed runs (b = 16, one cut), as sorted JSON strings."""
+    return sorted({json.dumps(c, sort_keys=True) for c in configs
+                   if len(set(c["b"])) == 1 and c["b"][0] == 16 and len(set(c["cuts"])) == 1 and c["cuts"][0] in (2, 8)})
+
+
+DATA = SimpleNamespace(y_train=list(range(600)))
+
+
+def _expected_fit():
+    # y = 2ϑ/(γR) + v, v = βγ Σσ²/(b N) = 100 x 5e-4 x 32 / 48; s(c) = 4β²γ²I² x 1.0 c = 2.25 c
+    v = 100 * 5e-4 * 32 / 48
+    y2, y8 = 2 * 2.3 / (5e-4 * 20) + v, 2 * 2.3 / (5e-4 * 30) + v
+    kappa = (y2 - y8) / (2.25 * 6)
+    return y2 + kappa * 2.25 * 2, kappa
+
+
+def test_plan_adds_the_other_constants_modes_and_records_kappa(monkeypatch):
+    configs, problems = _fake(monkeypatch, {2: 20, 8: 30})
+    rows = [e["row"] for e in train_plan.run_plan(None, S, PLAN, [0], 0.6, DATA, progress=False)]
+    eps, kappa = _expected_fit()
+    fig5 = {(r["method"], r["setting"]): r for r in rows if "fig5" in r["figures"]}
+    assert {m for m, _ in fig5} == set(train_plan.STRATEGIES) | {"HASFL-max", "HASFL-calibrated"}
+    for setting in ("iid", "noniid"):                         # the IID calibration applies to both settings
+        cal = fig5[("HASFL-calibrated", setting)]
+        assert cal["constants"] == "calibrated" and cal["kappa"] == pytest.approx(kappa)
+        assert cal["eps"] == pytest.approx(eps)
+    assert fig5[("HASFL-max", "iid")]["constants"] == "max" and fig5[("HASFL", "iid")]["constants"] == "pilot"
+    assert all(r["kappa"] is None for r in rows if r["constants"] != "calibrated")
+    # the calibrated problem: pilot constants (per_point) with G2 x κ, C1's ε = the fitted ε; the decision is HASFL's
+    cal = [p for m, p in problems if m == "HASFL" and p.eps == pytest.approx(eps)]
+    assert len(cal) == 2 and cal[0].constants.beta == 100.0
+    assert cal[0].constants.G2 == pytest.approx([kappa] * L) and cal[0].constants.sigma2 == pytest.approx([2.0] * L)
+    fixed_pilot = _fixed(configs)
+
+    configs.clear()
+    problems.clear()
+    rows = [e["row"] for e in train_plan.run_plan(None, TrainSettings(width=0.0625, constants="calibrated"), PLAN,
+                                                  [0], 0.6, DATA, progress=False)]
+    methods = {r["method"] for r in rows if "fig5" in r["figures"]}
+    assert {"HASFL-pilot", "HASFL-max"} <= methods and "HASFL-calibrated" not in methods
+    hasfl = [r for r in rows if r["method"] in ("HASFL", "HABS", "HAMS", "RBS+HAMS", "HABS+RMS")]
+    assert all(r["constants"] == "calibrated" and r["kappa"] == pytest.approx(kappa) for r in hasfl)
+    assert all(p.eps == pytest.approx(eps) for m, p in problems if m in ("HABS", "HAMS", "RBS+HAMS", "HABS+RMS"))
+    assert {r["constants"] for r in rows if r["method"] in ("HASFL-pilot", "HASFL-max")} == {"pilot", "max"}
+    # the fixed runs do not depend on the constants mode: the same run configs (cache hits)
+    assert fixed_pilot == _fixed(configs) and len(fixed_pilot) == 4     # cuts 2, 8 at b 16, IID and non-IID
+
+    table = train_plan.calibration_table(None, S, PLAN, [0], 0.6, DATA)
+    by_cut = {r["cut"]: r for r in table}
+    assert by_cut[8]["measured_ratio"] == 1.0 and by_cut[2]["measured_ratio"] == pytest.approx(2 / 3)
+    assert by_cut[2]["pred_ratio_calibrated"] == pytest.approx(2 / 3) and by_cut[2]["kappa"] == pytest.approx(kappa)
+    assert by_cut[2]["pred_ratio_pilot"] < 1
+
+
+def test_plan_without_a_calibration(monkeypatch):
+    _fake(monkeypatch, {2: 20, 8: None})                      # only cut 2 reaches the target
+    with pytest.warns(UserWarning, match="HASFL-calibrated skipped"):
+        rows = [e["row"] for e in train_plan.run_plan(None, S, PLAN, [0], 0.6, DATA, progress=False)]
+    assert "HASFL-calibrated" not in {r["method"] for r in rows} and "HASFL-max" in {r["method"] for r in rows}
+    with pytest.raises(ValueError, match=r"calibrated.*only \[2\]"):
+        train_plan.run_plan(None, TrainSettings(width=0.0625, constants="calibrated"), PLAN, [0], 0.6, DATA,
+                            progress=False)
+    table = train_plan.calibration_table(None, S, PLAN, [0], 0.6, DATA)
+    assert table[0]["kappa"] is None and "only [2]" in table[0]["note"]
