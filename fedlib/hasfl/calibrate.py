@@ -78,7 +78,12 @@ def calibrated_constants(constants: HasflConstants, kappa: float) -> HasflConsta
 
 def fitted_rounds(constants: HasflConstants, gamma: float, b, cut: int, interval: int, eps: float) -> float | None:
     """Corollary 1's rounds to ε, unrounded: 2ϑ / (γ(ε − floor)) for batch sizes ``b`` (``[N]``) at common cut
-    ``cut``; ``None`` when ε is at or below the floor (the bound predicts the target is never reached)."""
+    ``cut``; ``None`` when ε is at or below the floor (the bound predicts the target is never reached). Unlike
+    :func:`fedlib.hasfl.rounds_needed` (integer R, raises when unreachable) it is meant for comparing fits.
+
+    Raises:
+        ValueError: ε NaN, inf or < 0; γ outside (0, 1/β], I < 1, b < 1 or a cut outside 1..L (as
+            :func:`fedlib.hasfl.bound_floor`)."""
     check_float("eps", eps, 0)
     variance, split = _floor_terms(constants, gamma, b, cut, interval)
     gap = eps - float(variance + split)
