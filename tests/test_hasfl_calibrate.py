@@ -38,11 +38,53 @@ def test_kappa_clamped_at_zero_when_deeper_cuts_are_faster():
 
 def test_runs_that_did_not_reach_the_target_are_dropped():
     fit = fit_calibration(**ARGS, cuts=[1, 2, 3, 4], rounds=[8, None, 16, 24])
-    assert fit.cuts == (1, 3, 4) and fit.dropped == (2,)
+    assert fit.cuts == (1, 3, 4) and fit.dropped == ((5, 2),)
     assert fit.eps == pytest.approx(8.1) and fit.kappa == pytest.approx(2.5)
     # repeated cuts (one run per seed) are points of their own
     fit = fit_calibration(**ARGS, cuts=[1, 1, 4], rounds=[8, 8, 24])
     assert fit.cuts == (1, 1, 4) and fit.kappa == pytest.approx(2.5)
+
+
+# with a variance scale: ε = 8.3, κ = 2.5, λ = 3 and v(b) = 0.5 / b (β γ Σσ² (2 / b) / N²):
+#   b = 5: ε − λ v − κ s = 8.0 − (2, 4, 5, 6) = (6, 4, 3, 2), R = (8, 12, 16, 24) at cuts 1..4
+#   b = 1, cut 4: 8.3 − 1.5 − 6 = 0.8, R = 60
+def test_fit_recovers_eps_kappa_and_lambda_exactly():
+    fit = fit_calibration(**dict(ARGS, batch=[5, 5, 5, 5, 1]), cuts=[1, 2, 3, 4, 4], rounds=[8, 12, 16, 24, 60],
+                          fit_variance=True)
+    assert fit.eps == pytest.approx(8.3, abs=1e-9) and fit.kappa == pytest.approx(2.5, abs=1e-9)
+    assert fit.lam == pytest.approx(3.0, abs=1e-9) and fit.fit_variance and fit.batches == (5, 5, 5, 5, 1)
+    assert fit.rounds_fit == pytest.approx((8.0, 12.0, 16.0, 24.0, 60.0)) and fit.residual < 1e-12
+    assert fit.to_dict()["lambda"] == pytest.approx(3.0)
+    # without the variance scale, the same runs: λ = 1 and the fit no longer reproduces the b = 1 run
+    fit1 = fit_calibration(**dict(ARGS, batch=[5, 5, 5, 5, 1]), cuts=[1, 2, 3, 4, 4], rounds=[8, 12, 16, 24, 60])
+    assert fit1.lam == 1.0 and not fit1.fit_variance and fit1.residual > 1e-3
+    # a run that did not reach the target is dropped with its batch size
+    fit = fit_calibration(**dict(ARGS, batch=[5, 5, 5, 5, 1, 2]), cuts=[1, 2, 3, 4, 4, 4],
+                          rounds=[8, 12, 16, 24, 60, None], fit_variance=True)
+    assert fit.dropped == ((2, 4),) and fit.lam == pytest.approx(3.0)
+
+
+def test_variance_fit_needs_two_batch_sizes_that_reached_the_target():
+    with pytest.raises(ValueError, match=r"2 distinct batch sizes.*target 0\.6; of batch sizes \[1, 5\], only \[5\]"):
+        fit_calibration(**dict(ARGS, batch=[5, 5, 1]), cuts=[1, 2, 4], rounds=[8, 12, None], target_acc=0.6,
+                        fit_variance=True)
+    with pytest.raises(ValueError, match="batch sizes"):
+        fit_calibration(**ARGS, cuts=[1, 2, 4], rounds=[8, 12, 24], fit_variance=True)
+    with pytest.raises(TypeError, match="fit_variance"):
+        fit_calibration(**ARGS, cuts=[1, 2], rounds=[8, 12], fit_variance=1)
+    with pytest.raises(ValueError, match="same length"):
+        fit_calibration(**dict(ARGS, batch=[5, 5, 1]), cuts=[1, 2], rounds=[8, 12])
+    # two runs for three unknowns: 2 cuts and 2 batch sizes, but the system does not determine (ε, κ, λ)
+    with pytest.raises(ValueError, match="do not determine"):
+        fit_calibration(**dict(ARGS, batch=[5, 1]), cuts=[1, 2], rounds=[8, 12], fit_variance=True)
+    # σ² = 0: no variance term to scale
+    with pytest.raises(ValueError, match="sigma2"):
+        fit_calibration(**dict(ARGS, constants=HasflConstants(1.0, np.zeros(4), C.G2, 2.4), batch=[5, 5, 1]),
+                        cuts=[1, 2, 4], rounds=[8, 12, 60], fit_variance=True)
+    # a numpy array of batch sizes is a list of batch sizes
+    fit = fit_calibration(**dict(ARGS, batch=np.array([5, 5, 5, 5, 1])), cuts=[1, 2, 3, 4, 4],
+                          rounds=[8, 12, 16, 24, 60], fit_variance=True)
+    assert fit.lam == pytest.approx(3.0)
 
 
 def test_fewer_than_two_cuts_reached_is_refused_naming_them_and_the_target():
@@ -58,7 +100,8 @@ def test_fewer_than_two_cuts_reached_is_refused_naming_them_and_the_target():
                                       ({"rounds": [8, 0]}, "rounds"), ({"rounds": [8, float("inf")]}, "rounds"),
                                       ({"rounds": [8, "12"]}, "rounds"), ({"rounds": [8]}, "same length"),
                                       ({"cuts": [1, 5]}, "cuts"), ({"cuts": [1, 2.0]}, "cuts"),
-                                      ({"batch": 0}, "batch"), ({"gamma": 2.0}, "gamma"),
+                                      ({"batch": 0}, "batch"), ({"batch": [5, 0]}, "batch"),
+                                      ({"batch": [5, 2.5]}, "batch"), ({"gamma": 2.0}, "gamma"),
                                       ({"constants": {"beta": 1}}, "constants")])
 def test_bad_inputs_are_refused_naming_the_parameter(kw, name):
     args = dict(ARGS, cuts=[1, 4], rounds=[8, 24])
@@ -67,14 +110,18 @@ def test_bad_inputs_are_refused_naming_the_parameter(kw, name):
         fit_calibration(**args)
 
 
-def test_calibrated_constants_scale_G2_only():
+def test_calibrated_constants_scale_G2_by_kappa_and_sigma2_by_lambda():
     c = calibrated_constants(C, 0.5)
     assert c.beta == C.beta and c.vartheta == C.vartheta and list(c.sigma2) == list(C.sigma2)
     assert list(c.G2) == [2.5, 2.5, 1.25, 1.25]
     assert list(calibrated_constants(C, 0).G2) == [0.0] * 4
+    c = calibrated_constants(C, 1.0, 4.0)
+    assert list(c.sigma2) == [10.0] * 4 and list(c.G2) == list(C.G2)
     for bad in (-1.0, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="kappa"):
             calibrated_constants(C, bad)
+        with pytest.raises(ValueError, match="lam"):
+            calibrated_constants(C, 1.0, bad)
 
 
 def test_constants_mode_is_validated():
@@ -94,15 +141,15 @@ PILOT = {"constants": {"beta": 100.0, "sigma2": [2.0] * L, "G2": [2.0] * L, "var
          "per_point": [{"beta": 100.0, "sigma2": [2.0] * L, "G2": [1.0] * L}]}
 PLAN = train_plan.TrainPlan(settings=("iid", "noniid"), num_devices=3, batch_grid=(16,), fixed_cut=8,
                             cut_grid=(2, 8), fixed_batch=16, models=("vgg16",), widths=(0.0625,),
-                            device_counts=(3,), n_methods=("HASFL",))
+                            device_counts=(3,), n_methods=("HASFL",), calibrate_variance=False)
 S = TrainSettings(width=0.0625)
 
 
 def _fake(monkeypatch, reach: dict):
     """Patch pilot / decide / train (the optimiser is tested elsewhere: here every decision is ``batch`` or 4 at
     ``cut`` or 1); ``reach[cut]``: the round at which an IID fixed b = 16 run at that cut reaches 60 % (None:
-    never); every other run reaches it at round 20. Returns the trained configs and the (method, problem) pairs
-    the decisions were made on."""
+    never), ``reach[(b, cut)]`` the same for any fixed batch size; every other run reaches it at round 20.
+    Returns the trained configs and the (method, problem) pairs the decisions were made on."""
     configs, problems = [], []
 
     def decide(problem, method, seed, batch=None, cut=None):
@@ -112,8 +159,9 @@ def _fake(monkeypatch, reach: dict):
 
     def train(store, config, problem, data, device="auto"):
         configs.append(config)
-        fixed = config["setting"] == "iid" and set(config["b"]) == {16} and len(set(config["cuts"])) == 1
-        r = reach.get(config["cuts"][0], 20) if fixed else 20
+        fixed = config["setting"] == "iid" and len(set(config["b"])) == 1 and len(set(config["cuts"])) == 1
+        b, cut = config["b"][0], config["cuts"][0]
+        r = reach.get((b, cut), reach.get(cut, 20) if b == 16 else 20) if fixed else 20
         acc = [0.1 if r is None or k < r else 0.7 for k in (0, 10, 20, 30, 40)]
         return {"test_acc": acc, "round": [0, 10, 20, 30, 40], "sim_s": [0.0, 1.0, 2.0, 3.0, 4.0],
                 "epoch": [0.0, 0.1, 0.2, 0.3, 0.4], "converged_time_s": None, "converged_acc": None,
@@ -168,13 +216,18 @@ def test_plan_adds_the_other_constants_modes_and_records_kappa(monkeypatch):
     assert {"HASFL-pilot", "HASFL-max"} <= methods and "HASFL-calibrated" not in methods
     hasfl = [r for r in rows if r["method"] in ("HASFL", "HABS", "HAMS", "RBS+HAMS", "HABS+RMS")]
     assert all(r["constants"] == "calibrated" and r["kappa"] == pytest.approx(kappa) for r in hasfl)
-    assert all(p.eps == pytest.approx(eps) for m, p in problems if m in ("HABS", "HAMS", "RBS+HAMS", "HABS+RMS"))
+    assert all(r["eps"] == pytest.approx(eps) and r["lambda"] == 1.0 for r in hasfl)
+    # Figs. 10 / 11 add HABS / HAMS under the other mode (pilot here; calibrated in the first plan above)
+    parts = {r["method"]: r for r in rows if r["method"] in ("HABS-pilot", "HAMS-pilot")}
+    assert set(parts) == {"HABS-pilot", "HAMS-pilot"} and {r["constants"] for r in parts.values()} == {"pilot"}
+    assert parts["HABS-pilot"]["eps"] != pytest.approx(eps) and parts["HABS-pilot"]["kappa"] is None
     assert {r["constants"] for r in rows if r["method"] in ("HASFL-pilot", "HASFL-max")} == {"pilot", "max"}
     # the fixed runs do not depend on the constants mode: the same run configs (cache hits)
     assert fixed_pilot == _fixed(configs) and len(fixed_pilot) == 4     # cuts 2, 8 at b 16, IID and non-IID
 
     table = train_plan.calibration_table(None, S, PLAN, [0], 0.6, DATA)
     by_cut = {r["cut"]: r for r in table}
+    assert {r["batch"] for r in table} == {16} and {r["lambda"] for r in table} == {1.0}
     assert by_cut[8]["measured_ratio"] == 1.0 and by_cut[2]["measured_ratio"] == pytest.approx(2 / 3)
     assert by_cut[2]["pred_ratio_calibrated"] == pytest.approx(2 / 3) and by_cut[2]["kappa"] == pytest.approx(kappa)
     assert by_cut[2]["pred_ratio_pilot"] < 1
@@ -190,3 +243,48 @@ def test_plan_without_a_calibration(monkeypatch):
                             progress=False)
     table = train_plan.calibration_table(None, S, PLAN, [0], 0.6, DATA)
     assert table[0]["kappa"] is None and "only [2]" in table[0]["note"]
+
+
+def test_plan_calibrates_the_variance_term_on_the_fixed_batch_runs(monkeypatch):
+    plan = train_plan.TrainPlan(**{**PLAN.__dict__, "batch_grid": (8, 16), "calibrate_variance": True})
+    configs, problems = _fake(monkeypatch, {2: 20, 8: 30, (8, 8): 40})
+    rows = [e["row"] for e in train_plan.run_plan(None, S, plan, [0], 0.6, DATA, progress=False)]
+    # y = 2ϑ/(γR) = 9200 / R; v(b) = βγΣσ²/(bN) = 1.6 / (3b); s(c) = 2.25 c (see _expected_fit). Three runs,
+    # three unknowns: (16, 2): ε − λ v(16) − 4.5 κ = 460; (16, 8): ε − λ v(16) − 18 κ = 306.67;
+    # (8, 8): ε − λ v(8) − 18 κ = 230
+    y = {k: 2 * 2.3 / (5e-4 * r) for k, r in (((16, 2), 20), ((16, 8), 30), ((8, 8), 40))}
+    kappa = (y[(16, 2)] - y[(16, 8)]) / (2.25 * 6)
+    lam = (y[(16, 8)] - y[(8, 8)]) / (1.6 / 24 - 1.6 / 48)
+    eps = y[(16, 2)] + 2.25 * 2 * kappa + lam * 1.6 / 48
+    assert kappa == pytest.approx(11.358, abs=1e-3) and lam == pytest.approx(2300) and eps == pytest.approx(587.78, abs=0.01)
+    cal = [r for r in rows if r["method"] in ("HASFL-calibrated", "HABS-calibrated", "HAMS-calibrated")]
+    assert len(cal) == 6                                     # three methods, IID and non-IID
+    for r in cal:
+        assert r["kappa"] == pytest.approx(kappa) and r["lambda"] == pytest.approx(lam) and r["eps"] == pytest.approx(eps)
+    p = next(p for m, p in problems if p.eps == pytest.approx(eps))
+    assert p.constants.sigma2 == pytest.approx([2.0 * lam] * L) and p.constants.G2 == pytest.approx([kappa] * L)
+    table = train_plan.calibration_table(None, S, plan, [0], 0.6, DATA)
+    assert [(r["batch"], r["cut"]) for r in table] == [(16, 2), (16, 8), (8, 8)]
+    by = {(r["batch"], r["cut"]): r for r in table}
+    assert by[(8, 8)]["measured_ratio"] == pytest.approx(4 / 3) and by[(8, 8)]["pred_ratio_calibrated"] == pytest.approx(4 / 3)
+    assert by[(16, 8)]["rounds_fit"] == pytest.approx(30.0)
+    # one batch size in batch_grid: the variance scale cannot be fitted (the calibrated variants are skipped)
+    one = train_plan.TrainPlan(**{**PLAN.__dict__, "calibrate_variance": True})
+    with pytest.raises(ValueError, match="2 distinct batch sizes"):
+        train_plan.plan_calibration(None, S, one, 0, 0.6, DATA)
+    with pytest.raises(TypeError, match="calibrate_variance"):
+        train_plan.TrainPlan(**{**PLAN.__dict__, "calibrate_variance": "yes"})
+
+
+def test_plan_with_max_constants_adds_pilot_and_calibrated_variants(monkeypatch):
+    _fake(monkeypatch, {2: 20, 8: 30})
+    rows = [e["row"] for e in train_plan.run_plan(None, TrainSettings(width=0.0625, constants="max"), PLAN, [0],
+                                                  0.6, DATA, progress=False)]
+    modes = {r["method"]: r["constants"] for r in rows}
+    assert modes["HASFL"] == modes["HABS"] == modes["HAMS"] == "max"
+    assert modes["HASFL-pilot"] == modes["HABS-pilot"] == modes["HAMS-pilot"] == "pilot"
+    assert modes["HASFL-calibrated"] == modes["HABS-calibrated"] == modes["HAMS-calibrated"] == "calibrated"
+    assert "HASFL-max" not in modes and "HABS-max" not in modes
+    eps, kappa = _expected_fit()
+    assert all(r["kappa"] == pytest.approx(kappa) and r["eps"] == pytest.approx(eps)
+               for r in rows if r["constants"] == "calibrated")

@@ -126,6 +126,14 @@ def test_claim_ratios_by_hand():
     assert got[("fig6", "RBS+RMS")]["acc_gain"] == pytest.approx(0.05)
     assert got[("fig6", "RBS+HAMS")]["ratio"] is None and "RBS+HAMS" in got[("fig6", "RBS+HAMS")]["note"]
     assert got[("fig10", "batch = 16")]["ratio"] == pytest.approx(2.0)   # best fixed b = 16: 20 s vs HABS 10 s
+    assert got[("fig6", "RBS+RMS")]["method"] == "HASFL" and got[("fig10", "batch = 16")]["method"] == "HABS"
+    # one row per HABS variant, each against the same best fixed batch size; a variant that never reached it
+    rows += [_row("HABS-calibrated", 5.0, 0.76, ("fig10",)), _row("HABS-pilot", None, 0.1, ("fig10",))]
+    got = {(c["claim"], c["method"]): c for c in claim_ratios(rows) if c["claim"] == "fig10"}
+    assert set(got) == {("fig10", "HABS"), ("fig10", "HABS-calibrated"), ("fig10", "HABS-pilot")}
+    assert got[("fig10", "HABS-calibrated")]["ratio"] == pytest.approx(4.0)
+    assert got[("fig10", "HABS-calibrated")]["acc_gain"] == pytest.approx(0.04)
+    assert got[("fig10", "HABS-pilot")]["ratio"] is None and "HABS-pilot" in got[("fig10", "HABS-pilot")]["note"]
 
 
 def test_bound_vs_training_by_hand():
@@ -135,6 +143,12 @@ def test_bound_vs_training_by_hand():
     # shared eps = 2.2: R ∝ 1/(eps - floor) -> (1/0.2) / (1/1.2) = 6
     assert out[13]["pred_ratio"] == pytest.approx(6.0) and out[13]["measured_ratio"] == pytest.approx(1.5)
     assert out[8]["pred_ratio"] == pytest.approx(1.0)
+    # a run decided under other constants (a calibrated variant, floor on another scale) is left out
+    rows = [dict(r, constants="pilot") for r in rows] + [
+        dict(_row("HAMS-calibrated", 1.0, 0.7, ("fig11",), batch=16, floor=0.1, rounds=20), constants="calibrated")]
+    out = bound_vs_training(rows, "fig11", "iid", {"method": "fixed", "batch": 16, "cut": 8})
+    assert {r["method"] for r in out} == {"fixed"} and len(out) == 2
+    assert {r["cut"]: r for r in out}[13]["pred_ratio"] == pytest.approx(6.0)
 
 
 def test_summary_row_reads_the_record():

@@ -2,8 +2,8 @@
 runs, Fig. 11's fixed cuts Fig. 3a's, Fig. 9's N = 20 is Fig. 5's): :class:`TrainPlan` lists them,
 :func:`run_plan` trains them through the result store (an interrupted plan resumes from its cache) and returns
 one entry per run with its metrics row and its curve. With the ``"calibrated"`` constants (ours,
-:mod:`fedlib.hasfl.calibrate`) the decisions use the bound fitted to the plan's IID fixed-cut runs
-(:func:`plan_calibration`, :func:`calibration_table`)."""
+:mod:`fedlib.hasfl.calibrate`) the decisions use the bound fitted to the plan's IID fixed-cut and fixed-batch
+runs (:func:`plan_calibration`, :func:`calibration_table`)."""
 from __future__ import annotations
 
 import warnings
@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from tqdm.auto import tqdm
 
 from ..core import ResultStore
-from ..core.validate import check_float, check_int, check_list
+from ..core.validate import check_bool, check_float, check_int, check_list
 from ..data import TensorDataset
 from ..split import time_to_target
 from .bcd import bcd
@@ -25,7 +25,17 @@ from .training import (CONSTANTS_MODES, TrainSettings, bound_constants, decide, 
 #: Fig. 5's HASFL variants: HASFL's decision under each constants mode (``HASFL-max``: the worst-case constants,
 #: same ε rule as the main settings; ``HASFL-calibrated``: :mod:`fedlib.hasfl.calibrate`)
 HASFL_VARIANTS = {f"HASFL-{m}": m for m in CONSTANTS_MODES}
-HASFL_MAX = "HASFL-max"
+#: Figs. 10 / 11's variants: HABS / HAMS under the pilot or the calibrated constants
+PART_VARIANTS = {f"{base}-{m}": m for base in ("HABS", "HAMS") for m in ("pilot", "calibrated")}
+
+
+def split_variant(method: str) -> tuple[str, str | None]:
+    """``(base method, constants mode)`` of a method name: ``"HABS-calibrated"`` -> ``("HABS", "calibrated")``;
+    a plain method -> ``(method, None)`` (it uses the settings' constants)."""
+    if method in HASFL_VARIANTS or method in PART_VARIANTS:
+        base, mode = method.split("-", 1)
+        return base, mode
+    return method, None
 
 
 @dataclass(frozen=True)
@@ -38,7 +48,11 @@ class TrainPlan:
         cut_grid / fixed_batch: Figs. 3a, 11 (every device cut c at b = ``fixed_batch``).
         models: Fig. 5 / 6 models; ``widths``: their channel multipliers (same order).
         device_counts / n_methods: Fig. 9 (IID, first model). compare_constants: add to Fig. 5, for the first
-        model, one HASFL run per constants mode other than the settings' own (:data:`HASFL_VARIANTS`).
+        model, one HASFL run per constants mode other than the settings' own (:data:`HASFL_VARIANTS`), and to
+        Figs. 10 / 11 HABS / HAMS under the pilot and calibrated modes other than the settings' own
+        (:data:`PART_VARIANTS`). calibrate_variance: the calibrated constants fit a scale λ on the variance term
+        too, on the fixed-batch runs of Fig. 2a (:func:`plan_calibration`; needs >= 2 batch sizes in
+        ``batch_grid``); else only ε and κ, on the fixed-cut runs.
     """
 
     settings: tuple = ("iid", "noniid")
@@ -52,6 +66,7 @@ class TrainPlan:
     device_counts: tuple = (5, 10, 20)
     n_methods: tuple = ("HASFL", "RBS+RMS")
     compare_constants: bool = True
+    calibrate_variance: bool = True
 
     def __post_init__(self):
         for name in ("settings", "batch_grid", "cut_grid", "models", "widths", "device_counts", "n_methods"):
@@ -64,20 +79,27 @@ class TrainPlan:
             check_int("device_counts / num_devices", v, 1)
         for w in self.widths:
             check_float("widths", w, 0, low_open=True)
+        for name in ("compare_constants", "calibrate_variance"):
+            check_bool(name, getattr(self, name))
 
 
 def _jobs(plan: TrainPlan, s: TrainSettings) -> list[tuple]:
     """(figures, settings, setting, N, method, batch, cut) per run, in a stable order: per setting the fixed runs
-    (Figs. 2a, 3a; the IID fixed-cut runs are the calibration's) before the optimiser-driven ones."""
+    (Figs. 2a, 3a; the IID ones are the calibration's, :func:`calibration_runs`) before the optimiser-driven ones
+    (HABS / HAMS and their :data:`PART_VARIANTS`, then Fig. 5's strategies and :data:`HASFL_VARIANTS`, then
+    Fig. 9's)."""
     jobs = []
     s = replace(s, model=plan.models[0], width=plan.widths[0])
+    parts = tuple(m for m in ("pilot", "calibrated") if m != s.constants) if plan.compare_constants else ()
     for setting in plan.settings:
         for b in plan.batch_grid:
             jobs.append((("fig2a", "fig10"), s, setting, plan.num_devices, "fixed", b, plan.fixed_cut))
         for c in plan.cut_grid:
             jobs.append((("fig3a", "fig11"), s, setting, plan.num_devices, "fixed", plan.fixed_batch, c))
-        jobs.append((("fig10",), s, setting, plan.num_devices, "HABS", None, plan.fixed_cut))
-        jobs.append((("fig11",), s, setting, plan.num_devices, "HAMS", plan.fixed_batch, None))
+        for m in ("",) + parts:
+            suffix = f"-{m}" if m else ""
+            jobs.append((("fig10",), s, setting, plan.num_devices, "HABS" + suffix, None, plan.fixed_cut))
+            jobs.append((("fig11",), s, setting, plan.num_devices, "HAMS" + suffix, plan.fixed_batch, None))
     variants = tuple(v for v, m in HASFL_VARIANTS.items() if m != s.constants) if plan.compare_constants else ()
     for model, width in zip(plan.models, plan.widths):
         sm = replace(s, model=model, width=width)
@@ -91,31 +113,46 @@ def _jobs(plan: TrainPlan, s: TrainSettings) -> list[tuple]:
     return jobs
 
 
+def calibration_runs(plan: TrainPlan) -> list[tuple[int, int]]:
+    """``(batch, cut)`` of the IID runs the calibration uses, in plan order: the fixed-cut runs (b =
+    ``plan.fixed_batch``, each cut of ``plan.cut_grid``), then, with ``plan.calibrate_variance``, the fixed-batch
+    runs (each b of ``plan.batch_grid`` at ``plan.fixed_cut``); a run in both grids is listed once."""
+    runs = [(plan.fixed_batch, c) for c in plan.cut_grid]
+    if plan.calibrate_variance:
+        runs += [(b, plan.fixed_cut) for b in plan.batch_grid]
+    return list(dict.fromkeys(runs))
+
+
 def plan_calibration(store: ResultStore, s: TrainSettings, plan: TrainPlan, seed: int, target_acc: float,
                      data: TensorDataset, device: str = "auto") -> tuple[CalibrationFit, HasflConstants]:
-    """The calibrated bound (:func:`fedlib.hasfl.calibrate.fit_calibration`) of ``plan``'s first model: (ε, κ)
+    """The calibrated bound (:func:`fedlib.hasfl.calibrate.fit_calibration`) of ``plan``'s first model: (ε, κ, λ)
     fitted to the rounds-to-``target_acc`` of the IID fixed-cut runs of Figs. 3a / 11 (every one of
-    ``plan.num_devices`` devices at b = ``plan.fixed_batch``, cuts ``plan.cut_grid``, this seed), trained
-    through ``store`` (cache hits: they are the Fig. 3a jobs' run configs).
+    ``plan.num_devices`` devices at b = ``plan.fixed_batch``, cuts ``plan.cut_grid``, this seed) and, with
+    ``plan.calibrate_variance``, the IID fixed-batch runs of Figs. 2a / 10 (cut ``plan.fixed_cut``, batch sizes
+    ``plan.batch_grid``; else λ = 1 and only the fixed-cut runs), trained through ``store`` (cache hits: they
+    are the Fig. 2a / 3a jobs' run configs; a run in both grids is used once).
 
     Returns:
-        ``(fit, pilot)``: the fit and the first model's pilot constants (whose G_j² κ scales).
+        ``(fit, pilot)``: the fit and the first model's pilot constants (whose G_j² κ and σ_j² λ scale).
 
     Raises:
-        ValueError: fewer than 2 cuts reach ``target_acc`` (naming them and the target).
+        ValueError: fewer than 2 cuts (or batch sizes, with ``calibrate_variance``; also when ``batch_grid``
+        has fewer than 2) reach ``target_acc`` (naming them and the target), or the runs do not determine the
+        fit (:func:`fedlib.hasfl.calibrate.fit_calibration`).
     """
     check_float("target_acc", target_acc, 0, 1, low_open=True)
     s0, n = replace(s, model=plan.models[0], width=plan.widths[0]), plan.num_devices
     rec = pilot(store, s0, seed, data)
     consts = bound_constants(rec, "pilot")
     problem = training_problem(s0, consts, target_eps(rec, consts, s0, n), n, seed)   # the clock's system
+    runs = calibration_runs(plan)
     rounds = []
-    for c in plan.cut_grid:
-        decision = decide(problem, "fixed", seed, plan.fixed_batch, c)
+    for b, c in runs:
+        decision = decide(problem, "fixed", seed, b, c)
         record = train(store, run_config(s0, "iid", decision, seed, len(data.y_train)), problem, data, device)
         rounds.append(time_to_target(record, target_acc, key="round"))
-    fit = fit_calibration(consts, s0.gamma, s0.interval, n, plan.fixed_batch, list(plan.cut_grid), rounds,
-                          target_acc)
+    fit = fit_calibration(consts, s0.gamma, s0.interval, n, [b for b, _ in runs], [c for _, c in runs], rounds,
+                          target_acc, fit_variance=plan.calibrate_variance)
     return fit, consts
 
 
@@ -124,8 +161,9 @@ def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[
              calibration_target: float | None = None) -> list[dict]:
     """Decide and train every run of ``plan`` for every seed (cache hits when already trained).
 
-    Decisions use ``s.constants``; the variants of :data:`HASFL_VARIANTS` their own mode. The calibrated problem
-    of (settings, N, seed) = that model's pilot constants with G_j² x κ and C1's ε = the fitted ε, (ε, κ) from
+    Decisions use ``s.constants``; the variants of :data:`HASFL_VARIANTS` and :data:`PART_VARIANTS` their own
+    mode. The calibrated problem of (settings, N, seed) = that model's pilot constants with G_j² x κ, σ_j² x λ
+    and C1's ε = the fitted ε, (ε, κ, λ) from
     :func:`plan_calibration` at ``calibration_target`` (default ``target_acc``; pass the IID target when calling
     once per setting's target, so that every call decides the same). A calibrated variant whose calibration
     fails (fewer than 2 cuts reach the target) is skipped with a warning.
@@ -133,14 +171,15 @@ def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[
     Returns:
         One entry per (run, seed): ``row`` (:func:`fedlib.hasfl.training.summary_row` + ``figures``, ``method``,
         ``model``, ``setting``, ``N``, ``batch``, ``cut``, ``constants`` (the decision's mode), ``eps`` (C1's ε:
-        the fitted ε when calibrated), ``kappa`` (κ when calibrated, else None), ``rounds_pred``: Corollary 1's
+        the fitted ε when calibrated), ``kappa``, ``lambda`` (κ, λ when calibrated, else None), ``rounds_pred``: Corollary 1's
         rounds to ε for the decision, None when ε is unreachable; ``floor``: the bound's floor for the decision;
         ``rounds_to_target``: measured), ``decision`` and ``curve`` (``epoch``, ``sim_s``, ``round``,
         ``test_acc`` lists).
 
     Raises:
         ValueError: bad seeds / target (naming them), no feasible decision for HASFL (C1 / C4 message), or
-        ``s.constants == "calibrated"`` and the calibration fails.
+        ``s.constants == "calibrated"`` and the calibration fails (fewer than 2 cuts or batch sizes reach the
+        calibration target, :func:`plan_calibration`).
     """
     check_list("seeds", seeds, lambda n, v: check_int(n, v, 0))
     check_float("target_acc", target_acc, 0, 1, low_open=True)
@@ -154,7 +193,8 @@ def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[
     for seed in seeds:
         for figs, sm, setting, n, method, batch, cut in jobs:
             bar.update()                                     # counts started (or skipped) runs
-            ss = replace(sm, constants=HASFL_VARIANTS.get(method, sm.constants))
+            base, mode = split_variant(method)
+            ss = replace(sm, constants=mode or sm.constants)
             if ss.constants == "calibrated" and seed not in fits:
                 try:
                     fits[seed] = plan_calibration(store, s, plan, seed, calibration_target, data, device)[0]
@@ -169,13 +209,13 @@ def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[
             if key not in cache:
                 rec = pilot(store, ss, seed, data)
                 if ss.constants == "calibrated":
-                    consts = calibrated_constants(bound_constants(rec, "pilot"), fits[seed].kappa)
+                    consts = calibrated_constants(bound_constants(rec, "pilot"), fits[seed].kappa, fits[seed].lam)
                     cache[key] = training_problem(ss, consts, fits[seed].eps, n, seed)
                 else:
                     consts = bound_constants(rec, ss.constants)
                     cache[key] = training_problem(ss, consts, target_eps(rec, consts, ss, n), n, seed)
             problem = cache[key]
-            decision = decide(problem, "HASFL" if method in HASFL_VARIANTS else method, seed, batch, cut)
+            decision = decide(problem, base, seed, batch, cut)
             config = run_config(sm, setting, decision, seed, len(data.y_train))
             record = train(store, config, problem, data, device)
             pred = rounds_needed(problem.constants, problem.gamma, decision["b"], decision["cuts"],
@@ -184,6 +224,7 @@ def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[
                               width=sm.width, setting=setting, N=n, batch=batch, cut=cut, eps=problem.eps,
                               constants=ss.constants,
                               kappa=fits[seed].kappa if ss.constants == "calibrated" else None,
+                              **{"lambda": fits[seed].lam if ss.constants == "calibrated" else None},
                               rounds_pred=pred, floor=float(bound_floor(
                                   problem.constants, problem.gamma, decision["b"], max(decision["cuts"]),
                                   problem.interval)),
@@ -199,44 +240,52 @@ def calibration_table(store: ResultStore, s: TrainSettings, plan: TrainPlan, see
     """The calibration of every seed (:func:`plan_calibration`; cache hits) beside the bound's predictions.
 
     Returns:
-        One row per (seed, cut of ``plan.cut_grid``): ``seed``, ``cut``, ``kappa``, ``eps`` (fitted),
-        ``residual`` (relative), ``rounds_measured`` (None: not reached), ``rounds_fit`` (Corollary 1 under the
-        fit, unrounded), and rounds ratios to the reference cut (``plan.fixed_cut`` if in the grid, else the
-        grid's first): ``measured_ratio``, ``pred_ratio_calibrated`` (fitted ε and κ) and ``pred_ratio_pilot``
-        (pilot constants at ε = 1.1 x the grid's largest floor, :func:`bound_vs_training`'s rule; R ∝
-        1/(ε − floor)). A seed whose calibration fails gives one row with ``kappa`` None and ``note`` = why.
+        One row per (seed, calibration run: ``batch``, ``cut``): ``seed``, ``batch``, ``cut``, ``kappa``,
+        ``lambda``, ``eps`` (fitted), ``residual`` (relative), ``rounds_measured`` (None: not reached),
+        ``rounds_fit`` (Corollary 1 under the fit, unrounded), and rounds ratios to the reference run (b =
+        ``plan.fixed_batch`` at ``plan.fixed_cut`` if calibrated on, else the first run): ``measured_ratio``,
+        ``pred_ratio_calibrated`` (fitted ε, κ, λ) and ``pred_ratio_pilot`` (pilot constants at ε = 1.1 x the
+        largest floor of these runs, :func:`bound_vs_training`'s rule; R ∝ 1/(ε − floor)). A seed whose
+        calibration fails gives one row with ``kappa`` None and ``note`` = why.
     """
     check_list("seeds", seeds, lambda n, v: check_int(n, v, 0))
-    ref = plan.fixed_cut if plan.fixed_cut in plan.cut_grid else plan.cut_grid[0]
-    b = [float(plan.fixed_batch)] * plan.num_devices
     rows = []
     for seed in seeds:
         try:
             fit, consts = plan_calibration(store, s, plan, seed, target_acc, data, device)
         except ValueError as err:
-            rows.append({"seed": seed, "cut": None, "kappa": None, "eps": None, "note": str(err)})
+            rows.append({"seed": seed, "batch": None, "cut": None, "kappa": None, "lambda": None, "eps": None,
+                         "note": str(err)})
             continue
-        floors = {c: float(bound_floor(consts, s.gamma, b, c, s.interval)) for c in plan.cut_grid}
+        runs = calibration_runs(plan)                        # plan order, reached or not
+        ref = (plan.fixed_batch, plan.fixed_cut) if (plan.fixed_batch, plan.fixed_cut) in runs else runs[0]
+
+        def bvec(b):
+            return [float(b)] * plan.num_devices
+
+        floors = {r: float(bound_floor(consts, s.gamma, bvec(r[0]), r[1], s.interval)) for r in runs}
         eps_pilot = 1.1 * max(floors.values())
-        cal = calibrated_constants(consts, fit.kappa)
-        fitted = {c: fitted_rounds(cal, s.gamma, b, c, s.interval, fit.eps) for c in plan.cut_grid}
-        measured = dict(zip(fit.cuts, fit.rounds))
+        cal = calibrated_constants(consts, fit.kappa, fit.lam)
+        fitted = {r: fitted_rounds(cal, s.gamma, bvec(r[0]), r[1], s.interval, fit.eps) for r in runs}
+        measured = dict(zip(zip(fit.batches, fit.cuts), fit.rounds))
 
-        def ratio(d, c):
-            return d[c] / d[ref] if d.get(c) is not None and d.get(ref) else None
+        def ratio(d, r):
+            return d[r] / d[ref] if d.get(r) is not None and d.get(ref) else None
 
-        for c in plan.cut_grid:
-            rows.append({"seed": seed, "cut": c, "kappa": fit.kappa, "eps": fit.eps, "residual": fit.residual,
-                         "rounds_measured": measured.get(c), "rounds_fit": fitted[c],
-                         "measured_ratio": ratio(measured, c), "pred_ratio_calibrated": ratio(fitted, c),
-                         "pred_ratio_pilot": (eps_pilot - floors[ref]) / (eps_pilot - floors[c]), "note": ""})
+        for r in runs:
+            rows.append({"seed": seed, "batch": r[0], "cut": r[1], "kappa": fit.kappa, "lambda": fit.lam,
+                         "eps": fit.eps, "residual": fit.residual, "rounds_measured": measured.get(r),
+                         "rounds_fit": fitted[r], "measured_ratio": ratio(measured, r),
+                         "pred_ratio_calibrated": ratio(fitted, r),
+                         "pred_ratio_pilot": (eps_pilot - floors[ref]) / (eps_pilot - floors[r]), "note": ""})
     return rows
 
 
 def decisions_by_eps(store: ResultStore, s: TrainSettings, factors: list[float], num_devices: int, seed: int,
-                     data: TensorDataset, kappa: float | None = None) -> list[dict]:
+                     data: TensorDataset, kappa: float | None = None, lam: float = 1.0) -> list[dict]:
     """HASFL's decision (BCD) under the pilot and max constants, and the calibrated ones (pilot with G_j² x
-    ``kappa``) when ``kappa`` is given, at ε = factor x Σ G² (pilot model) for each factor: rows with
+    ``kappa`` and σ_j² x ``lam``) when ``kappa`` is given, at ε = factor x Σ G² (pilot model) for each factor:
+    rows with
     ``constants``, ``eps_factor``, ``eps``, ``floor_cut1``, ``b_mean``, ``cuts`` (sorted distinct), ``theta`` or
     ``unreachable`` (the optimiser's C1 / C4 message)."""
     rows = []
@@ -244,7 +293,7 @@ def decisions_by_eps(store: ResultStore, s: TrainSettings, factors: list[float],
         for f in factors:
             ss = replace(s, constants=mode, eps_mode="grad_norm", eps_factor=f)
             rec = pilot(store, ss, seed, data)
-            consts = (calibrated_constants(bound_constants(rec, "pilot"), kappa) if mode == "calibrated"
+            consts = (calibrated_constants(bound_constants(rec, "pilot"), kappa, lam) if mode == "calibrated"
                       else bound_constants(rec, mode))
             p = training_problem(ss, consts, target_eps(rec, consts, ss, num_devices), num_devices, seed)
             row = {"constants": mode, "eps_factor": f, "eps": p.eps,
@@ -262,8 +311,13 @@ def bound_vs_training(rows: list[dict], figure: str, setting: str, reference: di
     """For one figure's runs in one setting: the bound's predicted ratio of rounds-to-ε against ``reference``
     (a row's ``method``/``batch``/``cut``, e.g. fixed b = 16 at cut 8) beside the measured ratio of
     rounds-to-target. Corollary 1: R ∝ 1/(ε − floor); the shared ε is 1.1 x the largest floor among the runs,
-    so that every run's ε is reachable. Ratios > 1: slower than the reference. Seeds are averaged."""
+    so that every run's ε is reachable. Ratios > 1: slower than the reference. Seeds are averaged. Only the runs
+    whose decision used the reference's constants mode are compared (floors under other constants, e.g. the
+    calibrated variants', are on another scale; :func:`calibration_table` sets those beside training)."""
     sel = [r for r in rows if figure in r["figures"] and r["setting"] == setting]
+    modes = {r.get("constants") for r in sel if r["method"] == reference["method"] and
+             r["batch"] == reference.get("batch") and r["cut"] == reference.get("cut")}
+    sel = [r for r in sel if r.get("constants") in modes]
     if not sel:
         return []
     eps = 1.1 * max(r["floor"] for r in sel)
@@ -293,8 +347,11 @@ def bound_vs_training(rows: list[dict], figure: str, setting: str, reference: di
 def claim_ratios(rows: list[dict]) -> list[dict]:
     """The paper's claims as measured ratios (seeds averaged): per model and setting, each benchmark's simulated
     time to target / HASFL's (Fig. 6; > 1 = HASFL faster) and HASFL's final accuracy minus the benchmark's;
-    per setting, HABS vs the fastest fixed batch size (Fig. 10) and HAMS vs the fastest fixed cut (Fig. 11).
-    ``ratio`` is None when either run never reached the target (``note`` says which)."""
+    per setting, HABS vs the fastest fixed batch size (Fig. 10) and HAMS vs the fastest fixed cut (Fig. 11), one
+    row per HABS / HAMS variant (``HABS``, ``HABS-calibrated``, ...: :data:`PART_VARIANTS`). Every row has
+    ``claim``, ``model``, ``setting``, ``method`` (the method measured: HASFL for Fig. 6), ``versus``, ``ratio``
+    (the other's time / the method's), ``acc_gain`` (final accuracy, method minus other) and ``note``. ``ratio``
+    is None when either run never reached the target (``note`` says which)."""
     def mean(vals):
         vals = [v for v in vals if v is not None]
         return sum(vals) / len(vals) if vals else None
@@ -310,20 +367,22 @@ def claim_ratios(rows: list[dict]) -> list[dict]:
         t0, a0 = stat(sel, "HASFL")
         for method in dict.fromkeys(r["method"] for r in sel if r["method"] != "HASFL"):
             t, a = stat(sel, method)
-            out.append({"claim": "fig6", "model": model, "setting": setting, "versus": method,
+            out.append({"claim": "fig6", "model": model, "setting": setting, "method": "HASFL", "versus": method,
                         "ratio": t / t0 if t and t0 else None, "acc_gain": a0 - a,
                         "note": "" if t and t0 else ("HASFL" if not t0 else method) + " did not reach the target"})
-    for fig, method, key in (("fig10", "HABS", "batch"), ("fig11", "HAMS", "cut")):
+    for fig, base, key in (("fig10", "HABS", "batch"), ("fig11", "HAMS", "cut")):
         sel = [r for r in rows if fig in r["figures"]]
         for setting in dict.fromkeys(r["setting"] for r in sel):
             ss = [r for r in sel if r["setting"] == setting]
-            t0, a0 = stat(ss, method)
             fixed = {v: stat(ss, "fixed", **{key: v}) for v in dict.fromkeys(r[key] for r in ss if r["method"] == "fixed")}
             reached = {v: ta for v, ta in fixed.items() if ta[0] is not None}
             if not reached:
                 continue
             best = min(reached, key=lambda v: reached[v][0])
-            out.append({"claim": fig, "model": ss[0]["model"], "setting": setting, "versus": f"{key} = {best}",
-                        "ratio": reached[best][0] / t0 if t0 else None, "acc_gain": a0 - reached[best][1],
-                        "note": "" if t0 else f"{method} did not reach the target"})
+            for method in dict.fromkeys(r["method"] for r in ss if split_variant(r["method"])[0] == base):
+                t0, a0 = stat(ss, method)
+                out.append({"claim": fig, "model": ss[0]["model"], "setting": setting, "method": method,
+                            "versus": f"{key} = {best}", "ratio": reached[best][0] / t0 if t0 else None,
+                            "acc_gain": a0 - reached[best][1],
+                            "note": "" if t0 else f"{method} did not reach the target"})
     return out

@@ -21,7 +21,8 @@ Choices where the paper is silent (also in ``notebooks/hasfl/README.md``, "Devia
 - **Constants** (``constants``, :data:`CONSTANTS_MODES`): ``"pilot"`` = HASFL's constants measured at the pilot
   model (after ``pilot_steps`` SGD steps, the model the trajectory passes through), ``"max"`` = the maximum over
   w⁰ and the pilot model (the worst case the bound asks for; w⁰'s huge G_j² then force cut 1 everywhere),
-  ``"calibrated"`` = the pilot constants with G_j² scaled by κ and ε fitted to the IID fixed-cut runs (ours,
+  ``"calibrated"`` = the pilot constants with G_j² scaled by κ, σ_j² by λ and ε fitted to the IID fixed-cut and
+  fixed-batch runs (ours,
   :mod:`fedlib.hasfl.calibrate`; built by :func:`fedlib.hasfl.train_plan.plan_calibration`, which needs training
   runs, so :func:`bound_constants` gives only pilot and max). With ``"calibrated"`` the target ε is the fitted
   one and ``eps_mode`` / ``eps_factor`` are not used by the training runs.
