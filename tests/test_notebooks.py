@@ -176,3 +176,16 @@ def test_notebook_hygiene(path):
         if c["cell_type"] == "code":
             assert not c.get("outputs") and c.get("execution_count") is None, "commit notebooks with outputs cleared"
             assert not re.search(r"^\s*(def|class)\s", "".join(c["source"]), re.M), "no def/class in notebooks"
+
+
+@pytest.mark.parametrize("path", NBS, ids=[p.stem for p in NBS])
+def test_every_parameter_is_documented_by_papermill(path):
+    """``papermill --help-notebook`` lists every line of the parameters cell with its comment (papermill skips a
+    line with a second ``=``, e.g. ``>=`` in the comment, silently)."""
+    import papermill as pm
+
+    cell = next(c for c in json.loads(path.read_text())["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
+    names = [line.split(":")[0] for line in "".join(cell["source"]).splitlines() if line and not line.startswith("#")]
+    documented = pm.inspect_notebook(str(path))
+    assert names and set(names) == set(documented), sorted(set(names) ^ set(documented))
+    assert all(documented[n]["help"].strip() for n in names), [n for n in names if not documented[n]["help"].strip()]
