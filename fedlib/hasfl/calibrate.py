@@ -148,11 +148,8 @@ def fit_calibration(constants: HasflConstants, gamma: float, interval: int, num_
                              f"{sorted({u[k] for u in zip(batches, cuts)})}, only {sorted({u[k] for u in used})} "
                              f"reached it (runs not reached, (batch, cut): {sorted(set(dropped))})")
 
-    def terms(b, c):
-        return _floor_terms(constants, gamma, np.full(num_devices, float(b)), c, interval)
-
-    variance = np.array([float(terms(b, c)[0]) for b, c, _ in used])
-    split = np.array([float(terms(b, c)[1]) for b, c, _ in used])
+    variance, split = np.array([[float(t) for t in _floor_terms(constants, gamma, np.full(num_devices, float(b)),
+                                                                 c, interval)] for b, c, _ in used]).T
     if not split.max() > 0:
         raise ValueError(f"the split term is 0 at every cut (interval I = {interval}, or G2 = 0): kappa cannot be "
                          "fitted")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from tqdm.auto import tqdm
 
 from ..core import ResultStore
-from ..core.validate import check_bool, check_float, check_int, check_list
+from ..core.validate import check_bool, check_choice, check_float, check_int, check_list
 from ..data import TensorDataset
 from ..split import time_to_target
 from .bcd import bcd
@@ -22,20 +22,26 @@ from .theory import HasflConstants, bound_floor, rounds_needed
 from .training import (CONSTANTS_MODES, TrainSettings, bound_constants, decide, floors_by_cut, pilot, run_config,
                        summary_row, target_eps, train, training_problem)
 
-#: Fig. 5's HASFL variants: HASFL's decision under each constants mode (``HASFL-max``: the worst-case constants,
-#: same ε rule as the main settings; ``HASFL-calibrated``: :mod:`fedlib.hasfl.calibrate`)
-HASFL_VARIANTS = {f"HASFL-{m}": m for m in CONSTANTS_MODES}
-#: Figs. 10 / 11's variants: HABS / HAMS under the pilot or the calibrated constants
-PART_VARIANTS = {f"{base}-{m}": m for base in ("HABS", "HAMS") for m in ("pilot", "calibrated")}
+#: Methods run under other constants modes than the settings' (``<method>-<mode>``): Fig. 5's HASFL under every
+#: mode (``HASFL-max``: the worst-case constants, same ε rule as the main settings; ``HASFL-calibrated``:
+#: :mod:`fedlib.hasfl.calibrate`), Figs. 10 / 11's HABS / HAMS under the pilot and the calibrated constants
+VARIANT_MODES = {"HASFL": CONSTANTS_MODES, "HABS": ("pilot", "calibrated"), "HAMS": ("pilot", "calibrated")}
+
+
+def variants(base: str, own: str) -> tuple[str, ...]:
+    """The variant names of ``base`` (:data:`VARIANT_MODES`) for every mode other than ``own``.
+
+    Raises:
+        ValueError: ``base`` not HASFL, HABS or HAMS."""
+    check_choice("base", base, tuple(VARIANT_MODES))
+    return tuple(f"{base}-{m}" for m in VARIANT_MODES[base] if m != own)
 
 
 def split_variant(method: str) -> tuple[str, str | None]:
     """``(base method, constants mode)`` of a method name: ``"HABS-calibrated"`` -> ``("HABS", "calibrated")``;
     a plain method -> ``(method, None)`` (it uses the settings' constants)."""
-    if method in HASFL_VARIANTS or method in PART_VARIANTS:
-        base, mode = method.split("-", 1)
-        return base, mode
-    return method, None
+    base, _, mode = method.partition("-")
+    return (base, mode) if mode in VARIANT_MODES.get(base, ()) else (method, None)
 
 
 @dataclass(frozen=True)
@@ -48,9 +54,8 @@ class TrainPlan:
         cut_grid / fixed_batch: Figs. 3a, 11 (every device cut c at b = ``fixed_batch``).
         models: Fig. 5 / 6 models; ``widths``: their channel multipliers (same order).
         device_counts / n_methods: Fig. 9 (IID, first model). compare_constants: add to Fig. 5, for the first
-        model, one HASFL run per constants mode other than the settings' own (:data:`HASFL_VARIANTS`), and to
-        Figs. 10 / 11 HABS / HAMS under the pilot and calibrated modes other than the settings' own
-        (:data:`PART_VARIANTS`). calibrate_variance: the calibrated constants fit a scale λ on the variance term
+        model, one HASFL run per constants mode other than the settings' own, and to Figs. 10 / 11 HABS / HAMS
+        under the pilot and calibrated modes other than the settings' own (:data:`VARIANT_MODES`). calibrate_variance: the calibrated constants fit a scale λ on the variance term
         too, on the fixed-batch runs of Fig. 2a (:func:`plan_calibration`; needs >= 2 batch sizes in
         ``batch_grid``); else only ε and κ, on the fixed-cut runs.
     """
@@ -86,24 +91,23 @@ class TrainPlan:
 def _jobs(plan: TrainPlan, s: TrainSettings) -> list[tuple]:
     """(figures, settings, setting, N, method, batch, cut) per run, in a stable order: per setting the fixed runs
     (Figs. 2a, 3a; the IID ones are the calibration's, :func:`calibration_runs`) before the optimiser-driven ones
-    (HABS / HAMS and their :data:`PART_VARIANTS`, then Fig. 5's strategies and :data:`HASFL_VARIANTS`, then
-    Fig. 9's)."""
+    (HABS / HAMS and their variants, then Fig. 5's strategies and HASFL's variants, then Fig. 9's;
+    :data:`VARIANT_MODES`)."""
     jobs = []
     s = replace(s, model=plan.models[0], width=plan.widths[0])
-    parts = tuple(m for m in ("pilot", "calibrated") if m != s.constants) if plan.compare_constants else ()
     for setting in plan.settings:
         for b in plan.batch_grid:
             jobs.append((("fig2a", "fig10"), s, setting, plan.num_devices, "fixed", b, plan.fixed_cut))
         for c in plan.cut_grid:
             jobs.append((("fig3a", "fig11"), s, setting, plan.num_devices, "fixed", plan.fixed_batch, c))
-        for m in ("",) + parts:
-            suffix = f"-{m}" if m else ""
-            jobs.append((("fig10",), s, setting, plan.num_devices, "HABS" + suffix, None, plan.fixed_cut))
-            jobs.append((("fig11",), s, setting, plan.num_devices, "HAMS" + suffix, plan.fixed_batch, None))
-    variants = tuple(v for v, m in HASFL_VARIANTS.items() if m != s.constants) if plan.compare_constants else ()
+        for habs, hams in zip(*[(m,) + (variants(m, s.constants) if plan.compare_constants else ())
+                                for m in ("HABS", "HAMS")]):
+            jobs.append((("fig10",), s, setting, plan.num_devices, habs, None, plan.fixed_cut))
+            jobs.append((("fig11",), s, setting, plan.num_devices, hams, plan.fixed_batch, None))
+    hasfl_variants = variants("HASFL", s.constants) if plan.compare_constants else ()
     for model, width in zip(plan.models, plan.widths):
         sm = replace(s, model=model, width=width)
-        methods = STRATEGIES + (variants if model == plan.models[0] else ())
+        methods = STRATEGIES + (hasfl_variants if model == plan.models[0] else ())
         for setting in plan.settings:
             for m in methods:
                 jobs.append((("fig5", "fig6"), sm, setting, plan.num_devices, m, None, None))
@@ -161,12 +165,11 @@ def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[
              calibration_target: float | None = None) -> list[dict]:
     """Decide and train every run of ``plan`` for every seed (cache hits when already trained).
 
-    Decisions use ``s.constants``; the variants of :data:`HASFL_VARIANTS` and :data:`PART_VARIANTS` their own
-    mode. The calibrated problem of (settings, N, seed) = that model's pilot constants with G_j² x κ, σ_j² x λ
+    Decisions use ``s.constants``; the variants (:data:`VARIANT_MODES`) their own mode. The calibrated problem of (settings, N, seed) = that model's pilot constants with G_j² x κ, σ_j² x λ
     and C1's ε = the fitted ε, (ε, κ, λ) from
     :func:`plan_calibration` at ``calibration_target`` (default ``target_acc``; pass the IID target when calling
     once per setting's target, so that every call decides the same). A calibrated variant whose calibration
-    fails (fewer than 2 cuts reach the target) is skipped with a warning.
+    fails (fewer than 2 cuts or batch sizes reach the target) is skipped with a warning.
 
     Returns:
         One entry per (run, seed): ``row`` (:func:`fedlib.hasfl.training.summary_row` + ``figures``, ``method``,
@@ -348,7 +351,7 @@ def claim_ratios(rows: list[dict]) -> list[dict]:
     """The paper's claims as measured ratios (seeds averaged): per model and setting, each benchmark's simulated
     time to target / HASFL's (Fig. 6; > 1 = HASFL faster) and HASFL's final accuracy minus the benchmark's;
     per setting, HABS vs the fastest fixed batch size (Fig. 10) and HAMS vs the fastest fixed cut (Fig. 11), one
-    row per HABS / HAMS variant (``HABS``, ``HABS-calibrated``, ...: :data:`PART_VARIANTS`). Every row has
+    row per HABS / HAMS variant (``HABS``, ``HABS-calibrated``, ...: :data:`VARIANT_MODES`). Every row has
     ``claim``, ``model``, ``setting``, ``method`` (the method measured: HASFL for Fig. 6), ``versus``, ``ratio``
     (the other's time / the method's), ``acc_gain`` (final accuracy, method minus other) and ``note``. ``ratio``
     is None when either run never reached the target (``note`` says which)."""
