@@ -95,9 +95,20 @@ def colour(i: int):
     return plt.get_cmap("tab10")(i % 10)
 
 
-def new_figure(ncols: int = 1, nrows: int = 1, width: float = 4.2, height: float = 3.3):
-    """``plt.subplots`` with the project's default panel size; returns ``(fig, axes)``."""
-    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
+def new_figure(ncols: int = 1, nrows: int = 1, width: float = 4.2, height: float = 3.3,
+               height_ratios: list | None = None):
+    """``plt.subplots`` with the project's default panel size (inches); returns ``(fig, axes)``, axes ``[nrows,
+    ncols]``. ``height_ratios``: each row's height in units of ``height`` (e.g. ``[1, 0.4]``: a panel row and a
+    short row for legends below it); default every row ``height``.
+
+    Raises:
+        ValueError: ``height_ratios`` is not ``nrows`` numbers > 0.
+    """
+    ratios = [1.0] * nrows if height_ratios is None else list(height_ratios)
+    if len(ratios) != nrows or not all(isinstance(r, (int, float)) and r > 0 for r in ratios):
+        raise ValueError(f"height_ratios must be {nrows} numbers > 0, got {height_ratios!r}")
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * sum(ratios)), squeeze=False,
+                             gridspec_kw={"height_ratios": ratios})
     return fig, axes
 
 

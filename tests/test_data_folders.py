@@ -204,3 +204,25 @@ def test_dtfl_shapes_match_the_loaders(tmp_path):
         assert DATASET_SHAPES[name] == (ds.x_train.shape[1], ds.x_train.shape[2], ds.num_classes)
         assert resolve_dataset(name) == name
     assert resolve_dataset("auto") == ("cifar10" if data.cifar_available("cifar10") else "fashion-mnist")
+
+
+def test_one_dataset_shape_table_shared_by_the_papers(tmp_path, monkeypatch):
+    import fedlib.data
+    from fedlib.data import shapes
+    from fedlib.dtfl import experiments as dtfl_x
+    from fedlib.hasfl import experiments as hasfl_x
+
+    assert set(shapes.DATASET_SHAPES) == set(data.DATASETS)      # every loadable dataset has its shape
+    assert dtfl_x.DATASET_SHAPES is hasfl_x.DATASET_SHAPES is fedlib.data.DATASET_SHAPES
+    monkeypatch.setenv("FEDLIB_DATA_DIR", str(tmp_path))         # nothing on disk: "auto" falls back
+    assert [shapes.dataset_available(n) for n in ("cifar10", "cinic10", "fashion-mnist")] == [False, False, True]
+    assert hasfl_x.resolve_dataset("auto", "resnet18") == dtfl_x.resolve_dataset("auto") == "fashion-mnist"
+    _write_cinic(tmp_path)
+    assert shapes.resolve_dataset("auto", "cinic10") == "cinic10"
+    assert hasfl_x.resolve_dataset("cifar100", "vgg16") == dtfl_x.resolve_dataset("cifar100") == "cifar100"
+    with pytest.raises(ValueError, match="dataset must be one of .'auto', 'fashion-mnist'"):
+        dtfl_x.resolve_dataset("mnist")
+    with pytest.raises(ParameterTypeError):
+        hasfl_x.resolve_dataset(10, "vgg16")
+    with pytest.raises(ValueError, match="model must be one of"):
+        hasfl_x.resolve_dataset("auto", "resnet20")

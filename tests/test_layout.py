@@ -29,9 +29,10 @@ def _is_module(name: str) -> bool:
     return (FEDLIB / name).is_dir() or (FEDLIB / f"{name}.py").is_file() or name in PAPERS
 
 
-def _fedlib_imports(path: Path) -> set[str]:
-    """Top-level fedlib packages a module imports (absolute or relative), e.g. {"core", "hasfl"}."""
-    rel = path.relative_to(FEDLIB).with_suffix("").parts
+def _fedlib_imports(path: Path, root: Path = FEDLIB) -> set[str]:
+    """Top-level fedlib packages a module imports (absolute or relative), e.g. {"core", "hasfl"}; ``root`` is the
+    ``fedlib`` folder ``path`` lies in."""
+    rel = path.relative_to(root).with_suffix("").parts
     out = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
@@ -57,13 +58,13 @@ def _fedlib_imports(path: Path) -> set[str]:
 
 
 def test_import_walker_sees_relative_and_absolute_imports(tmp_path):
-    # the walker itself must be able to fail: a paper module importing another paper, both ways of writing it
-    fake = FEDLIB / "hist" / "_probe_tmp.py"
-    try:
-        fake.write_text("from ..hasfl import bcd\nfrom fedlib.dtfl import x\nfrom . import engine\nfrom .. import __version__, core\n")
-        assert _fedlib_imports(fake) == {"hasfl", "dtfl", "hist", "core"}
-    finally:
-        fake.unlink()
+    # the walker itself must be able to fail: a paper module importing another paper, both ways of writing it.
+    # The probe lies in a temporary fedlib/hist/, never in the source tree (a file left there by an interrupted
+    # run would change HIST's cache key)
+    fake = tmp_path / "fedlib" / "hist" / "_probe.py"
+    fake.parent.mkdir(parents=True)
+    fake.write_text("from ..hasfl import bcd\nfrom fedlib.dtfl import x\nfrom . import engine\nfrom .. import __version__, core\n")
+    assert _fedlib_imports(fake, tmp_path / "fedlib") == {"hasfl", "dtfl", "hist", "core"}
 
 
 @pytest.mark.parametrize("paper", [p for p in PAPERS if (FEDLIB / p).is_dir()])

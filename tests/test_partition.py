@@ -74,3 +74,34 @@ def test_partition_errors(call, needle):
 def test_dirichlet_retry_cap():
     with pytest.raises(RuntimeError, match="max_retries=3"):
         partition.dirichlet(LABELS, 50, 0.01, np.random.default_rng(0), min_size=110, max_retries=3)
+
+
+@pytest.mark.parametrize("scheme, kw, direct", [
+    ("iid", {}, lambda rng: partition.iid(len(LABELS), 12, rng)),
+    ("shards", {"shards_per_client": 5}, lambda rng: partition.shards(LABELS, 12, 5, rng)),
+    ("cell_shards", {"num_cells": 3, "shards_per_client": 2},
+     lambda rng: partition.cell_iid_client_shards(LABELS, 3, 4, 2, rng)),
+    ("dirichlet", {"alpha": 0.3}, lambda rng: partition.dirichlet(LABELS, 12, 0.3, rng)),
+])
+def test_split_dispatch_is_the_direct_call(scheme, kw, direct):
+    # the one dispatch (HIST, the split engine, DTFL) gives the scheme's partition and leaves rng where the
+    # direct call leaves it: cached runs keep their numbers
+    for seed in (0, 3):
+        r1, r2 = np.random.default_rng(seed), np.random.default_rng(seed)
+        every = {"shards_per_client": 5, "num_cells": 3, "alpha": 0.3, **kw}   # unused keywords are ignored
+        got, want = partition.split(LABELS, 12, scheme, r1, **every), direct(r2)
+        assert len(got) == len(want) == 12 and all(np.array_equal(a, b) for a, b in zip(got, want))
+        assert r1.random() == r2.random()
+
+
+@pytest.mark.parametrize("kw, needle", [
+    (dict(scheme="noniid"), "scheme must be one of ('iid', 'shards', 'cell_shards', 'dirichlet')"),
+    (dict(scheme="shards"), "'shards' needs shards_per_client"),
+    (dict(scheme="cell_shards", shards_per_client=2), "'cell_shards' needs num_cells"),
+    (dict(scheme="dirichlet"), "'dirichlet' needs alpha"),
+    (dict(scheme="cell_shards", num_cells=5, shards_per_client=2), "num_cells (5) must divide num_clients (12)"),
+])
+def test_split_errors(kw, needle):
+    with pytest.raises(ValueError) as err:
+        partition.split(LABELS, 12, rng=np.random.default_rng(0), **kw)
+    assert needle in str(err.value)

@@ -6,10 +6,10 @@ from .paths import REPO_ROOT, cache_dir, data_dir, figures_dir, metrics_dir
 from .seeding import STREAMS, numpy_rng, resolve_device, seed_sequence, torch_generator
 from .runlock import RunInProgress
 from .store import ResultStore, config_key
-from .validate import (ParameterTypeError, check_array, check_bool, check_choice, check_float, check_int, check_list,
-                       check_str, validate_parameters)
+from .validate import (ParameterTypeError, check_array, check_bool, check_callable, check_choice, check_float,
+                       check_instance, check_int, check_list, check_str, validate_parameters)
 
 __all__ = ["map_jobs", "REPO_ROOT", "cache_dir", "data_dir", "figures_dir", "metrics_dir", "STREAMS", "seed_sequence",
            "numpy_rng", "torch_generator", "resolve_device", "ResultStore", "config_key", "RunInProgress", "hessian_top_eigenvalue",
            "ParameterTypeError", "check_int", "check_float", "check_bool", "check_str", "check_choice", "check_list",
-           "check_array", "validate_parameters"]
+           "check_array", "check_instance", "check_callable", "validate_parameters"]

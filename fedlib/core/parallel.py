@@ -19,7 +19,7 @@ from typing import Callable
 from tqdm.auto import tqdm
 
 from .runlock import RunInProgress, deferring
-from .validate import check_int
+from .validate import check_callable, check_instance, check_int, check_list, check_str
 
 
 def _init_worker(threads: int) -> None:
@@ -44,11 +44,15 @@ def map_jobs(fn: Callable[..., dict], jobs: list[dict], workers: int = 1, thread
             processing time first: the last wave leaves fewer workers idle). Results keep ``jobs`` order.
 
     Raises:
-        ValueError / ParameterTypeError: workers or threads not an integer >= 1. Whatever a job raises.
+        ValueError / ParameterTypeError: workers or threads not an integer >= 1, ``jobs`` not a non-empty list of
+        dicts, ``fn`` / ``cost`` not callable. Whatever a job raises.
     """
+    check_callable("fn", fn, allow_none=False)
     workers = check_int("workers", workers, 1)
     threads = check_int("threads", threads, 1)
-    jobs = list(jobs)
+    jobs = check_list("jobs", jobs, lambda k, v: check_instance(k, v, dict, "a dict of keyword arguments"))
+    check_str("desc", desc, nonempty=False)
+    check_callable("cost", cost)
     start = list(range(len(jobs)))
     if cost is not None:
         start.sort(key=lambda i: -cost(jobs[i]))     # stable: equal costs keep their order

@@ -34,6 +34,7 @@ from typing import Callable, Sequence
 
 from . import paths, runlock
 from .runlock import RunInProgress
+from .validate import ParameterTypeError, check_float
 
 SCHEMA = 1
 DEFAULT_CODE = ("fedlib",)
@@ -70,7 +71,7 @@ def source_hash(modules: Sequence[str]) -> str:
         TypeError: ``modules`` is a string or holds a non-string.
     """
     if isinstance(modules, str) or not all(isinstance(m, str) for m in modules):
-        raise TypeError(f"code must be a sequence of module names, got {modules!r}")
+        raise ParameterTypeError(f"code must be a sequence of module names, got {modules!r}")
     if not modules:
         raise ValueError("code must name at least one module")
     return hashlib.sha256("".join(_hash_module(m) for m in sorted(set(modules))).encode()).hexdigest()[:16]
@@ -113,7 +114,7 @@ def config_key(config: dict, code: str = "") -> str:
         ValueError: ``config`` holds NaN or infinity.
     """
     if not isinstance(config, dict):
-        raise TypeError(f"config must be a dict, got {type(config).__name__}")
+        raise ParameterTypeError(f"config must be a dict, got {type(config).__name__}")
     blob = _canonical({"config": config, "code": code}, "config")
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
@@ -132,12 +133,13 @@ class ResultStore:
 
     def __init__(self, root: str | Path | None = None, code: Sequence[str] = DEFAULT_CODE,
                  stale_tmp_s: float = 3600.0, stale_lock_s: float = 86400.0, poll_s: float = 0.5):
+        if root is not None and not isinstance(root, (str, os.PathLike)):
+            raise ParameterTypeError(f"root must be a folder path (str or pathlib.Path) or None, got {root!r}")
         self.root = Path(root) if root is not None else paths.cache_dir()
         self.root.mkdir(parents=True, exist_ok=True)
         self.code = tuple(code) if not isinstance(code, str) else code
         self.code_hash = source_hash(self.code)
-        if not stale_tmp_s >= 0:
-            raise ValueError(f"stale_tmp_s must be >= 0 seconds, got {stale_tmp_s!r}")
+        check_float("stale_tmp_s", stale_tmp_s, 0, allow_inf=True)
         for name, v in (("stale_lock_s", stale_lock_s), ("poll_s", poll_s)):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < float("inf"):
                 raise ValueError(f"{name} must be a finite number of seconds > 0, got {v!r}")

@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 
 __all__ = ["ParameterTypeError", "check_int", "check_float", "check_bool", "check_str", "check_choice",
-           "check_list", "check_array", "validate_parameters"]
+           "check_list", "check_array", "check_instance", "check_callable", "validate_parameters"]
 
 
 class ParameterTypeError(TypeError, ValueError):
@@ -148,21 +148,50 @@ def check_choice(name: str, value, choices: Iterable) -> Any:
     return value
 
 
-def check_list(name: str, value, item_check: Callable[[str, Any], Any] | None = None, min_len: int = 1) -> list:
-    """``value`` as a list if it is a list or tuple (not a string, dict or array) of at least ``min_len`` items,
-    each passing ``item_check(f"{name}[{i}]", item)`` (e.g. ``lambda n, v: check_int(n, v, 1)``).
+def check_list(name: str, value, item_check: Callable[[str, Any], Any] | None = None, min_len: int = 1,
+               distinct: bool = False) -> list:
+    """``value`` as a list if it is a list, tuple or ``range`` (not a string, dict, set, generator or array) of at
+    least ``min_len`` items, each passing ``item_check(f"{name}[{i}]", item)`` (e.g. ``lambda n, v: check_int(n, v,
+    1)``); with ``distinct`` no item may repeat.
 
     Raises:
-        ParameterTypeError: not a list/tuple, or an item of the wrong type.
-        ValueError: fewer than ``min_len`` items, or an item out of range.
+        ParameterTypeError: not a list/tuple/range (a string is refused: ``"iid"`` is not the list ``["iid"]``), or
+            an item of the wrong type.
+        ValueError: fewer than ``min_len`` items, an item out of range, or (``distinct``) a repeated item.
     """
-    if not isinstance(value, (list, tuple)):
+    if isinstance(value, str):
+        raise ParameterTypeError(f"{name} must be a list, got the string {value!r} (write a list such as "
+                                 f"[{value!r}]; a string is not split into items)")
+    if not isinstance(value, (list, tuple, range)):
         raise ParameterTypeError(f"{name} must be a list, got {_got(value)}")
     if len(value) < min_len:
-        raise ValueError(f"{name} must be a list of at least {min_len} item(s), got {value!r}")
-    if item_check is not None:
-        return [item_check(f"{name}[{i}]", v) for i, v in enumerate(value)]
-    return list(value)
+        raise ValueError(f"{name} must be a list of at least {min_len} item(s), got {list(value)!r}")
+    out = [item_check(f"{name}[{i}]", v) for i, v in enumerate(value)] if item_check is not None else list(value)
+    if distinct:
+        seen = []
+        for v in out:
+            if v in seen:
+                raise ValueError(f"{name} must not repeat an item, got {v!r} twice in {list(value)!r}")
+            seen.append(v)
+    return out
+
+
+def check_instance(name: str, value, kind: type | tuple, what: str | None = None, allow_none: bool = False) -> Any:
+    """``value`` if it is an instance of ``kind`` (or ``None`` when ``allow_none``); ``what`` describes it in the
+    message (default the class name). Raises :class:`ParameterTypeError` naming ``name``."""
+    if (allow_none and value is None) or isinstance(value, kind):
+        return value
+    if what is None:
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        what = " or ".join(k.__name__ for k in kinds)
+    raise ParameterTypeError(f"{name} must be {what}{' or None' if allow_none else ''}, got {_got(value)}")
+
+
+def check_callable(name: str, value, allow_none: bool = True) -> Any:
+    """``value`` if it is callable (or ``None`` when ``allow_none``). Raises :class:`ParameterTypeError`."""
+    if (allow_none and value is None) or callable(value):
+        return value
+    raise ParameterTypeError(f"{name} must be a callable{' or None' if allow_none else ''}, got {_got(value)}")
 
 
 def check_array(name: str, value, low: float | None = None, low_open: bool = False, high: float | None = None,

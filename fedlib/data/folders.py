@@ -197,11 +197,11 @@ def load_ham10000(root: str | Path | None = None, image_size: int = 32, test_fra
     Labels are the ``dx`` column, index = position in the sorted :data:`HAM10000_CLASSES`. The images (600x450)
     are resized to ``image_size`` x ``image_size`` (the whole image, so the 4:3 aspect ratio is squeezed) with
     torchvision's antialiased bilinear resize; the default 32 matches CIFAR-10/CINIC-10, so that the same 32x32
-    ResNets (and DTFL's ``DATASET_SHAPES``) serve every dataset. HAM10000 has no official test set: the split is
-    :func:`lesion_split` (by ``lesion_id``, so that no lesion has images on both sides, seeded, ``test_fraction``
-    of the lesions). Normalisation: per-channel mean and std of the *training* images (pixels in [0, 1], after
-    resizing), applied to both splits; a channel with zero spread is divided by 1. Images keep the CSV's order
-    within each split.
+    ResNets (and :data:`fedlib.data.DATASET_SHAPES`) serve every dataset. HAM10000 has no official test set: the
+    split is :func:`lesion_split` (by ``lesion_id``, so that no lesion has images on both sides, seeded,
+    ``test_fraction`` of the lesions). Normalisation: per-channel mean and std of the *training* images (pixels in
+    [0, 1], after resizing), applied to both splits; a channel with zero spread is divided by 1. Images keep the
+    CSV's order within each split.
 
     Returns:
         ``x_* [n, 3, image_size, image_size]`` float32, ``y_* [n]`` int64 in [0, 7).

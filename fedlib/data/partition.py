@@ -11,6 +11,7 @@ partition. They return ``list[np.ndarray]`` (int64 indices into the label array)
   cells, then :func:`shards` inside each cell.
 - :func:`dirichlet`: per-class Dirichlet(α) proportions over clients (Hsu et al. 2019), used by DTFL
   (α = 0.5).
+- :func:`split`: the one dispatch by scheme name that HIST, the split engine (HASFL) and DTFL call.
 """
 from __future__ import annotations
 
@@ -153,6 +154,58 @@ def dirichlet(labels, num_clients: int, alpha: float, rng: np.random.Generator, 
                        f"max_retries={max_retries} tries; lower min_size or raise alpha (={alpha})")
 
 
+#: the partition schemes of :func:`split` and the keyword arguments each one needs
+SCHEMES = {"iid": (), "shards": ("shards_per_client",), "cell_shards": ("num_cells", "shards_per_client"),
+           "dirichlet": ("alpha",)}
+
+
+def split(labels, num_clients: int, scheme: str, rng: np.random.Generator, *, shards_per_client: int | None = None,
+          num_cells: int | None = None, alpha: float | None = None) -> list[np.ndarray]:
+    """One dispatch for every paper's client partition: ``labels`` -> ``num_clients`` index arrays by ``scheme``.
+
+    - ``"iid"``: :func:`iid` over ``len(labels)`` samples (DTFL, HASFL's IID runs).
+    - ``"shards"``: :func:`shards` with ``shards_per_client`` (HIST's fully non-i.i.d. setting, HASFL's non-IID).
+    - ``"cell_shards"``: :func:`cell_iid_client_shards` with ``num_cells`` cells of ``num_clients / num_cells``
+      clients and ``shards_per_client`` (HIST's cell-i.i.d., client-non-i.i.d. setting); clients cell by cell.
+    - ``"dirichlet"``: :func:`dirichlet` with ``alpha`` (DTFL App. A.3, α = 0.5) and its default ``min_size``.
+
+    The scheme's function is called with ``rng`` as it is, so the result (and the draws taken from ``rng``) are
+    those of calling it directly. Keyword arguments the scheme does not use are ignored, so a config's fields can
+    be passed whatever its scheme.
+
+    Args:
+        labels: ``[n]`` integer labels. num_clients: clients (>= 1). scheme: a key of :data:`SCHEMES`.
+        rng: numpy Generator (stream ``data``).
+
+    Returns:
+        ``num_clients`` sorted int64 index arrays into ``labels``.
+
+    Raises:
+        ValueError: unknown ``scheme``, a keyword the scheme needs is missing, ``labels`` not 1-D,
+            ``num_cells`` does not divide ``num_clients``, or the scheme's function rejects its arguments.
+    """
+    if scheme not in SCHEMES:
+        raise ValueError(f"scheme must be one of {tuple(SCHEMES)}, got {scheme!r}")
+    given = {"shards_per_client": shards_per_client, "num_cells": num_cells, "alpha": alpha}
+    missing = [k for k in SCHEMES[scheme] if given[k] is None]
+    if missing:
+        raise ValueError(f"partition scheme {scheme!r} needs {', '.join(missing)}")
+    if scheme == "iid":
+        labels = np.asarray(labels)
+        if labels.ndim != 1 or len(labels) == 0:
+            raise ValueError(f"labels must be a non-empty 1-D array, got shape {labels.shape}")
+        return iid(len(labels), num_clients, rng)
+    if scheme == "shards":
+        return shards(labels, num_clients, shards_per_client, rng)
+    if scheme == "dirichlet":
+        return dirichlet(labels, num_clients, alpha, rng)
+    _check_positive("num_clients", num_clients)
+    _check_positive("num_cells", num_cells)
+    if num_clients % num_cells:
+        raise ValueError(f"num_cells ({num_cells}) must divide num_clients ({num_clients}): equal cells")
+    return cell_iid_client_shards(labels, num_cells, num_clients // num_cells, shards_per_client, rng)
+
+
 def label_counts(labels, parts: list[np.ndarray], num_classes: int | None = None) -> np.ndarray:
     """``[num_clients, num_classes]`` matrix of per-client label counts.
 
@@ -162,6 +215,8 @@ def label_counts(labels, parts: list[np.ndarray], num_classes: int | None = None
     labels = _check_labels(labels)
     if not isinstance(parts, (list, tuple)):
         raise ParameterTypeError(f"parts must be a list of index arrays, got {type(parts).__name__}")
+    if not parts:
+        raise ValueError("parts must hold at least one client's index array, got an empty list")
     parts = [check_array(f"parts[{i}]", p, low=0, high=len(labels) - 1, integer=True, nonempty=False)
              for i, p in enumerate(parts)]
     k = int(labels.max() + 1)

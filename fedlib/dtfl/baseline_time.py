@@ -27,7 +27,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..core.validate import ParameterTypeError, check_choice, check_float, check_int
+from ..core.validate import ParameterTypeError, check_bool, check_choice, check_float, check_int
 from ..split import profile_model
 from .scheduler import check_system
 from .timing import CORE_FLOPS, SERVER_FLOPS, _state_bytes, check_resources
@@ -55,6 +55,12 @@ class MethodCosts:
     down_bytes: float
     model_bytes: float
     serial: bool
+
+    def __post_init__(self):
+        check_choice("method", self.method, METHODS)
+        for name in ("client_flops", "server_flops", "up_bytes", "down_bytes", "model_bytes"):
+            object.__setattr__(self, name, check_float(name, getattr(self, name), 0))
+        check_bool("serial", self.serial)
 
 
 def _sequential(name: str, model, units: int | None = None) -> nn.Sequential:

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
-from ..core.validate import check_choice, check_float, check_int
+from ..core.validate import check_choice, check_float, check_instance, check_int
 from ..data import TensorDataset
 from .training import DtflConfig, run_engine
 
@@ -62,6 +62,9 @@ def yogi_update(theta: dict, delta: dict, m: dict, v: dict, cfg: YogiConfig) -> 
     Raises:
         ValueError: ``delta`` with other names or shapes than ``theta``, or a non-finite Δ.
     """
+    for name, value in (("theta", theta), ("delta", delta), ("m", m), ("v", v)):
+        check_instance(name, value, dict, "a dict name -> tensor")
+    check_instance("cfg", cfg, YogiConfig)
     if set(delta) != set(theta) or any(delta[k].shape != theta[k].shape for k in theta):
         raise ValueError("delta must have the names and shapes of theta")
     out = {}
@@ -115,8 +118,10 @@ def run_baseline(cfg: DtflConfig, data: TensorDataset, method: str, rounds: int,
         ValueError / ParameterTypeError: unknown method, rounds < 1, ``yogi`` given to another method, bad
             participants (naming them).
     """
+    check_instance("cfg", cfg, DtflConfig)
     check_choice("method", method, tuple(BASELINE_CUTS))
     rounds = check_int("rounds", rounds, 1)
+    check_instance("yogi", yogi, YogiConfig, allow_none=True)
     if yogi is not None and method != "fedyogi":
         raise ValueError(f"yogi settings apply to method 'fedyogi' only, got method {method!r}")
     hook = _Yogi(yogi or YogiConfig()) if method == "fedyogi" else None

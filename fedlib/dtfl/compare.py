@@ -24,7 +24,7 @@ import torch
 
 from ..core import ResultStore
 from ..core.seeding import torch_generator
-from ..core.validate import check_choice, check_float, check_int
+from ..core.validate import check_choice, check_float, check_int, check_list
 from ..data import TensorDataset
 from ..split import MODELS
 from .baseline_time import method_costs, simulate_method
@@ -239,6 +239,7 @@ def parse_runs(runs: list) -> list[tuple[str, str]]:
 
     Raises:
         ValueError: an entry not ``<model>/<setting>`` with a DTFL model and ``iid`` / ``noniid``."""
+    runs = check_list("runs", runs, distinct=True)
     out = []
     for r in runs:
         parts = r.split("/") if isinstance(r, str) else []

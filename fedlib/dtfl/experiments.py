@@ -15,13 +15,13 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..core import ResultStore, numpy_rng
-from ..core.validate import check_choice, check_float, check_int
-from ..data import TensorDataset, cifar_available
+from ..core.validate import check_choice, check_float, check_instance, check_int
+from ..data import DATASET_SHAPES, TensorDataset, resolve_dataset as _resolve
 from ..split import MODELS
 from .scheduler import EMA_ALPHA, profile_schedule, sample_participants, simulate
 from .tiers import check_num_tiers
 from .timing import TimeModel, case_profiles, tier_costs
-from .training import DtflConfig, client_data, run_dtfl, subset
+from .training import DtflConfig, check_cuts, check_participants, client_data, run_dtfl, subset
 
 STORE_CODE = ("fedlib.dtfl.tiers", "fedlib.dtfl.timing", "fedlib.dtfl.scheduler", "fedlib.dtfl.training",
               "fedlib.dtfl.baselines", "fedlib.dtfl.baseline_time", "fedlib.dtfl.fedgkt", "fedlib.dtfl.privacy",
@@ -37,17 +37,13 @@ PAPER_TABLE1 = {"case1": {"comp": [4622, 8106, 9982, 10681, 11722, 12250], "comm
                           "total": [10533, 14101, 12170, 12871, 12741, 13158]},
                 "case2": {"comp": [8384, 14634, 17993, 19027, 21428, 22344], "comm": [17754, 18090, 6720, 6762, 2941, 2653],
                           "total": [26138, 32724, 24713, 25989, 24369, 24997]}}
-#: input shape and classes of the datasets
-DATASET_SHAPES = {"fashion-mnist": (1, 28, 10), "cifar10": (3, 32, 10), "cinic10": (3, 32, 10),
-                  "ham10000": (3, 32, 7)}   # HAM10000 at load_ham10000's default image_size=32
 
 
 def resolve_dataset(dataset: str) -> str:
-    """``"auto"`` -> ``cifar10`` (the paper's) when on disk, else ``fashion-mnist``; other names are checked and
-    returned. Raises ``ValueError`` for an unknown name."""
-    if dataset == "auto":
-        return "cifar10" if cifar_available("cifar10") else "fashion-mnist"
-    return check_choice("dataset", dataset, tuple(DATASET_SHAPES))
+    """``"auto"`` -> ``cifar10`` (the paper's) when on disk, else ``fashion-mnist``; other names of
+    :data:`fedlib.data.DATASET_SHAPES` are checked and returned (:func:`fedlib.data.resolve_dataset`). Raises
+    ``ValueError`` for an unknown name."""
+    return _resolve(dataset, "cifar10")
 
 
 def result_store(root: str | None = None) -> ResultStore:
@@ -126,6 +122,8 @@ def system_inputs(s: Setup, data: TensorDataset, case: str, setting: str, seed: 
     stream), the sampled clients (:func:`fedlib.dtfl.sample_participants` from ``system/participants``; None when
     ``fraction`` = 1, all clients every round), N_k, and the ``system`` generator positioned after the profile
     draws (for the time noise)."""
+    check_instance("s", s, Setup)
+    check_instance("data", data, TensorDataset, "a fedlib.data.TensorDataset")
     profiles = case_profiles(case)
     rng = numpy_rng(seed, "system")
     idx = profile_schedule(s.num_clients, s.rounds, len(profiles), change_every, change_frac, rng)
@@ -156,7 +154,12 @@ def train(store: ResultStore, s: Setup, setting: str, cuts, seed: int, data: Ten
     """:func:`fedlib.dtfl.run_dtfl` of ``s`` with ``cuts`` ``[R, K]`` (and ``participants``) through ``store``:
     the key is the training config, the cuts and the participants (runs with the same tiers share a record:
     Table 1's top tier = Fig. 3's M = 1)."""
+    check_instance("s", s, Setup)
     cfg = s.config(setting, seed)
+    check_instance("data", data, TensorDataset, "a fedlib.data.TensorDataset")
+    cuts = check_cuts(cuts, cfg.num_clients)
+    if participants is not None:
+        participants = check_participants(participants, len(cuts), cfg.num_clients)
     config = dict(kind="dtfl_train", **cfg.to_dict(), cuts=[list(map(int, c)) for c in cuts])
     if participants is not None:
         config["participants"] = np.asarray(participants).astype(int).tolist()
@@ -171,7 +174,12 @@ def train(store: ResultStore, s: Setup, setting: str, cuts, seed: int, data: Ten
 def time_to_target(record: dict, sim: dict, target: float) -> dict:
     """Rounds, simulated time and its computation / communication parts to the first evaluation with test
     accuracy >= ``target`` (module docstring); values ``None`` when never reached."""
-    check_float("target_acc", target, 0, 1, low_open=True)
+    check_float("target", target, 0, 1, low_open=True)
+    for name, value, keys in (("record", record, ("round", "test_acc")), ("sim", sim, ("round_s", "comp_s", "comm_s"))):
+        check_instance(name, value, dict)
+        missing = [k for k in keys if k not in value]
+        if missing:
+            raise ValueError(f"{name} lacks {missing} (expected a run record and its system_run)")
     for r, acc in zip(record["round"], record["test_acc"]):
         if acc >= target:
             return {"rounds_to_target": r, "time_to_target_s": float(np.sum(sim["round_s"][:r])),
@@ -186,6 +194,7 @@ def run_entry(store: ResultStore, s: Setup, data: TensorDataset, num_tiers: int,
     ``method`` (``dtfl``), ``M``, ``case``, ``tier`` (the fixed tier, or None for the scheduler), ``setting``,
     ``seed``, ``target_acc``, ``time_to_target_s``, ``comp_time_s``, ``comm_time_s``, ``rounds_to_target``,
     ``final_test_acc``, ``best_test_acc``, ``rounds``, ``sim_total_s``, ``mean_tier``, ``elapsed_s``."""
+    check_float("target_acc", target_acc, 0, 1, low_open=True)
     t0 = time.perf_counter()
     sim = system_run(s, data, num_tiers, case, setting, seed, fixed_tier, change_every, change_frac, fraction)
     rec = train(store, s, setting, sim["cuts"], seed, data, device, sim["participants"])

@@ -34,7 +34,8 @@ from torch import nn
 from torchvision.models.resnet import Bottleneck, conv1x1
 
 from ..core.seeding import resolve_device, torch_generator
-from ..core.validate import ParameterTypeError, check_choice, check_float, check_int
+from ..core.validate import (ParameterTypeError, check_bool, check_callable, check_choice, check_float, check_instance,
+                             check_int)
 from ..data import TensorDataset
 from ..split import evaluate
 from ..split.models import _check_shape, _scale, resnet_init
@@ -177,6 +178,9 @@ def run_fedgkt(cfg: DtflConfig, data: TensorDataset, rounds: int, participants=N
     temperature = check_float("temperature", temperature, 0, low_open=True)
     alpha = check_float("kd_alpha", kd_alpha, 0)
     server_epochs = check_int("server_epochs", server_epochs, 1)
+    check_instance("data", data, TensorDataset, "a fedlib.data.TensorDataset")
+    check_callable("progress", progress)
+    check_bool("keep_models", keep_models)
     t0 = time.perf_counter()
     dev = resolve_device(device)
     ds = subset(data, cfg.train_subset, cfg.test_subset)

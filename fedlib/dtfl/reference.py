@@ -1,7 +1,10 @@
 """Literal DTFL (Algorithm 1), the check of :func:`fedlib.dtfl.run_dtfl`: per client one ``nn.Module`` for the
 client-side model, one for the auxiliary head and one for its server-side copy, each pair with its own
 ``torch.optim.Adam``, clients run one after another, batch after batch. Same data order, same choices (module
-docstring of :mod:`fedlib.dtfl.training`); the tests check that both give the same numbers.
+docstring of :mod:`fedlib.dtfl.training`); the tests check that both give the same numbers. Also the literal
+end-to-end baselines (FedAvg / SplitFed / FedYogi, :func:`run_literal_baseline`) and FedGKT (:func:`gkt_round`,
+:func:`run_literal_gkt`, the check of :func:`fedlib.dtfl.run_fedgkt`). Every loop has its own modules,
+``torch.optim`` objects and evaluation (:func:`accuracy`): no engine function on these paths.
 """
 from __future__ import annotations
 
@@ -14,8 +17,9 @@ from torch import nn
 
 from ..core.seeding import torch_generator
 from ..data import TensorDataset
-from ..split import build_model, evaluate
+from ..split import build_model
 from ..split.config import SplitConfig
+from .fedgkt import gkt_models
 from .tiers import aux_head_factory
 from .training import DtflConfig, check_cuts, check_participants, client_data, subset
 
@@ -23,6 +27,14 @@ from .training import DtflConfig, check_cuts, check_participants, client_data, s
 def _avg(sds: list[dict], w) -> dict:
     return {k: sum(wi * sd[k] for wi, sd in zip(w, sds)) if v.is_floating_point() else v.clone()
             for k, v in sds[0].items()}
+
+
+@torch.no_grad()
+def accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> tuple[float, float]:
+    """Test accuracy (fraction) and mean cross-entropy of ``model`` in eval mode on ``x [n, C, H, W]``, ``y [n]``,
+    one forward over all of ``x``."""
+    out = model.eval()(x)
+    return int((out.argmax(1) == y).sum()) / len(y), float(F.cross_entropy(out, y, reduction="sum")) / len(y)
 
 
 class _Client:
@@ -49,17 +61,29 @@ class _Client:
         return list(self.client) + list(self.server)
 
 
-def run_literal(cfg: DtflConfig, data: TensorDataset, cuts) -> dict:
-    """Literal DTFL for ``cuts`` (``[R, K]``); returns ``{"test_acc": [R + 1], "model": global nn.Sequential}``.
+def run_literal(cfg: DtflConfig, data: TensorDataset, cuts, participants=None) -> dict:
+    """Literal DTFL (Algorithm 1, eq. 1) for ``cuts`` (``[R, K]`` modules on each client per round).
+
+    Per round: every client draws its epoch order (``data`` stream, participants or not); clients whose tier
+    changed restart from the global model with a new Adam and their tier's head; the round's participants
+    (``participants[r]``, ``[R, K]`` bools, None = all; Table 4) train one local epoch each, client after client;
+    then w = Σ_{k in S_r} N_k / Σ_{k in S_r} N_k · w_k over the participants S_r, loaded into every client; the
+    heads of a tier become the same weighted average over its participants (unchanged when none took part).
+
+    Returns:
+        ``{"test_acc": [R + 1], "test_loss": [R + 1], "model": global nn.Sequential}`` (own :func:`accuracy`).
 
     Requires that every tier a client moves to was held by some client in the round before (a never-used tier
     would need the engine's fresh-head seeding, which this reference does not repeat).
     """
+    from ..core.validate import check_instance
+    check_instance("cfg", cfg, DtflConfig)
+    check_instance("data", data, TensorDataset, "a fedlib.data.TensorDataset")
     cuts = check_cuts(cuts, cfg.num_clients)
+    part = check_participants(participants, len(cuts), cfg.num_clients)
     ds = subset(data, cfg.train_subset, cfg.test_subset)
     parts = client_data(cfg, ds.y_train.numpy())
     sizes = np.array([len(p) for p in parts], dtype=float)
-    w = sizes / sizes.sum()
     parts = [torch.from_numpy(np.asarray(p, dtype=np.int64)) for p in parts]
     shape, k, b = tuple(ds.x_train.shape[1:]), cfg.num_clients, cfg.batch_size
     scfg = SplitConfig(model=cfg.model, width=cfg.width, num_devices=k, batch_sizes=(b,) * k,
@@ -78,28 +102,32 @@ def run_literal(cfg: DtflConfig, data: TensorDataset, cuts) -> dict:
     clients = [_Client(glob, int(c), bank[int(c)], cfg.lr, cfg.eps) for c in cuts[0]]
     gen = torch_generator(cfg.seed, "data")
     model = nn.Sequential(*copy.deepcopy(glob))
-    accs = [evaluate(model, ds.x_test, ds.y_test)[0]]
-    for r, round_cuts in enumerate(cuts):
+    evals = [accuracy(model, ds.x_test, ds.y_test)]
+    for r, (round_cuts, here) in enumerate(zip(cuts, part)):
         for i, c in enumerate(int(v) for v in round_cuts):
             if r and c != clients[i].cut:                            # tier change: global model, tier's head
                 clients[i] = _Client(list(model), c, bank[c], cfg.lr, cfg.eps)
         order = [p[torch.randperm(len(p), generator=gen)] for p in parts]
-        for cl, o in zip(clients, order):                            # clients one after another
-            for s in range(0, len(o), b):
-                cl.step(ds.x_train[o[s:s + b]], ds.y_train[o[s:s + b]])
-        for j in range(len(glob)):                                   # eq. 1: w = Σ_k N_k/N · w_k
-            avg = _avg([cl.units()[j].state_dict() for cl in clients], w)
+        took = [i for i in range(k) if here[i]]                      # S_r
+        for i in took:                                               # participants one after another
+            for s in range(0, len(order[i]), b):
+                clients[i].step(ds.x_train[order[i][s:s + b]], ds.y_train[order[i][s:s + b]])
+        w = sizes[took] / sizes[took].sum()
+        for j in range(len(glob)):                                   # eq. 1 over S_r: w = Σ_k N_k/N_S · w_k
+            avg = _avg([clients[i].units()[j].state_dict() for i in took], w)
             for cl in clients:
                 cl.units()[j].load_state_dict(avg)
             model[j].load_state_dict(avg)
         for c in set(cl.cut for cl in clients):                      # auxiliary heads within a tier
             same = [i for i, cl in enumerate(clients) if cl.cut == c]
-            avg = _avg([clients[i].head.state_dict() for i in same], w[same] / w[same].sum())
-            for i in same:
-                clients[i].head.load_state_dict(avg)
+            trained = [i for i in same if here[i]]
+            if trained:
+                avg = _avg([clients[i].head.state_dict() for i in trained], sizes[trained] / sizes[trained].sum())
+                for i in same:
+                    clients[i].head.load_state_dict(avg)
             bank[c] = copy.deepcopy(clients[same[0]].head)
-        accs.append(evaluate(model, ds.x_test, ds.y_test)[0])
-    return {"test_acc": accs, "model": model.eval()}
+        evals.append(accuracy(model, ds.x_test, ds.y_test))
+    return {"test_acc": [a for a, _ in evals], "test_loss": [t for _, t in evals], "model": model.eval()}
 
 
 class _E2E:
@@ -135,6 +163,11 @@ def run_literal_baseline(cfg: DtflConfig, data: TensorDataset, cut: int, rounds:
     FedYogi: per client ``nn.Module`` s and ``torch.optim.Adam`` s, clients one after another, then the weighted
     average over the round's participants (and Yogi's step written out per parameter). The check of
     :func:`fedlib.dtfl.run_baseline`. Returns ``{"test_acc": [R + 1], "model"}``."""
+    from ..core.validate import check_instance, check_int
+    check_instance("cfg", cfg, DtflConfig)
+    check_instance("data", data, TensorDataset, "a fedlib.data.TensorDataset")
+    check_int("cut", cut, 1, 8, extra=" (modules on the client: 8 FedAvg, 2 SplitFed)")
+    check_int("rounds", rounds, 1)
     ds = subset(data, cfg.train_subset, cfg.test_subset)
     parts = client_data(cfg, ds.y_train.numpy())
     sizes = np.array([len(p) for p in parts], dtype=float)
@@ -147,7 +180,7 @@ def run_literal_baseline(cfg: DtflConfig, data: TensorDataset, cut: int, rounds:
     clients = [_E2E(list(model), cut, cfg.lr, cfg.eps) for _ in range(k)]
     gen = torch_generator(cfg.seed, "data")
     moments = {}
-    accs = [evaluate(model, ds.x_test, ds.y_test)[0]]
+    accs = [accuracy(model, ds.x_test, ds.y_test)[0]]
     for here in part:
         order = [p[torch.randperm(len(p), generator=gen)] for p in parts]
         for i in np.flatnonzero(here):
@@ -167,5 +200,106 @@ def run_literal_baseline(cfg: DtflConfig, data: TensorDataset, cut: int, rounds:
             model[j].load_state_dict(avg)
             for cl in clients:
                 cl.units()[j].load_state_dict(avg)
-        accs.append(evaluate(model, ds.x_test, ds.y_test)[0])
+        accs.append(accuracy(model, ds.x_test, ds.y_test)[0])
     return {"test_acc": accs, "model": model.eval()}
+
+
+# ---- FedGKT (He et al. 2020), the check of fedlib.dtfl.run_fedgkt ------------------------------------------------
+
+def _kd(student: torch.Tensor, teacher: torch.Tensor, t: float) -> torch.Tensor:
+    """He et al.'s KL_Loss written out: T² · mean_b Σ_c p_t (log p_t − log p_s), p = softmax(logits / T);
+    student / teacher ``[B, classes]``; no gradient into the teacher."""
+    log_t = (teacher.detach() / t).log_softmax(1)
+    return t * t * (log_t.exp() * (log_t - (student / t).log_softmax(1))).sum(1).mean()
+
+
+def gkt_round(clients: list, opts: list, server: nn.Module, opt_s, teacher: list, xs: list, ys: list, here,
+              gen: torch.Generator, b: int, temperature: float, alpha: float, server_epochs: int) -> float:
+    """One literal FedGKT round (He et al. 2020, Algorithm 1; DTFL Sec. 4.1's baseline), in place.
+
+    Clients (``clients[k]``: ``nn.Sequential`` [stem, blocks, classifier], ``opts[k]`` its ``torch.optim.Adam``):
+    every client draws an order of its ``N_k`` samples (``gen``, participants or not); each participant with
+    data trains one epoch of ``B = b`` batches on CE(f_k(x), y) + α·KD(f_k(x), z_s) (z_s = ``teacher[k]`` rows
+    of the batch, the server's logits of the round before; CE alone while ``teacher[k]`` is None, eq. 6 of He
+    et al.), then sends H_k = f_k[:2](x_k) ``[N_k, 64w, H, W]`` and z_k = f_k[2:](H_k) ``[N_k, classes]`` (eval
+    mode, all its samples in partition order). Server (``server``, ``opt_s``): per epoch every client draws an
+    order again; participant after participant, batch after batch, CE(f_s(H), y) + α·KD(f_s(H), z_k) (eq. 7).
+    Finally ``teacher[k]`` = f_s(H_k) (eval mode) for the participants. Returns the server's mean CE over the
+    round's samples (None without any).
+    """
+    sizes = [len(y) for y in ys]
+    active = [k for k in range(len(clients)) if here[k] and sizes[k]]
+    orders = [torch.randperm(n, generator=gen) for n in sizes]
+    feats, logits = {}, {}
+    for k in active:
+        clients[k].train()
+        for s in range(0, sizes[k], b):
+            idx = orders[k][s:s + b]
+            out = clients[k](xs[k][idx])
+            loss = F.cross_entropy(out, ys[k][idx])
+            if teacher[k] is not None:
+                loss = loss + alpha * _kd(out, teacher[k][idx], temperature)
+            opts[k].zero_grad()
+            loss.backward()
+            opts[k].step()
+        clients[k].eval()
+        with torch.no_grad():
+            feats[k] = clients[k][:2](xs[k])
+            logits[k] = clients[k][2:](feats[k])
+    ce_sum, count = 0.0, 0
+    for _ in range(server_epochs):
+        orders = [torch.randperm(n, generator=gen) for n in sizes]
+        server.train()
+        for k in active:
+            for s in range(0, sizes[k], b):
+                idx = orders[k][s:s + b]
+                out = server(feats[k][idx])
+                ce = F.cross_entropy(out, ys[k][idx])
+                opt_s.zero_grad()
+                (ce + alpha * _kd(out, logits[k][idx], temperature)).backward()
+                opt_s.step()
+                ce_sum, count = ce_sum + float(ce.detach()) * len(idx), count + len(idx)
+    server.eval()
+    with torch.no_grad():
+        for k in active:
+            teacher[k] = server(feats[k])
+    return ce_sum / count if count else None
+
+
+def _composites(clients: list, server: nn.Module, x: torch.Tensor, y: torch.Tensor) -> tuple[float, float]:
+    """Mean accuracy / CE of server(client_k[:2](x)) with test sample j scored by ``clients[j mod n]``."""
+    correct = loss = 0.0
+    with torch.no_grad():
+        for j, c in enumerate(clients):
+            out = server.eval()(c.eval()[:2](x[j::len(clients)]))
+            correct += int((out.argmax(1) == y[j::len(clients)]).sum())
+            loss += float(F.cross_entropy(out, y[j::len(clients)], reduction="sum"))
+    return correct / len(y), loss / len(y)
+
+
+def run_literal_gkt(cfg: DtflConfig, data: TensorDataset, rounds: int, participants=None, temperature: float = 3.0,
+                    kd_alpha: float = 1.0, server_epochs: int = 1) -> dict:
+    """Literal FedGKT: ``rounds`` × :func:`gkt_round` from :func:`fedlib.dtfl.fedgkt.gkt_models`' initial models
+    (K copies of the client model, contiguous layout), the ``data`` stream of ``cfg.seed``; after round 0 and
+    every round the mean composite accuracy of that round's participants (all clients at round 0). The check of
+    :func:`fedlib.dtfl.run_fedgkt` (which it must equal with ``cfg.channels_last=False``, ``eval_every=1``).
+
+    Returns:
+        ``{"test_acc", "test_loss", "train_loss": [R + 1] (None first), "client_models": [K], "server_model"}``.
+    """
+    ds = subset(data, cfg.train_subset, cfg.test_subset)
+    part = check_participants(participants, rounds, cfg.num_clients)
+    idx = [torch.from_numpy(np.asarray(p, dtype=np.int64)) for p in client_data(cfg, ds.y_train.numpy())]
+    xs, ys = [ds.x_train[i] for i in idx], [ds.y_train[i] for i in idx]
+    client0, server = gkt_models(cfg, ds.x_train.shape[1], ds.x_train.shape[2], ds.num_classes)
+    clients = [copy.deepcopy(client0) for _ in range(cfg.num_clients)]
+    opts = [torch.optim.Adam(c.parameters(), lr=cfg.lr, eps=cfg.eps) for c in clients]
+    opt_s = torch.optim.Adam(server.parameters(), lr=cfg.lr, eps=cfg.eps)
+    teacher, gen = [None] * cfg.num_clients, torch_generator(cfg.seed, "data")
+    evals, losses = [_composites(clients, server, ds.x_test, ds.y_test)], [None]
+    for here in part:
+        losses.append(gkt_round(clients, opts, server, opt_s, teacher, xs, ys, here, gen, cfg.batch_size,
+                                temperature, kd_alpha, server_epochs))
+        evals.append(_composites([c for c, h in zip(clients, here) if h], server, ds.x_test, ds.y_test))
+    return {"test_acc": [a for a, _ in evals], "test_loss": [t for _, t in evals], "train_loss": losses,
+            "client_models": clients, "server_model": server}

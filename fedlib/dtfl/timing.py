@@ -18,9 +18,11 @@ Speeds (choices; the paper gives CPU counts, not FLOP/s): ``core_flops`` = 30 GF
 project's machines (spec: ResNet-56 bottleneck trains 150 samples/s on 2 threads at 0.40 counted GFLOP per
 sample -> 60 GFLOP/s for 2 cores); ``server_flops`` = 50 GFLOP/s per client copy (spec: an H100 trains
 ResNet-56 at 1,300 samples/s in a per-client loop -> 0.52 TFLOP/s, shared by 10 client copies). These are the
-defaults and the ``paper`` profile's values; the ``quick`` notebooks pass 5 and 8 GFLOP/s: ResNet-20 on 28×28 costs
-1/6.6 of ResNet-110 on 32×32 per sample while its smashed data are as large, so both speeds are scaled by that
-factor to keep the paper model's compute / communication balance (``notebooks/dtfl/README.md``).
+defaults and the ``paper`` profile's values; the ``quick`` (and ``smoke``) notebooks run at their parameters'
+defaults, 3 GFLOP/s per CPU and 5 GFLOP/s per client copy: ResNet-20 at width 0.5 on 28×28 costs 38.5 MFLOP
+(fwd + bwd) per sample, 0.038 of ResNet-110 on 32×32 (1,004 MFLOP), while its largest smashed data are 0.38 of
+ResNet-110's, so both speeds are scaled by 0.038 / 0.38 = 0.1 to keep the paper model's compute / communication
+balance (``notebooks/dtfl/README.md``).
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..core.validate import ParameterTypeError, check_choice, check_float
+from ..core.validate import ParameterTypeError, check_array, check_choice, check_float, check_int, check_list
 from ..split import EdgeDevices, LayerProfile, device_terms, profile_model
 from .tiers import aux_head_factory, tier_cuts
 
@@ -80,7 +82,10 @@ def check_resources(cpus, mbps, samples) -> tuple[np.ndarray, np.ndarray, np.nda
     Raises:
         ValueError: cpus or mbps not finite numbers > 0, samples not finite numbers >= 1 (naming them).
     """
-    cpus, mbps, n = (np.asarray(v, dtype=float) for v in (cpus, mbps, samples))
+    arrays = {}
+    for name, v in (("cpus", cpus), ("mbps", mbps), ("samples", samples)):
+        arrays[name] = check_array(name, v, allow_inf=True, nonempty=True)
+    cpus, mbps, n = arrays["cpus"], arrays["mbps"], arrays["samples"]
     for name, v in (("cpus", cpus), ("mbps", mbps)):
         if not np.all(np.isfinite(v)) or np.any(v <= 0):
             raise ValueError(f"{name} must be finite numbers > 0, got {v.tolist()}")
@@ -127,6 +132,9 @@ def tier_costs(model: nn.Sequential, input_shape: tuple, num_tiers: int, num_cla
     if not isinstance(model, nn.Sequential) or len(model) != 8:
         raise ValueError(f"model must be an nn.Sequential of the 8 modules md1..md8, got {type(model).__name__} "
                          f"of {len(model) if isinstance(model, nn.Sequential) else '?'} units")
+    shape = check_list("input_shape", input_shape, lambda k, v: check_int(k, v, 1))
+    if len(shape) != 3:
+        raise ValueError(f"input_shape must be (C, H, W) of one sample, got {input_shape!r}")
     cuts = np.asarray(tier_cuts(num_tiers))
     model = copy.deepcopy(model)
     prof = profile_model(model, tuple(input_shape), "adam")

@@ -28,8 +28,9 @@ import numpy as np
 import torch
 
 from ..core.seeding import numpy_rng, resolve_device, torch_generator
-from ..core.validate import check_bool, check_choice, check_float, check_int
+from ..core.validate import check_bool, check_callable, check_choice, check_float, check_instance, check_int
 from ..data import TensorDataset, partition
+from ..data.datasets import DATASETS
 from ..split import (SplitConfig, aggregate, build_model, evaluate, global_model, global_units, init_state,
                      set_decision, train_round)
 from ..split.config import NUM_UNITS
@@ -73,6 +74,7 @@ class DtflConfig:
     def __post_init__(self):
         check_choice("model", self.model, MODELS)
         check_choice("partition", self.partition, ("iid", "dirichlet"))
+        check_choice("dataset", self.dataset, tuple(DATASETS))
         check_bool("channels_last", self.channels_last)
         for name in ("width", "lr", "eps", "alpha"):
             check_float(name, getattr(self, name), 0, low_open=True)
@@ -95,11 +97,9 @@ def subset(data: TensorDataset, train: int, test: int) -> TensorDataset:
 
 def client_data(cfg: DtflConfig, labels) -> list[np.ndarray]:
     """Per-client training indices (``data`` stream of ``cfg.seed``): IID or Dirichlet(``alpha``) over labels."""
-    rng = numpy_rng(cfg.seed, "data")
-    labels = np.asarray(labels)
-    if cfg.partition == "iid":
-        return partition.iid(len(labels), cfg.num_clients, rng)
-    return partition.dirichlet(labels, cfg.num_clients, cfg.alpha, rng)
+    check_instance("cfg", cfg, DtflConfig)
+    return partition.split(np.asarray(labels), cfg.num_clients, cfg.partition, numpy_rng(cfg.seed, "data"),
+                           alpha=cfg.alpha)
 
 
 def check_cuts(cuts, num_clients: int, high: int = 7) -> np.ndarray:
@@ -178,9 +178,13 @@ def run_engine(cfg: DtflConfig, data: TensorDataset, cuts, method: str = "dtfl",
     model end to end through the cut (the activation gradient returns: FedAvg with cut 8, SplitFed with cut 2).
     Arguments and record as :func:`run_dtfl`; the record also holds ``method``.
     """
-    if not isinstance(cfg, DtflConfig):
-        raise TypeError(f"cfg must be a DtflConfig, got {type(cfg).__name__}")
+    check_instance("cfg", cfg, DtflConfig)
     check_choice("method", method, ("dtfl", "fedavg", "fedyogi", "splitfed"))
+    check_instance("data", data, TensorDataset, "a fedlib.data.TensorDataset")
+    for name, fn in (("progress", progress), ("client_loss", client_loss), ("smashed_transform", smashed_transform),
+                     ("server_update", server_update), ("eval_transform", eval_transform)):
+        check_callable(name, fn)
+    check_bool("keep_model", keep_model)
     local = method == "dtfl"
     eval_transform = smashed_transform if eval_transform is None else eval_transform
     cuts = check_cuts(cuts, cfg.num_clients, high=7 if local else 8)

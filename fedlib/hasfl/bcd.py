@@ -52,10 +52,22 @@ import time
 
 import numpy as np
 
-from .problem import Decision, Problem, aux_variables, batch_caps, common_cut_floors, initial_cuts, theta
+from ..core.validate import check_array, check_bool, check_float, check_instance, check_int, check_list
+from .problem import (Decision, Problem, aux_variables, batch_caps, check_cuts, check_problem, common_cut_floors,
+                      initial_cuts, theta)
 from .theory import bound_floor
 from .p1 import solve_p1
 from .p2 import solve_p2
+
+
+def _decision(problem: Problem, b, cuts) -> tuple[np.ndarray, np.ndarray]:
+    """``b`` (integers >= 1) and ``cuts`` (integers in 1..L), ``[N]`` each, as int64 copies."""
+    n = problem.num_devices
+    b = check_array("b", b, low=1, integer=True)
+    cuts = check_cuts(problem, cuts)
+    if b.shape != (n,) or cuts.shape != (n,):
+        raise ValueError(f"b and cuts must hold one value per device (N = {n}), got shapes {b.shape} and {cuts.shape}")
+    return b.astype(np.int64).copy(), cuts.astype(np.int64).copy()
 
 
 def polish(problem: Problem, b: np.ndarray, cuts: np.ndarray, max_moves: int | None = None) -> tuple:
@@ -66,8 +78,11 @@ def polish(problem: Problem, b: np.ndarray, cuts: np.ndarray, max_moves: int | N
     Returns:
         (b, cuts, moves made).
     """
+    check_problem(problem)
     n, L = problem.num_devices, problem.profile.num_layers
-    b, cuts = b.astype(np.int64).copy(), cuts.astype(np.int64).copy()
+    b, cuts = _decision(problem, b, cuts)
+    if max_moves is not None:
+        check_int("max_moves", max_moves, 0, extra=" or None")
     cur = float(theta(problem, b, cuts))
     eye = np.eye(n, dtype=np.int64)
     caps_by_cut = batch_caps(problem, np.repeat(np.arange(1, L + 1)[:, None], n, 1))     # [L, N]
@@ -95,7 +110,8 @@ def start_batches(problem: Problem, scale: float) -> np.ndarray:
     that keeps the variance term of the floor below ε at the problem's shallowest common cut, capped by each
     device's own memory C4 and ``max_batch`` at its largest-batch cut (:func:`batch_caps`); ``scale=inf``: every
     device at that cap. ``[N]`` int64 >= 1."""
-    p = problem
+    p = check_problem(problem)
+    scale = check_float("scale", scale, 0, low_open=True, allow_inf=True)
     cuts = np.asarray(p.allowed_cuts)
     caps = batch_caps(p, np.broadcast_to(cuts[:, None], (len(cuts), p.num_devices))).max(0)
     if not np.isfinite(scale):
@@ -127,7 +143,10 @@ def line_search_batches(problem: Problem, b: np.ndarray, cuts: np.ndarray, max_c
     """Exact coordinate search on the integer batch sizes at fixed cuts: each device's b_i is set to the best of
     every value 1..cap_i (cap from C4 and ``max_batch``, at most ``max_candidates`` values), the others fixed,
     until a sweep changes nothing. ``[N]`` int64."""
-    b = b.astype(np.int64).copy()
+    check_problem(problem)
+    b, cuts = _decision(problem, b, cuts)
+    check_int("max_candidates", max_candidates, 1)
+    check_int("sweeps", sweeps, 1)
     caps = np.minimum(batch_caps(problem, cuts), max_candidates)
     cur = float(theta(problem, b, cuts))
     for _ in range(sweeps):
@@ -151,6 +170,9 @@ def uniform_cut_candidates(problem: Problem, line_search: bool, floors: dict | N
     sizes from P1 (+ Proposition 1) at budgets taken from every device's memory cap, refined by
     :func:`line_search_batches` when ``line_search``. Infeasible cuts are skipped. ``floors``: the result of
     :func:`common_cut_floors` when the caller has it (else computed; raises its ``ValueError``)."""
+    check_problem(problem)
+    check_bool("line_search", line_search)
+    check_instance("floors", floors, dict, "the dict of common_cut_floors", allow_none=True)
     out = []
     floors = common_cut_floors(problem) if floors is None else floors
     for j in problem.allowed_cuts:
@@ -199,6 +221,12 @@ def bcd(problem: Problem, starts: tuple = (4.0, np.inf), tol: float = 1e-6, max_
     Raises:
         ValueError: no decision exists (C1 with the bound's smallest floor, or C4 with the device and its memory).
     """
+    check_problem(problem)
+    starts = check_list("starts", starts, lambda k, v: check_float(k, v, 0, low_open=True, allow_inf=True))
+    check_float("tol", tol, 0)
+    check_int("max_iter", max_iter, 1)
+    check_bool("polish_result", polish_result)
+    check_bool("group_moves", group_moves)
     t0 = time.perf_counter()
     floors = common_cut_floors(problem)             # raises the one error when no decision exists
     small = problem.num_devices <= 10

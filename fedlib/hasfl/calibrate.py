@@ -96,6 +96,9 @@ def fitted_rounds(constants: HasflConstants, gamma: float, b, cut: int, interval
         ValueError: ε NaN, inf or < 0; γ outside (0, 1/β], I < 1, b < 1 or a cut outside 1..L (as
             :func:`fedlib.hasfl.bound_floor`)."""
     check_float("eps", eps, 0)
+    if not isinstance(constants, HasflConstants):
+        raise ParameterTypeError(f"constants must be HasflConstants, got {type(constants).__name__}")
+    check_int("cut", cut, 1, len(constants.G2))
     variance, split = _floor_terms(constants, gamma, b, cut, interval)
     gap = eps - float(variance + split)
     return 2 * constants.vartheta / (gamma * gap) if gap > 0 else None
@@ -127,6 +130,9 @@ def fit_calibration(constants: HasflConstants, gamma: float, interval: int, num_
     if not isinstance(constants, HasflConstants):
         raise ParameterTypeError(f"constants must be HasflConstants, got {type(constants).__name__}")
     check_bool("fit_variance", fit_variance)
+    if target_acc is not None:
+        check_float("target_acc", target_acc, 0, 1, low_open=True)
+    cuts, rounds = (v.tolist() if isinstance(v, np.ndarray) and v.ndim == 1 else v for v in (cuts, rounds))
     cuts = check_list("cuts", cuts, lambda n, v: check_int(n, v, 1, len(constants.G2)))
     rounds = check_list("rounds", rounds, lambda n, v: v if v is None else check_float(n, v, 0, low_open=True))  # None: not reached
     if isinstance(batch, np.ndarray):

@@ -6,14 +6,19 @@ import time
 
 import numpy as np
 
-from .problem import Decision, Problem, theta
+from ..core.validate import check_int
+from .problem import Decision, Problem, check_problem, theta
 
 
 def exhaustive(problem: Problem, b_max: int = 64, chunk: int = 2 ** 20) -> Decision:
     """Reference optimum: Θ (eq. 42) over every b ∈ {1..b_max}^N and every cut in ``allowed_cuts``^N.
 
-    Only for small instances (work grows as (b_max·|cuts|)^N); raises ``ValueError`` above 5·10⁸ candidates.
+    Only for small instances (work grows as (b_max·|cuts|)^N); raises ``ValueError`` above 5·10⁸ candidates, or
+    when ``b_max`` / ``chunk`` is not an integer >= 1.
     """
+    check_problem(problem)
+    check_int("b_max", b_max, 1)
+    check_int("chunk", chunk, 1)
     n = problem.num_devices
     cuts_list = problem.allowed_cuts
     total = (b_max * len(cuts_list)) ** n

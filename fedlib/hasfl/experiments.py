@@ -10,7 +10,7 @@ import torch
 
 from .. import __version__
 from ..core import ResultStore, numpy_rng, seed_sequence
-from ..data import cifar_available, load_dataset
+from ..data import DATASET_SHAPES, load_dataset, resolve_dataset as _resolve
 from ..split import MODELS, model_profile, sample_system
 from .estimate import pilot_constants
 from .latency import TABLE_I
@@ -18,25 +18,17 @@ from .problem import Problem, eps_with_slack
 from .strategies import STRATEGIES, strategy
 from .theory import HasflConstants
 
-#: input shape and classes of each dataset the HASFL notebooks use
-DATASET_SHAPES = {"fashion-mnist": (1, 28, 10), "cifar10": (3, 32, 10), "cifar100": (3, 32, 100)}
-
-
 #: the paper's dataset of each model (HASFL Sec. VII-A)
 PAPER_DATASET = {"vgg16": "cifar10", "resnet18": "cifar100"}
 
 
 def resolve_dataset(dataset: str, model: str) -> str:
-    """``"auto"`` -> the paper's dataset for ``model`` when it is on disk, else ``"fashion-mnist"``; any other
-    name is returned unchanged. Raises ``ValueError`` for an unknown model or dataset."""
-
+    """``"auto"`` -> the paper's dataset for ``model`` (:data:`PAPER_DATASET`) when it is on disk, else
+    ``"fashion-mnist"``; any other name of :data:`fedlib.data.DATASET_SHAPES` is returned unchanged
+    (:func:`fedlib.data.resolve_dataset`). Raises ``ValueError`` for an unknown model or dataset."""
     if model not in PAPER_DATASET:
         raise ValueError(f"model must be one of {sorted(PAPER_DATASET)}, got {model!r}")
-    if dataset == "auto":
-        return PAPER_DATASET[model] if cifar_available(PAPER_DATASET[model]) else "fashion-mnist"
-    if dataset not in DATASET_SHAPES:
-        raise ValueError(f"dataset must be 'auto' or one of {sorted(DATASET_SHAPES)}, got {dataset!r}")
-    return dataset
+    return _resolve(dataset, PAPER_DATASET[model])
 
 
 def dataset_note(dataset: str, model: str) -> str:
@@ -55,12 +47,16 @@ def constants_config(model: str, dataset: str, pilot_steps: int, lr: float, batc
                 batch_size=batch_size, num_batches=num_batches, power_iters=power_iters, seed=seed, width=width)
 
 
-STORE_CODE = ("fedlib.hasfl", "fedlib.core", "fedlib.data", "fedlib.split.config", "fedlib.split.engine",
-              "fedlib.split.latency", "fedlib.split.models", "fedlib.split.ops", "fedlib.split.profile",
-              "fedlib.split.records", "fedlib.split.system")
-"""The source a HASFL result depends on: HASFL's package, core, data and the modules of ``fedlib.split`` that
-HASFL runs (not the split package as a whole, so that DTFL's models added there leave HASFL's cache valid).
-Editing any of them invalidates HASFL's cached runs (and nothing else does)."""
+STORE_CODE = tuple(f"fedlib.hasfl.{m}" for m in (
+    "bcd", "calibrate", "estimate", "exhaustive", "experiments", "instances", "latency", "p1", "p2", "problem",
+    "strategies", "theory", "train_plan", "training")) + (
+    "fedlib.core", "fedlib.data", "fedlib.split.config", "fedlib.split.engine", "fedlib.split.latency",
+    "fedlib.split.models", "fedlib.split.ops", "fedlib.split.profile", "fedlib.split.records", "fedlib.split.system")
+"""The source a HASFL result depends on: the modules of ``fedlib.hasfl`` that compute records (all but the figure
+modules :mod:`.plots` and :mod:`.train_plots` and the package's ``__init__``, which only re-exports), core, data
+and the modules of ``fedlib.split`` that HASFL runs (not the split package as a whole, so that DTFL's models and
+the literal test reference there leave HASFL's cache valid). Editing any of them invalidates HASFL's cached runs
+(and nothing else does); a figure edit redraws from the cache."""
 
 
 def result_store(root: str | None = None) -> ResultStore:
@@ -116,6 +112,12 @@ def compare_strategies(problem: Problem, num_draws: int, seed: int, strategies=S
         One row per strategy: ``method``, ``theta`` (mean over feasible draws, s), ``theta_std``, ``infeasible``
         (draws with Θ = inf), ``solve_s``, ``N``, and for HASFL its decision (``b``, ``cuts``).
     """
+    from ..core.validate import check_choice, check_int, check_list
+    from .problem import check_problem
+    check_problem(problem)
+    check_int("num_draws", num_draws, 1)
+    check_int("seed", seed, 0)
+    strategies = check_list("strategies", strategies, lambda k, v: check_choice(k, v, STRATEGIES), distinct=True)
     rows = []
     for name in strategies:
         t0 = time.perf_counter()

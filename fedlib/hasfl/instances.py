@@ -12,7 +12,9 @@ from dataclasses import replace
 import numpy as np
 
 from ..core.seeding import numpy_rng
+from ..core.validate import check_int, check_list
 from ..split import model_profile, sample_system
+from ..split.config import NUM_UNITS
 from .latency import TABLE_I
 from .problem import Problem
 from .theory import HasflConstants, bound_floor
@@ -23,15 +25,20 @@ def random_instance(seed: int, num_devices: tuple = (2, 4), num_cuts: tuple = (4
     """One seeded instance (``system`` stream of ``seed``); ranges are inclusive ``(low, high)``.
 
     Raises:
-        ValueError: an empty or inverted range.
+        ValueError: an empty or inverted range, or ``num_cuts`` above VGG-16's 16 layers (never clamped).
+        ParameterTypeError: a range that is not two integers.
     """
-    for name, (lo, hi) in (("num_devices", num_devices), ("num_cuts", num_cuts), ("b_max", b_max)):
-        if not 1 <= lo <= hi:
-            raise ValueError(f"{name} must be a range (low, high) with 1 <= low <= high, got {(lo, hi)}")
+    layers = NUM_UNITS["vgg16"]                     # checked before the (slower) profile is measured
+    for name, value, top in (("num_devices", num_devices, None), ("num_cuts", num_cuts, layers),
+                             ("b_max", b_max, None)):
+        rng_text = f"1 <= low <= high{'' if top is None else f' <= {top} (the layers of VGG-16)'}"
+        items = check_list(name, value, lambda k, v, top=top: check_int(k, v, 1, top))
+        if len(items) != 2 or not items[0] <= items[1]:
+            raise ValueError(f"{name} must be a range (low, high) of integers with {rng_text}, got {value!r}")
     rng = numpy_rng(seed, "system")
     profile = model_profile("vgg16")
     n = int(rng.integers(num_devices[0], num_devices[1] + 1))
-    k = int(rng.integers(num_cuts[0], min(num_cuts[1], profile.num_layers) + 1))
+    k = int(rng.integers(num_cuts[0], num_cuts[1] + 1))
     cuts = tuple(sorted(int(c) for c in rng.choice(np.arange(1, profile.num_layers + 1), size=k, replace=False)))
     mem_lo = rng.uniform(5e6, 60e6)
     spec = replace(TABLE_I, num_devices=n, memory_bytes=(mem_lo, mem_lo * rng.uniform(1.5, 6.0)))

@@ -4,7 +4,29 @@ from __future__ import annotations
 
 import numpy as np
 
-from .problem import batch_caps, Problem
+from ..core.validate import check_array, check_bool, check_float, check_instance, check_int
+from .problem import Problem, batch_caps, check_cuts, check_problem
+
+
+def _check_inputs(problem: Problem, cuts, T: dict) -> np.ndarray:
+    """The problem, ``cuts`` (``[N]`` integers in 1..L) and ``T`` (the dict of :func:`fedlib.hasfl.aux_variables`:
+    T1..T6, finite numbers >= 0) of P1; returns the cuts as an array."""
+    check_problem(problem)
+    cuts = check_cuts(problem, cuts)
+    if cuts.shape != (problem.num_devices,):
+        raise ValueError(f"cuts must hold one cut per device (N = {problem.num_devices}), got shape {cuts.shape}")
+    check_instance("T", T, dict, "the dict of fedlib.hasfl.aux_variables (T1..T6)")
+    missing = [k for k in ("T1", "T2", "T3", "T4", "T5", "T6") if k not in T]
+    if missing:
+        raise ValueError(f"T lacks {missing}: expected the dict of fedlib.hasfl.aux_variables (T1..T6)")
+    for k in ("T1", "T2", "T3", "T4", "T5", "T6"):
+        check_float(f"T[{k!r}]", T[k], 0)
+    return cuts
+
+
+def _check_abcd(A, B, C, D) -> tuple[float, float, np.ndarray, float]:
+    return (check_float("A", A), check_float("B", B), check_array("C", C, low=0, ndim=1),
+            check_float("D", D, 0))
 
 
 def p1_coefficients(problem: Problem, cuts, T: dict) -> tuple[float, float, np.ndarray, float]:
@@ -13,9 +35,10 @@ def p1_coefficients(problem: Problem, cuts, T: dict) -> tuple[float, float, np.n
     A = ε − 1{I>1}·4β²γ²I²T1, B = (βγ/N²) Σ_j σ_j², C_i = (ρ_L − ρ_{L_i} + ϖ_L − ϖ_{L_i})/f_s (s per sample),
     D = T3 + T4 + (T5 + T6)/I (s).
     """
+    cuts = _check_inputs(problem, cuts, T)
     p, c = problem, problem.constants
     n = p.num_devices
-    k = np.asarray(cuts) - 1
+    k = cuts - 1
     a = p.eps - (p.interval > 1) * 4 * c.beta ** 2 * p.gamma ** 2 * p.interval ** 2 * T["T1"]
     bb = c.beta * p.gamma * c.sigma2.sum() / n ** 2
     prof = p.profile
@@ -35,8 +58,12 @@ def newton_jacobi(A: float, B: float, C: np.ndarray, D: float, tol: float = 1e-1
         ``[N]`` b̂ (float, may hold inf).
 
     Raises:
-        ValueError: A <= 0 or B <= 0 (ε unreachable: the split term alone exceeds ε), or no convergence.
+        ValueError: A <= 0 or B <= 0 (ε unreachable: the split term alone exceeds ε), or no convergence; NaN or
+            inf coefficients, C empty or negative, D < 0, tol NaN or < 0, max_iter < 1.
     """
+    A, B, C, D = _check_abcd(A, B, C, D)
+    check_float("tol", tol, 0)
+    check_int("max_iter", max_iter, 1)
     if A <= 0:
         raise ValueError(f"convergence constraint C1: eps is unreachable, A = eps - split term = {A:.4g} <= 0")
     if B <= 0:
@@ -69,8 +96,14 @@ def newton_jacobi(A: float, B: float, C: np.ndarray, D: float, tol: float = 1e-1
 
 def p1_closed_form(A: float, B: float, C: np.ndarray, D: float) -> np.ndarray:
     """The same stationary point in closed form (used to test :func:`newton_jacobi`): b̂_i = k/√C_i with
-    k = (B s + √(B²s² + A B D))/A, s = Σ √C_i (all F_i = 0 force b_i √C_i to be equal)."""
-    C = np.asarray(C, dtype=float)
+    k = (B s + √(B²s² + A B D))/A, s = Σ √C_i (all F_i = 0 force b_i √C_i to be equal).
+
+    Raises:
+        ValueError: A <= 0 or B <= 0, NaN or inf coefficients, C empty or negative, D < 0."""
+    A, B, C, D = _check_abcd(A, B, C, D)
+    for name, v in (("A", A), ("B", B)):
+        if v <= 0:
+            raise ValueError(f"{name} must be > 0 (A = eps - split term, B = variance coefficient), got {v}")
     s = np.sqrt(C[C > 0]).sum()
     k = (B * s + np.sqrt(B ** 2 * s ** 2 + A * B * D)) / A
     return np.where(C > 0, k / np.sqrt(np.where(C > 0, C, 1.0)), np.inf)
@@ -79,8 +112,9 @@ def p1_closed_form(A: float, B: float, C: np.ndarray, D: float) -> np.ndarray:
 def kappa(problem: Problem, cuts, T: dict) -> np.ndarray:
     """κ_i of Proposition 1: the largest b_i allowed by memory C4, R3 (T3) and R4 (T4) at the device's cut
     (and by ``max_batch`` when set)."""
+    cuts = _check_inputs(problem, cuts, T)
     p = problem
-    k = np.asarray(cuts) - 1
+    k = cuts - 1
     prof, dev = p.profile, p.devices
     mem = batch_caps(p, cuts).astype(float)   # exact integer bound of C4 (strict) and max_batch, no tolerance
     r3 = T["T3"] / (prof.fwd_flops[k] / dev.flops + prof.act_bits[k] / dev.rate_up)
@@ -136,7 +170,9 @@ def solve_p1(problem: Problem, cuts, T: dict, budget_search: bool = True) -> np.
         ValueError: κ_i < 1 for some device (names the device: memory or latency budget too small), or ε
         unreachable (A <= 0).
     """
+    check_bool("budget_search", budget_search)
     A, B, C, _ = p1_coefficients(problem, cuts, T)
+    cuts = np.asarray(cuts)
     if A <= 0:
         raise ValueError(f"convergence constraint C1: eps is unreachable, A = eps - split term = {A:.4g} <= 0")
     if budget_search:

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .problem import Problem, aux_variables, feasible_cuts, initial_cuts, theta
+from ..core.validate import check_array, check_float, check_int
+from .problem import Problem, aux_variables, check_problem, feasible_cuts, initial_cuts, theta
+
+
+def _check_b(problem: Problem, b) -> np.ndarray:
+    """``b``: ``[N]`` integer batch sizes >= 1 (a fraction, NaN or bool is refused, never truncated)."""
+    check_problem(problem)
+    b = check_array("b", b, low=1, integer=True)
+    if b.shape != (problem.num_devices,):
+        raise ValueError(f"b must hold one batch size per device (N = {problem.num_devices}), got shape {b.shape}")
+    return b.astype(np.int64)
 
 
 def _p2_model(problem: Problem, b: np.ndarray, with_convergence: bool):
@@ -53,9 +63,12 @@ def solve_p2(problem: Problem, b, tol: float = 1e-9, max_iter: int = 50) -> tupl
         (cuts ``[N]``, T dict, info ``{"dinkelbach_iters", "lambda"}``).
 
     Raises:
-        ValueError: no cut satisfies C4 on some device, or ε is unreachable for these batch sizes.
+        ValueError: no cut satisfies C4 on some device, or ε is unreachable for these batch sizes; b not N
+            integers >= 1, tol NaN or < 0, max_iter < 1.
     """
-    b = np.asarray(b, dtype=np.int64)
+    b = _check_b(problem, b)
+    check_float("tol", tol, 0)
+    check_int("max_iter", max_iter, 1)
     start = initial_cuts(problem, b)  # a feasible point (raises the C1 / C4 error when there is none)
     cp, mu, T, num, den, cons = _p2_model(problem, b, with_convergence=True)
     lam = cp.Parameter(nonneg=True)
@@ -77,7 +90,7 @@ def solve_p2(problem: Problem, b, tol: float = 1e-9, max_iter: int = 50) -> tupl
 def min_round_latency_cuts(problem: Problem, b) -> np.ndarray:
     """RHAMS: cuts that minimise the per-round latency T_S + T_A/I for fixed b (P2's MILP without the
     convergence denominator)."""
-    b = np.asarray(b, dtype=np.int64)
+    b = _check_b(problem, b)
     cp, mu, T, num, den, cons = _p2_model(problem, b, with_convergence=False)
     prob = cp.Problem(cp.Minimize(num), cons)
     prob.solve(solver=cp.HIGHS)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.validate import check_float, check_int
+from ..core.validate import check_array, check_float, check_instance, check_int, check_list
 from ..split import EdgeDevices, LayerProfile, Servers, memory_bits
 from .latency import round_latency
 from .theory import HasflConstants, bound_floor
@@ -33,13 +33,17 @@ class Problem:
     max_batch: int | None = None
 
     def __post_init__(self):
+        check_instance("profile", self.profile, LayerProfile, "a fedlib.split.LayerProfile")
+        check_instance("devices", self.devices, EdgeDevices, "fedlib.split.EdgeDevices")
+        check_instance("servers", self.servers, Servers, "fedlib.split.Servers")
+        check_instance("constants", self.constants, HasflConstants)
         check_int("interval", self.interval, 1)
         check_float("eps", self.eps, 0, low_open=True)
         check_float("gamma", self.gamma, 0, low_open=True)
         if self.max_batch is not None:
             check_int("max_batch", self.max_batch, 1, extra=" or None")
-        for c in self.allowed_cuts:
-            check_int("allowed_cuts", c, 1, self.profile.num_layers)
+        check_list("allowed_cuts", self.allowed_cuts, lambda k, v: check_int(k, v, 1, self.profile.num_layers),
+                   min_len=0)
         if len(self.constants.sigma2) != self.profile.num_layers:
             raise ValueError(f"constants have {len(self.constants.sigma2)} layers, the profile "
                              f"{self.profile.num_layers}")
@@ -68,11 +72,22 @@ class Decision:
     info: dict = field(default_factory=dict)
 
 
+def check_problem(problem) -> Problem:
+    """``problem`` if it is a :class:`Problem`, else a ``ParameterTypeError`` naming ``problem``."""
+    return check_instance("problem", problem, Problem, "a fedlib.hasfl.Problem")
+
+
+def check_cuts(problem: Problem, cuts, name: str = "cuts") -> np.ndarray:
+    """``cuts`` (``[..., N]``) as an int64 array of cut layers in 1..L, else an error naming ``name``."""
+    return check_array(name, cuts, low=1, high=problem.profile.num_layers, integer=True)
+
+
 def eps_with_slack(constants: HasflConstants, gamma: float, interval: int, num_devices: int,
                    slack: float) -> float:
     """ε = (1 + slack)·floor(b_i = 64 ∀i, L_c = 1): a target just above the smallest floor Theorem 1 allows
     at the shallowest cut (see the module docstring). Raises ``ValueError`` for slack <= 0."""
     check_float("slack", slack, 0, low_open=True)
+    check_int("num_devices", num_devices, 1)
     return float((1 + slack) * bound_floor(constants, gamma, np.full(num_devices, 64.0), 1, interval))
 
 
@@ -82,7 +97,7 @@ def theta(problem: Problem, b, cuts) -> np.ndarray:
     ``inf`` where a decision is infeasible: memory C4 violated on some device, a cut outside
     ``allowed_cuts``, or ε at or below the bound's floor (C1 unreachable).
     """
-    p, c = problem, problem.constants
+    p, c = check_problem(problem), problem.constants
     b = np.asarray(b, dtype=float)
     cuts = np.asarray(cuts)
     lat = round_latency(p.profile, b, cuts, p.devices, p.servers)
@@ -96,14 +111,18 @@ def theta(problem: Problem, b, cuts) -> np.ndarray:
 
 
 def feasible_cuts(problem: Problem, b) -> np.ndarray:
-    """``[N, L]`` bool: cut j is allowed for device i and satisfies memory C4 at batch size b_i.
+    """``[N, L]`` bool: cut j is allowed for device i and satisfies memory C4 at batch size b_i (``b``: ``[N]``, or
+    one batch size for every device).
 
     Raises:
         ValueError: some device has no feasible cut (names the device and its memory).
     """
-    p = problem
+    p = check_problem(problem)
     L = p.profile.num_layers
-    b = np.asarray(b, dtype=float).reshape(-1, 1)
+    b = check_array("b", b, low=1, allow_inf=True)
+    if b.size not in (1, p.num_devices):
+        raise ValueError(f"b must be one batch size or one per device (N = {p.num_devices}), got shape {b.shape}")
+    b = np.broadcast_to(b.reshape(-1), (p.num_devices,)).reshape(-1, 1)
     cuts = np.arange(1, L + 1)[None, :]
     ok = memory_bits(p.profile, b, np.broadcast_to(cuts, (len(b), L))) < p.devices.memory_bits[:, None]
     ok &= np.isin(cuts, p.allowed_cuts)
@@ -118,7 +137,7 @@ def feasible_cuts(problem: Problem, b) -> np.ndarray:
 def aux_variables(problem: Problem, b, cuts) -> dict:
     """The tightest T1..T6 of (44) for a decision: T1 = max G̃²_{L_i}, T2 = max δ_{L_i}, T3 = max(T_F + T_aU),
     T4 = max(T_gD + T_B), T5 = max(max T_cU, T_sU), T6 = max(max T_cD, T_sD)."""
-    p = problem
+    p = check_problem(problem)
     lat = round_latency(p.profile, b, cuts, p.devices, p.servers)
     k = np.asarray(cuts) - 1
     return {"T1": float(p.constants.G2_cum[k].max()), "T2": float(p.profile.param_bits[k].max()),
@@ -133,7 +152,7 @@ def admissible_cuts(problem: Problem, b) -> np.ndarray:
     Raises:
         ValueError: C4 unsatisfiable on a device, or no cut keeps ε reachable (C1), naming the floor.
     """
-    p = problem
+    p = check_problem(problem)
     ok = feasible_cuts(problem, b)
     b = np.broadcast_to(np.asarray(b, dtype=float), (p.num_devices,))
     floors = np.array([bound_floor(p.constants, p.gamma, b, j, p.interval) for j in range(1, p.profile.num_layers + 1)])
@@ -147,7 +166,7 @@ def admissible_cuts(problem: Problem, b) -> np.ndarray:
 def initial_cuts(problem: Problem, b) -> np.ndarray:
     """The BCD start (see the module docstring): each device's admissible cut (:func:`admissible_cuts`) with the
     smallest per-sample device time (ρ_j + ϖ_j)/f_i + ψ_j/r_i^U + χ_j/r_i^D."""
-    p = problem
+    p = check_problem(problem)
     ok = admissible_cuts(problem, b)
     prof, dev = p.profile, p.devices
     t = ((prof.fwd_flops + prof.bwd_flops)[None, :] / dev.flops[:, None]
@@ -165,8 +184,8 @@ def batch_caps(problem: Problem, cuts) -> np.ndarray:
     Returns:
         ``[..., N]`` int64 (no tolerance: the integer bound is checked with the same arithmetic as C4).
     """
-    p = problem
-    k = np.asarray(cuts) - 1
+    p = check_problem(problem)
+    k = check_cuts(p, cuts) - 1
     per = p.profile.act_bits_cum[k] + p.profile.grad_bits_cum[k]
     fixed = p.profile.opt_state_bits[k] + p.profile.param_bits[k]
     mem = p.devices.memory_bits
@@ -185,7 +204,7 @@ def common_cut_floors(problem: Problem) -> dict[int, float]:
         ValueError: one error for the whole problem, naming the binding constraint: memory C4 (the device and its
             memory, when it fits no allowed cut even at b = 1) or convergence C1 (ε and the smallest floor).
     """
-    p = problem
+    p = check_problem(problem)
     cuts = np.asarray(p.allowed_cuts)
     caps = batch_caps(p, np.broadcast_to(cuts[:, None], (len(cuts), p.num_devices)))   # [cuts, N]
     bad = np.flatnonzero((caps < 1).all(0))

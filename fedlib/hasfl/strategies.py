@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .problem import Decision, Problem, admissible_cuts, aux_variables, theta
+from ..core.validate import check_instance
+from .problem import Decision, Problem, admissible_cuts, aux_variables, check_problem, theta
 from .bcd import bcd
 from .p1 import solve_p1
 from .p2 import min_round_latency_cuts, solve_p2
@@ -34,10 +35,13 @@ def strategy(problem: Problem, name: str, rng: np.random.Generator) -> Decision:
     Random strategies whose draw makes ε unreachable get Θ = inf.
 
     Raises:
-        ValueError: unknown name.
+        ValueError: unknown name (the message names ``name`` and lists :data:`STRATEGIES`).
+        ParameterTypeError: ``problem`` not a :class:`Problem`, ``rng`` not a numpy Generator.
     """
-    if name not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {STRATEGIES}, got {name!r}")
+    check_problem(problem)
+    if not isinstance(name, str) or name not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {STRATEGIES}, got name={name!r}")
+    check_instance("rng", rng, np.random.Generator, "a numpy.random.Generator")
     n = problem.num_devices
     if name == "HASFL":
         return bcd(problem)

@@ -12,15 +12,15 @@ from dataclasses import dataclass, replace
 from tqdm.auto import tqdm
 
 from ..core import ResultStore
-from ..core.validate import check_bool, check_choice, check_float, check_int, check_list
+from ..core.validate import check_bool, check_choice, check_float, check_instance, check_int, check_list
 from ..data import TensorDataset
 from ..split import time_to_target
 from .bcd import bcd
 from .calibrate import CalibrationFit, calibrated_constants, fit_calibration, fitted_rounds
 from .strategies import STRATEGIES
 from .theory import HasflConstants, bound_floor, rounds_needed
-from .training import (CONSTANTS_MODES, TrainSettings, bound_constants, decide, floors_by_cut, pilot, run_config,
-                       summary_row, target_eps, train, training_problem)
+from .training import (CONSTANTS_MODES, TrainSettings, bound_constants, check_plan, check_settings_data, decide,
+                       floors_by_cut, pilot, run_config, summary_row, target_eps, train, training_problem)
 
 #: Methods run under other constants modes than the settings' (``<method>-<mode>``): Fig. 5's HASFL under every
 #: mode (``HASFL-max``: the worst-case constants, same ε rule as the main settings; ``HASFL-calibrated``:
@@ -74,18 +74,14 @@ class TrainPlan:
     calibrate_variance: bool = True
 
     def __post_init__(self):
-        for name in ("settings", "batch_grid", "cut_grid", "models", "widths", "device_counts", "n_methods"):
-            object.__setattr__(self, name, tuple(check_list(name, list(getattr(self, name)))))
-        if len(self.widths) != len(self.models):
-            raise ValueError(f"widths must have one entry per model ({len(self.models)}), got {list(self.widths)}")
-        for v in self.batch_grid + (self.fixed_batch,):
-            check_int("batch_grid / fixed_batch", v, 1)
-        for v in self.device_counts + (self.num_devices,):
-            check_int("device_counts / num_devices", v, 1)
-        for w in self.widths:
-            check_float("widths", w, 0, low_open=True)
-        for name in ("compare_constants", "calibrate_variance"):
-            check_bool(name, getattr(self, name))
+        for name, value in check_plan(self).items():         # lists as tuples; raises naming the field
+            object.__setattr__(self, name, value)
+
+
+def _check_inputs(store, s, plan, data) -> None:
+    """``s``, ``plan`` and ``data`` of :func:`run_plan` and the calibration (``store``, ``data`` duck-typed)."""
+    check_settings_data(s, data)
+    check_instance("plan", plan, TrainPlan)
 
 
 def _jobs(plan: TrainPlan, s: TrainSettings) -> list[tuple]:
@@ -144,6 +140,8 @@ def plan_calibration(store: ResultStore, s: TrainSettings, plan: TrainPlan, seed
         has fewer than 2) reach ``target_acc`` (naming them and the target), or the runs do not determine the
         fit (:func:`fedlib.hasfl.calibrate.fit_calibration`).
     """
+    _check_inputs(store, s, plan, data)
+    check_int("seed", seed, 0)
     check_float("target_acc", target_acc, 0, 1, low_open=True)
     s0, n = replace(s, model=plan.models[0], width=plan.widths[0]), plan.num_devices
     rec = pilot(store, s0, seed, data)
@@ -184,8 +182,10 @@ def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[
         ``s.constants == "calibrated"`` and the calibration fails (fewer than 2 cuts or batch sizes reach the
         calibration target, :func:`plan_calibration`).
     """
-    check_list("seeds", seeds, lambda n, v: check_int(n, v, 0))
+    _check_inputs(store, s, plan, data)
+    seeds = check_list("seeds", seeds, lambda n, v: check_int(n, v, 0), distinct=True)
     check_float("target_acc", target_acc, 0, 1, low_open=True)
+    check_bool("progress", progress)
     calibration_target = target_acc if calibration_target is None else calibration_target
     check_float("calibration_target", calibration_target, 0, 1, low_open=True)
     jobs = _jobs(plan, s)
@@ -251,7 +251,9 @@ def calibration_table(store: ResultStore, s: TrainSettings, plan: TrainPlan, see
         largest floor of these runs, :func:`bound_vs_training`'s rule; R ∝ 1/(ε − floor)). A seed whose
         calibration fails gives one row with ``kappa`` None and ``note`` = why.
     """
-    check_list("seeds", seeds, lambda n, v: check_int(n, v, 0))
+    _check_inputs(store, s, plan, data)
+    seeds = check_list("seeds", seeds, lambda n, v: check_int(n, v, 0), distinct=True)
+    check_float("target_acc", target_acc, 0, 1, low_open=True)
     rows = []
     for seed in seeds:
         try:
@@ -354,7 +356,13 @@ def claim_ratios(rows: list[dict]) -> list[dict]:
     row per HABS / HAMS variant (``HABS``, ``HABS-calibrated``, ...: :data:`VARIANT_MODES`). Every row has
     ``claim``, ``model``, ``setting``, ``method`` (the method measured: HASFL for Fig. 6), ``versus``, ``ratio``
     (the other's time / the method's), ``acc_gain`` (final accuracy, method minus other) and ``note``. ``ratio``
-    is None when either run never reached the target (``note`` says which)."""
+    is None when either run never reached the target (``note`` says which). Raises ``ValueError`` /
+    ``ParameterTypeError`` when ``rows`` is not a non-empty list of :func:`run_plan` rows."""
+    for i, r in enumerate(check_list("rows", rows, lambda k, v: check_instance(k, v, dict, "a run_plan row"))):
+        if missing := [k for k in ("figures", "method", "model", "setting", "time_to_target_s", "final_test_acc")
+                       if k not in r]:
+            raise ValueError(f"rows[{i}] lacks {missing}: expected the rows of run_plan (entry['row'])")
+
     def mean(vals):
         vals = [v for v in vals if v is not None]
         return sum(vals) / len(vals) if vals else None

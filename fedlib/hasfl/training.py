@@ -41,14 +41,15 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from ..core import ResultStore, numpy_rng
-from ..core.validate import check_choice, check_float, check_int
+from ..core.validate import (ParameterTypeError, check_bool, check_choice, check_float, check_instance, check_int,
+                             check_list)
 from ..data import TensorDataset
 from ..split import SplitConfig, converged_at, model_profile, run_split, sample_system, time_to_target
 from .experiments import DATASET_SHAPES, constants_config, estimated_constants
 from .latency import TABLE_I, round_latency
 from .p1 import solve_p1
 from .p2 import solve_p2
-from .problem import Problem, aux_variables, eps_with_slack, theta
+from .problem import Problem, aux_variables, check_problem, eps_with_slack, theta
 from .strategies import STRATEGIES, strategy
 from .theory import HasflConstants, bound_floor
 
@@ -119,6 +120,52 @@ class TrainSettings:
             raise ValueError(f"max_rounds must be 0 (no cap) or >= min_rounds = {self.min_rounds}, got {self.max_rounds}")
 
 
+#: methods Fig. 9 can run (``TrainPlan.n_methods``): the strategies and HASFL under another constants mode (HABS /
+#: HAMS need a fixed batch size or cut, which Fig. 9 has not)
+N_METHODS = STRATEGIES + tuple(f"HASFL-{m}" for m in CONSTANTS_MODES)
+
+
+def check_plan(plan) -> dict:
+    """The list fields of a :class:`fedlib.hasfl.train_plan.TrainPlan` as tuples, after checking every field: the
+    settings (``iid`` / ``noniid``), models, widths, grids, device counts and Fig. 9's methods are non-empty lists
+    without repeats of known names / integers >= 1, cuts within the first model's layers.
+
+    Raises:
+        ValueError / ParameterTypeError: naming the field, its allowed values and the value given."""
+    out = {}
+
+    def items(name, check, distinct=True):
+        out[name] = tuple(check_list(name, getattr(plan, name), check, distinct=distinct))
+        return out[name]
+
+    positive = lambda k, v: check_int(k, v, 1)   # noqa: E731
+    items("settings", lambda k, v: check_choice(k, v, ("iid", "noniid")))
+    models = items("models", lambda k, v: check_choice(k, v, tuple(NUM_LAYERS)), distinct=False)
+    widths = items("widths", lambda k, v: check_float(k, v, 0, low_open=True), distinct=False)
+    if len(widths) != len(models):
+        raise ValueError(f"widths must have one entry per model ({len(models)}), got {list(widths)}")
+    if len(set(zip(models, widths))) != len(models):
+        raise ValueError(f"models / widths must not repeat a (model, width) pair, got {list(zip(models, widths))}")
+    layers, cut_text = NUM_LAYERS[models[0]], f" (cuts of {models[0]}: 1..{NUM_LAYERS[models[0]]})"
+    items("batch_grid", positive)
+    items("cut_grid", lambda k, v: check_int(k, v, 1, layers, extra=cut_text))
+    items("device_counts", positive)
+    items("n_methods", lambda k, v: check_choice(k, v, N_METHODS))
+    check_int("fixed_cut", plan.fixed_cut, 1, layers, extra=cut_text)
+    for name in ("fixed_batch", "num_devices"):
+        check_int(name, getattr(plan, name), 1)
+    for name in ("compare_constants", "calibrate_variance"):
+        check_bool(name, getattr(plan, name))
+    return out
+
+
+def check_settings_data(s, data) -> None:
+    """``s`` a :class:`TrainSettings` and ``data`` training data (duck-typed: a ``y_train``; tests pass fakes)."""
+    check_instance("s", s, TrainSettings)
+    if not hasattr(data, "y_train"):
+        raise ParameterTypeError(f"data must be a fedlib.data.TensorDataset, got {type(data).__name__}")
+
+
 # --- constants, target and problem ------------------------------------------------------------------------------
 
 def pilot(store: ResultStore, s: TrainSettings, seed: int, data: TensorDataset | None = None) -> dict:
@@ -159,6 +206,10 @@ def training_problem(s: TrainSettings, constants: HasflConstants, eps: float, nu
                      seed: int) -> Problem:
     """Problem (41) on a Table I system of ``num_devices`` devices (``system`` stream of ``seed``) with the
     profile of the trained model (``s.model`` at ``s.width`` and the dataset's input shape)."""
+    check_instance("s", s, TrainSettings)
+    check_instance("constants", constants, HasflConstants)
+    check_int("num_devices", num_devices, 1)
+    check_int("seed", seed, 0)
     ch, size, classes = DATASET_SHAPES[s.dataset]
     devices, servers = sample_system(replace(TABLE_I, num_devices=num_devices), numpy_rng(seed, "system"))
     profile = model_profile(s.model, ch, size, classes, width=s.width)
@@ -186,7 +237,9 @@ def decide(problem: Problem, method: str, seed: int, batch: int | None = None, c
     Raises:
         ValueError: unknown method; ``batch`` / ``cut`` missing or out of range for HABS, HAMS, fixed.
     """
+    check_problem(problem)
     check_choice("method", method, TRAIN_METHODS)
+    check_int("seed", seed, 0)
     n, L = problem.num_devices, problem.profile.num_layers
     note, original = "", problem
     if method in ("HABS", "fixed"):
@@ -217,6 +270,8 @@ def decide(problem: Problem, method: str, seed: int, batch: int | None = None, c
 def hasfl_clock(problem: Problem):
     """``clock(round, b, cuts, aggregated) -> s``: T_S (eq. 38) of the decision, plus T_A (eq. 39) on
     aggregation rounds, on ``problem``'s system and profile (:func:`fedlib.hasfl.round_latency`)."""
+    check_problem(problem)
+
     def clock(_round, b, cuts, aggregated):
         lat = round_latency(problem.profile, b, cuts, problem.devices, problem.servers)
         return float(lat["T_S"] + (lat["T_A"] if aggregated else 0.0))

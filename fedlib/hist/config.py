@@ -5,7 +5,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..core.validate import check_choice, check_float, check_int, check_str
+from ..core.validate import check_choice, check_float, check_int
+from ..data.datasets import DATASETS
 
 METHODS = ("hist", "hfedavg")
 SETTINGS = ("noniid", "cell_iid")
@@ -58,7 +59,7 @@ class HistConfig:
         check_choice("method", self.method, METHODS)
         check_choice("setting", self.setting, SETTINGS)
         check_choice("output_bias", self.output_bias, OUTPUT_BIAS)
-        check_str("dataset", self.dataset)
+        check_choice("dataset", self.dataset, tuple(DATASETS))
         check_int("num_cells", self.num_cells, 1,
                   extra=f" that divides hidden ({self.hidden}) and num_clients ({self.num_clients})")
         for name in ("num_clients", "hidden", "H", "E", "global_rounds", "batch_size", "shards_per_client"):

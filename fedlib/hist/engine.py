@@ -207,5 +207,12 @@ def step_flops(batch_size: int, in_features: int, hidden: int, num_classes: int)
 
     Forward 2B(dh + hC); backward 2BCh (∇W2) + 2BCh (∇a) + 2Bdh (∇W1); no input gradient:
     4Bdh + 6BhC. Element-wise work (ReLU, softmax, bias) is not counted.
+
+    Raises:
+        ValueError / ParameterTypeError: a count that is not an integer >= 1 (naming it).
     """
+    from ..core.validate import check_int
+    for name, value in (("batch_size", batch_size), ("in_features", in_features), ("hidden", hidden),
+                        ("num_classes", num_classes)):
+        check_int(name, value, 1)
     return 4 * batch_size * in_features * hidden + 6 * batch_size * hidden * num_classes

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 
 from ..core.estimators import hessian_top_eigenvalue
 from ..core.seeding import numpy_rng
-from ..core.validate import ParameterTypeError, check_choice, check_float, check_int, check_list
+from ..core.validate import ParameterTypeError, check_choice, check_float, check_instance, check_int, check_list
 from .config import SETTINGS, HistConfig
 from .run import iterate_hist, prepare
 from .sampling import client_partition
@@ -163,6 +163,14 @@ def estimate_constants(points: list[MLPState], x: torch.Tensor, y: torch.Tensor,
             "f_gap": full_loss(init, x, y), "per_point": per_point}
 
 
+def _cells_key(name: str, key) -> int:
+    """A cell count N from a constants dict key (an int, or its string after a JSON round trip)."""
+    try:
+        return int(key)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be keyed by cell counts N (integers), got the key {key!r}") from None
+
+
 def bound_sweeps(constants: dict, num_cells: Sequence[int], num_clients: int, H: int, E: int, T: int,
                  gamma: float, mean_sq_norm: float, H_grid: Sequence[int], E_over_H_grid: Sequence[int],
                  T_grid: Sequence[int], form: str = "telescoped") -> dict:
@@ -180,9 +188,12 @@ def bound_sweeps(constants: dict, num_cells: Sequence[int], num_clients: int, H:
     missing = [k for k in ("L", "sigma2", "f_gap", "delta1_sq", "delta2_sq") if k not in constants]
     if missing:
         raise ValueError(f"constants lacks {missing} (expected the dict of estimate_constants / pilot_constants)")
-    L, sigma2, f_gap = constants["L"], constants["sigma2"], constants["f_gap"]
-    d1 = {int(k): v for k, v in constants["delta1_sq"].items()}
-    d2 = {int(k): v for k, v in constants["delta2_sq"].items()}
+    L = check_float("constants['L']", constants["L"], 0, low_open=True)
+    sigma2 = check_float("constants['sigma2']", constants["sigma2"], 0)
+    f_gap = check_float("constants['f_gap']", constants["f_gap"], 0)
+    d1, d2 = ({_cells_key(f"constants['{key}']", k): check_float(f"constants['{key}'][{k!r}]", v, 0)
+               for k, v in check_instance(f"constants['{key}']", constants[key], dict, "a dict {N: value}").items()}
+              for key in ("delta1_sq", "delta2_sq"))
     num_clients = check_int("num_clients", num_clients, 2)
     for n in _int_list("num_cells", num_cells, 2):
         if num_clients % n:

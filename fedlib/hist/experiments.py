@@ -4,21 +4,45 @@ from __future__ import annotations
 
 import functools
 from concurrent.futures import Executor, as_completed
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 from tqdm import tqdm
 
 from ..core import ResultStore
-from ..core.validate import check_float
+from ..core.seeding import resolve_device
+from ..core.validate import (ParameterTypeError, check_bool, check_callable, check_choice, check_float, check_instance,
+                             check_int, check_list)
 from ..data import TensorDataset, load_dataset
-from .config import METHODS, HistConfig, rounds_for_budget
+from .config import METHODS, SETTINGS, HistConfig, rounds_for_budget
 from .run import run_hist
 
 
-STORE_CODE = ("fedlib.hist", "fedlib.core", "fedlib.data")
-"""The source a HIST result depends on: editing it invalidates HIST's cached runs (and nothing else does)."""
+STORE_CODE = ("fedlib.hist.config", "fedlib.hist.engine", "fedlib.hist.estimate", "fedlib.hist.experiments",
+              "fedlib.hist.model", "fedlib.hist.run", "fedlib.hist.sampling", "fedlib.hist.theory", "fedlib.core",
+              "fedlib.data")
+"""The source a HIST result depends on: the modules of ``fedlib.hist`` that compute records (runs:
+:mod:`.run`, :mod:`.engine`, :mod:`.model`, :mod:`.sampling`, :mod:`.config`, this module; the bounds' pilot
+constants: :mod:`.estimate`, :mod:`.theory`), core and data. Editing them invalidates HIST's cached runs (and
+nothing else does). The figure module (:mod:`.plots`), the literal test reference (:mod:`.reference`) and the
+package's ``__init__`` (re-exports only) compute no record, so a figure edit redraws from the cache."""
+
+
+def _check_record(name: str, record, keys: tuple) -> None:
+    """``record`` is a dict holding ``keys`` (a run record or a summary row), else an error naming ``name``."""
+    check_instance(name, record, dict, "a run record (dict)")
+    missing = [k for k in keys if k not in record]
+    if missing:
+        raise ValueError(f"{name} lacks {missing}: expected a record of fedlib.hist.run_hist (or a row of summarize)")
+
+
+def _check_records(name: str, records, keys: tuple) -> list:
+    """A non-empty list of records, each holding ``keys``."""
+    records = check_list(name, records)
+    for i, r in enumerate(records):
+        _check_record(f"{name}[{i}]", r, keys)
+    return records
 
 
 def result_store(root: str | None = None) -> ResultStore:
@@ -64,10 +88,20 @@ def run_sweep(configs: list[HistConfig], store, dataset: TensorDataset | None = 
         TypeError: ``configs`` holds something other than :class:`HistConfig`, or ``executor`` is not an
             ``Executor``.
     """
+    if isinstance(configs, (str, dict)) or not isinstance(configs, Iterable):
+        raise ParameterTypeError(f"configs must be a list of HistConfig instances, got {type(configs).__name__}")
     configs = list(configs)
     bad = [type(c).__name__ for c in configs if not isinstance(c, HistConfig)]
     if bad:
-        raise TypeError(f"configs must be HistConfig instances, got {sorted(set(bad))}")
+        raise ParameterTypeError(f"configs must be HistConfig instances, got {sorted(set(bad))}")
+    if not configs:
+        raise ValueError("configs must hold at least one HistConfig, got an empty list")
+    check_callable("store.get_or_run", getattr(store, "get_or_run", None), allow_none=False)
+    check_instance("dataset", dataset, TensorDataset, "a fedlib.data.TensorDataset", allow_none=True)
+    resolve_device(device)
+    check_bool("force", force)
+    check_bool("progress", progress)
+    check_callable("runner", runner, allow_none=False)
     if executor is not None and not callable(getattr(executor, "submit", None)):
         raise TypeError(f"executor must be a concurrent.futures.Executor (with submit), got {type(executor).__name__}")
     if executor is None:
@@ -107,9 +141,16 @@ def figure_configs(settings: list[str], num_cells: list[int], H: int, E: int, co
     """
     if "seed" in common:
         raise ValueError("pass the seeds as seeds=[...], not seed=")
-    seeds = list(seeds)
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise ValueError(f"seeds must be a non-empty list of distinct integers, got {seeds!r}")
+    settings = check_list("settings", settings, lambda k, v: check_choice(k, v, SETTINGS), distinct=True)
+    num_cells = check_list("num_cells", num_cells, lambda k, v: check_int(k, v, 1), distinct=True)
+    fig4_E_over_H = check_list("fig4_E_over_H", fig4_E_over_H, lambda k, v: check_int(k, v, 1), distinct=True)
+    fig4_H = check_list("fig4_H", fig4_H, lambda k, v: check_int(k, v, 1), distinct=True)
+    seeds = check_list("seeds", seeds, lambda k, v: check_int(k, v, 0, extra=" (seeds: distinct integers)"),
+                       distinct=True)
+    for name, value in (("H", H), ("E", E), ("fig4_num_cells", fig4_num_cells),
+                        ("fig4_global_rounds", fig4_global_rounds)):
+        check_int(name, value, 1)
+    check_float("comm_budget_L0", comm_budget_L0, 0, low_open=True)
     fig2 = [HistConfig(method=m, setting=s, num_cells=n, H=H, E=E, seed=sd,
                        global_rounds=rounds_for_budget(m, n, H, E, comm_budget_L0), **common)
             for s in settings for n in num_cells for m in METHODS for sd in seeds]
@@ -128,6 +169,7 @@ def comm_to_target(record: dict, target_acc: float) -> float | None:
         ValueError: ``target_acc`` NaN or outside (0, 1].
     """
     check_float("target_acc", target_acc, 0, 1, low_open=True)
+    _check_record("record", record, ("test_acc", "comm_client_L0"))
     for acc, comm in zip(record["test_acc"], record["comm_client_L0"]):
         if acc >= target_acc:
             return comm
@@ -136,7 +178,12 @@ def comm_to_target(record: dict, target_acc: float) -> float | None:
 
 def summarize(records: list[dict], target_acc: float) -> list[dict]:
     """One metrics row per record: method, setting, N, H, E, seed, final_test_acc, target_acc, comm_to_target,
-    best_test_acc, comm_total_L0, global_rounds, elapsed_s."""
+    best_test_acc, comm_total_L0, global_rounds, elapsed_s.
+
+    Raises:
+        ValueError: ``target_acc`` NaN or outside (0, 1], ``records`` empty or not run records."""
+    check_float("target_acc", target_acc, 0, 1, low_open=True)
+    _check_records("records", records, ("config", "test_acc", "comm_client_L0", "elapsed_s"))
     rows = []
     for r in records:
         c = r["config"]
@@ -150,6 +197,7 @@ def summarize(records: list[dict], target_acc: float) -> list[dict]:
 
 def seed_groups(records: list[dict]) -> list[list[dict]]:
     """Records grouped by their config without the seed, in first-seen order (one group = one curve with a band)."""
+    _check_records("records", records, ("config",))
     groups: dict[str, list[dict]] = {}
     for r in records:
         key = repr(sorted((k, v) for k, v in r["config"].items() if k != "seed"))
@@ -161,8 +209,14 @@ def seed_band(group: list[dict], x: str, y: str = "test_acc") -> tuple[np.ndarra
     """``(x, mean, min, max)`` of ``y`` over the seeds of one group (their ``x`` values must agree).
 
     Raises:
-        ValueError: the seeds' x values differ (not one curve).
+        ValueError: the seeds' x values differ (not one curve); ``group`` empty; ``x`` or ``y`` not a list of the
+            records.
     """
+    _check_records("group", group, ())
+    for name, key in (("x", x), ("y", y)):
+        if not all(isinstance(r.get(key), list) for r in group):
+            raise ValueError(f"{name} must name a list of every record of group, got {key!r} (lists: "
+                             f"{sorted(k for k, v in group[0].items() if isinstance(v, list))})")
     xs = np.asarray(group[0][x], dtype=float)
     if any(not np.array_equal(np.asarray(r[x], dtype=float), xs) for r in group):
         raise ValueError(f"records of one group have different {x!r} values; they are not one curve")
@@ -174,6 +228,8 @@ def summarize_seeds(rows: list[dict]) -> list[dict]:
     """One row per config over its seeds (rows from :func:`summarize`): the seeds, ``final_test_acc`` mean /
     min / max / sd (population), ``comm_to_target`` mean / min / max over the seeds that reach the target and
     ``reached`` (how many of them do)."""
+    _check_records("rows", rows, ("method", "setting", "N", "H", "E", "global_rounds", "seed", "final_test_acc",
+                                  "comm_to_target", "target_acc"))
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
         groups.setdefault(tuple(r[k] for k in ("method", "setting", "N", "H", "E", "global_rounds")), []).append(r)

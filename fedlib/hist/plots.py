@@ -75,10 +75,19 @@ def fig3_comm_to_target(rows: list[dict], settings: list[str], target_acc: float
     return fig
 
 
+def _counts(records: list[dict], key: str) -> str:
+    """The values of config ``key`` over ``records``: ``"3"``, or ``"2, 3"`` when they differ."""
+    return ", ".join(str(v) for v in sorted({r["config"][key] for r in records}))
+
+
 def fig4_accuracy_vs_syncs(eh_records: list[dict], h_records: list[dict], settings: list[str]):
-    """HIST Fig. 4: test accuracy vs number of global synchronisations (N = 3); top row E/H sweep at fixed H,
-    bottom row H sweep at fixed E/H; one column per data setting; mean over seeds with a min-max band."""
+    """HIST Fig. 4: test accuracy vs number of global synchronisations (the paper's N = 3); top row E/H sweep at
+    fixed H, bottom row H sweep at fixed E/H; one column per data setting; mean over seeds with a min-max band.
+    The title gives the number of cells N and clients U of the records (from their configs)."""
     fig, axes = new_figure(ncols=len(settings), nrows=2)
+    both = list(eh_records) + list(h_records)
+    fig.suptitle(f"HIST vs synchronisation intervals: N = {_counts(both, 'num_cells')} cells, "
+                 f"U = {_counts(both, 'num_clients')} clients")
     for col, setting in enumerate(settings):
         for row, (records, key) in enumerate(((eh_records, "E/H"), (h_records, "H"))):
             ax = axes[row, col]
@@ -100,30 +109,54 @@ TERM_LABELS = {"init": "initial gap", "variance": "gradient variance", "client_d
                "cell_dissimilarity": "cell dissimilarity (δ1²)", "model_norm": "model norm (submodel)"}
 
 
+#: hollow markers, one per N (largest first): curves of several N that coincide stay visible as nested markers
+N_MARKERS = ("o", "s", "^", "D", "v", "P")
+
+
+def _n_style(i: int) -> dict:
+    """Colour and hollow marker of the i-th curve of a panel (the i-th N; sizes shrink with i so that equal points
+    nest, none hidden)."""
+    return dict(color=colour(i), marker=N_MARKERS[i % len(N_MARKERS)], ms=max(8.0 - 1.4 * i, 3.0), mfc="none",
+                mew=1.1)
+
+
+def _same_as(curves: dict, n) -> str:
+    """`` (= N=m)`` when N=n's curve equals an earlier N's (they coincide on the plot), else ``""``."""
+    for m, other in curves.items():
+        if m == n:
+            return ""
+        if np.allclose(other, curves[n], rtol=1e-9, atol=0):
+            return f" (= N={m})"
+    return ""
+
+
 def fig_bounds(sweeps: dict, setting: str):
     """HIST Theorem 1 with estimated constants: (a) terms vs N; (b) bound vs T with Corollary 1's γ;
-    (c) γ_max of (12) over (H, E/H) with the used γ's contour; (d) maximum orders of H and E vs T."""
+    (c) γ_max of (12) over (H, E/H) with the used γ's contour; (d) maximum orders of H and E vs T.
+
+    Each panel's legend sits in a row of its own below it (covering no axis label); every curve of a panel has its
+    own hollow marker (nested sizes), so curves that coincide (in (d) E's order does not depend on N) stay visible;
+    (d)'s coinciding E curves interleave their dashes, and the legends of (b) and (d) name the N whose curve
+    another N's repeats."""
     import matplotlib.colors as mcolors
 
-    fig, axes = new_figure(ncols=4, width=3.9)
+    fig, axes = new_figure(ncols=4, nrows=2, width=3.9, height=3.0, height_ratios=[1, 0.42])
     ax = axes[0, 0]
     ns = sorted(sweeps["vs_N"])
     for i, term in enumerate(TERM_LABELS):
-        ax.plot(ns, [sweeps["vs_N"][n][term] for n in ns], marker="o", ms=4, color=colour(i), label=TERM_LABELS[term])
+        ax.plot(ns, [sweeps["vs_N"][n][term] for n in ns], **_n_style(i), label=TERM_LABELS[term])
     ax.plot(ns, [sweeps["vs_N"][n]["total"] for n in ns], color="k", ls="--", lw=1, label="total")
     ax.set(yscale="log", xlabel="number of cells N", ylabel="bound term",
            title=f"(a) eq. 13 terms, γ={sweeps['gamma']:g}, T={sweeps['T']}")
     ax.set_xticks(ns)
-    ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2)
     ax = axes[0, 1]
+    vanishing = {n: [b["init"] + b["variance"] + b["client_dissimilarity"] for b in sweeps["vs_T"][n]] for n in ns}
+    floor = {n: [b["cell_dissimilarity"] + b["model_norm"] for b in sweeps["vs_T"][n]] for n in ns}
     for i, n in enumerate(ns):
-        vanishing = [b["init"] + b["variance"] + b["client_dissimilarity"] for b in sweeps["vs_T"][n]]
-        floor = [b["cell_dissimilarity"] + b["model_norm"] for b in sweeps["vs_T"][n]]
-        ax.plot(sweeps["T_grid"], vanishing, color=colour(i), marker=".", label=f"N={n}: diminishing terms")
-        ax.plot(sweeps["T_grid"], floor, color=colour(i), ls=":", label=f"N={n}: non-diminishing floor")
+        ax.plot(sweeps["T_grid"], vanishing[n], **_n_style(i), label=f"N={n}: diminishing{_same_as(vanishing, n)}")
+        ax.plot(sweeps["T_grid"], floor[n], ls=":", **_n_style(i), label=f"N={n}: floor{_same_as(floor, n)}")
     ax.set(xscale="log", yscale="log", xlabel="iterations T", ylabel="bound part",
-           title="(b) Corollary 1, γ=(TÑ)^-1/2")
-    ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2)
+           title="(b) Corollary 1, γ=(TÑ)^-1/2\ndiminishing (solid), floor (dotted)")
     ax = axes[0, 2]
     grid = np.asarray(sweeps["gamma_max_grid"])
     im = ax.pcolormesh(sweeps["E_over_H_grid"], sweeps["H_grid"], grid, norm=mcolors.LogNorm(), shading="nearest")
@@ -132,12 +165,19 @@ def fig_bounds(sweeps: dict, setting: str):
     ax.set(xlabel="E/H", ylabel="H", title=f"(c) step-size condition, N={sweeps['grid_N']}\n"
            f"γ={sweeps['gamma']:g} satisfies it in {int(ok.sum())}/{ok.size} cells")
     ax = axes[0, 3]
+    orders = {k: {n: sweeps["orders"][n][k] for n in ns} for k in ("H", "E")}
     for i, n in enumerate(ns):
-        ax.plot(sweeps["T_grid"], sweeps["orders"][n]["H"], color=colour(i), label=f"H, N={n}")
-        ax.plot(sweeps["T_grid"], sweeps["orders"][n]["E"], color=colour(i), ls="--", label=f"E, N={n}")
+        ax.plot(sweeps["T_grid"], orders["H"][n], **_n_style(i), label=f"H, N={n}{_same_as(orders['H'], n)}")
+        ax.plot([], [], ls="--", **_n_style(i), label=f"E, N={n}{_same_as(orders['E'], n)}")   # its legend entry
+        # E's dashes interleave (N=2's dash, then N=3's, ...), so coinciding E curves show every colour
+        ax.plot(sweeps["T_grid"], orders["E"][n], ls=(5 * i, (3, 5 * len(ns) - 3)), **_n_style(i))
     ax.set(xscale="log", yscale="log", xlabel="iterations T", ylabel="maximum order",
            title="(d) max orders of H (solid), E (dashed)")
-    ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2)
-    fig.suptitle(f"HIST Theorem 1 with constants estimated on {SETTING_TITLES[setting]} data", y=1.02)
+    for col in range(4):
+        handles, labels = axes[0, col].get_legend_handles_labels()
+        axes[1, col].axis("off")
+        if handles:
+            axes[1, col].legend(handles, labels, fontsize=6, loc="upper center", ncol=2, frameon=False)
+    fig.suptitle(f"HIST Theorem 1 with constants estimated on {SETTING_TITLES[setting]} data")
     fig.tight_layout()
     return fig

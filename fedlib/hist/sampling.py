@@ -14,15 +14,14 @@ def client_partition(cfg: HistConfig, labels: np.ndarray) -> list[np.ndarray]:
     """Per-client training indices for ``cfg.setting`` (HIST Sec. V), from the ``data`` stream.
 
     ``noniid``: :func:`fedlib.data.partition.shards` over all U clients; ``cell_iid``:
-    :func:`fedlib.data.partition.cell_iid_client_shards`. Client u is in cell u // (U/N).
+    :func:`fedlib.data.partition.cell_iid_client_shards` (both through :func:`fedlib.data.partition.split`).
+    Client u is in cell u // (U/N).
     """
     if not isinstance(cfg, HistConfig):
         raise ParameterTypeError(f"cfg must be a HistConfig, got {type(cfg).__name__}")
-    rng = numpy_rng(cfg.seed, "data")
-    if cfg.setting == "noniid":
-        return partition.shards(labels, cfg.num_clients, cfg.shards_per_client, rng)
-    return partition.cell_iid_client_shards(labels, cfg.num_cells, cfg.clients_per_cell,
-                                            cfg.shards_per_client, rng)
+    scheme = "shards" if cfg.setting == "noniid" else "cell_shards"
+    return partition.split(labels, cfg.num_clients, scheme, numpy_rng(cfg.seed, "data"),
+                           shards_per_client=cfg.shards_per_client, num_cells=cfg.num_cells)
 
 
 def draw_groups(method: str, hidden: int, num_cells: int, rng: np.random.Generator) -> np.ndarray:

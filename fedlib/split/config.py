@@ -2,13 +2,15 @@
 the engine (:mod:`.engine`)."""
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
 from torch import nn
 
+from ..core.validate import (ParameterTypeError, check_bool, check_choice, check_float, check_instance, check_int,
+                             check_list)
+from ..data.datasets import DATASETS
 from . import ops
 from .models import MODELS
 
@@ -57,48 +59,69 @@ class SplitConfig:
     seed: int = 0
 
     def __post_init__(self):
-        if self.model not in NUM_UNITS:
-            raise ValueError(f"model must be one of {sorted(NUM_UNITS)}, got {self.model!r}")
-        if not isinstance(self.width, (int, float)) or not math.isfinite(self.width) or self.width <= 0:
-            raise ValueError(f"width must be a finite number > 0, got {self.width!r}")
-        for name in ("num_devices", "interval", "rounds", "eval_every"):
-            if not isinstance(getattr(self, name), (int, np.integer)) or getattr(self, name) < (name != "rounds"):
-                raise ValueError(f"{name} must be an integer >= {int(name != 'rounds')}, got {getattr(self, name)!r}")
-        object.__setattr__(self, "batch_sizes", tuple(int(v) for v in self.batch_sizes))
-        object.__setattr__(self, "cuts", tuple(int(v) for v in self.cuts))
-        validate_decision(self.batch_sizes, self.cuts, self.num_devices, NUM_UNITS[self.model])
+        check_choice("model", self.model, tuple(NUM_UNITS))
+        check_float("width", self.width, 0, low_open=True)
+        for name, low in (("num_devices", 1), ("interval", 1), ("rounds", 0), ("eval_every", 1),
+                          ("shards_per_client", 1), ("seed", 0)):
+            check_int(name, getattr(self, name), low)
+        n, units = self.num_devices, NUM_UNITS[self.model]
+        for name, high in (("batch_sizes", None), ("cuts", units)):
+            items = check_list(name, getattr(self, name),
+                               lambda k, v, high=high: check_int(k, v, 1, high, extra=" (one per device)"
+                                                                 if high is None else f" (1..L = 1..{high})"))
+            object.__setattr__(self, name, tuple(items))
+        validate_decision(self.batch_sizes, self.cuts, n, units)
         ops.check_lr(self.lr)
         for name, allowed in (("optimizer", ("sgd", "adam")), ("mode", MODES),
-                              ("partition", ("iid", "shards", "dirichlet"))):
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+                              ("partition", ("iid", "shards", "dirichlet")), ("dataset", tuple(DATASETS))):
+            check_choice(name, getattr(self, name), allowed)
+        check_float("momentum", self.momentum, 0, 1, high_open=True)
+        check_float("weight_decay", self.weight_decay, 0)
+        betas = check_list("betas", self.betas, lambda k, v: check_float(k, v, 0, 1, high_open=True))
+        if len(betas) != 2:
+            raise ValueError(f"betas must be 2 numbers (beta1, beta2) in [0, 1), got {self.betas!r}")
+        object.__setattr__(self, "betas", tuple(betas))
+        check_float("eps", self.eps, 0, low_open=True)
+        check_float("alpha", self.alpha, 0, low_open=True)
+        check_bool("local_loss", self.local_loss)
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def validate_decision(b, cuts, n: int, num_units: int) -> tuple[np.ndarray, np.ndarray]:
+def validate_decision(b, cuts, n: int, num_units: int,
+                      names: tuple[str, str] = ("batch_sizes", "cuts")) -> tuple[np.ndarray, np.ndarray]:
     """Validate a decision (length-N batch sizes b_i >= 1 and integer cuts L_i in 1..L); returns int arrays.
+    ``names``: the caller's names of the two arguments, used in the messages.
 
     Raises:
-        ValueError: wrong length, b_i < 1 or a cut outside 1..L (naming ``batch_sizes`` / ``cuts``).
+        ValueError: wrong length, b_i < 1, NaN, or a cut outside 1..L (naming ``batch_sizes`` / ``cuts``).
+        ParameterTypeError: strings, bools or non-integral numbers.
     """
-    b, cuts = np.asarray(b), np.asarray(cuts)
-    for name, v in (("batch_sizes", b), ("cuts", cuts)):
-        if v.shape != (n,):
-            raise ValueError(f"{name} must have length N = {n} (one per device), got shape {v.shape}")
-        if not np.issubdtype(v.dtype, np.integer) and not np.all(np.mod(v, 1) == 0):
-            raise ValueError(f"{name} must be integers, got {v.tolist()}")
+    out = []
+    for name, v in zip(names, (b, cuts)):
+        if isinstance(v, str):
+            raise ParameterTypeError(f"{name} must be N = {n} integers (one per device), got the string {v!r}")
+        arr = np.asarray(v)
+        if arr.shape != (n,):
+            raise ValueError(f"{name} must have length N = {n} (one per device), got shape {arr.shape}")
+        if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+            raise ParameterTypeError(f"{name} must be N = {n} integers (one per device), got {arr.tolist()}")
+        if not np.issubdtype(arr.dtype, np.integer) and not np.all(np.mod(arr, 1) == 0):
+            raise ValueError(f"{name} must be integers (no NaN, inf or fractions), got {arr.tolist()}")
+        out.append(arr)
+    b, cuts = out
     if np.any(b < 1):
-        raise ValueError(f"batch_sizes must be >= 1, got {b.tolist()}")
+        raise ValueError(f"{names[0]} must be >= 1, got {b.tolist()}")
     if np.any(cuts < 1) or np.any(cuts > num_units):
-        raise ValueError(f"cuts must be in 1..L = 1..{num_units}, got {cuts.tolist()}")
+        raise ValueError(f"{names[1]} must be in 1..L = 1..{num_units}, got {cuts.tolist()}")
     return b.astype(np.int64), cuts.astype(np.int64)
 
 
 def build_model(cfg: SplitConfig, in_channels: int, image_size: int, num_classes: int) -> nn.Sequential:
     """``cfg.model`` at ``cfg.width``, initialised under the ``model`` stream of ``cfg.seed``."""
     from ..core.seeding import torch_generator
+    check_instance("cfg", cfg, SplitConfig)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(torch_generator(cfg.seed, "model").initial_seed())
         return MODELS[cfg.model](in_channels, image_size, num_classes, width=cfg.width)

@@ -30,6 +30,7 @@ Shared units run once over the concatenated smashed data of all devices, with pe
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -39,6 +40,8 @@ import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call
 
+from ..core.seeding import resolve_device
+from ..core.validate import check_array, check_bool, check_callable, check_instance, check_int, check_list
 from . import ops
 from .config import SplitConfig, validate_decision
 
@@ -86,7 +89,8 @@ def init_state(cfg: SplitConfig, model: nn.Sequential, input_shape: tuple, devic
     """Initial state: every device starts from ``model``'s weights (the global model).
 
     Args:
-        cfg: the run. model: the cuttable model (L = ``len(model)`` units), already initialised.
+        cfg: the run. model: the cuttable model (L = ``len(model)`` units), already initialised; it is not
+            changed (the state keeps a copy on ``device``, in eval mode, as the template of :func:`global_model`).
         input_shape: ``(C, H, W)`` of one sample.
         aux_head: ``aux_head(cut, smashed_shape) -> nn.Module`` (per-sample shape ``(C, H, W)``), required with
             ``cfg.local_loss``; heads of one cut start equal (built under the ``model`` stream of ``cfg.seed``).
@@ -96,10 +100,16 @@ def init_state(cfg: SplitConfig, model: nn.Sequential, input_shape: tuple, devic
     Raises:
         ValueError: ``local_loss`` without ``aux_head``.
     """
+    check_instance("cfg", cfg, SplitConfig)
+    check_instance("model", model, nn.Sequential, "an nn.Sequential of cuttable units")
+    if len(check_list("input_shape", input_shape, lambda k, v: check_int(k, v, 1))) != 3:
+        raise ValueError(f"input_shape must be (C, H, W) of one sample, got {input_shape!r}")
+    check_callable("aux_head", aux_head)
+    check_bool("channels_last", channels_last)
     if cfg.local_loss and aux_head is None:
         raise ValueError("local_loss=True needs an aux_head(cut, smashed_shape) factory")
-    dev = torch.device(device)
-    model = model.to(dev)
+    dev = resolve_device(device)
+    model = copy.deepcopy(model).to(dev)        # the caller's model keeps its device, mode and tensors
     with torch.no_grad():
         h, shapes = torch.zeros(2, *input_shape, device=dev), []
         for unit in model.eval():
@@ -142,9 +152,11 @@ def train_round(st: SplitState, xs: list, ys: list, weights=None, sync_copies: b
     """One round (Algorithm 1, a1-a5, eqs. 4-6), in place; returns the mean over devices of the main loss.
 
     Args:
-        xs: per device ``[b_i, C, H, W]`` inputs; ys: per device ``[b_i]`` int64 labels (device order). In
-            ``copies`` mode an entry may be ``None`` (both xs[i] and ys[i]): device i sits this step out (its
-            copies and optimizer state stay untouched; DTFL's clients with fewer local batches in an epoch).
+        xs: per device ``[b_i, C, H, W]`` inputs; ys: per device ``[b_i]`` int64 labels (device order). b_i is
+            the size of the batch given (it may differ from the decision's ``st.b``, e.g. DTFL's partial last
+            batch of an epoch): the per-device BN statistics of shared units, the losses and ``st.samples`` use
+            it. In ``copies`` mode an entry may be ``None`` (both xs[i] and ys[i]): device i sits this step out
+            (its copies and optimizer state stay untouched; DTFL's clients with fewer local batches in an epoch).
         weights: ``[N]`` aggregation weights (sum 1) for the per-round averaging of server copies
             (``copies`` mode); uniform when None. The common part always uses the plain mean (eq. 4).
         sync_copies: ``copies`` mode only: average the server copies after this step (SplitFed-V1). DTFL
@@ -157,10 +169,20 @@ def train_round(st: SplitState, xs: list, ys: list, weights=None, sync_copies: b
             server part sees it (DTFL's patch shuffling, Sec. 4.4).
 
     Raises:
-        ValueError: a ``None`` entry outside ``copies`` mode, every entry ``None``, or a hook without
-            ``local_loss``.
+        ValueError: ``xs`` / ``ys`` not N entries each, a device whose xs[i] and ys[i] differ in size (or only one
+            is ``None``) or are empty, a ``None`` entry outside ``copies`` mode, every entry ``None``, or a hook
+            without ``local_loss``.
     """
+    check_instance("st", st, SplitState, "a SplitState (fedlib.split.init_state)")
     n, L, p = st.num_devices, st.num_units, st.per_device
+    check_list("xs", xs, min_len=0)
+    check_list("ys", ys, min_len=0)
+    if len(xs) != n or len(ys) != n:
+        raise ValueError(f"xs and ys must hold one entry per device (N = {n}), got {len(xs)} and {len(ys)}")
+    for i, (x, y) in enumerate(zip(xs, ys)):
+        if (x is None) != (y is None) or x is not None and not 0 < len(x) == len(y):
+            raise ValueError(f"device {i}: xs[{i}] and ys[{i}] must be equally long non-empty batches (or both "
+                             f"None), got {None if x is None else len(x)} and {None if y is None else len(y)} samples")
     active = [i for i in range(n) if xs[i] is not None]
     if len(active) < n and st.mode != "copies":
         raise ValueError("xs: every device must train in every round outside copies mode (no None entries)")
@@ -195,7 +217,7 @@ def train_round(st: SplitState, xs: list, ys: list, weights=None, sync_copies: b
         hs.append(h)
     y = torch.cat([ys[i] for i in active])
     if p < L:
-        ops._SEGMENTS = tuple(int(v) for v in st.b)
+        ops._SEGMENTS = tuple(int(h.shape[0]) for h in hs)   # the batches given, device order (not st.b)
         try:
             h = torch.cat(hs)
             for j in range(p, L):
@@ -222,7 +244,7 @@ def train_round(st: SplitState, xs: list, ys: list, weights=None, sync_copies: b
 
 
 def _weights(n: int, weights) -> np.ndarray:
-    w = np.full(n, 1.0 / n) if weights is None else np.asarray(weights, dtype=float)
+    w = np.full(n, 1.0 / n) if weights is None else check_array("weights", weights, low=0)
     if w.shape != (n,) or np.any(w < 0) or not np.isclose(w.sum(), 1.0):
         raise ValueError(f"weights must be {n} non-negative numbers summing to 1, got {weights!r}")
     return w
@@ -273,7 +295,6 @@ def global_units(st: SplitState, weights=None) -> list[dict]:
 
 def global_model(st: SplitState, weights=None) -> nn.Sequential:
     """:func:`global_units` loaded into a copy of the model (ordinary BN), in eval mode."""
-    import copy
     model = copy.deepcopy(st.model)
     for unit, d in zip(model, global_units(st, weights)):
         unit.load_state_dict(d)
@@ -290,7 +311,10 @@ def set_decision(st: SplitState, b, cuts, weights=None, seed: int = 0) -> None:
     Raises:
         ValueError: length differs from N, b_i < 1, a cut outside 1..L.
     """
-    b, cuts = validate_decision(b, cuts, st.num_devices, st.num_units)
+    check_instance("st", st, SplitState, "a SplitState (fedlib.split.init_state)")
+    b, cuts = validate_decision(b, cuts, st.num_devices, st.num_units, names=("b", "cuts"))
+    check_int("seed", seed, 0)
+    _weights(st.num_devices, weights)
     changed = cuts != st.cuts
     st.b = b
     if not changed.any():

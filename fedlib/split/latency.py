@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.validate import ParameterTypeError
+from ..core.validate import ParameterTypeError, check_int
 from .profile import LayerProfile
 from .system import EdgeDevices, Servers
 
@@ -23,6 +23,8 @@ def _check_b_cuts(profile: LayerProfile, b, cuts) -> tuple[np.ndarray, np.ndarra
     b_arr = np.asarray(b)
     if b_arr.dtype == bool or not (np.issubdtype(b_arr.dtype, np.integer) or np.issubdtype(b_arr.dtype, np.floating)):
         raise ParameterTypeError(f"batch sizes b must be numbers >= 1 (constraint C5), got {b!r}")
+    if b_arr.size == 0:
+        raise ValueError(f"batch sizes b must not be empty (one per device), got {b!r}")
     b_arr = b_arr.astype(float)
     if np.isnan(b_arr).any() or np.any(b_arr < 1):
         raise ValueError(f"batch sizes b must be >= 1 (constraint C5), not NaN, got {b!r}")
@@ -37,6 +39,7 @@ def check_decision(profile: LayerProfile, b, cuts, n: int) -> tuple[np.ndarray, 
     """Validate a decision: ``b`` and ``cuts`` end with the device axis of length ``n``, b >= 1 (C5), integer
     cuts in 1..L (C3). Returns them as arrays (b as float). Raises ``ValueError`` naming the parameter
     (``ParameterTypeError``, a ``TypeError``, for a profile that is no :class:`LayerProfile` or non-numeric b)."""
+    check_int("n", n, 1, extra=" (the number of devices N)")
     b, cuts = _check_b_cuts(profile, b, cuts)
     if b.shape[-1:] != (n,) or cuts.shape[-1:] != (n,):
         raise ValueError(f"b and cuts must end with the device axis of length N = {n}, got {b.shape}, {cuts.shape}")
@@ -75,7 +78,10 @@ def server_compute(profile: LayerProfile, b, cuts, servers: Servers) -> dict:
     """
     if not isinstance(servers, Servers):
         raise ParameterTypeError(f"servers must be Servers, got {type(servers).__name__}")
-    b, cuts = check_decision(profile, b, cuts, np.shape(cuts)[-1] if np.ndim(cuts) else 0)
+    n = np.shape(cuts)[-1] if np.ndim(cuts) else 0
+    if n == 0:
+        raise ValueError(f"cuts must hold one cut layer per device ([..., N] with N >= 1), got {cuts!r}")
+    b, cuts = check_decision(profile, b, cuts, n)
     k = cuts - 1
     return {"T_sF": (b * (profile.fwd_flops[-1] - profile.fwd_flops[k])).sum(-1) / servers.flops,   # (30)
             "T_sB": (b * (profile.bwd_flops[-1] - profile.bwd_flops[k])).sum(-1) / servers.flops}   # (31)

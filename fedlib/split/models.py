@@ -21,8 +21,6 @@ a 2-core machine; the latency model must then use the profile of the same width
 """
 from __future__ import annotations
 
-import math
-
 import torchvision
 from torch import nn
 from torchvision.models.resnet import BasicBlock, conv1x1
@@ -38,8 +36,8 @@ def _check_shape(in_channels: int, image_size: int, num_classes: int) -> None:
 
 def _scale(channels: int, width: float) -> int:
     """``max(1, round(channels · width))``. Raises ``ValueError`` unless ``width`` is finite and > 0."""
-    if not isinstance(width, (int, float)) or not math.isfinite(width) or width <= 0:
-        raise ValueError(f"width must be a finite number > 0, got {width!r}")
+    from ..core.validate import check_float
+    width = check_float("width", width, 0, low_open=True)
     return max(1, int(round(channels * width)))
 
 
@@ -52,7 +50,9 @@ def vgg16(in_channels: int = 3, image_size: int = 32, num_classes: int = 10, fc_
     Raises:
         ValueError: image smaller than 8 pixels, fewer than 2 classes, non-positive channels, width <= 0.
     """
+    from ..core.validate import check_int
     _check_shape(in_channels, image_size, num_classes)
+    check_int("fc_width", fc_width, 1)
     cfg = [v if v == "M" else _scale(v, width) for v in torchvision.models.vgg.cfgs["D"]]
     fc_width = _scale(fc_width, width)
     feats = torchvision.models.vgg.make_layers(cfg, batch_norm=True)

@@ -13,7 +13,6 @@ applied to the statistics); per-device units keep their own, averaged by the fed
 from __future__ import annotations
 
 import copy
-import math
 
 import torch
 from torch.optim.adam import adam as _adam
@@ -107,9 +106,10 @@ def weighted_mean(dicts: list[dict[str, torch.Tensor]], weights) -> dict[str, to
 
 
 def check_lr(lr) -> None:
-    """Raises ``ValueError`` unless the learning rate is finite and > 0."""
-    if not isinstance(lr, (int, float)) or not math.isfinite(lr) or lr <= 0:
-        raise ValueError(f"lr must be a finite number > 0, got {lr!r}")
+    """Raises ``ValueError`` unless the learning rate is a finite number > 0 (``ParameterTypeError``, also a
+    ``ValueError``, for a bool or a string)."""
+    from ..core.validate import check_float
+    check_float("lr", lr, 0, low_open=True)
 
 
 def optimizer_step(params: list[torch.Tensor], grads: list[torch.Tensor], states: list[dict], opt: dict) -> None:

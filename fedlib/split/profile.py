@@ -67,8 +67,16 @@ def profile_model(model: nn.Sequential, input_shape: tuple[int, int, int], optim
     Raises:
         ValueError: unknown optimizer.
     """
-    if optimizer not in OPTIMIZER_STATE:
-        raise ValueError(f"optimizer must be one of {sorted(OPTIMIZER_STATE)}, got {optimizer!r}")
+    from ..core.validate import check_choice, check_instance, check_int, check_list, check_str
+    check_instance("model", model, nn.Sequential, "an nn.Sequential of cuttable units")
+    if len(model) == 0:
+        raise ValueError("model must hold at least one unit, got an empty nn.Sequential")
+    shape = check_list("input_shape", input_shape, lambda k, v: check_int(k, v, 1))
+    if len(shape) != 3:
+        raise ValueError(f"input_shape must be (C, H, W) of one sample, got {input_shape!r}")
+    check_choice("optimizer", optimizer, tuple(sorted(OPTIMIZER_STATE)))
+    check_str("name", name, nonempty=False)
+    check_int("batch", batch, 1)
     model = model.train()
     x = torch.randn(batch, *input_shape)
     fwd, bwd, act, params = [], [], [], []
@@ -102,7 +110,7 @@ def model_profile(name: str, in_channels: int = 3, image_size: int = 32, num_cla
         ValueError: unknown model name, bad shape or width <= 0.
     """
     if name not in MODELS:
-        raise ValueError(f"model must be one of {sorted(MODELS)}, got {name!r}")
+        raise ValueError(f"name (the model) must be one of {sorted(MODELS)}, got {name!r}")
     torch.manual_seed(0)  # profiles do not depend on the weights; fixed for reproducible BN statistics
     model = MODELS[name](in_channels, image_size, num_classes, width=width)
     return profile_model(model, (in_channels, image_size, image_size), optimizer,

@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..core.seeding import numpy_rng, resolve_device, torch_generator
+from ..core.validate import check_array, check_callable, check_float, check_instance, check_int, check_list
 from ..data import TensorDataset, load_dataset, partition
 from .config import SplitConfig, build_model
 from .engine import aggregate, global_model, init_state, set_decision, train_round
@@ -27,13 +28,9 @@ from .engine import aggregate, global_model, init_state, set_decision, train_rou
 def client_partition(cfg: SplitConfig, labels) -> list[np.ndarray]:
     """Per-device training indices (``data`` stream): ``iid``, ``shards`` (sort by label, ``shards_per_client``
     shards each; HASFL's non-IID) or ``dirichlet`` (``alpha``)."""
-    rng = numpy_rng(cfg.seed, "data")
-    labels = np.asarray(labels)
-    if cfg.partition == "iid":
-        return partition.iid(len(labels), cfg.num_devices, rng)
-    if cfg.partition == "shards":
-        return partition.shards(labels, cfg.num_devices, cfg.shards_per_client, rng)
-    return partition.dirichlet(labels, cfg.num_devices, cfg.alpha, rng)
+    check_instance("cfg", cfg, SplitConfig)
+    return partition.split(np.asarray(labels), cfg.num_devices, cfg.partition, numpy_rng(cfg.seed, "data"),
+                           shards_per_client=cfg.shards_per_client, alpha=cfg.alpha)
 
 
 def draw_batches(parts: list[torch.Tensor], b, generator: torch.Generator) -> list[torch.Tensor]:
@@ -42,6 +39,11 @@ def draw_batches(parts: list[torch.Tensor], b, generator: torch.Generator) -> li
     Uniforms come from the CPU ``generator`` (float64, Σ_i b_i per round, device order) and are moved to the
     partition's device, so a CUDA run follows the CPU run's sample path. Returns ``[b_i]`` int64 per device.
     """
+    check_list("parts", parts)
+    b = check_list("b", list(b) if isinstance(b, np.ndarray) else b, lambda k, v: check_int(k, v, 1))
+    if len(b) != len(parts):
+        raise ValueError(f"b must hold one batch size per device: {len(parts)} parts, got {len(b)} batch sizes")
+    check_instance("generator", generator, torch.Generator, "a CPU torch.Generator")
     u = torch.rand(int(np.sum(b)), generator=generator, dtype=torch.float64, device="cpu")
     out = []
     for p, chunk in zip(parts, u.split([int(v) for v in b])):
@@ -52,6 +54,7 @@ def draw_batches(parts: list[torch.Tensor], b, generator: torch.Generator) -> li
 @torch.no_grad()
 def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch: int = 1000) -> tuple[float, float]:
     """Accuracy (fraction) and mean cross-entropy of ``model`` (eval mode) on ``x [n, C, H, W]``, ``y [n]``."""
+    check_int("batch", batch, 1)
     model.eval()
     correct, loss = 0, 0.0
     for s in range(0, len(y), batch):
@@ -79,6 +82,10 @@ def run_split(cfg: SplitConfig, dataset: TensorDataset | None = None, device: st
         dict with ``config``, ``device`` and the per-evaluation lists ``round``, ``epoch``, ``sim_s``,
         ``test_acc``, ``test_loss``, ``train_loss``, ``elapsed_s``.
     """
+    check_instance("cfg", cfg, SplitConfig)
+    check_instance("dataset", dataset, TensorDataset, "a fedlib.data.TensorDataset", allow_none=True)
+    for name, fn in (("clock", clock), ("aux_head", aux_head), ("schedule", schedule)):
+        check_callable(name, fn)
     t0 = time.perf_counter()
     dev = resolve_device(device)
     ds = dataset if dataset is not None else load_dataset(cfg.dataset)
@@ -127,13 +134,12 @@ def converged_at(accs, window: int = 5, min_gain: float = 0.0002, start: int = 0
     the flat accuracy of the first rounds is not taken for convergence.
 
     Raises:
-        ValueError: window < 1 or start < 0.
+        ValueError: window < 1, start < 0, min_gain NaN or < 0, accs empty or not accuracies in [0, 1].
     """
-    if window < 1:
-        raise ValueError(f"window must be >= 1, got {window}")
-    if start < 0:
-        raise ValueError(f"start must be >= 0, got {start}")
-    a = np.asarray(accs, dtype=float)
+    check_int("window", window, 1)
+    check_int("start", start, 0)
+    check_float("min_gain", min_gain, 0)
+    a = check_array("accs", accs, low=0, high=1)
     for k in range(max(window, start + window), len(a)):
         if a[k - window + 1:k + 1].max() - a[:k - window + 1].max() < min_gain:
             return k
@@ -142,7 +148,16 @@ def converged_at(accs, window: int = 5, min_gain: float = 0.0002, start: int = 0
 
 def time_to_target(record: dict, target: float, key: str = "sim_s") -> float | None:
     """``record[key]`` (default simulated seconds) at the first evaluation whose test accuracy is >= ``target``
-    (a fraction); ``None`` if never reached."""
+    (a fraction); ``None`` if never reached.
+
+    Raises:
+        ValueError: ``target`` NaN or outside (0, 1]; ``record`` lacks ``test_acc`` or ``key``."""
+    check_float("target", target, 0, 1, low_open=True)
+    check_instance("record", record, dict, "a run record (dict)")
+    for k in ("test_acc", key):
+        if k not in record:
+            raise ValueError(f"record has no {k!r} list (key must be one of its lists: "
+                             f"{sorted(k for k, v in record.items() if isinstance(v, list))})")
     for acc, t in zip(record["test_acc"], record[key]):
         if acc >= target:
             return t

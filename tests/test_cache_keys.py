@@ -1,0 +1,191 @@
+"""Cache keys as the README says: each paper's result store hashes the modules that compute its records (and every
+module they import), not its figure modules, so a plotting edit redraws from the cache and a computing edit
+recomputes."""
+import ast
+import importlib
+import importlib.util
+import inspect
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FEDLIB = Path(__file__).resolve().parents[1] / "fedlib"
+PAPERS = ("hist", "hasfl", "dtfl")
+#: per paper, the modules of its package that its store does not hash, and why
+UNHASHED = {
+    "hist": {"__init__": "re-exports", "plots": "figures", "reference": "literal test reference"},
+    "hasfl": {"__init__": "re-exports", "plots": "figures", "train_plots": "figures"},
+    "dtfl": {"__init__": "re-exports", "plots": "figures", "compare_plots": "figures",
+             "reference": "literal test reference"},
+}
+#: modules a hashed module imports that its paper's records still do not depend on
+NOT_NEEDED = {"hasfl": {"fedlib.split.resnet_cifar": "DTFL's CIFAR ResNets, imported by split.models; HASFL builds "
+                                                     "only vgg16 / resnet18"}}
+
+
+def _store_code(paper: str) -> tuple:
+    return importlib.import_module(f"fedlib.{paper}.experiments").STORE_CODE
+
+
+def _files(code) -> dict[str, Path]:
+    """Module name -> file of every module the store hashes (packages expanded as the store does)."""
+    out = {}
+    for name in code:
+        spec = importlib.util.find_spec(name)
+        paths = (sorted(Path(next(iter(spec.submodule_search_locations))).rglob("*.py"))
+                 if spec.submodule_search_locations else [Path(spec.origin)])
+        out.update({_module_name(p): p for p in paths if "__pycache__" not in p.parts})
+    return out
+
+
+def _module_name(path: Path) -> str:
+    parts = path.resolve().relative_to(FEDLIB.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_package(name: str) -> bool:
+    return hasattr(importlib.import_module(name), "__path__")
+
+
+def _defining_module(pkg: str, name: str) -> str:
+    """The module that defines ``name`` as imported ``from pkg import name`` (through re-exports)."""
+    if not _is_package(pkg):
+        return pkg
+    if importlib.util.find_spec(f"{pkg}.{name}") is not None:
+        return f"{pkg}.{name}"
+    obj = getattr(importlib.import_module(pkg), name)
+    if (inspect.isclass(obj) or callable(obj)) and str(getattr(obj, "__module__", "")).startswith("fedlib"):
+        return obj.__module__
+    init = Path(importlib.import_module(pkg).__file__)
+    for node in ast.walk(ast.parse(init.read_text())):   # a constant re-exported by the package's __init__
+        if isinstance(node, ast.ImportFrom) and any(a.name == name for a in node.names):
+            return _defining_module(_absolute(node, pkg), name)
+    return pkg
+
+
+def _absolute(node: ast.ImportFrom, package: str) -> str:
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _imports(path: Path) -> set[str]:
+    """The fedlib modules ``path`` imports, each resolved to the module that defines the imported name."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.split(".")[0] == "fedlib")
+        elif isinstance(node, ast.ImportFrom):
+            mod = _absolute(node, package)
+            if mod.split(".")[0] == "fedlib":
+                out.update(_defining_module(mod, a.name) for a in node.names)
+    return out
+
+
+def _only_reexports(name: str) -> bool:
+    """Whether a package's ``__init__`` holds only a docstring, imports and ``__all__`` / ``__version__``."""
+    body = ast.parse(Path(importlib.import_module(name).__file__).read_text()).body
+    names = lambda n: [t.id for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                       if isinstance(t, ast.Name)]
+    return all(isinstance(n, (ast.Import, ast.ImportFrom))
+               or isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+               or isinstance(n, (ast.Assign, ast.AugAssign)) and set(names(n)) <= {"__all__", "__version__"}
+               for n in body)
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_store_hashes_every_module_of_the_paper_but_figures_and_references(paper):
+    # a new module must be classified: hashed (computes records) or named in UNHASHED with its reason
+    modules = {p.stem for p in (FEDLIB / paper).glob("*.py")}
+    hashed = {m.rpartition(".")[2] for m in _files(_store_code(paper)) if m.startswith(f"fedlib.{paper}.")}
+    assert hashed | set(UNHASHED[paper]) == modules, f"unclassified: {modules - hashed - set(UNHASHED[paper])}"
+    assert not hashed & set(UNHASHED[paper]), f"hashed figure/reference modules: {hashed & set(UNHASHED[paper])}"
+    for m in UNHASHED[paper]:
+        if m == "__init__":
+            assert _only_reexports(f"fedlib.{paper}"), f"fedlib/{paper}/__init__.py computes something: hash it"
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_store_hashes_every_module_its_records_import(paper):
+    files = _files(_store_code(paper))
+    allowed = NOT_NEEDED.get(paper, {})
+    for name, path in sorted(files.items()):
+        for dep in sorted(_imports(path) - set(files) - set(allowed)):
+            assert _is_package(dep) and _only_reexports(dep), (
+                f"{paper}'s store hashes {name}, which imports {dep}, which it does not hash: add {dep} to "
+                f"fedlib.{paper}.experiments.STORE_CODE")
+
+
+_PROBE = r"""
+import json, sys
+from pathlib import Path
+root = Path(sys.argv[1])
+import fedlib
+assert Path(fedlib.__file__).resolve().parent == (root / "fedlib").resolve(), fedlib.__file__
+from fedlib.core import store
+codes = {p: __import__(f"fedlib.{p}.experiments", fromlist=["_"]).STORE_CODE for p in ("hist", "hasfl", "dtfl")}
+def hashes():
+    store.source_hash.cache_clear()
+    return {p: store.source_hash(c) for p, c in codes.items()}
+base = hashes()
+out = {}
+for rel in sorted(str(p.relative_to(root)) for p in (root / "fedlib").rglob("*.py")):
+    f = root / rel
+    old = f.read_bytes()
+    f.write_bytes(old + b"\n# an edit\n")
+    try:
+        now = hashes()
+    finally:
+        f.write_bytes(old)
+    out[rel] = sorted(p for p in codes if now[p] != base[p])
+assert hashes() == base
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def edits(tmp_path_factory) -> dict[str, list[str]]:
+    """On a copy of fedlib: file -> the papers whose store hash an edit of that file changes."""
+    root = tmp_path_factory.mktemp("tree")
+    shutil.copytree(FEDLIB, root / "fedlib", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    env = dict(os.environ, PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1")
+    res = subprocess.run([sys.executable, "-c", _PROBE, str(root)], cwd=root, env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("figure_module", ["fedlib/hist/plots.py", "fedlib/hasfl/plots.py",
+                                           "fedlib/hasfl/train_plots.py", "fedlib/dtfl/plots.py",
+                                           "fedlib/dtfl/compare_plots.py", "fedlib/plotting.py"])
+def test_editing_a_figure_module_keeps_every_store_hash(edits, figure_module):
+    assert edits[figure_module] == [], f"editing {figure_module} invalidates {edits[figure_module]}'s cache"
+
+
+@pytest.mark.parametrize("module, papers", [
+    ("fedlib/hist/run.py", ["hist"]), ("fedlib/hist/engine.py", ["hist"]), ("fedlib/hist/estimate.py", ["hist"]),
+    ("fedlib/hasfl/training.py", ["hasfl"]), ("fedlib/hasfl/train_plan.py", ["hasfl"]),
+    ("fedlib/hasfl/bcd.py", ["hasfl"]), ("fedlib/dtfl/training.py", ["dtfl"]),
+    ("fedlib/split/engine.py", ["dtfl", "hasfl"]), ("fedlib/split/resnet_cifar.py", ["dtfl"]),
+    ("fedlib/data/partition.py", ["dtfl", "hasfl", "hist"]), ("fedlib/core/store.py", ["dtfl", "hasfl", "hist"]),
+])
+def test_editing_a_computing_module_changes_its_papers_hashes(edits, module, papers):
+    assert edits[module] == papers
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_edit_of_a_paper_module_changes_the_hash_iff_the_store_lists_it(edits, paper):
+    hashed = set(_files(_store_code(paper)))
+    for rel, changed in edits.items():
+        if rel.startswith(f"fedlib/{paper}/"):
+            name = _module_name(FEDLIB.parent / rel)
+            assert (paper in changed) == (name in hashed), f"{rel}: changes {changed}, hashed: {name in hashed}"
+            assert set(changed) <= {paper}, f"{rel} (a {paper} module) changes {changed}'s cache"
