@@ -19,14 +19,10 @@ from ..core.seeding import torch_generator
 from ..data import TensorDataset
 from ..split import build_model
 from ..split.config import SplitConfig
+from ..split.reference import average_state_dicts
 from .fedgkt import gkt_models
 from .tiers import aux_head_factory
 from .training import DtflConfig, check_cuts, check_participants, client_data, subset
-
-
-def _avg(sds: list[dict], w) -> dict:
-    return {k: sum(wi * sd[k] for wi, sd in zip(w, sds)) if v.is_floating_point() else v.clone()
-            for k, v in sds[0].items()}
 
 
 @torch.no_grad()
@@ -114,7 +110,7 @@ def run_literal(cfg: DtflConfig, data: TensorDataset, cuts, participants=None) -
                 clients[i].step(ds.x_train[order[i][s:s + b]], ds.y_train[order[i][s:s + b]])
         w = sizes[took] / sizes[took].sum()
         for j in range(len(glob)):                                   # eq. 1 over S_r: w = Σ_k N_k/N_S · w_k
-            avg = _avg([clients[i].units()[j].state_dict() for i in took], w)
+            avg = average_state_dicts([clients[i].units()[j].state_dict() for i in took], w)
             for cl in clients:
                 cl.units()[j].load_state_dict(avg)
             model[j].load_state_dict(avg)
@@ -122,7 +118,7 @@ def run_literal(cfg: DtflConfig, data: TensorDataset, cuts, participants=None) -
             same = [i for i, cl in enumerate(clients) if cl.cut == c]
             trained = [i for i in same if here[i]]
             if trained:
-                avg = _avg([clients[i].head.state_dict() for i in trained], sizes[trained] / sizes[trained].sum())
+                avg = average_state_dicts([clients[i].head.state_dict() for i in trained], sizes[trained] / sizes[trained].sum())
                 for i in same:
                     clients[i].head.load_state_dict(avg)
             bank[c] = copy.deepcopy(clients[same[0]].head)
@@ -188,7 +184,7 @@ def run_literal_baseline(cfg: DtflConfig, data: TensorDataset, cut: int, rounds:
                 clients[i].step(ds.x_train[order[i][s:s + b]], ds.y_train[order[i][s:s + b]])
         w = np.where(here, sizes, 0.0) / sizes[here].sum()
         for j in range(len(model)):
-            avg = _avg([cl.units()[j].state_dict() for cl in clients], w)
+            avg = average_state_dicts([cl.units()[j].state_dict() for cl in clients], w)
             if yogi is not None:
                 for name, _ in model[j].named_parameters():
                     x, d = model[j].state_dict()[name], avg[name] - model[j].state_dict()[name]

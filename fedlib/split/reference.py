@@ -47,7 +47,10 @@ def _opt(cfg: SplitConfig, params: list, old=None):
     return opt
 
 
-def _avg_sd(sds: list[dict], w) -> dict:
+def average_state_dicts(sds: list[dict], w) -> dict:
+    """The literal weighted average of state dicts: sum_i w_i sd_i for floating-point entries, the first dict's
+    integer buffers (``num_batches_tracked``) as they are. ``w``: one weight per dict (the caller normalises).
+    Shared by the literal references (HASFL eq. 7, DTFL eq. 1); the engine has its own (:mod:`.ops`)."""
     out = {}
     for k, v in sds[0].items():
         out[k] = sum(wi * sd[k] for wi, sd in zip(w, sds)) if v.is_floating_point() else v.clone()
@@ -155,7 +158,7 @@ class Reference:
                 self.opt_dev[i].step()                                  # eq. 6
         if cfg.mode == "common" and len(self.common):
             sds = [c.state_dict() for c in self.com]
-            avg = _avg_sd(sds, [1.0 / n] * n)
+            avg = average_state_dicts(sds, [1.0 / n] * n)
             if self.opt_common is None:                                 # SGD: average of the per-device updates
                 self.common.load_state_dict(avg)
             else:                                                       # Adam: one step on the mean gradient
@@ -187,7 +190,7 @@ class Reference:
         for j in range(self.lc):
             holders = [i for i in range(n) if self.cuts[i] < j + 1]
             if len(holders) > 1:
-                avg = _avg_sd([self._unit_sd(i, j) for i in holders], w[holders] / w[holders].sum())
+                avg = average_state_dicts([self._unit_sd(i, j) for i in holders], w[holders] / w[holders].sum())
                 for i in holders:
                     self._load_unit(i, j, avg)
 
@@ -196,13 +199,13 @@ class Reference:
         heads averaged among devices of the same cut."""
         n, w = len(self.cuts), self._w(weights)
         for j in range(self.lc):
-            avg = _avg_sd([self._unit_sd(i, j) for i in range(n)], w)
+            avg = average_state_dicts([self._unit_sd(i, j) for i in range(n)], w)
             for i in range(n):
                 self._load_unit(i, j, avg)
         for c in set(self.cuts):
             same = [i for i in range(n) if self.cuts[i] == c and self.aux[i] is not None]
             if same:
-                avg = _avg_sd([self.aux[i].state_dict() for i in same], w[same] / w[same].sum())
+                avg = average_state_dicts([self.aux[i].state_dict() for i in same], w[same] / w[same].sum())
                 for i in same:
                     self.aux[i].load_state_dict(avg)
 
@@ -211,7 +214,7 @@ class Reference:
         n, w = len(self.cuts), self._w(weights)
         units = [copy.deepcopy(self._unit(0, j)) for j in range(self.lc)] + [copy.deepcopy(u) for u in self.common]
         for j in range(self.lc):
-            units[j].load_state_dict(_avg_sd([self._unit_sd(i, j) for i in range(n)], w))
+            units[j].load_state_dict(average_state_dicts([self._unit_sd(i, j) for i in range(n)], w))
         return nn.Sequential(*units).eval()
 
     def set_decision(self, b, cuts, weights=None, seed: int = 0) -> None:
@@ -251,7 +254,7 @@ class Reference:
                     self.aux[i] = None
                 elif same:
                     self.aux[i] = copy.deepcopy(self.aux[same[0]])
-                    self.aux[i].load_state_dict(_avg_sd([self.aux[k].state_dict() for k in same],
+                    self.aux[i].load_state_dict(average_state_dicts([self.aux[k].state_dict() for k in same],
                                                         [1.0 / len(same)] * len(same)))
                 else:
                     self.aux[i] = self._new_head(cuts[i], seed)
