@@ -174,13 +174,36 @@ def test_simulate_fixed_tier_and_straggler_split():
     assert sim["straggler"] == [1, 0]
     np.testing.assert_allclose(np.add(sim["comp_s"], sim["comm_s"]), sim["round_s"])
     np.testing.assert_allclose(sim["comm_s"], [20, 20])
-    dyn = simulate(tm, profiles, idx, [10, 10], np.random.default_rng(0), noise=0.0)
-    assert dyn["tiers"][0] == [3, 3]                                              # round 1: tier M
-    assert all(1 <= t <= 3 for row in dyn["tiers"] for t in row)
     with pytest.raises(ValueError, match="fixed_tier"):
         simulate(tm, profiles, idx, [10, 10], np.random.default_rng(0), fixed_tier=4)
     with pytest.raises(ValueError, match="profile_idx"):
         simulate(tm, profiles, idx + 1, [10, 10], np.random.default_rng(0))
+
+
+def test_simulate_dynamic_tiers_by_hand():
+    """The scheduler inside the simulation, three rounds, two clients that swap profiles after round 1 (Sec. 3.3:
+    T_max = max_k min_m T̂_k(m), each client the largest tier m with T̂_k(m) <= T_max)."""
+    tm = toy_scheduler_model()        # client 1/2/4 GFLOP, server 2/1/0.5 GFLOP, z 8/4/2 Mbit per sample; 10 samples
+    profiles = (ResourceProfile(1, 8), ResourceProfile(0.5, 2))
+    idx = np.array([[0, 1], [1, 0], [1, 0]])
+    dyn = simulate(tm, profiles, idx, [10, 10], np.random.default_rng(0), noise=0.0)
+    # round 1: nothing observed, both in tier M = 3. c0 (1 CPU, 8 Mbps): T_c = 10 x 4 / 1 = 40, T_com = 10 x 2 / 8
+    #   = 2.5 -> T = 42.5; c1 (0.5 CPU, 2 Mbps): T_c = 80, T_com = 10 -> T = 90 (the straggler)
+    # round 2 (profiles swapped, the EMAs still from round 1, scaled by the client FLOP ratios 1:2:4 from tier 3):
+    #   c0 at 2 Mbps: T_c = 10/20/40, T_com = 40/20/10, T_s = 2/1/0.5 -> T̂ = 50, 40, 50
+    #   c1 at 8 Mbps: T_c = 20/40/80, T_com = 10/5/2.5            -> T̂ = 30, 45, 82.5
+    #   T_max = max(40, 30) = 40: c0 -> tier 2 (40 <= 40, 50 > 40), c1 -> tier 1 (45 > 40)
+    #   times: c0 (0.5 CPU, 2 Mbps) tier 2: 40 + 20 = 60; c1 (1 CPU, 8 Mbps) tier 1: max(10, 2) + 10 = 20
+    # round 3: c0's EMA in tier 2 = 40 -> T_c = 20/40/80: T̂ = 60, 60, 90; c1's EMA in tier 1 = 10 -> T_c = 10/20/40:
+    #   T̂ = 20, 25, 42.5. T_max = max(60, 20) = 60: c0 -> tier 2 (60 <= 60 < 90), c1 -> tier 3 (42.5 <= 60)
+    #   times: c0 tier 2: 60 (straggler); c1 (1 CPU, 8 Mbps) tier 3: 40 + 2.5 = 42.5
+    assert dyn["tiers"] == [[3, 3], [2, 1], [2, 3]]
+    assert dyn["cuts"] == [[7, 7], [6, 5], [6, 7]]                                # toy tiers 1/2/3 = cuts 5/6/7
+    np.testing.assert_allclose(dyn["T"], [[42.5, 90], [60, 20], [60, 42.5]], rtol=1e-12)
+    np.testing.assert_allclose(dyn["round_s"], [90, 60, 60], rtol=1e-12)
+    assert dyn["straggler"] == [1, 0, 0]
+    np.testing.assert_allclose(dyn["comp_s"], [80, 40, 40], rtol=1e-12)
+    np.testing.assert_allclose(dyn["comm_s"], [10, 20, 20], rtol=1e-12)
 
 
 def test_profile_schedule_balanced_start_and_changes():

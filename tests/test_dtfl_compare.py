@@ -49,15 +49,73 @@ def test_simulate_with_participants_times_only_the_sample():
         simulate(tm, PROFILES, idx, np.full(k, 50), np.random.default_rng(1), participants=np.zeros((rounds, k), bool))
 
 
-def test_every_method_of_a_setting_sees_one_system(fmnist):
+class _FixedRecord:
+    """A result store whose every run is one fixed training record (the system, not the training, is tested)."""
+
+    def get_or_run(self, config, run):
+        return {"round": [0, 3, 6], "test_acc": [0.1, 0.6, 0.9], "elapsed_s": [0.0, 1.0, 2.0]}
+
+
+def test_every_method_of_a_setting_sees_one_system(fmnist, monkeypatch):
+    """DTFL (run_entry) and the four baselines (baseline_entry) of one setting are simulated on the same system:
+    per client and round the same CPUs and link speed, the same N_k and sampled clients, and the same time-noise
+    draws, each equal to the value the setting defines (profiles of the ``system`` stream, etc.)."""
+    from fedlib.core.seeding import numpy_rng
+    from fedlib.dtfl import baseline_time, profile_schedule, scheduler
+    from fedlib.dtfl.baseline_time import method_times
+    seen = []
+    check = scheduler.check_system
+
+    def spy(profiles, profile_idx, samples, rng, noise, participants):
+        out = check(profiles, profile_idx, samples, rng, noise, participants)
+        seen.append(dict(out, rng_state=rng.bit_generator.state))     # before the simulation's noise draws
+        return out
+    monkeypatch.setattr(scheduler, "check_system", spy)
+    monkeypatch.setattr(baseline_time, "check_system", spy)
     s = dx.Setup(num_clients=10, train_subset=500, rounds=6)
-    a = dx.system_inputs(s, fmnist, "all", "noniid", 3, change_every=2, change_frac=0.3, fraction=0.2)
-    b = dx.system_inputs(s, fmnist, "all", "noniid", 3, change_every=2, change_frac=0.3, fraction=0.2)
-    assert (a["profile_idx"] == b["profile_idx"]).all() and (a["participants"] == b["participants"]).all()
-    assert (a["samples"] == b["samples"]).all() and a["samples"].sum() == 500
-    assert a["rng"].standard_normal() == b["rng"].standard_normal()
+    kw = dict(case="all", setting="noniid", seed=3, target_acc=0.5, change_every=2, change_frac=0.3, fraction=0.2)
+    runs = {"dtfl": dx.run_entry(_FixedRecord(), s, fmnist, num_tiers=7, **kw)}
+    for method in dc.METHODS[1:]:
+        runs[method] = dc.baseline_entry(_FixedRecord(), s, fmnist, method, **kw)
+    assert len(seen) == len(dc.METHODS) == 5
+
+    # the system the setting defines: 5 profiles, 2 clients each at the start (shuffled), 3 of 10 clients move
+    # before rounds 3 and 5 (change_every = 2); 2 of 10 clients sampled per round; then the noise draws
+    rng = numpy_rng(3, "system")
+    idx = profile_schedule(10, 6, 5, 2, 0.3, rng)
+    assert np.bincount(idx[0], minlength=5).tolist() == [2] * 5
+    assert [int((idx[r] != idx[r - 1]).sum()) for r in range(1, 6)] == [0, 3, 0, 3, 0]
+    cpus = np.array([[PROFILES[i].cpus for i in row] for row in idx])
+    mbps = np.array([[PROFILES[i].mbps for i in row] for row in idx])
+    part = sample_participants(10, 6, 0.2, numpy_rng(3, "system/participants"))
+    state = rng.bit_generator.state
+    eps = rng.standard_normal((6, 10))
+    for method, got in zip(dc.METHODS, seen):
+        np.testing.assert_array_equal(got["cpus"], cpus, err_msg=method)
+        np.testing.assert_array_equal(got["mbps"], mbps, err_msg=method)
+        np.testing.assert_array_equal(got["participants"], part, err_msg=method)
+        np.testing.assert_array_equal(got["samples"], seen[0]["samples"], err_msg=method)
+        assert got["rng_state"] == state and got["noise"] == s.noise == 0.05, method
+    assert seen[0]["samples"].sum() == 500 and (seen[0]["samples"] > 0).all()
+    # and the simulations used them: every method's client time = its noise-free time at those CPUs and link
+    # speeds x exp(0.05 eps) with the same eps
+    n = np.broadcast_to(seen[0]["samples"], (6, 10))
+    sim = runs["dtfl"]["sim"]
+    clean = dx.setup_time_model(s, 7).times(np.asarray(sim["tiers"]), cpus, mbps, n)
+    np.testing.assert_allclose(np.asarray(sim["T_c"]) / clean["T_c"], np.exp(0.05 * eps), rtol=1e-12)
+    np.testing.assert_allclose(sim["T_com"], clean["T_com"], rtol=1e-12)
+    for method in dc.METHODS[1:]:
+        sim = runs[method]["sim"]
+        clean = method_times(dc.costs_of(method, s.model, s.width, s.dataset), cpus, mbps, n,
+                             s.core_gflops * 1e9, s.server_gflops * 1e9)
+        np.testing.assert_allclose(np.asarray(sim["T_c"]) / clean["T_c"], np.exp(0.05 * eps), rtol=1e-12,
+                                   err_msg=method)
+        np.testing.assert_allclose(sim["T_com"], clean["T_com"], rtol=1e-12, err_msg=method)
+    # the sampled clients decide each round's straggler, for every method
+    for method, run in runs.items():
+        assert all(part[r, k] for r, k in enumerate(run["sim"]["straggler"])), method
     whole = dx.system_inputs(s, fmnist, "all", "noniid", 3, change_every=2, change_frac=0.3)
-    assert whole["participants"] is None and (whole["profile_idx"] == a["profile_idx"]).all()
+    assert whole["participants"] is None and (whole["profile_idx"] == idx).all()
 
 
 def test_reductions_by_hand():

@@ -1,4 +1,6 @@
 """HIST / HFedAvg: masks, eqs. (2)-(7), equivalences, engine vs literal loop, accounting, bad input."""
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -81,16 +83,86 @@ def test_client_step_matches_autograd_sgd():
     assert float(loss) == pytest.approx(total, rel=1e-6)
 
 
-@pytest.mark.parametrize("method,setting,bias", [("hist", "noniid", "averaged"), ("hfedavg", "cell_iid", "averaged"),
-                                                 ("hist", "cell_iid", "frozen")])
-def test_batched_engine_equals_per_client_loop(fmnist, method, setting, bias):
+class _Workspace64(engine.Workspace):
+    """The engine's buffers in the data's dtype: ``iterate_hist`` allocates its Workspace in float32 whatever the
+    data (a float64 run would fail on ``index_select(out=...)``), so the float64 comparison patches it."""
+
+    @classmethod
+    def create(cls, *args, dtype=None, **kwargs):
+        return engine.Workspace.create(*args, dtype=torch.float64, **kwargs)
+
+
+PAIRS = [("hist", "noniid", "averaged"), ("hfedavg", "cell_iid", "averaged"), ("hist", "cell_iid", "frozen")]
+
+
+@pytest.mark.parametrize("method,setting,bias", PAIRS)
+def test_batched_engine_equals_per_client_loop_float64(fmnist, method, setting, bias, float64, one_thread,
+                                                       monkeypatch):
+    """Every global parameter tensor and the test scores of every round, engine vs the independent literal
+    loop (own nn.Module, own cross-entropy, own evaluation), in float64 at one thread: equal to 1e-12."""
+    monkeypatch.setattr(run, "Workspace", _Workspace64)
+    cfg = HistConfig(method=method, setting=setting, num_cells=3, output_bias=bias, **TINY)
+    p = run.prepare(cfg, fmnist, "cpu")
+    p = dataclasses.replace(p, x_train=p.x_train.double(), x_test=p.x_test.double())
+    assert p.init.w1.dtype == torch.float64
+    fast = [(m, g.clone(), loss) for m, g, loss in run.iterate_hist(p)]
+    slow = list(reference.iterate_reference(p, as_dict=True))
+    assert [m for m, _, _ in fast] == [m for m, _, _ in slow] == list(range(cfg.global_rounds + 1))
+    for (m, g_fast, l_fast), (_, g_slow, l_slow) in zip(fast, slow):
+        for key, name in zip(("w1", "b1", "w2", "b2"), reference.PARAMS):
+            got, want = getattr(g_fast, key), g_slow[name]
+            assert got.dtype == want.dtype == torch.float64 and got.shape == want.shape, (m, name)
+            torch.testing.assert_close(got, want, atol=1e-12, rtol=0, msg=f"round {m} {name}")
+        acc_fast, loss_fast = engine.evaluate(g_fast, p.x_test, p.y_test)
+        acc_slow, loss_slow = reference.evaluate(g_slow, p.x_test, p.y_test)
+        assert acc_fast == acc_slow and loss_fast == pytest.approx(loss_slow, rel=1e-12, abs=0), m
+        assert (l_fast is None and l_slow is None and m == 0) or l_fast == pytest.approx(l_slow, rel=1e-12, abs=0)
+    # not vacuous: training moved every trained tensor; a frozen b2 stayed at its initial value (to the rounding
+    # of the cells' average of N equal values)
+    last = slow[-1][1]
+    for name, init in zip(reference.PARAMS, (p.init.w1, p.init.b1, p.init.w2, p.init.b2)):
+        moved = float((last[name] - init).abs().max())
+        assert moved < 1e-15 if (name == "fc2.bias" and bias == "frozen") else moved > 1e-4, (name, moved)
+    assert 0.05 < fast[-1][2] < 5 and 0.0 < engine.evaluate(fast[-1][1], p.x_test, p.y_test)[0] <= 1.0
+
+
+@pytest.mark.parametrize("method,setting,bias", PAIRS)
+def test_run_hist_record_equals_run_reference_record(fmnist, method, setting, bias, one_thread):
+    """The records of the float32 runs (the dtype of every experiment): same accuracy, losses, norms and
+    accounting; the global parameters themselves agree to 1e-6 (measured: <= 1e-7)."""
     cfg = HistConfig(method=method, setting=setting, num_cells=3, output_bias=bias, **TINY)
     fast = run.run_hist(cfg, fmnist, "cpu", progress=False)
     slow = reference.run_reference(cfg, fmnist, "cpu")
     assert fast["test_acc"] == slow["test_acc"]
     np.testing.assert_allclose(fast["test_loss"], slow["test_loss"], rtol=1e-5)
     np.testing.assert_allclose(fast["train_loss"][1:], slow["train_loss"][1:], rtol=1e-5)
+    assert fast["train_loss"][0] is None and slow["train_loss"][0] is None
     np.testing.assert_allclose(fast["global_sq_norm"], slow["global_sq_norm"], rtol=1e-6)
+    for key in ("round", "step", "comm_client_L0", "comm_edge_server_L0", "comm_cloud_L0"):
+        assert fast[key] == slow[key], key
+    p = run.prepare(cfg, fmnist, "cpu")
+    for (_, g_fast, _), (_, g_slow, _) in zip(run.iterate_hist(p), reference.iterate_reference(p, as_dict=True)):
+        for key, name in zip(("w1", "b1", "w2", "b2"), reference.PARAMS):
+            torch.testing.assert_close(getattr(g_fast, key), g_slow[name], atol=1e-6, rtol=0, msg=name)
+
+
+def test_reference_cross_entropy_and_evaluation_by_hand():
+    # logits (0, ln 3) with label 1: p = 3/4, CE = ln(4/3); logits (ln 2, 0) with label 1: p = 1/3, CE = ln 3
+    logits = torch.tensor([[0.0, np.log(3.0)], [np.log(2.0), 0.0]], dtype=torch.float64)
+    y = torch.tensor([1, 1])
+    assert float(reference.cross_entropy(logits, y)) == pytest.approx((np.log(4 / 3) + np.log(3)) / 2, rel=1e-12)
+    assert float(reference.cross_entropy(logits + 1000.0, y)) == pytest.approx((np.log(4 / 3) + np.log(3)) / 2,
+                                                                                rel=1e-12)    # shift-invariant
+    # MLP 2-2-2: W1 = I, b1 = (0, -1), W2 = [[1, 0], [0, 2]], b2 = (0, 0.5):
+    # x = (3, 2): hidden relu(3, 1) = (3, 1), logits (3, 2.5) -> class 0; x = (0, 4): hidden (0, 3), logits (0, 6.5)
+    # -> class 1. Labels (0, 0): accuracy 1/2, CE = mean(ln(1 + e^-0.5), ln(1 + e^6.5))
+    glob = {"fc1.weight": torch.eye(2, dtype=torch.float64), "fc1.bias": torch.tensor([0.0, -1.0], dtype=torch.float64),
+            "fc2.weight": torch.tensor([[1.0, 0.0], [0.0, 2.0]], dtype=torch.float64),
+            "fc2.bias": torch.tensor([0.0, 0.5], dtype=torch.float64)}
+    acc, loss = reference.evaluate(glob, torch.tensor([[3.0, 2.0], [0.0, 4.0]], dtype=torch.float64),
+                                   torch.tensor([0, 0]))
+    assert acc == 0.5 and loss == pytest.approx((np.log1p(np.exp(-0.5)) + np.log1p(np.exp(6.5))) / 2, rel=1e-12)
+    assert reference.sq_norm(glob) == pytest.approx(2 + 1 + 5 + 0.25, rel=1e-15)
 
 
 def test_hist_with_one_cell_equals_hfedavg(fmnist):
