@@ -5,6 +5,8 @@
 #   ./run_all.sh --tests              set up, get the data, run the test suite (unit tests + every notebook at smoke)
 #   ./run_all.sh --profile paper      the paper's settings (long)
 #   ./run_all.sh --only hist          only the notebooks whose name or paper folder matches (glob or substring)
+#   ./run_all.sh --verify --only hist rerun notebooks into a temporary folder and compare every committed metric
+#                                     (figures/metrics) with the rerun, within stated tolerances; exit 1 if any is off
 #
 # Figures of the quick and paper profiles go to figures/ (PNG + PDF) and figures/metrics/*.json; the smoke
 # profile and --tests write into a temporary folder and never touch figures/.
@@ -16,10 +18,12 @@ PROFILE=quick
 ONLY=""
 ONLY_SET=0
 TESTS=0
-usage() { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; }
+VERIFY=0
+usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --tests) TESTS=1 ;;
+    --verify) VERIFY=1 ;;
     --profile) PROFILE="${2:?--profile needs smoke, quick or paper}"; shift ;;
     --profile=*) PROFILE="${1#*=}" ;;
     --only) [ $# -ge 2 ] || { echo "run_all.sh: --only needs a pattern" >&2; exit 2; }; ONLY="$2"; ONLY_SET=1; shift ;;
@@ -94,6 +98,13 @@ get_data
 if [ "$TESTS" = 1 ]; then
   echo "== test suite (unit tests + every notebook at the smoke profile)"
   exec .venv/bin/python -m pytest -q -p no:cacheprovider tests
+fi
+
+if [ "$VERIFY" = 1 ]; then
+  echo "== verify: rerun notebooks at profile '$PROFILE'${ONLY:+ matching '$ONLY'} and compare with the committed metrics"
+  vargs=(--profile "$PROFILE")
+  [ "$ONLY_SET" = 1 ] && vargs+=(--only "$ONLY")
+  exec .venv/bin/python -m fedlib.core.verify "${vargs[@]}"
 fi
 
 if [ "$PROFILE" = smoke ]; then

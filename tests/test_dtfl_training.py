@@ -44,12 +44,16 @@ def test_engine_equals_literal_per_client_loop(tiny, float64, partition):
 
 
 def test_training_learns_and_is_reproducible(fmnist):
-    ds = TensorDataset("fashion-mnist", fmnist.x_train[:400], fmnist.y_train[:400], fmnist.x_test[:200],
-                       fmnist.y_test[:200], fmnist.classes, fmnist.source)
+    # 1,200 samples, 2 clients, 3 rounds (180 steps): final accuracy 0.508 (default kernels, 1 thread), 0.524 under
+    # ATEN_CPU_CAPABILITY=default ONEDNN_MAX_CPU_ISA=SSE41 MKL_ENABLE_INSTRUCTIONS=SSE4_2, 0.508 under the AVX2 caps
+    # (this CPU's own ISA); spread 0.016, so the margin to 0.3 (0.21) is > 10x it. The earlier 400-sample version
+    # ended at 0.285-0.31 across CPUs against this same threshold. Chance is 0.1.
+    ds = TensorDataset("fashion-mnist", fmnist.x_train[:1200], fmnist.y_train[:1200], fmnist.x_test[:500],
+                       fmnist.y_test[:500], fmnist.classes, fmnist.source)
     cfg = DtflConfig(model="resnet20", width=0.25, num_clients=2, batch_size=20, lr=3e-3, seed=0)
     cuts = [[1, 7], [7, 2], [4, 4]]
     rec = run_dtfl(cfg, ds, cuts)
-    assert rec["test_acc"][-1] > 0.3 > rec["test_acc"][0]      # chance is 0.1
+    assert rec["test_acc"][-1] > 0.3 > rec["test_acc"][0]
     again = run_dtfl(cfg, ds, cuts)
     assert again["test_acc"] == rec["test_acc"]
 

@@ -1,0 +1,80 @@
+"""``./run_all.sh --verify``: tolerance rules, flattening and comparison by hand, and one end-to-end rerun."""
+import json
+import shutil
+
+import pytest
+
+from fedlib.core import verify
+
+
+def test_tolerance_by_hand():
+    assert verify.Tolerance("abs", 0.03).ok(0.50, 0.529) and not verify.Tolerance("abs", 0.03).ok(0.50, 0.531)
+    assert verify.Tolerance("rel", 0.35).ok(20.0, 26.9) and not verify.Tolerance("rel", 0.35).ok(20.0, 27.1)
+    exact = verify.Tolerance("exact")
+    assert exact.ok(220378, 220378) and not exact.ok(220378, 220379)
+    assert exact.ok(33.74, 33.74 * (1 + 1e-12)) and not exact.ok(33.74, 33.75)
+    assert exact.ok("iid", "iid") and not exact.ok("iid", "noniid")
+    assert not exact.ok(1, True) and not exact.ok(1.0, None)
+    # not reached (None) must stay not reached under a band
+    assert not verify.Tolerance("rel", 0.35).ok(None, 20.0) and verify.Tolerance("rel", 0.35).ok(None, None)
+    assert verify.Tolerance("skip").ok(1.0, 99.0)
+
+
+@pytest.mark.parametrize("notebook, path, text", [
+    ("hist_1_experiments", "runs[3].final_test_acc", "abs 0.005"),
+    ("hist_1_experiments", "runs[3].comm_to_target", "rel 0.35"),
+    ("hist_1_experiments", "runs[3].N", "exact"),
+    ("dtfl_2_table1", "runs[0].final_test_acc", "abs 0.03"),
+    ("dtfl_2_table1", "runs[0].time_to_target_s", "rel 0.35"),
+    ("dtfl_2_table1", "runs[0].comp_time_s", "exact"),
+    ("dtfl_1_profiles", "models.resnet20.params", "exact"),
+    ("hasfl_4_train_experiments", "runs[1].converged_time_s", "rel 0.35"),
+    ("dtfl_2_table1", "elapsed_s", "not compared"),
+    ("dtfl_2_table1", "runs[0].train_elapsed_s", "not compared"),
+    ("dtfl_2_table1", "data_source", "not compared"),
+])
+def test_rules(notebook, path, text):
+    assert verify.rule_for(notebook, path).text() == text
+
+
+def test_flatten_and_compare_by_hand():
+    committed = {"elapsed_s": 3.0, "runs": [{"final_test_acc": 0.5, "params": 10, "time_to_target_s": None}],
+                 "seeds": [0, 1], "gone": 1}
+    rerun = {"elapsed_s": 9.0, "runs": [{"final_test_acc": 0.52, "params": 11, "time_to_target_s": 4.0}],
+             "seeds": [0, 1], "new": 2}
+    assert verify.flatten(committed) == {"elapsed_s": 3.0, "gone": 1, "runs[0].final_test_acc": 0.5,
+                                         "runs[0].params": 10, "runs[0].time_to_target_s": None,
+                                         "seeds[0]": 0, "seeds[1]": 1}
+    rows = {r["metric"]: r for r in verify.compare("dtfl_2_table1", committed, rerun)}
+    assert "elapsed_s" not in rows                                   # wall clock: not compared
+    assert {m: r["ok"] for m, r in rows.items()} == {
+        "gone": False, "runs[0].final_test_acc": True, "runs[0].params": False,
+        "runs[0].time_to_target_s": False, "seeds[0]": True, "seeds[1]": True, "new": False}
+    assert rows["gone"]["rerun"] == "(absent)" and rows["new"]["committed"] == "(absent)"
+    assert all(not r["ok"] for r in verify.compare("dtfl_2_table1", committed, None))
+
+
+def test_spread_refuses_unknown_settings():
+    with pytest.raises(ValueError, match="settings"):
+        verify.spread("smoke", "dtfl_1", ["avx512"])
+    with pytest.raises(ValueError, match="settings"):
+        verify.spread("smoke", "dtfl_1", [])
+
+
+def test_verify_end_to_end_finds_a_changed_metric(tmp_path, monkeypatch, capsys):
+    """dtfl_1 at smoke (counts only, seconds): its own rerun verifies; one altered parameter count is reported OFF
+    and makes the exit status 1."""
+    first = tmp_path / "first"
+    assert verify.rerun("smoke", "dtfl_1", first) == 0
+    committed = tmp_path / "committed"
+    committed.mkdir()
+    shutil.copy(first / "figures" / "metrics" / "dtfl_1_profiles.json", committed)
+    monkeypatch.setattr(verify, "committed_dir", lambda profile: committed)
+    assert verify.verify("smoke", "dtfl_1", str(tmp_path / "again")) == 0
+    m = json.loads((committed / "dtfl_1_profiles.json").read_text())
+    m["models"]["resnet20"]["params"] += 1
+    (committed / "dtfl_1_profiles.json").write_text(json.dumps(m))
+    capsys.readouterr()
+    assert verify.verify("smoke", "dtfl_1", str(tmp_path / "third"), show_all=False) == 1
+    out = capsys.readouterr().out
+    assert "dtfl_1_profiles:models.resnet20.params" in out and "OFF" in out and "1 off" in out
