@@ -237,7 +237,7 @@ def test_method_times_by_hand():
     assert float(t["T_c"]) == pytest.approx(0.15) and float(t["T_s"]) == pytest.approx(0.15)
     assert float(t["T_com"]) == pytest.approx(8 * (10000 + 199200) / 30e6)
     assert float(t["T"]) == pytest.approx(0.3 + 8 * 209200 / 30e6)
-    parallel = MethodCosts("x", 3e6, 6e6, 1000.0, 992.0, 5000.0, serial=False)    # T_s off the critical path
+    parallel = MethodCosts("fedgkt", 3e6, 6e6, 1000.0, 992.0, 5000.0, serial=False)    # T_s off the critical path
     t = method_times(parallel, 2, 30, 100, core_flops=1e9, server_flops=4e9)
     assert float(t["T_s"]) == pytest.approx(0.15) and float(t["T"]) == pytest.approx(0.15 + 8 * 209200 / 30e6)
     avg = MethodCosts("fedavg", 3e6, 0.0, 0.0, 0.0, 5000.0, False)

@@ -153,7 +153,11 @@ def test_map_jobs_in_process_and_in_a_pool():
 def _log_start(path, tag, cost):
     with open(path, "a") as fh:
         fh.write(f"{tag}\n")
-    time.sleep(0.5)
+    # barrier: hold the worker until both workers have started a job (a worker that spawns late under load could
+    # otherwise let the other finish its first job and take the third before it logs the second)
+    deadline = time.monotonic() + 30
+    while len(open(path).read().split()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
     return tag
 
 

@@ -1,6 +1,7 @@
 """Every notebook at the smoke profile through papermill; metrics checked against stored values; notebook hygiene."""
 import hashlib
 import json
+import math
 import os
 import re
 from pathlib import Path
@@ -60,57 +61,69 @@ def test_metrics_file(smoke, name):
         for run in m["runs"]:
             for key in ("method", "setting", "N", "H", "E", "final_test_acc", "target_acc", "comm_to_target"):
                 assert key in run
-    if name.startswith(("hist_1", "hist_2")):
-        got = {f"{r['method']}/{r['setting']}/N{r['N']}/H{r['H']}/E{r['E']}/R{r['global_rounds']}/s{r['seed']}": r["final_test_acc"]
-               for r in m["runs"]}
+    if name.startswith(TRAINED):
+        for run in m["runs"]:
+            keys = (("alpha", "patch_shuffling", "dcor", "psnr_db") if name.startswith("dtfl_7") else
+                    ("method", "setting", "final_test_acc") + (
+                        ("N", "H", "E", "target_acc", "comm_to_target") if name.startswith("hist") else
+                        ("model", "N", "converged_time_s", "converged_acc", "target_acc", "time_to_target_s", "rounds")
+                        if name.startswith("hasfl") else
+                        ("target_acc", "time_to_target_s", "comp_time_s", "comm_time_s", "rounds")))
+            for key in keys:
+                assert key in run, key
+        got = {run_key(name, r): r["final_test_acc"] for r in m["runs"]}
         assert set(got) == set(expected["final_test_acc"])
+        # tolerance = 3 x the largest spread of final_test_acc across CPU numerics settings (at least 0.02),
+        # measured by tests/update_expected_smoke.py; "spread" records the measured range
+        tol = expected["tolerance"]
+        assert tol == max(0.02, math.ceil(300 * expected["spread"] - 1e-9) / 100)
         for key, value in expected["final_test_acc"].items():
-            assert got[key] == pytest.approx(value, abs=0.03), key
+            assert got[key] == pytest.approx(value, abs=tol), key
+        for key, low in expected.get("learns", {}).items():
+            # the paper's smoke run learns: >= 2x chance here, and with the margin of the spread on any machine
+            assert low >= 0.2 and expected["final_test_acc"][key] - tol >= low, (key, low)
+            assert got[key] >= low, (key, got[key], low)
     if name.startswith("hist_3"):
         for setting, consts in expected["constants"].items():
             for key in ("f_gap", "mean_sq_norm"):
                 assert m["constants"][setting][key] == pytest.approx(consts[key], rel=0.05)
             assert m["constants"][setting]["L"] > 0 and m["constants"][setting]["sigma2"] > 0
-    if name.startswith("hasfl_1"):
-        assert set(m["models"]) == set(expected["models"])
-        for model, values in expected["models"].items():            # measured profiles are exact
-            assert m["models"][model] == pytest.approx(values), model
+    if name.startswith(("hasfl_1", "dtfl_1")):
+        assert set(m["models"]) >= set(expected["models"]) and expected["models"]
+        for model, values in expected["models"].items():            # counts and profiles: exact
+            assert m["models"][model] == values, model
     if name.startswith("hasfl_2"):
         for key in ("beta", "vartheta"):
             assert m["constants"][key] == pytest.approx(expected["constants"][key], rel=0.05)
-    if name.startswith(("hasfl_4", "hasfl_5")):
-        for run in m["runs"]:
-            for key in ("method", "model", "setting", "N", "converged_time_s", "converged_acc", "target_acc",
-                        "time_to_target_s", "final_test_acc", "rounds"):
-                assert key in run
-        got = {f"{r['figures'][0]}/{r['method']}/{r['model']}/{r['setting']}/N{r['N']}/b{r['batch']}/c{r['cut']}"
-               f"/s{r['seed']}": r["final_test_acc"] for r in m["runs"]}
-        assert set(got) == set(expected["final_test_acc"])
-        for key, value in expected["final_test_acc"].items():
-            assert got[key] == pytest.approx(value, abs=0.05), key
-    if name.startswith("dtfl_") and "final_test_acc" in expected:
-        got = {_dtfl_key(name, r): r["final_test_acc"] for r in m["runs"]}
-        assert set(got) == set(expected["final_test_acc"])
-        for key, value in expected["final_test_acc"].items():
-            assert got[key] == pytest.approx(value, abs=0.05), key
-        for run in m["runs"]:
-            keys = (("alpha", "patch_shuffling", "dcor", "psnr_db") if name.startswith("dtfl_7") else
-                    ("method", "setting", "target_acc", "time_to_target_s", "comp_time_s", "comm_time_s", "rounds"))
-            for key in keys + ("final_test_acc",):
-                assert key in run, key
     if name.startswith("hasfl_3"):
         thetas = {r["method"]: r["theta"] for r in m["runs"]}
         assert thetas["HASFL"] == pytest.approx(expected["theta_hasfl"], rel=0.05)
         assert all(v is None or thetas["HASFL"] <= v for v in thetas.values())
 
 
-def _dtfl_key(name: str, r: dict) -> str:
-    """A DTFL metrics row's name in expected_smoke_metrics_dtfl.json."""
+#: notebooks whose metrics are training runs compared within a measured tolerance
+TRAINED = ("hist_1", "hist_2", "hasfl_4", "hasfl_5", "dtfl_2", "dtfl_3", "dtfl_4", "dtfl_5", "dtfl_6", "dtfl_7")
+
+
+def run_key(name: str, r: dict) -> str:
+    """A metrics row's name in expected_smoke_metrics*.json."""
+    if name.startswith("hist"):
+        return f"{r['method']}/{r['setting']}/N{r['N']}/H{r['H']}/E{r['E']}/R{r['global_rounds']}/s{r['seed']}"
+    if name.startswith("hasfl"):
+        return (f"{r['figures'][0]}/{r['method']}/{r['model']}/{r['setting']}/N{r['N']}/b{r['batch']}/c{r['cut']}"
+                f"/s{r['seed']}")
     if name.startswith("dtfl_7"):
         return f"a{r['alpha']}/p{r['patches']}/s{r['seed']}"
     if name.startswith(("dtfl_5", "dtfl_6")):
         return f"{r['model']}/{r['method']}/{r['setting']}/K{r['num_clients']}/s{r['seed']}"
     return f"{r['case']}/M{r['M']}/t{r['tier']}/{r['setting']}/s{r['seed']}"
+
+
+def test_every_trained_notebook_has_a_tolerance_and_each_paper_a_learning_run():
+    for name in [p.stem for p in NBS if p.stem.startswith(TRAINED)]:
+        assert {"final_test_acc", "spread", "tolerance"} <= set(EXPECTED[name]), name
+    learners = {name.split("_")[0] for name, e in EXPECTED.items() if e.get("learns")}
+    assert learners == {"hist", "hasfl", "dtfl"}
 
 
 FIGURE_NOTEBOOKS = [p for p in NBS if not p.stem.endswith("_experiments")]  # the run-cache notebooks draw nothing

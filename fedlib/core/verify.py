@@ -84,6 +84,8 @@ SKIP_WALL = Tolerance("skip", why="wall-clock seconds of this machine")
 ACC_CONV = Tolerance("abs", 0.03, "conv-net training differs across CPUs' kernels (accuracy, loss, leakage)")
 ACC_MLP = Tolerance("abs", 0.005, "MLP training differs across CPUs' kernels by a few test samples")
 READ_OFF = Tolerance("rel", 0.35, "read off a training curve: one or two evaluations either side of the target")
+# HASFL's bound constants come from a short pilot training: measured 6e-5 relative across kernels (beta, theta)
+PILOT = Tolerance("rel", 1e-3, "HASFL bound constants from a pilot training (measured <= 6e-5 relative)")
 
 RULES: list[tuple[str, str, Tolerance]] = [
     ("*", "elapsed_s", SKIP_WALL), ("*", "*_elapsed_s", SKIP_WALL), ("*", "solve_s", SKIP_WALL),
@@ -92,6 +94,12 @@ RULES: list[tuple[str, str, Tolerance]] = [
     ("hist_*", "*acc*", ACC_MLP), ("hist_*", "comm_to_target", READ_OFF),
     ("hist_3*", "*", Tolerance("rel", 0.05, "constants estimated from a short MLP pilot training")),
     ("hist_*", "*", Tolerance("exact")),
+    ("hasfl_[23]*", "*", PILOT),
+    ("hasfl_*", "*acc*", ACC_CONV), ("hasfl_*", "acc_gain", ACC_CONV),
+    ("hasfl_*", "floor*", PILOT), ("hasfl_*", "eps", PILOT), ("hasfl_*", "theta*", PILOT),
+    ("hasfl_*", "unreachable", PILOT), ("hasfl_*", "pred_ratio*", PILOT),
+    ("hasfl_*", "kappa", READ_OFF), ("hasfl_*", "lambda", READ_OFF), ("hasfl_*", "residual", READ_OFF),
+    ("hasfl_*", "rounds_*", READ_OFF), ("hasfl_*", "*ratio", READ_OFF), ("hasfl_*", "epochs_to_target", READ_OFF),
     ("*", "*acc*", ACC_CONV), ("*", "*loss*", ACC_CONV), ("*", "dcor", ACC_CONV),
     ("*", "psnr_db", Tolerance("abs", 1.0, "attacker trained by a conv net, dB")),
     ("*", "rounds_to_target", READ_OFF), ("*", "*_to_target*", READ_OFF), ("*", "converged_*", READ_OFF),
