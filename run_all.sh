@@ -3,13 +3,14 @@
 #
 #   ./run_all.sh                      set up .venv, get the data, run every notebook at the default profile (quick)
 #   ./run_all.sh --tests              set up, get the data, run the test suite (unit tests + every notebook at smoke)
+#   ./run_all.sh --profile converged  models that converge on Fashion-MNIST (<= 150 min per paper on 2 cores)
 #   ./run_all.sh --profile paper      the paper's settings (long)
 #   ./run_all.sh --only hist          only the notebooks whose name or paper folder matches (glob or substring)
 #   ./run_all.sh --verify --only hist rerun notebooks into a temporary folder and compare every committed metric
 #                                     (figures/metrics) with the rerun, within stated tolerances; exit 1 if any is off
 #
-# Figures of the quick and paper profiles go to figures/ (PNG + PDF) and figures/metrics/*.json; the smoke
-# profile and --tests write into a temporary folder and never touch figures/.
+# Figures of the quick profile go to figures/ (PNG + PDF) and figures/metrics/*.json, those of converged and paper
+# to figures/<profile>/; the smoke profile and --tests write into a temporary folder and never touch figures/.
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
@@ -24,7 +25,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --tests) TESTS=1 ;;
     --verify) VERIFY=1 ;;
-    --profile) PROFILE="${2:?--profile needs smoke, quick or paper}"; shift ;;
+    --profile) PROFILE="${2:?--profile needs smoke, quick, converged or paper}"; shift ;;
     --profile=*) PROFILE="${1#*=}" ;;
     --only) [ $# -ge 2 ] || { echo "run_all.sh: --only needs a pattern" >&2; exit 2; }; ONLY="$2"; ONLY_SET=1; shift ;;
     --only=*) ONLY="${1#*=}"; ONLY_SET=1 ;;
@@ -33,7 +34,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-case "$PROFILE" in smoke|quick|paper) ;; *) echo "run_all.sh: --profile must be smoke, quick or paper (got '$PROFILE')" >&2; exit 2 ;; esac
+case "$PROFILE" in smoke|quick|converged|paper) ;; *) echo "run_all.sh: --profile must be smoke, quick, converged or paper (got '$PROFILE')" >&2; exit 2 ;; esac
 
 # --only is checked before any setup: an empty pattern or one that matches no notebook fails at once.
 if [ "$ONLY_SET" = 1 ]; then
@@ -111,6 +112,9 @@ if [ "$PROFILE" = smoke ]; then
   FEDLIB_FIGURES_DIR=$(mktemp -d -t fedlib-smoke-XXXXXX)
   export FEDLIB_FIGURES_DIR
   echo "== smoke profile: figures and metrics go to $FEDLIB_FIGURES_DIR (figures/ is left alone)"
+elif [ "$PROFILE" = converged ] || [ "$PROFILE" = paper ]; then
+  export FEDLIB_FIGURES_DIR="${FEDLIB_FIGURES_DIR:-$ROOT/figures/$PROFILE}"
+  echo "== $PROFILE profile: figures and metrics go to $FEDLIB_FIGURES_DIR"
 fi
 echo "== notebooks at profile '$PROFILE'${ONLY:+ matching '$ONLY'}"
 args=(--profile "$PROFILE")

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import torch
 
+from fedlib.dtfl.scheduler import SCHEDULERS
 from fedlib.dtfl import (CASES, PROFILES, ResourceProfile, TierCosts, TierScheduler, TimeModel, aux_head_factory,
                          case_profiles, client_modules, profile_schedule, simulate, tier_costs, tier_cuts, tier_table)
 from fedlib.split import LayerProfile, model_profile, resnet20, resnet38, resnet56, resnet110, resnet_cifar
@@ -161,6 +162,26 @@ def test_scheduler_three_clients_three_tiers_by_hand():
     s.observe([3, 2, 3], [3.0, 10.0, 2.0])                                        # EMA, alpha = 2/3
     assert s.ema[0, 2] == pytest.approx(2 / 3 * 3 + 1 / 3 * 6)
     assert s.ema[0, 0] == 1.0                                                     # tier 1's history kept
+
+
+def test_authors_scheduler_never_tier_1_and_starts_at_tier_2_by_hand():
+    """``min_tier`` / ``initial_tier`` (the authors' code at M = 7: min 2, start 2) on the toy model: client 1 has a
+    fast link, so its tier-1 estimate is its best and ours sends it to tier 1."""
+    ours, authors = TierScheduler(toy_scheduler_model(), 3), TierScheduler(toy_scheduler_model(), 3, **SCHEDULERS["authors"])
+    mbps, n = [8, 80, 8], [10, 10, 10]
+    assert ours.assign(mbps, n).tolist() == [3, 3, 3] and authors.assign(mbps, n).tolist() == [2, 2, 2]
+    for s in (ours, authors):
+        s.observe([1, 1, 1], [1.0, 4.0, 0.5])
+    # c0 (8 Mbps): T_c 1/2/4, T_s 2/1/0.5, T_com 10/5/2.5 -> 12, 7, 6.5; c1 (80 Mbps): T_c 4/8/16, T_com 1/0.5/0.25
+    # -> 5, 8.5, 16.25; c2 (8 Mbps): T_c 0.5/1/2 -> max with T_s 2/1/2, + T_com -> 12, 6, 4.5
+    np.testing.assert_allclose(ours.estimate(mbps, n), [[12, 7, 6.5], [5, 8.5, 16.25], [12, 6, 4.5]])
+    # ours: T_max = max(6.5, 5, 4.5) = 6.5 -> c1 tier 1 (8.5 > 6.5); authors (tiers 2-3): T_max = max(6.5, 8.5, 4.5)
+    assert ours.assign(mbps, n).tolist() == [3, 1, 3]
+    assert authors.assign(mbps, n).tolist() == [3, 2, 3]
+    with pytest.raises(ValueError, match="min_tier"):
+        TierScheduler(toy_scheduler_model(), 3, min_tier=4)
+    with pytest.raises(ValueError, match="initial_tier"):
+        TierScheduler(toy_scheduler_model(), 3, min_tier=2, initial_tier=1)
 
 
 def test_simulate_fixed_tier_and_straggler_split():

@@ -228,3 +228,25 @@ def test_engine_hooks_need_local_loss(fmnist):
     with pytest.raises(ValueError, match="local_loss"):
         train_round(st, [x], [y], client_loss=lambda out, y_, x_, z: out.sum())
     assert torch.isfinite(torch.tensor(train_round(st, [x], [y])))
+
+
+def test_authors_scheduler_run_sees_our_system_and_never_tier_1(fmnist):
+    """DTFL "as the authors' code schedules it" (compare_job method ``dtfl_authors``): the same system and time
+    noise as ours, every client at tier 2 (md1..md2) in round 1, tier 1 never; ours starts at tier 7. A record with
+    test accuracy 0.1 / 0.6 / 0.9 at rounds 0 / 3 / 6: the last fifth (round > 4.8) holds one evaluation, so the
+    plateau is the last two, (0.6 + 0.9) / 2 = 0.75, spread 0.3."""
+    s = dx.Setup(num_clients=10, train_subset=500, rounds=6)
+    kw = dict(case="all", setting="iid", seed=2, target_acc=0.5, change_every=2, change_frac=0.3)
+    ours, authors = (dx.run_entry(_FixedRecord(), s, fmnist, num_tiers=7, scheduler=m, **kw) for m in ("ours", "authors"))
+    assert ours["row"]["method"] == "dtfl" and authors["row"]["method"] == "dtfl_authors"
+    ta, to = np.asarray(authors["sim"]["tiers"]), np.asarray(ours["sim"]["tiers"])
+    assert ta[0].tolist() == [2] * 10 and to[0].tolist() == [7] * 10
+    assert ta.min() >= 2 and (ta != to).any()
+    assert authors["sim"]["cuts"][0] == [2] * 10                               # md1..md2 on every client
+    assert authors["sim"]["profile_idx"] == ours["sim"]["profile_idx"]
+    for e in (ours, authors):
+        assert e["row"]["plateau_acc"] == pytest.approx(0.75) and e["row"]["plateau_spread"] == pytest.approx(0.3)
+    with pytest.raises(ValueError, match="scheduler"):
+        dx.run_entry(_FixedRecord(), s, fmnist, num_tiers=7, scheduler="theirs", **kw)
+    with pytest.raises(ValueError, match="M = 7"):
+        dx.run_entry(_FixedRecord(), s, fmnist, num_tiers=6, scheduler="authors", **kw)

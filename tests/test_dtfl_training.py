@@ -6,6 +6,8 @@ import torch
 
 from fedlib.data import TensorDataset
 from fedlib.dtfl import DtflConfig, client_data, run_dtfl, run_literal
+from fedlib.dtfl.experiments import plateau
+from fedlib.dtfl.training import evaluate_heads
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -36,6 +38,10 @@ def test_engine_equals_literal_per_client_loop(tiny, float64, partition):
     lit = run_literal(cfg, tiny, CUTS)
     assert eng["round"] == [0, 1, 2, 3] and eng["samples_per_client"] == sizes
     np.testing.assert_allclose(eng["test_acc"], lit["test_acc"], atol=1e-12)
+    # the md8-lag diagnostic: md1..md7 + the top tier's averaged head (client 2 holds cut 7 in rounds 1-2, client 0
+    # in round 3), none before any training
+    assert eng["test_acc_aux"][0] is None and None not in eng["test_acc_aux"][1:]
+    np.testing.assert_allclose(eng["test_acc_aux"][1:], lit["test_acc_aux"][1:], atol=1e-12)
     a, b = eng["model"].state_dict(), lit["model"].state_dict()
     assert a.keys() == b.keys()
     for k in a:
@@ -71,3 +77,34 @@ def test_bad_cuts(tiny, cuts, word):
 def test_config_errors(kw, word):
     with pytest.raises(ValueError, match=word):
         DtflConfig(**kw)
+
+
+def test_evaluate_heads_by_hand():
+    # trunk = identity on 2 features; head A = identity logits, head B swaps them. x, y as below, batches of 3
+    x = torch.tensor([[2.0, 0.0], [0.0, 1.0], [1.0, 3.0], [5.0, 4.0]])
+    y = torch.tensor([0, 1, 1, 0])
+    a, b = torch.nn.Linear(2, 2), torch.nn.Linear(2, 2)
+    with torch.no_grad():
+        a.weight.copy_(torch.eye(2)), a.bias.zero_()
+        b.weight.copy_(torch.tensor([[0.0, 1.0], [1.0, 0.0]])), b.bias.zero_()
+    (acc_a, loss_a), (acc_b, loss_b) = evaluate_heads(torch.nn.Identity(), [a, b], x, y, batch=3)
+    # A: every argmax right; CE = log(1 + e^-margin), margins 2, 1, 2, 1. B: every argmax wrong, CE log(1 + e^m)
+    assert acc_a == 1.0 and acc_b == 0.0
+    assert loss_a == pytest.approx((2 * np.log1p(np.exp(-2)) + 2 * np.log1p(np.exp(-1))) / 4, rel=1e-6)
+    assert loss_b == pytest.approx((2 * np.log1p(np.exp(2)) + 2 * np.log1p(np.exp(1))) / 4, rel=1e-6)
+    for bad, word in ((dict(heads=[]), "heads"), (dict(y=y[:3]), "same number"), (dict(batch=0), "batch")):
+        args = dict(trunk=torch.nn.Identity(), heads=[a], x=x, y=y) | bad
+        with pytest.raises(ValueError, match=word):
+            evaluate_heads(**args)
+
+
+def test_plateau_by_hand():
+    acc = [0.1, 0.5, 0.6, 0.7, 0.75, 0.78, 0.79, 0.8, 0.81, 0.80, 0.83]
+    p = plateau({"round": list(range(11)), "test_acc": acc})        # last fifth: rounds 9 and 10 (> 8)
+    assert p["plateau_acc"] == pytest.approx(0.815) and p["plateau_spread"] == pytest.approx(0.03)
+    p = plateau({"round": [0, 5, 10, 15, 20, 25], "test_acc": [0.1, 0.6, 0.7, 0.8, 0.84, 0.82]})
+    assert p["plateau_acc"] == pytest.approx(0.83) and p["plateau_spread"] == pytest.approx(0.02)   # last two
+    p = plateau({"round": list(range(21)), "test_acc": [0.5] * 16 + [0.80, 0.81, 0.79, 0.80, 0.80]})
+    assert p["plateau_acc"] == pytest.approx(0.80) and p["plateau_spread"] == pytest.approx(0.02)   # rounds 17-20
+    with pytest.raises(ValueError, match="record"):
+        plateau({"round": [0], "test_acc": [0.1]})

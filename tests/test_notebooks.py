@@ -138,14 +138,41 @@ def test_executed_notebook_embeds_its_figures(smoke, path):
     assert saved >= 1 and len(images) >= saved, f"{len(images)} inline images for {saved} savefig calls"
 
 
-def test_profile_files_name_declared_parameters():
+TYPES = {"int": (int,), "float": (int, float), "str": (str,), "list": (list,), "bool": (bool,)}
+
+
+def test_profile_files_name_declared_parameters_of_their_types():
+    """Every profile file parses, names only parameters its notebooks declare, with values of the declared types
+    (a placeholder or a typo in the converged profile fails here, before a 2-hour run)."""
     import papermill as pm
 
     for profile in notebooks.PROFILES:
         for nb in NBS:
+            if not notebooks.has_profile(nb, profile):
+                assert profile == "converged" and nb.parent.name != "dtfl", (profile, nb.stem)
+                with pytest.raises(ValueError, match="no .*converged"):
+                    notebooks.notebook_parameters(nb, profile)
+                continue
             params = notebooks.notebook_parameters(nb, profile)   # raises on a parameter the notebook lacks
-            assert set(params) <= set(pm.inspect_notebook(str(nb)))
+            declared = pm.inspect_notebook(str(nb))
+            assert set(params) <= set(declared)
             assert params.get("profile", profile) == profile
+            for name, value in params.items():
+                kind = declared[name]["inferred_type_name"]
+                assert isinstance(value, TYPES[kind]) and not (kind != "bool" and isinstance(value, bool)), \
+                    (profile, nb.stem, name, value, kind)
+    converged = [p for p in NBS if notebooks.has_profile(p, "converged")]
+    assert {p.parent.name for p in converged} == {"dtfl"}
+    assert all(notebooks.notebook_parameters(p, "converged")["profile"] == "converged" for p in converged)
+
+
+def test_a_profile_a_paper_lacks_is_skipped(tmp_path, capsys):
+    hist = [p for p in NBS if p.parent.name == "hist"]
+    assert not notebooks.has_profile(hist[0], "converged")
+    rows = notebooks.run_notebooks("converged", tmp_path, only="hist_2*")       # runs nothing
+    assert [(r["notebook"], r["status"]) for r in rows] == [("hist_2_figures", "skipped")]
+    assert "no converged profile for hist" in capsys.readouterr().out
+    assert notebooks.main(["--profile", "converged", "--only", "hist_2*", "--out", str(tmp_path)]) == 1
 
 
 def test_profile_file_with_unknown_parameter_is_rejected(tmp_path, monkeypatch):

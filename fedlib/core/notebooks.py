@@ -23,7 +23,10 @@ from .paths import REPO_ROOT
 
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 PROFILE_DIR = NOTEBOOK_DIR / "profiles"
-PROFILES = ("smoke", "quick", "paper")
+PROFILES = ("smoke", "quick", "converged", "paper")
+#: profiles whose figures go to ``figures/<profile>/`` (run_all.sh); smoke writes to a temporary folder, quick to
+#: ``figures/``
+OWN_FIGURES = ("converged", "paper")
 
 
 def list_notebooks(only: str | None = None) -> list[Path]:
@@ -63,12 +66,17 @@ def notebook_parameters(notebook: Path, profile: str) -> dict:
     parameters, updated by the notebook's own file.
 
     Raises:
-        ValueError: unknown profile; the notebook's own file names a parameter the notebook does not declare.
+        ValueError: unknown profile; the profile has no file for the notebook's paper
+            (``notebooks/profiles/<profile>/<paper>.yaml``: :func:`has_profile`); the notebook's own file names a
+            parameter the notebook does not declare.
     """
     import papermill as pm
 
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
+    if not has_profile(notebook, profile):
+        raise ValueError(f"profile {profile!r} has no {PROFILE_DIR / profile / (notebook.parent.name + '.yaml')}: "
+                         f"{notebook.parent.name} is not defined at {profile!r}")
     declared = set(pm.inspect_notebook(str(notebook)))
     shared = _read_yaml(PROFILE_DIR / profile / f"{notebook.parent.name}.yaml")
     own_path = PROFILE_DIR / profile / f"{notebook.stem}.yaml"
@@ -78,6 +86,12 @@ def notebook_parameters(notebook: Path, profile: str) -> dict:
         raise ValueError(f"{own_path} sets {unknown}, which {notebook.stem} does not declare; "
                          f"its parameters: {sorted(declared)}")
     return {**{k: v for k, v in shared.items() if k in declared}, **own}
+
+
+def has_profile(notebook: Path, profile: str) -> bool:
+    """Whether ``profile`` is defined for ``notebook``'s paper: ``notebooks/profiles/<profile>/<paper>.yaml`` exists
+    (every paper has smoke, quick and paper; ``converged`` is written per paper as its runs are sized)."""
+    return (PROFILE_DIR / profile / f"{notebook.parent.name}.yaml").is_file()
 
 
 def _ipc_kernel_manager(socket_dir: str):
@@ -104,7 +118,8 @@ def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None) ->
     """Execute notebooks at ``profile``; executed copies go to ``out_dir/<paper>/``, figures embedded.
 
     Returns:
-        One row per notebook: ``{"notebook", "paper", "seconds", "status", "error"}``.
+        One row per notebook: ``{"notebook", "paper", "seconds", "status", "error"}``; status ``ok``, ``FAILED`` or
+        ``skipped`` (the paper has no file at ``profile``: :func:`has_profile`).
 
     Raises:
         ValueError: unknown profile, or ``only`` matches no notebook.
@@ -125,6 +140,11 @@ def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None) ->
     for nb in nbs:
         t0 = time.perf_counter()
         status, error = "ok", ""
+        if not has_profile(nb, profile):
+            rows.append({"notebook": nb.stem, "paper": nb.parent.name, "seconds": 0.0, "status": "skipped",
+                         "error": f"no {profile} profile for {nb.parent.name}"})
+            print(f"[skipped] {nb.parent.name}/{nb.stem}: no {profile} profile for {nb.parent.name}", flush=True)
+            continue
         try:
             parameters = notebook_parameters(nb, profile)
             (out_dir / nb.parent.name).mkdir(parents=True, exist_ok=True)
@@ -164,7 +184,11 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         print(f"{(r['paper'] + '/' + r['notebook']).ljust(width)}  {r['seconds']:7.1f}  {r['status']}")
     print(f"executed notebooks (figures embedded) in {out}")
-    return 0 if all(r["status"] == "ok" for r in rows) else 1
+    ran = [r for r in rows if r["status"] != "skipped"]
+    if not ran:
+        print(f"error: no selected notebook has a {args.profile} profile", file=sys.stderr)
+        return 1
+    return 0 if all(r["status"] == "ok" for r in ran) else 1
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from ..data import TensorDataset
 from ..split import MODELS
 from .baseline_time import method_costs, simulate_method
 from .baselines import BASELINE_CUTS, run_baseline
-from .experiments import (DATASET_SHAPES, Setup, dataset_by_name, run_entry, system_inputs, time_to_target)
+from .experiments import (DATASET_SHAPES, Setup, dataset_by_name, plateau, run_entry, system_inputs, time_to_target)
 from .fedgkt import gkt_client_model, gkt_server_model, run_fedgkt
 from .privacy import dcor_loss, patch_shuffle, reconstruction_attack
 from .training import run_dtfl
@@ -103,7 +103,7 @@ def baseline_entry(store: ResultStore, s: Setup, data: TensorDataset, method: st
                num_clients=s.num_clients, fraction=fraction, target_acc=target_acc,
                **time_to_target(rec, sim, target_acc), final_test_acc=rec["test_acc"][-1],
                best_test_acc=max(rec["test_acc"]), rounds=rec["round"][-1], sim_total_s=float(np.sum(sim["round_s"])),
-               mean_tier=None, train_elapsed_s=rec["elapsed_s"][-1], elapsed_s=time.perf_counter() - t0)
+               mean_tier=None, **plateau(rec), train_elapsed_s=rec["elapsed_s"][-1], elapsed_s=time.perf_counter() - t0)
     return {"row": row, "record": rec, "sim": sim}
 
 
@@ -112,9 +112,9 @@ def compare_job(store: ResultStore, s: Setup, method: str, **kwargs) -> dict:
     :func:`fedlib.dtfl.experiments.run_entry` (``num_tiers`` default 7), a baseline through
     :func:`baseline_entry`. The dataset of ``s`` is loaded by name."""
     data = dataset_by_name(s.dataset)
-    if method == "dtfl":
+    if method in ("dtfl", "dtfl_authors"):
         kwargs.setdefault("num_tiers", 7)
-        return run_entry(store, s, data, **kwargs)
+        return run_entry(store, s, data, scheduler="ours" if method == "dtfl" else "authors", **kwargs)
     return baseline_entry(store, s, data, method, **kwargs)
 
 

@@ -18,7 +18,7 @@ from ..core import ResultStore, numpy_rng
 from ..core.validate import check_choice, check_float, check_instance, check_int
 from ..data import DATASET_SHAPES, TensorDataset, resolve_dataset as _resolve
 from ..split import MODELS
-from .scheduler import EMA_ALPHA, profile_schedule, sample_participants, simulate
+from .scheduler import EMA_ALPHA, SCHEDULERS, profile_schedule, sample_participants, simulate
 from .tiers import check_num_tiers
 from .timing import TimeModel, case_profiles, tier_costs
 from .training import DtflConfig, check_cuts, check_participants, client_data, run_dtfl, subset
@@ -137,14 +137,21 @@ def system_inputs(s: Setup, data: TensorDataset, case: str, setting: str, seed: 
 
 def system_run(s: Setup, data: TensorDataset, num_tiers: int, case: str, setting: str, seed: int,
                fixed_tier: int | None = None, change_every: int = 0, change_frac: float = 0.3,
-               fraction: float = 1.0) -> dict:
+               fraction: float = 1.0, scheduler: str = "ours") -> dict:
     """The simulated DTFL system of one run (:func:`system_inputs`), then :func:`fedlib.dtfl.simulate` with the
     clients' real sample counts N_k. Adds ``profile_idx`` ``[R, K]``, ``profiles`` (names), ``samples`` and
-    ``participants`` (``[R, K]`` bools or None)."""
+    ``participants`` (``[R, K]`` bools or None).
+
+    ``scheduler``: ``"ours"`` (every tier, clients start at tier M) or ``"authors"`` (as the authors' code: never
+    the md1-only tier 1, every client starts at tier 2 = md1..md2; needs M = 7). Raises ``ValueError`` for another
+    name, or ``"authors"`` with M != 7."""
+    opts = SCHEDULERS[check_choice("scheduler", scheduler, tuple(SCHEDULERS))]
+    if scheduler == "authors" and num_tiers != 7:
+        raise ValueError(f"scheduler='authors' reproduces the authors' code at M = 7, got num_tiers = {num_tiers}")
     inp = system_inputs(s, data, case, setting, seed, change_every, change_frac, fraction)
     profiles, idx, part, samples = inp["profiles"], inp["profile_idx"], inp["participants"], inp["samples"]
     sim = simulate(setup_time_model(s, num_tiers), profiles, idx, samples, inp["rng"], fixed_tier, s.noise, s.alpha,
-                   participants=part)
+                   participants=part, **opts)
     return dict(sim, profile_idx=idx.tolist(), profiles=[p.name for p in profiles], samples=samples.tolist(),
                 participants=None if part is None else part.tolist())
 
@@ -189,22 +196,38 @@ def time_to_target(record: dict, sim: dict, target: float) -> dict:
 
 def run_entry(store: ResultStore, s: Setup, data: TensorDataset, num_tiers: int, case: str, setting: str,
               seed: int, target_acc: float, fixed_tier: int | None = None, change_every: int = 0,
-              change_frac: float = 0.3, device: str = "cpu", fraction: float = 1.0) -> dict:
+              change_frac: float = 0.3, device: str = "cpu", fraction: float = 1.0, scheduler: str = "ours") -> dict:
     """System + training of one run; returns ``{"row", "record", "sim"}`` where ``row`` is the metrics row:
-    ``method`` (``dtfl``), ``M``, ``case``, ``tier`` (the fixed tier, or None for the scheduler), ``setting``,
-    ``seed``, ``target_acc``, ``time_to_target_s``, ``comp_time_s``, ``comm_time_s``, ``rounds_to_target``,
-    ``final_test_acc``, ``best_test_acc``, ``rounds``, ``sim_total_s``, ``mean_tier``, ``elapsed_s``."""
+    ``method`` (``dtfl``, or ``dtfl_authors`` with ``scheduler="authors"``: :func:`system_run`), ``M``, ``case``,
+    ``tier`` (the fixed tier, or None for the scheduler), ``setting``, ``seed``, ``target_acc``,
+    ``time_to_target_s``, ``comp_time_s``, ``comm_time_s``, ``rounds_to_target``, ``final_test_acc``,
+    ``best_test_acc``, ``rounds``, ``sim_total_s``, ``mean_tier``, the plateau of :func:`plateau`, ``elapsed_s``."""
     check_float("target_acc", target_acc, 0, 1, low_open=True)
     t0 = time.perf_counter()
-    sim = system_run(s, data, num_tiers, case, setting, seed, fixed_tier, change_every, change_frac, fraction)
+    sim = system_run(s, data, num_tiers, case, setting, seed, fixed_tier, change_every, change_frac, fraction,
+                     scheduler)
     rec = train(store, s, setting, sim["cuts"], seed, data, device, sim["participants"])
-    row = dict(method="dtfl", M=num_tiers, case=case, tier=fixed_tier, setting=setting, seed=seed,
+    row = dict(method="dtfl" if scheduler == "ours" else "dtfl_authors", M=num_tiers, case=case, tier=fixed_tier,
+               setting=setting, seed=seed,
                model=s.model, num_clients=s.num_clients, fraction=fraction,
                target_acc=target_acc, **time_to_target(rec, sim, target_acc), final_test_acc=rec["test_acc"][-1],
                best_test_acc=max(rec["test_acc"]), rounds=rec["round"][-1], sim_total_s=float(np.sum(sim["round_s"])),
-               mean_tier=float(np.mean(np.asarray(sim["tiers"])[_sampled(sim)])), train_elapsed_s=rec["elapsed_s"][-1],
-               elapsed_s=time.perf_counter() - t0)
+               mean_tier=float(np.mean(np.asarray(sim["tiers"])[_sampled(sim)])), **plateau(rec),
+               train_elapsed_s=rec["elapsed_s"][-1], elapsed_s=time.perf_counter() - t0)
     return {"row": row, "record": rec, "sim": sim}
+
+
+def plateau(record: dict) -> dict:
+    """Has the run converged? Over the evaluations in the last fifth of its rounds (round > 0.8·R, at least the
+    last two evaluations): ``plateau_acc`` (their mean test accuracy) and ``plateau_spread`` (max − min, fraction;
+    the ``converged`` profile asks FedAvg for <= 0.01). Raises ``ValueError`` for a record without rounds."""
+    check_instance("record", record, dict)
+    rounds, acc = np.asarray(record.get("round", [])), np.asarray(record.get("test_acc", []), dtype=float)
+    if len(rounds) < 2 or len(acc) != len(rounds):
+        raise ValueError("record must hold 'round' and 'test_acc' of at least two evaluations")
+    last = acc[rounds > 0.8 * rounds[-1]]
+    last = acc[-2:] if len(last) < 2 else last
+    return {"plateau_acc": float(last.mean()), "plateau_spread": float(last.max() - last.min())}
 
 
 def _sampled(sim: dict) -> np.ndarray:

@@ -67,7 +67,9 @@ def run_literal(cfg: DtflConfig, data: TensorDataset, cuts, participants=None) -
     heads of a tier become the same weighted average over its participants (unchanged when none took part).
 
     Returns:
-        ``{"test_acc": [R + 1], "test_loss": [R + 1], "model": global nn.Sequential}`` (own :func:`accuracy`).
+        ``{"test_acc": [R + 1], "test_loss": [R + 1], "test_acc_aux": [R + 1], "model": global nn.Sequential}``
+        (own :func:`accuracy`; ``test_acc_aux``: the global md1..md7 with the top tier's head, None while no
+        client has held cut 7).
 
     Requires that every tier a client moves to was held by some client in the round before (a never-used tier
     would need the engine's fresh-head seeding, which this reference does not repeat).
@@ -99,6 +101,7 @@ def run_literal(cfg: DtflConfig, data: TensorDataset, cuts, participants=None) -
     gen = torch_generator(cfg.seed, "data")
     model = nn.Sequential(*copy.deepcopy(glob))
     evals = [accuracy(model, ds.x_test, ds.y_test)]
+    aux = [None]                    # md1..md7 + the top tier's head (cut 7) in place of md8, after each round
     for r, (round_cuts, here) in enumerate(zip(cuts, part)):
         for i, c in enumerate(int(v) for v in round_cuts):
             if r and c != clients[i].cut:                            # tier change: global model, tier's head
@@ -123,7 +126,9 @@ def run_literal(cfg: DtflConfig, data: TensorDataset, cuts, participants=None) -
                     clients[i].head.load_state_dict(avg)
             bank[c] = copy.deepcopy(clients[same[0]].head)
         evals.append(accuracy(model, ds.x_test, ds.y_test))
-    return {"test_acc": [a for a, _ in evals], "test_loss": [t for _, t in evals], "model": model.eval()}
+        aux.append(accuracy(nn.Sequential(*model[:7], bank[7]), ds.x_test, ds.y_test)[0] if 7 in bank else None)
+    return {"test_acc": [a for a, _ in evals], "test_loss": [t for _, t in evals], "test_acc_aux": aux,
+            "model": model.eval()}
 
 
 class _E2E:

@@ -9,7 +9,9 @@ ratios), T̂_com(m') from the tier's real tensor sizes, the client's link speed 
 time (:class:`fedlib.dtfl.TimeModel`), T̂ = max(T̂_c + T̂_com, T̂_s + T̂_com) (eq. 5). Assignment:
 T_max = max_k min_m T̂_k(m), each client the largest tier m with T̂_k(m) <= T_max (least offloading). Before a
 client's first observation (**choice**) it runs ``initial_tier`` (default M, no offloading beyond the paper's
-largest tier).
+largest tier). ``min_tier`` (default 1) is the lowest tier the scheduler may assign. The authors' code
+(mahmoudsajjadi/DTFL) never schedules the md1-only tier and starts every client at md1..md2: with M = 7 that is
+``min_tier = 2, initial_tier = 2`` (``SCHEDULERS["authors"]``).
 
 Dynamics (:func:`profile_schedule`, ``system`` seed stream): clients start balanced over the profile set (20 % each
 for Sec. 4.1's five profiles), then every ``change_every`` rounds a fraction ``change_frac`` of them (Sec. 4.1:
@@ -26,6 +28,9 @@ from ..core.validate import ParameterTypeError, check_float, check_int
 from .timing import ResourceProfile, TimeModel
 
 EMA_ALPHA = 2 / 3
+#: the scheduler as the authors' code runs it (M = 7): never tier 1 (md1 only), every client starts at tier 2
+#: (md1..md2); ours: every tier allowed, clients start at tier M
+SCHEDULERS = {"ours": {"min_tier": 1, "initial_tier": None}, "authors": {"min_tier": 2, "initial_tier": 2}}
 
 
 def profile_schedule(num_clients: int, rounds: int, num_profiles: int, change_every: int, change_frac: float,
@@ -64,20 +69,23 @@ class TierScheduler:
     Args:
         time_model: :class:`fedlib.dtfl.TimeModel` (profiled ratios, tensor sizes, server speed).
         num_clients: K >= 1. alpha: EMA weight of a new observation, in (0, 1]. initial_tier: tier before a
-            client's first observation, 1..M (default M).
+            client's first observation, min_tier..M (default M). min_tier: the lowest tier assigned, 1..M
+            (default 1; the authors' code: 2).
 
     Raises:
         ValueError / ParameterTypeError: a value outside its range (naming it).
     """
 
     def __init__(self, time_model: TimeModel, num_clients: int, alpha: float = EMA_ALPHA,
-                 initial_tier: int | None = None):
+                 initial_tier: int | None = None, min_tier: int = 1):
         if not isinstance(time_model, TimeModel):
             raise ParameterTypeError(f"time_model must be a TimeModel, got {type(time_model).__name__}")
         self.tm, self.m = time_model, time_model.costs.num_tiers
         self.k = check_int("num_clients", num_clients, 1)
         self.alpha = check_float("alpha", alpha, 0, 1, low_open=True)
-        self.initial_tier = check_int("initial_tier", self.m if initial_tier is None else initial_tier, 1, self.m)
+        self.min_tier = check_int("min_tier", min_tier, 1, self.m, extra=f" (tiers of M = {self.m})")
+        self.initial_tier = check_int("initial_tier", self.m if initial_tier is None else initial_tier,
+                                      self.min_tier, self.m, extra=f" (min_tier..M = {self.min_tier}..{self.m})")
         self.ema = np.full((self.k, self.m), np.nan)     # T̄_k(m), seconds per round
         self.current = np.full(self.k, self.initial_tier)
 
@@ -123,7 +131,8 @@ class TierScheduler:
 
     def assign(self, mbps, samples, mask=None) -> np.ndarray:
         """Tiers for the next round, ``[K]`` ints in 1..M: T_max = max_k min_m T̂_k(m), then for each client the
-        largest m with T̂_k(m) <= T_max (Algorithm 1 lines 31-33); clients never observed get ``initial_tier``.
+        largest m with T̂_k(m) <= T_max (Algorithm 1 lines 31-33), over the tiers min_tier..M only; clients never
+        observed get ``initial_tier``.
         With ``mask`` (``[K]`` bools, the round's participants) T_max is taken over the participants and the
         others keep their current tier."""
         est = self.estimate(mbps, samples)
@@ -133,8 +142,9 @@ class TierScheduler:
         seen = ~np.isnan(est[:, 0]) & here
         out = np.where(here, self.initial_tier, self.current).astype(np.int64)
         if seen.any():
-            t_max = est[seen].min(axis=1).max()
-            ok = est[seen] <= t_max * (1 + 1e-12)
+            allowed = est[seen][:, self.min_tier - 1:]                      # tiers min_tier..M
+            t_max = allowed.min(axis=1).max()
+            ok = allowed <= t_max * (1 + 1e-12)
             out[seen] = self.m - np.argmax(ok[:, ::-1], axis=1)
         return out
 
@@ -191,7 +201,7 @@ def check_system(profiles: tuple, profile_idx, samples, rng, noise: float, parti
 
 def simulate(time_model: TimeModel, profiles: tuple, profile_idx, samples, rng: np.random.Generator,
              fixed_tier: int | None = None, noise: float = 0.05, alpha: float = EMA_ALPHA,
-             initial_tier: int | None = None, participants=None) -> dict:
+             initial_tier: int | None = None, participants=None, min_tier: int = 1) -> dict:
     """Run the system for ``R`` rounds: tiers (fixed, or DTFL's scheduler), each client's times and the round's
     straggler, without training (the times do not depend on the weights).
 
@@ -199,7 +209,7 @@ def simulate(time_model: TimeModel, profiles: tuple, profile_idx, samples, rng: 
         time_model: eq. 5. profiles: the :class:`ResourceProfile` set. profile_idx: ``[R, K]`` indices into
             ``profiles`` (:func:`profile_schedule`). samples: ``[K]`` N_k (>= 1). rng: ``system`` stream (noise).
         fixed_tier: every client in this tier (Table 1) instead of the scheduler. noise: σ >= 0 of the observed
-            client times. alpha, initial_tier: :class:`TierScheduler`. participants: ``[R, K]`` bools, the
+            client times. alpha, initial_tier, min_tier: :class:`TierScheduler`. participants: ``[R, K]`` bools, the
             clients sampled in each round (None = all): only they are scheduled, observed and timed; the round's
             straggler is the slowest participant (the others' times are still drawn, so the noise stream does
             not depend on the sample).
@@ -221,7 +231,7 @@ def simulate(time_model: TimeModel, profiles: tuple, profile_idx, samples, rng: 
     m = time_model.costs.num_tiers
     if fixed_tier is not None:
         check_int("fixed_tier", fixed_tier, 1, m)
-    sched = TierScheduler(time_model, k, alpha, initial_tier)
+    sched = TierScheduler(time_model, k, alpha, initial_tier, min_tier)
     keys = ("tiers", "T_c", "T_s", "T_com", "T")
     out = {key: np.zeros((rounds, k)) for key in keys}
     for r in range(rounds):

@@ -152,10 +152,56 @@ def run_dtfl(cfg: DtflConfig, data: TensorDataset, cuts, device: str = "cpu", pr
     Returns:
         ``{"config", "device", "samples_per_client" [K], "round", "test_acc", "test_loss", "train_loss",
         "elapsed_s"}`` -- one entry per evaluation (round 0, every ``eval_every`` rounds and the last);
-        ``train_loss`` is the last step's mean main (server-side) loss.
+        ``train_loss`` is the last step's mean main (server-side) loss. Beyond the paper (the md8 lag):
+        ``test_acc_aux`` / ``test_loss_aux``, the same global model scored with the top tier's (md1..md7)
+        averaged auxiliary head in place of md8 (None before any client has trained in the top tier, and with
+        ``smashed_transform``).
     """
     return run_engine(cfg, data, cuts, "dtfl", device, progress, keep_model, participants, client_loss,
                       smashed_transform, eval_transform=eval_transform)
+
+
+#: the top tier's cut (md1..md7 on the client): its averaged auxiliary head stands in for md8 in the diagnostic
+TOP_CUT = 7
+
+
+def evaluate_heads(trunk: torch.nn.Module, heads: list, x: torch.Tensor, y: torch.Tensor,
+                   batch: int = 1000) -> list[tuple[float, float]]:
+    """Accuracy (fraction) and mean cross-entropy of ``head(trunk(x))`` for each of ``heads`` on ``x [n, C, H, W]``,
+    ``y [n]``, running the trunk once per batch (eval mode, no gradients). ``heads[i](trunk(x))`` computes what
+    ``nn.Sequential(trunk, heads[i])`` computes, batch by batch as :func:`fedlib.split.evaluate`, so the first head's
+    numbers equal ``evaluate(nn.Sequential(*trunk, *heads[0]))``.
+
+    Raises:
+        ValueError: empty ``heads``, ``x`` / ``y`` of different lengths or empty, ``batch`` < 1.
+    """
+    check_int("batch", batch, 1)
+    if not heads:
+        raise ValueError("heads must name at least one head")
+    if len(x) != len(y) or len(y) == 0:
+        raise ValueError(f"x and y must hold the same number (>= 1) of samples, got {len(x)} and {len(y)}")
+    for m in (trunk, *heads):
+        m.eval()
+    correct, losses = [0] * len(heads), [0.0] * len(heads)
+    with torch.no_grad():
+        for s in range(0, len(y), batch):
+            h, t = trunk(x[s:s + batch]), y[s:s + batch]
+            for i, head in enumerate(heads):
+                out = head(h)
+                losses[i] += float(torch.nn.functional.cross_entropy(out, t, reduction="sum"))
+                correct[i] += int((out.argmax(1) == t).sum())
+    return [(c / len(y), l / len(y)) for c, l in zip(correct, losses)]
+
+
+class _Functional(torch.nn.Module):
+    """``template`` run with the tensors of ``state`` (an engine auxiliary head: template module + its state)."""
+
+    def __init__(self, template: torch.nn.Module, state: dict):
+        super().__init__()
+        self.template, self.state = template, state
+
+    def forward(self, h):
+        return torch.func.functional_call(self.template, self.state, (h,))
 
 
 class _AtCut(torch.nn.Module):
@@ -214,15 +260,26 @@ def run_engine(cfg: DtflConfig, data: TensorDataset, cuts, method: str = "dtfl",
            "train_loss": [], "elapsed_s": []}
     loss = None
 
+    if local:
+        rec.update(test_acc_aux=[], test_loss_aux=[])
+
     def record(r):
         model = global_model(st, weights)
+        top = bank.get(TOP_CUT) if local and smashed_transform is None else None
         if smashed_transform is not None:
             c = int(cuts[0, 0])
             model = torch.nn.Sequential(*model[:c], _AtCut(eval_transform), *model[c:]).eval()
-        acc, tl = evaluate(model, x_test, y_test)
+        if top is None:
+            (acc, tl), aux = evaluate(model, x_test, y_test), (None, None)
+        else:                     # md1..md7 once, then md8 and the top tier's averaged head (the md8 lag)
+            head = _Functional(st.aux_templates[TOP_CUT], top)
+            (acc, tl), aux = evaluate_heads(model[:TOP_CUT], [model[TOP_CUT:], head], x_test, y_test)
         for key, v in (("round", r), ("test_acc", acc), ("test_loss", tl), ("train_loss", loss),
                        ("elapsed_s", time.perf_counter() - t0)):
             rec[key].append(v)
+        if local:
+            rec["test_acc_aux"].append(aux[0])
+            rec["test_loss_aux"].append(aux[1])
         if progress is not None:
             progress(r, rec)
 
