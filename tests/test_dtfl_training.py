@@ -102,9 +102,12 @@ def test_plateau_by_hand():
     acc = [0.1, 0.5, 0.6, 0.7, 0.75, 0.78, 0.79, 0.8, 0.81, 0.80, 0.83]
     p = plateau({"round": list(range(11)), "test_acc": acc})        # last fifth: rounds 9 and 10 (> 8)
     assert p["plateau_acc"] == pytest.approx(0.815) and p["plateau_spread"] == pytest.approx(0.03)
+    assert p["plateau_rise"] == pytest.approx(0.03)                 # the line through two points
     p = plateau({"round": [0, 5, 10, 15, 20, 25], "test_acc": [0.1, 0.6, 0.7, 0.8, 0.84, 0.82]})
     assert p["plateau_acc"] == pytest.approx(0.83) and p["plateau_spread"] == pytest.approx(0.02)   # last two
     p = plateau({"round": list(range(21)), "test_acc": [0.5] * 16 + [0.80, 0.81, 0.79, 0.80, 0.80]})
     assert p["plateau_acc"] == pytest.approx(0.80) and p["plateau_spread"] == pytest.approx(0.02)   # rounds 17-20
+    # slope of (17, .80), (18, .81), (19, .79), (20, .80): sum((r - 18.5)(a - .8)) / sum((r - 18.5)^2) = -0.01 / 5
+    assert p["plateau_rise"] == pytest.approx(-0.002 * 3)
     with pytest.raises(ValueError, match="record"):
         plateau({"round": [0], "test_acc": [0.1]})

@@ -219,15 +219,21 @@ def run_entry(store: ResultStore, s: Setup, data: TensorDataset, num_tiers: int,
 
 def plateau(record: dict) -> dict:
     """Has the run converged? Over the evaluations in the last fifth of its rounds (round > 0.8·R, at least the
-    last two evaluations): ``plateau_acc`` (their mean test accuracy) and ``plateau_spread`` (max − min, fraction;
-    the ``converged`` profile asks FedAvg for <= 0.01). Raises ``ValueError`` for a record without rounds."""
+    last two evaluations): ``plateau_acc`` (their mean test accuracy), ``plateau_spread`` (max − min, fraction)
+    and ``plateau_rise`` (the least-squares line's rise over those rounds, slope × (last − first round); the
+    ``converged`` profile asks FedAvg for |rise| <= 0.01: its level moves by at most a point over the last fifth,
+    whatever the evaluation-to-evaluation jitter). Raises ``ValueError`` for a record without rounds."""
     check_instance("record", record, dict)
     rounds, acc = np.asarray(record.get("round", [])), np.asarray(record.get("test_acc", []), dtype=float)
     if len(rounds) < 2 or len(acc) != len(rounds):
         raise ValueError("record must hold 'round' and 'test_acc' of at least two evaluations")
-    last = acc[rounds > 0.8 * rounds[-1]]
-    last = acc[-2:] if len(last) < 2 else last
-    return {"plateau_acc": float(last.mean()), "plateau_spread": float(last.max() - last.min())}
+    sel = rounds > 0.8 * rounds[-1]
+    if sel.sum() < 2:
+        sel = np.arange(len(rounds)) >= len(rounds) - 2
+    r, last = rounds[sel].astype(float), acc[sel]
+    slope = float(np.polyfit(r, last, 1)[0])
+    return {"plateau_acc": float(last.mean()), "plateau_spread": float(last.max() - last.min()),
+            "plateau_rise": slope * float(r[-1] - r[0])}
 
 
 def _sampled(sim: dict) -> np.ndarray:
