@@ -177,6 +177,7 @@ def test_a_profile_a_paper_lacks_is_skipped(tmp_path, capsys):
 
 def test_profile_file_with_unknown_parameter_is_rejected(tmp_path, monkeypatch):
     (tmp_path / "smoke").mkdir()
+    (tmp_path / "smoke" / "hist.yaml").write_text("profile: smoke\n")          # the paper is defined at smoke
     (tmp_path / "smoke" / "hist_2_figures.yaml").write_text("num_cels: [2]\n")
     monkeypatch.setattr(notebooks, "PROFILE_DIR", tmp_path)
     with pytest.raises(ValueError, match="num_cels"):
