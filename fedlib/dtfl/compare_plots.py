@@ -74,14 +74,15 @@ def table3_figure(rows: list[dict], paper_model: str = "resnet110"):
         col = colour(BAR_METHODS.index(m)) if m != "dtfl_authors" else colour(0)
         ax.bar(x, [v[0] or 0 for v in vals], w, color=col, label=LABELS[m],
                hatch="///" if m == "dtfl_authors" else None, edgecolor="w" if m == "dtfl_authors" else None)
-        for xi, v in zip(x, vals):
-            if v[0] is None or v[0] == 0:                             # at the axis' foot (axes coordinates)
+        ran = [any((r["model"], r["setting"]) == g and r["method"] == m for r in rows) for g in groups]
+        for xi, v, did in zip(x, vals, ran):
+            if did and (v[0] is None or v[0] == 0):                   # at the axis' foot (axes coordinates)
                 ax.text(xi, 0.01, "×" if v[0] is None else "0", ha="center", va="bottom", fontsize=8, color=col,
                         transform=ax.get_xaxis_transform())
     ax.set(xticks=np.arange(len(groups)), xticklabels=[f"{m}\n{s}" for m, s in groups], yscale="log",
            ylabel="simulated time to target (s)", title="time to target (× = not reached, 0 = before training)")
     ax.set_ylim(bottom=_log_floor(r["time_to_target_s"] for r in rows))
-    ax.legend(fontsize=6)
+    ax.legend(fontsize=6, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.2))
     ax = axes[0, 1]
     red = reductions(rows)
     paper = {g: paper_reductions(g[0] if g[0] in PAPER_TABLE3 else paper_model) for g in groups}
