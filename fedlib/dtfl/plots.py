@@ -152,14 +152,22 @@ def module_profile_figure(costs_by_model: dict):
         p = c.profile
         x = np.arange(1, 9)
         per = np.diff(np.concatenate([[0.0], p.fwd_flops + p.bwd_flops]))
-        axes[0, 0].plot(x, per / 1e9, "o-", color=colour(i), label=name, ms=3)
-        axes[0, 1].plot(x, p.act_bits / 8e3, "o-", color=colour(i), label=name, ms=3)
-        axes[0, 2].plot(x, p.params_per_unit, "o-", color=colour(i), label=name, ms=3)
+        # models of one input share their smashed-data sizes: markers, line styles and sizes keep them apart
+        style = dict(color=colour(i), label=name, marker="osD^v"[i % 5], ls=("-", "--", ":", "-.")[i % 4],
+                     ms=7 - 1.5 * (i % 3), mfc="none" if i % 2 else colour(i))
+        axes[0, 0].plot(x, per / 1e9, **style)
+        axes[0, 1].plot(x, p.act_bits / 8e3, **style)
+        axes[0, 2].plot(x, p.params_per_unit, **style)
     axes[0, 0].set(xlabel="module", ylabel="GFLOPs per sample (fwd + bwd)", title="computation per module", yscale="log")
     axes[0, 1].set(xlabel="module", ylabel="kB per sample", title="output (smashed data) per module", yscale="log")
     axes[0, 2].set(xlabel="module", ylabel="parameters", title="parameters per module", yscale="log")
+    # say so where curves lie on each other (the smashed data depends on the input and width, not the depth)
+    bits = {n: tuple(np.round(c.profile.act_bits, 6)) for n, c in costs_by_model.items()}
+    shared = [n for n in bits if sum(b == bits[n] for b in bits.values()) > 1]
     for ax in axes[0]:
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="lower center" if ax is axes[0, 1] else "best",
+                  title=("coincide: " + ", ".join(n.split(" ")[0] for n in shared)) if ax is axes[0, 1] and shared
+                  else None, title_fontsize=7)
     fig.tight_layout()
     return fig
 
