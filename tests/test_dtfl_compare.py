@@ -250,3 +250,45 @@ def test_authors_scheduler_run_sees_our_system_and_never_tier_1(fmnist):
         dx.run_entry(_FixedRecord(), s, fmnist, num_tiers=7, scheduler="theirs", **kw)
     with pytest.raises(ValueError, match="M = 7"):
         dx.run_entry(_FixedRecord(), s, fmnist, num_tiers=6, scheduler="authors", **kw)
+
+
+def _row(method, k, t, best=0.6, acc=0.5):
+    return {"method": method, "num_clients": k, "time_to_target_s": t, "best_test_acc": best, "final_test_acc": acc,
+            "case": "case2", "tier": None, "M": k, "rounds_to_target": None if t is None else 10}
+
+
+def test_table4_figure_marks_not_reached_runs_and_the_authors_scheduler():
+    """A run that misses the target is a cross (with its best accuracy) above the reached points, never dropped;
+    DTFL with the authors' scheduler gets its own line."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    from fedlib.dtfl import compare_plots as cp
+    rows = [_row(m, k, (None if m == "dtfl" else 100.0 * (j + 1) + k)) for j, m in enumerate(dc.METHODS)
+            for k in (20, 50)] + [_row("dtfl_authors", 20, 90.0), _row("dtfl_authors", 50, None, best=0.66)]
+    fig = cp.table4_figure(rows)
+    ax = fig.axes[0]
+    crosses = [ln for ln in ax.lines if ln.get_marker() == "x"]
+    assert len(crosses) == 3                                   # DTFL at 20 and 50, the authors' at 50
+    top = max(r["time_to_target_s"] for r in rows if r["time_to_target_s"] is not None)
+    assert all(ln.get_ydata()[0] > top for ln in crosses)
+    assert {t.get_text() for t in ax.texts} >= {"0.60", "0.66"}
+    assert "DTFL (authors' scheduler)" in [t.get_text() for t in ax.get_legend().get_texts()]
+    plt.close(fig)
+
+
+def test_fig3_figure_names_coinciding_runs():
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    from fedlib.dtfl import plots
+    rows = [_row("dtfl", m, t) for m, t in ((1, 144.0), (2, 175.0), (3, 175.0), (4, 175.0), (7, 162.0))]
+    fig = plots.fig3_figure(rows, ["case2"])
+    assert [t.get_text() for t in fig.axes[0].texts] == ["case2: M = 2, 3, 4 identical runs"]
+    rows[2]["final_test_acc"], rows[3]["final_test_acc"] = 0.51, 0.52    # same time, other runs: not named
+    fig2 = plots.fig3_figure(rows, ["case2"])
+    assert [t.get_text() for t in fig2.axes[0].texts] == []
+    plt.close(fig)
+    plt.close(fig2)
