@@ -15,6 +15,13 @@ LABELS = {"dtfl": "DTFL", "fedavg": "FedAvg", "splitfed": "SplitFed", "fedyogi":
           "dtfl_authors": "DTFL (authors' scheduler)"}
 #: bar order of Table 3: the paper's methods, then DTFL as the authors' code schedules it (when run)
 BAR_METHODS = METHODS + ("dtfl_authors",)
+#: line styles of the curves: SplitFed-V1 equals FedAvg round by round (dashed over it), the authors' scheduler dotted
+LINE_STYLES = {"splitfed": "--", "dtfl_authors": ":"}
+
+
+def method_colour(method: str):
+    """One colour per method in every figure (the authors'-scheduler DTFL its own, apart from DTFL's)."""
+    return colour(BAR_METHODS.index(method))
 
 
 def _log_floor(values) -> float:
@@ -38,10 +45,10 @@ def fig2_accuracy_vs_time(entries: list[dict], setting: str, model: str, num_cli
     for e in sel:
         m = e["row"]["method"]
         t = np.concatenate([[0.0], np.cumsum(e["sim"]["round_s"])])
-        c = colour(0 if m == "dtfl_authors" else METHODS.index(m))
+        c = method_colour(m)
         rounds = e["record"]["round"]
         # SplitFed-V1 = FedAvg round by round (dashed over it); DTFL with the authors' scheduler dotted
-        ls = {"splitfed": "--", "dtfl_authors": ":"}.get(m, "-")
+        ls = LINE_STYLES.get(m, "-")
         axes[0, 0].plot(t[rounds], e["record"]["test_acc"], "o", ls=ls, ms=2.5, color=c,
                         label=f"{LABELS[m]} (seed {e['row']['seed']})")
         axes[0, 1].plot(rounds, e["record"]["test_acc"], "o", ls=ls, ms=2.5, color=c, label=LABELS[m])
@@ -71,7 +78,7 @@ def table3_figure(rows: list[dict], paper_model: str = "resnet110"):
         vals = [_mean(r["time_to_target_s"] for r in rows if (r["model"], r["setting"]) == g and r["method"] == m)
                 for g in groups]
         x = np.arange(len(groups)) + (j - len(methods) / 2 + 0.5) * w
-        col = colour(BAR_METHODS.index(m)) if m != "dtfl_authors" else colour(0)
+        col = method_colour(m)
         ax.bar(x, [v[0] or 0 for v in vals], w, color=col, label=LABELS[m],
                hatch="///" if m == "dtfl_authors" else None, edgecolor="w" if m == "dtfl_authors" else None)
         ran = [any((r["model"], r["setting"]) == g and r["method"] == m for r in rows) for g in groups]
@@ -90,12 +97,12 @@ def table3_figure(rows: list[dict], paper_model: str = "resnet110"):
         ours = [_mean(r["reduction"] for r in red if r["baseline"] == m and (r["model"], r["setting"]) == g)[0]
                 for g in groups]
         x = np.arange(len(groups)) + (j - 2.5) * 0.2
-        ax.bar(x, [100 * v if v is not None else 0 for v in ours], 0.2, color=colour(j), label=f"vs {LABELS[m]}")
+        ax.bar(x, [100 * v if v is not None else 0 for v in ours], 0.2, color=method_colour(m), label=f"vs {LABELS[m]}")
         for xi, g, v in zip(x, groups, ours):
             p = paper[g][m][0 if g[1] == "iid" else 1]
             ax.plot([xi - 0.1, xi + 0.1], [100 * p] * 2, "k-", lw=1.2)
             if v is None:
-                ax.text(xi, 0, "n/r", ha="center", va="bottom", fontsize=5.5, rotation=90, color=colour(j))
+                ax.text(xi, 0, "n/r", ha="center", va="bottom", fontsize=5.5, rotation=90, color=method_colour(m))
     ax.axhline(0, color="0.3", lw=0.6)
     ax.set(xticks=np.arange(len(groups)), xticklabels=[f"{m}\n{s}" for m, s in groups],
            ylabel="DTFL's time saving (%)",
@@ -118,8 +125,8 @@ def table4_figure(rows: list[dict]):
     dx = 0.035 * (max(ks_all) - min(ks_all) or 1)                     # crosses of several methods side by side
     missed = False
     for j, m in enumerate(run_methods):
-        c = colour(5 if m == "dtfl_authors" else METHODS.index(m))    # its crosses apart from DTFL's
-        ls = {"splitfed": "--", "dtfl_authors": ":"}.get(m, "-")
+        c = method_colour(m)
+        ls = LINE_STYLES.get(m, "-")
         by_k, best = defaultdict(list), defaultdict(list)
         for r in rows:
             if r["method"] == m:

@@ -90,12 +90,14 @@ def fig3_figure(rows: list[dict], cases: list[str]):
                     ax.plot(ms[j], 0.97 - 0.05 * i, "x", color=colour(i), ms=7, mew=1.5,
                             transform=ax.get_xaxis_transform(), label=f"{case}: not reached")
         # runs whose clients trained the same modules coincide (e.g. every client in the top tiers): say so
-        sig = {m: tuple((r["time_to_target_s"], r["final_test_acc"]) for r in by_m[m]) for m in ms}
-        same = [m for m in ms if sum(sig[o] == sig[m] for o in ms) > 1]
-        if same and sig[same[0]][0][0] is not None:
-            axes[0, 0].annotate(f"{case}: M = {', '.join(map(str, same))} identical runs", (same[0], sig[same[0]][0][0]),
-                                textcoords="offset points", xytext=(0, -14 if i % 2 else 8), fontsize=7,
-                                color=colour(i))
+        groups = defaultdict(list)
+        for m in ms:
+            groups[tuple((r["time_to_target_s"], r["final_test_acc"]) for r in by_m[m])].append(m)
+        for sig, same in groups.items():
+            if len(same) > 1 and sig[0][0] is not None:
+                axes[0, 0].annotate(f"{case}: M = {', '.join(map(str, same))} identical runs", (same[0], sig[0][0]),
+                                    textcoords="offset points", xytext=(0, -14 if i % 2 else 8), fontsize=7,
+                                    color=colour(i))
     axes[0, 0].set(xlabel="number of tiers M", ylabel="simulated time to target (s)",
                    title="total training time vs M (× = not reached)")
     axes[0, 1].set(xlabel="number of tiers M", ylabel="rounds to target", title="rounds to target vs M")
