@@ -95,6 +95,13 @@ def colour(i: int):
     return plt.get_cmap("tab10")(i % 10)
 
 
+def log_floor(values) -> float:
+    """A log axis' lower limit: a third of the smallest positive value among ``values`` (``None`` and values <= 0
+    skipped), so that no bar is a sliver at the axis' foot; 1.0 when there is none."""
+    v = [x for x in values if x is not None and x > 0]
+    return min(v) / 3 if v else 1.0
+
+
 def new_figure(ncols: int = 1, nrows: int = 1, width: float = 4.2, height: float = 3.3,
                height_ratios: list | None = None):
     """``plt.subplots`` with the project's default panel size (inches); returns ``(fig, axes)``, axes ``[nrows,

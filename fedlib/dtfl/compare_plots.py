@@ -8,7 +8,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from ..plotting import colour, new_figure
+from ..plotting import colour, log_floor, new_figure
 from .compare import METHODS, PAPER_TABLE3, PAPER_TABLE4, paper_reductions, reductions
 
 LABELS = {"dtfl": "DTFL", "fedavg": "FedAvg", "splitfed": "SplitFed", "fedyogi": "FedYogi", "fedgkt": "FedGKT",
@@ -22,12 +22,6 @@ LINE_STYLES = {"splitfed": "--", "dtfl_authors": ":"}
 def method_colour(method: str):
     """One colour per method in every figure (the authors'-scheduler DTFL its own, apart from DTFL's)."""
     return colour(BAR_METHODS.index(method))
-
-
-def _log_floor(values) -> float:
-    """A log axis' lower limit a third of the smallest positive value, so that no bar is a sliver at the foot."""
-    v = [x for x in values if x is not None and x > 0]
-    return min(v) / 3 if v else 1.0
 
 
 def _mean(values):
@@ -88,7 +82,7 @@ def table3_figure(rows: list[dict], paper_model: str = "resnet110"):
                         transform=ax.get_xaxis_transform())
     ax.set(xticks=np.arange(len(groups)), xticklabels=[f"{m}\n{s}" for m, s in groups], yscale="log",
            ylabel="simulated time to target (s)", title="time to target (× = not reached, 0 = before training)")
-    ax.set_ylim(bottom=_log_floor(r["time_to_target_s"] for r in rows))
+    ax.set_ylim(bottom=log_floor(r["time_to_target_s"] for r in rows))
     ax.legend(fontsize=6, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.2))
     ax = axes[0, 1]
     red = reductions(rows)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..plotting import colour, new_figure
+from ..plotting import colour, log_floor, new_figure
 from ..split import LayerProfile
 from .latency import round_latency
 from .strategies import STRATEGIES
@@ -100,13 +100,19 @@ def fig_bound_terms(c: HasflConstants, gamma: float, num_devices: int, batch_siz
 def fig_decisions(problem, row: dict):
     """The optimiser's decision per device (``row``: HASFL's row of
     :func:`fedlib.hasfl_experiments.compare_strategies`): batch size b_i and cut layer L_i against device compute
-    f_i, coloured by uplink rate r_i^U."""
+    f_i, coloured by uplink rate r_i^U. The cut axis spans every cut 1..L and the batch axis starts at 1, both with
+    integer ticks, so that equal decisions read as one level, not as a spread around it."""
+    from matplotlib.ticker import MaxNLocator
+
     fig, axes = new_figure(ncols=2)
     dev = problem.devices
     for ax, values, label in ((axes[0, 0], row["b"], "batch size b_i"), (axes[0, 1], row["cuts"], "cut layer L_i")):
         sc = ax.scatter(dev.flops / 1e12, values, c=dev.rate_up / 1e6, cmap="viridis", s=25)
         ax.set(xlabel="device compute f_i (TFLOP/s)", ylabel=label)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
+    axes[0, 0].set_ylim(0, max(row["b"]) * 1.1 + 1)
+    axes[0, 1].set_ylim(0.5, problem.profile.num_layers + 0.5)
     fig.colorbar(sc, ax=axes[0, 1], label="uplink r_i^U (Mbit/s)")
     fig.suptitle(f"HASFL decisions, N={problem.num_devices}, ε={problem.eps:.3g}, Θ={row['theta']:.3g} s")
     fig.tight_layout()
@@ -114,18 +120,26 @@ def fig_decisions(problem, row: dict):
 
 
 def fig_strategies(rows: list[dict]):
-    """Predicted total latency Θ (eq. 42) of HASFL and the four benchmarks (mean ± std over random draws)."""
+    """Predicted total latency Θ (eq. 42) of HASFL and the four benchmarks (mean ± std over the feasible random
+    draws; log scale from a third of the smallest bar). A method with no feasible draw has no bar and says so at
+    the axis' foot; the count of infeasible draws is written on each bar that has some."""
     fig, axes = new_figure()
     ax = axes[0, 0]
     names = [r["method"] for r in rows]
     vals = [r["theta"] if r["theta"] is not None else np.nan for r in rows]
     errs = [r["theta_std"] or 0 for r in rows]
-    ax.bar(names, vals, yerr=errs, color=[colour(i) for i in range(len(rows))])
+    ax.bar(range(len(rows)), vals, yerr=errs, color=[colour(i) for i in range(len(rows))])
     for i, r in enumerate(rows):
-        if r["infeasible"]:
-            ax.text(i, 0, f"{r['infeasible']} infeasible", rotation=90, fontsize=6, va="bottom", ha="center")
+        if r["theta"] is None:
+            ax.text(i, 0.02, f"no feasible draw\n({r['infeasible']} infeasible:\nε unreachable)", rotation=90,
+                    fontsize=6, va="bottom", ha="center", transform=ax.get_xaxis_transform())
+        elif r["infeasible"]:
+            ax.text(i, 0.02, f"{r['infeasible']} infeasible", rotation=90, fontsize=6, va="bottom", ha="center",
+                    transform=ax.get_xaxis_transform())
     ax.set(yscale="log", ylabel="predicted total latency Θ (s)", title="HASFL vs benchmarks")
-    ax.tick_params(axis="x", labelrotation=30, labelsize=7)
+    ax.set_ylim(bottom=log_floor(r["theta"] for r in rows))
+    ax.set_xticks(range(len(rows)), names, rotation=30, fontsize=7, ha="right")
+    fig.tight_layout()
     return fig
 
 
