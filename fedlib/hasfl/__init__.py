@@ -12,7 +12,7 @@ bound calibrated on fixed-cut training runs).
 """
 from .batch_search import batch_coefficients, exact_batches
 from .bcd import bcd, start_batches, uniform_cut_candidates
-from .refine import cut_moves, line_search_batches, polish, refine
+from .refine import cut_moves, enumerate_cuts, line_search_batches, polish, refine
 from .estimate import estimate_at, pilot_constants
 from .exhaustive import exhaustive
 from .latency import TABLE_I, round_latency, total_latency
@@ -33,6 +33,6 @@ __all__ = ["TABLE_I", "round_latency", "total_latency", "sample_system", "HasflC
            "feasible_cuts", "aux_variables", "eps_with_slack", "p1_coefficients", "newton_jacobi", "p1_closed_form",
            "kappa", "solve_p1", "solve_p2", "min_round_latency_cuts", "admissible_cuts", "initial_cuts", "polish",
            "bcd", "exhaustive", "STRATEGIES", "strategy", "batch_caps", "common_cut_floors", "start_batches",
-           "line_search_batches", "uniform_cut_candidates", "batch_coefficients", "exact_batches", "refine", "cut_moves", "random_instance", "TRAIN_METHODS", "TrainSettings", "decide",
+           "line_search_batches", "uniform_cut_candidates", "batch_coefficients", "exact_batches", "refine", "cut_moves", "enumerate_cuts", "random_instance", "TRAIN_METHODS", "TrainSettings", "decide",
            "hasfl_clock", "training_problem", "TrainPlan", "run_plan", "claim_ratios", "CalibrationFit",
            "calibrated_constants", "fit_calibration", "fitted_rounds", "plan_calibration", "calibration_table"]

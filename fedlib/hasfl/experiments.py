@@ -48,7 +48,8 @@ def constants_config(model: str, dataset: str, pilot_steps: int, lr: float, batc
 
 
 STORE_CODE = tuple(f"fedlib.hasfl.{m}" for m in (
-    "bcd", "calibrate", "estimate", "exhaustive", "experiments", "instances", "latency", "p1", "p2", "problem",
+    "batch_search", "bcd", "calibrate", "estimate", "exhaustive", "experiments", "instances", "latency", "p1", "p2",
+    "problem", "refine",
     "strategies", "theory", "train_plan", "training")) + (
     "fedlib.core", "fedlib.data", "fedlib.split.config", "fedlib.split.engine", "fedlib.split.latency",
     "fedlib.split.models", "fedlib.split.ops", "fedlib.split.profile", "fedlib.split.records", "fedlib.split.system")

@@ -131,3 +131,33 @@ def cut_moves(problem: Problem, b: np.ndarray, cuts: np.ndarray, max_sweeps: int
             break
         cur, b, cuts = best
     return b, cuts
+
+
+def enumerate_cuts(problem: Problem, limit: int = 256) -> tuple | None:
+    """Every cut vector whose cuts each fit their device's memory at b = 1 (C4), each scored at its exact batch
+    sizes (:func:`fedlib.hasfl.batch_search.exact_batches`): the global optimum of problem (41) when that is at most
+    ``limit`` vectors (small N, or tight memory leaving few cuts per device) and each exact search fits its work
+    limit. Returns ``(b, cuts)``, or ``None`` when there are more vectors than ``limit`` or none is feasible.
+
+    Raises:
+        ValueError: ``limit`` not an integer >= 1.
+    """
+    import itertools
+
+    check_int("limit", limit, 1)
+    p = check_problem(problem)
+    cuts = np.asarray(p.allowed_cuts)
+    fits = batch_caps(p, np.broadcast_to(cuts[:, None], (len(cuts), p.num_devices))) >= 1      # [cuts, N]
+    options = [cuts[fits[:, i]] for i in range(p.num_devices)]
+    if any(len(o) == 0 for o in options) or sum(np.log(len(o)) for o in options) > np.log(limit) + 1e-9:
+        return None
+    best = None
+    for vec in itertools.product(*options):
+        vec = np.asarray(vec, dtype=np.int64)
+        b = exact_batches(p, vec)
+        if b is None:
+            continue
+        val = float(theta(p, b, vec))
+        if np.isfinite(val) and (best is None or val < best[0]):
+            best = (val, b, vec)
+    return None if best is None else (best[1], best[2])
