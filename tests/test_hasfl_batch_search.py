@@ -1,5 +1,5 @@
 """HASFL's exact batch sizes at fixed cuts (fedlib.hasfl.batch_search) against a literal enumeration of every
-batch vector, the coefficients against Θ, the refinement steps (fedlib.hasfl.refine) and the widened instance
+batch vector, the coefficients against Θ, the refinement steps (fedlib.hasfl.refinement) and the widened instance
 generator (fedlib.hasfl.instances)."""
 import itertools
 

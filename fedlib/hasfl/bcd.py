@@ -68,7 +68,7 @@ from .theory import bound_floor
 from .batch_search import exact_batches
 from .p1 import solve_p1
 from .p2 import solve_p2
-from .refine import cut_moves, enumerate_cuts, line_search_batches, polish, refine
+from .refinement import cut_moves, enumerate_cuts, line_search_batches, polish, refine
 
 
 def start_batches(problem: Problem, scale: float) -> np.ndarray:

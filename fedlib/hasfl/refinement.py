@@ -1,7 +1,9 @@
 """HASFL optimiser, refinement of a decision (our additions to Algorithm 2; choices in :mod:`.bcd`'s docstring):
 integer steepest descent (:func:`polish`), the per-device batch line search (:func:`line_search_batches`), the exact
-batch sizes at fixed cuts alternated with polish (:func:`refine`), and single-device cut moves scored at exact
-batch sizes (:func:`cut_moves`). Every function returns a decision never worse (by Θ, eq. 42) than its input."""
+batch sizes at fixed cuts alternated with polish (:func:`refine`), single-device cut moves scored at exact batch
+sizes (:func:`cut_moves`), and the enumeration of every memory-feasible cut vector when there are few
+(:func:`enumerate_cuts`). Every function but the last returns a decision never worse (by Θ, eq. 42) than its
+input."""
 from __future__ import annotations
 
 import numpy as np
