@@ -131,7 +131,7 @@ def fig_strategies(rows: list[dict]):
     ax.bar(range(len(rows)), vals, yerr=errs, color=[colour(i) for i in range(len(rows))])
     for i, r in enumerate(rows):
         if r["theta"] is None:
-            ax.text(i, 0.02, f"no feasible draw\n({r['infeasible']} infeasible:\nε unreachable)", rotation=90,
+            ax.text(i, 0.02, f"no feasible draw ({r['infeasible']} infeasible)", rotation=90,
                     fontsize=6, va="bottom", ha="center", transform=ax.get_xaxis_transform())
         elif r["infeasible"]:
             ax.text(i, 0.02, f"{r['infeasible']} infeasible", rotation=90, fontsize=6, va="bottom", ha="center",

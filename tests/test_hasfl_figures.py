@@ -1,0 +1,61 @@
+"""HASFL figure mends (issue #21): not-reached runs marked instead of drawn as whole-run bars, identical runs
+named, a method without any feasible draw said at the axis' foot, the decisions' cut axis spanning every cut."""
+import matplotlib
+
+matplotlib.use("Agg")
+import numpy as np  # noqa: E402
+from matplotlib import pyplot as plt  # noqa: E402
+
+from fedlib.hasfl import plots, train_plots  # noqa: E402
+
+
+def _row(method, setting="iid", t=None, sim=10.0, acc=0.7, fig="fig6", model="vgg16", N=10, conv=None):
+    return {"method": method, "setting": setting, "time_to_target_s": t, "sim_s": sim, "final_test_acc": acc,
+            "figures": [fig], "model": model, "target_acc": 0.6, "N": N, "converged_time_s": conv}
+
+
+def test_fig6_marks_not_reached_runs_with_a_cross_and_no_bar():
+    rows = [_row("HASFL", t=0.156), _row("RBS+RHAMS", t=None, sim=0.3), _row("HASFL", "noniid", t=1.2),
+            _row("RBS+RHAMS", "noniid", t=2.0)]
+    fig = train_plots.fig6_bars(rows, ("vgg16",), ("iid", "noniid"))
+    ax = fig.axes[0]
+    heights = sorted(round(p.get_height(), 3) for p in ax.patches)
+    assert heights == [0.0, 0.156, 1.2, 2.0]             # RBS+RHAMS IID: no bar at its whole run's 0.3 s
+    assert [t.get_text() for t in ax.texts] == ["×"]
+    assert ax.get_ylim()[0] == np.float64(0.156) / 3       # the log floor keeps the 0.156 s bar visible
+    plt.close(fig)
+
+
+def test_fig9_marks_runs_that_do_not_converge_at_their_whole_time():
+    rows = [_row(m, t=1.0 * n, sim=20.0 * n, fig="fig9", N=n, conv=(None if m == "RBS+RMS" else 5.0 * n))
+            for m in ("HASFL", "RBS+RMS") for n in (5, 10, 20)]
+    fig = train_plots.fig9_vs_devices(rows)
+    right = fig.axes[1]
+    crosses = [ln for ln in right.lines if ln.get_marker() == "x"]
+    assert len(crosses) == 1 and list(crosses[0].get_ydata()) == [100.0, 200.0, 400.0]
+    assert any("not converged" in t.get_text() for t in right.get_legend().get_texts())
+    assert not [ln for ln in fig.axes[0].lines if ln.get_marker() == "x"]     # every run reached the target
+    plt.close(fig)
+
+
+def test_fig5_names_identical_runs():
+    curve = {"sim_s": [0.0, 1.0, 2.0], "test_acc": [0.1, 0.5, 0.7]}
+    other = {"sim_s": [0.0, 1.5, 3.0], "test_acc": [0.1, 0.4, 0.6]}
+    entries = [{"row": {"method": m, "figures": ["fig5"], "model": "vgg16", "setting": "iid"}, "curve": c}
+               for m, c in (("HASFL", curve), ("HABS+RMS", curve), ("RBS+RMS", other))]
+    fig = train_plots.fig5_accuracy_vs_time(entries, ("vgg16",), ("iid",))
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.texts] == ["identical runs (dashed over):\nHABS+RMS = HASFL"]
+    assert [ln.get_linestyle() for ln in ax.lines] == ["-", "--", "-"]
+    plt.close(fig)
+
+
+def test_strategies_says_when_a_method_has_no_feasible_draw():
+    rows = [{"method": "HASFL", "theta": 3200.0, "theta_std": 0.0, "infeasible": 0},
+            {"method": "RBS+HAMS", "theta": 12000.0, "theta_std": 2000.0, "infeasible": 1},
+            {"method": "RBS+RHAMS", "theta": None, "theta_std": None, "infeasible": 5}]
+    fig = plots.fig_strategies(rows)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.texts] == ["1 infeasible", "no feasible draw (5 infeasible)"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["HASFL", "RBS+HAMS", "RBS+RHAMS"]
+    plt.close(fig)
