@@ -150,7 +150,8 @@ SWEEP_LABELS = {"device_flops": "device compute (× Table I)", "server_flops": "
 
 def fig_sensitivity(rows: list[dict]):
     """Predicted Θ of every strategy vs device compute, server compute, uplink rate, inter-server rate and N
-    (the system-model side of HASFL Figs. 7, 8, 9)."""
+    (the system-model side of HASFL Figs. 7, 8, 9). HASFL is the thick line drawn underneath, so that a benchmark
+    with (nearly) the same Θ, such as HABS+RMS here, shows as a thin dashed line inside it."""
     fig, axes = new_figure(ncols=len(SWEEP_LABELS), width=3.4)
     for ax, (key, label) in zip(axes[0], SWEEP_LABELS.items()):
         for i, name in enumerate(STRATEGIES):
@@ -159,13 +160,14 @@ def fig_sensitivity(rows: list[dict]):
             infeasible = all(np.isnan(ys))
             hasfl = name == "HASFL"
             ax.plot([r["value"] for r in sel], ys, marker="s" if hasfl else "o", ms=6 if hasfl else 3,
-                    ls="-" if hasfl else "--", lw=2.2 if hasfl else 1, zorder=3 if hasfl else 2, color=colour(i),
+                    ls="-" if hasfl else "--", lw=2.2 if hasfl else 1, zorder=1 if hasfl else 2, color=colour(i),
                     label=name + (" (ε unreachable)" if infeasible else ""))
         values = sorted({r["value"] for r in rows if r["setting"] == key})
         ax.set(xscale="log", yscale="log", xlabel=label, ylabel="predicted Θ (s)")
         ax.set_xticks(values, [f"{v:g}" for v in values])
         ax.minorticks_off()
         ax.grid(alpha=0.3)
-    axes[0, 0].legend(fontsize=6)
+    # the legend right of the last panel: inside the first it hid RBS+RMS's flat line
+    axes[0, -1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.tight_layout()
     return fig
