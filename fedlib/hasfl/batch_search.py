@@ -24,8 +24,8 @@ import numpy as np
 
 from ..core.validate import check_int
 from .latency import round_latency
-from .problem import Problem, batch_caps, check_cuts, check_problem
-from .theory import bound_floor
+from .p1 import p1_coefficients
+from .problem import Problem, aux_variables, batch_caps, check_cuts, check_problem
 
 #: Default work limit of :func:`exact_batches` (threshold pairs × devices per Dinkelbach step, ~1 s of numpy).
 EXACT_WORK = 60_000_000
@@ -43,17 +43,12 @@ def batch_coefficients(problem: Problem, cuts) -> dict:
     cuts = check_cuts(p, cuts)
     if cuts.shape != (p.num_devices,):
         raise ValueError(f"cuts must hold one cut per device (N = {p.num_devices}), got shape {cuts.shape}")
-    prof, dev, c = p.profile, p.devices, p.constants
-    k = cuts - 1
-    one = np.ones(p.num_devices)
-    t_a = round_latency(prof, one, cuts, dev, p.servers)["T_A"]
-    return {"a": prof.fwd_flops[k] / dev.flops + prof.act_bits[k] / dev.rate_up,
-            "d": prof.grad_bits[k] / dev.rate_down + prof.bwd_flops[k] / dev.flops,
-            "c": (prof.fwd_flops[-1] - prof.fwd_flops[k] + prof.bwd_flops[-1] - prof.bwd_flops[k]) / p.servers.flops,
-            "E": float(t_a) / p.interval,
-            "A": float(p.eps - bound_floor(c, p.gamma, np.full(p.num_devices, np.inf), cuts.max(), p.interval)),
-            "B": float(c.beta * p.gamma * c.sigma2.sum() / p.num_devices ** 2),
-            "K": 2 * c.vartheta / p.gamma, "caps": batch_caps(p, cuts)}
+    # the per-sample device terms are eqs. (28)-(29), (32)-(33) at b = 1; A, B, C_i are P1's (46) with T1 at these cuts
+    lat = round_latency(p.profile, np.ones(p.num_devices), cuts, p.devices, p.servers)
+    A, B, C, _ = p1_coefficients(p, cuts, aux_variables(p, np.ones(p.num_devices), cuts))
+    return {"a": lat["T_F"] + lat["T_aU"], "d": lat["T_gD"] + lat["T_B"], "c": C,
+            "E": float(lat["T_A"]) / p.interval, "A": A, "B": B,
+            "K": 2 * p.constants.vartheta / p.gamma, "caps": batch_caps(p, cuts)}
 
 
 def _best_unconstrained(c: np.ndarray, lam_b: float, cap_max: int) -> np.ndarray:

@@ -6,6 +6,8 @@ sizes (:func:`cut_moves`), and the enumeration of every memory-feasible cut vect
 input."""
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ..core.validate import check_array, check_bool, check_int
@@ -144,8 +146,6 @@ def enumerate_cuts(problem: Problem, limit: int = 256) -> tuple | None:
     Raises:
         ValueError: ``limit`` not an integer >= 1.
     """
-    import itertools
-
     check_int("limit", limit, 1)
     p = check_problem(problem)
     cuts = np.asarray(p.allowed_cuts)
