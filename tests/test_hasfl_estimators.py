@@ -119,3 +119,54 @@ def test_pilot_constants_take_the_maximum_over_the_points(monkeypatch):
                                  seed=0)["constants"]
     # element-wise maxima; ϑ is the loss at w⁰ (the first point), not the maximum
     assert c == {"beta": 7.0, "sigma2": [4.0, 5.0], "G2": [2.0, 0.75], "vartheta": 2.0}
+
+
+def test_beta_is_the_top_hessian_eigenvalue_of_the_loss_on_the_b0_M_samples():
+    # Assumption 1 bounds the smoothness of the local loss f_i, not of one minibatch: β is taken on the same
+    # b0·M distinct samples as f(w). Reference: the exact Hessian (torch.autograd.functional.hessian of a
+    # softmax regression written out by hand) on those samples, its largest |eigenvalue| by numpy.
+    torch.manual_seed(0)
+    x = torch.randn(40, 3, dtype=torch.float64)
+    y = torch.randint(0, 3, (40,))
+    model = nn.Sequential(nn.Linear(3, 3)).double()
+    w0, c0 = model[0].weight.detach().clone(), model[0].bias.detach().clone()
+
+    class Draws(np.random.Generator):          # records the distinct samples of β and f(w)
+        def __init__(self):
+            super().__init__(np.random.PCG64(1))
+            self.chosen = None
+
+        def choice(self, *args, **kwargs):
+            self.chosen = super().choice(*args, **kwargs)
+            return self.chosen
+
+    rng = Draws()
+    out = estimate.estimate_at(model, x, y, batch_size=4, num_batches=5, power_iters=300, rng=rng)
+    idx = torch.from_numpy(rng.chosen)
+    assert len(set(rng.chosen.tolist())) == 20
+
+    def loss(flat):
+        w, c = flat[:9].reshape(3, 3), flat[9:]
+        z = x[idx] @ w.T + c
+        return (torch.logsumexp(z, 1) - z[torch.arange(20), y[idx]]).mean()
+
+    hess = torch.autograd.functional.hessian(loss, torch.cat([w0.reshape(-1), c0])).numpy()
+    ref = np.max(np.abs(np.linalg.eigvalsh(hess)))
+    assert out["beta"] == pytest.approx(ref, rel=1e-6)
+    assert out["loss"] == pytest.approx(float(loss(torch.cat([w0.reshape(-1), c0]))), rel=1e-12)
+
+
+def test_the_pilot_runs_in_float64(monkeypatch):
+    # float64 makes the pilot's SGD trajectory (and so β, σ², G²) independent of the thread count: in float32 the
+    # VGG-16 pilot gave β 237 with 2 torch threads and 316 with 1 on the same machine (README, HASFL).
+    seen = []
+
+    def fake_estimate(model, x, *args):
+        seen.append({p.dtype for p in model.parameters()})
+        return {"sigma2": [1.0, 0.0, 1.0], "G2": [1.0, 0.0, 1.0], "beta": 1.0, "loss": 1.0}
+
+    monkeypatch.setattr(estimate, "estimate_at", fake_estimate)
+    model, x, y = toy()
+    estimate.pilot_constants(model.float(), x.float(), y, pilot_steps=2, lr=0.1, batch_size=2, num_batches=3,
+                             power_iters=1, seed=0)
+    assert seen == [{torch.float64}, {torch.float64}]

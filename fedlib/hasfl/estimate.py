@@ -11,11 +11,20 @@ README's deviations list):
 - G_j²: Assumption 2 bounds the second moment of the *mini-batch* stochastic gradient, E‖∇_j F_i(w; ξ_i)‖²; we
   evaluate it at the pilot's batch size b0: G_j² = ‖ḡ_j‖² + σ_j²/b0 (E‖g‖² = ‖E g‖² + Var g). The paper treats
   it as independent of b; a smaller b0 gives a larger G_j² (b0 = 1: the per-sample moment).
-- β: largest |Hessian eigenvalue| of the minibatch loss by power iteration
-  (:func:`fedlib.core.estimators.hessian_top_eigenvalue`).
+- β: largest |Hessian eigenvalue| (power iteration, :func:`fedlib.core.estimators.hessian_top_eigenvalue`) of the
+  loss on b0·M distinct random training samples, the samples ϑ is taken on. Assumption 1 bounds the smoothness of
+  the local loss f_i, so the Hessian is taken on as many samples as the pilot evaluates; until 2026-11-24 it was
+  one minibatch of b0 samples, whose top eigenvalue varied 5x between minibatches at the same weights (VGG-16 at
+  width 1/4 after the quick pilot: 172-829 on 16 samples, 50-55 on 256) and made the bound's floor (∝ β² for the
+  split term) move 30 % between CPUs.
 - ϑ = f(w⁰) − f*: f(w⁰) on b0·M random training samples with f* replaced by 0 (cross-entropy >= 0), an upper
   bound.
 - Each is maximised over the pilot's points (w⁰ and the model after the pilot steps).
+- The pilot runs in float64 (:func:`pilot_constants` converts the model): in float32 its 200 SGD steps amplified
+  the floating-point order of the reductions, so β came out 237 with 2 torch threads and 316 with 1 on one
+  machine. In float64 the thread count no longer moves it (bit-identical); another instruction set (ATen scalar
+  + oneDNN SSE4.1) still moves β 7 % and Σ G_j² 2 % at quick (the initial weights differ in the last float32
+  bit: torch's normal_ is vectorised per instruction set).
 """
 from __future__ import annotations
 
@@ -39,6 +48,11 @@ def _check_model_data(model, x, y) -> None:
         raise ParameterTypeError(f"x and y must be tensors, got {type(x).__name__} and {type(y).__name__}")
     if len(x) != len(y) or len(x) == 0:
         raise ValueError(f"x and y must hold the same non-zero number of samples, got {len(x)} and {len(y)}")
+
+
+def _as_model_dtype(model: nn.Module, xb: torch.Tensor) -> torch.Tensor:
+    """A batch in the floating dtype of the model's parameters (float64 in :func:`pilot_constants`)."""
+    return xb.to(next(model.parameters()).dtype)
 
 
 def _unit_grads(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor) -> list[torch.Tensor]:
@@ -69,25 +83,27 @@ def estimate_at(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, batch_si
     grads = []
     for _ in range(num_batches):
         idx = torch.from_numpy(rng.integers(0, len(x), batch_size))
-        grads.append(_unit_grads(model, x[idx], y[idx]))
+        grads.append(_unit_grads(model, _as_model_dtype(model, x[idx]), y[idx]))
     per_unit = [torch.stack([g[j] for g in grads]).double() for j in range(len(model))]
     mean = [g.mean(0) for g in per_unit]
     sigma2 = np.array([batch_size * float(((g - m) ** 2).sum(1).sum() / (num_batches - 1))
                        for g, m in zip(per_unit, mean)])
     g2 = np.array([float((m ** 2).sum()) for m in mean]) + sigma2 / batch_size
-    idx = torch.from_numpy(rng.integers(0, len(x), batch_size))
-    params = [p for p in model.parameters()]
+    # β and f(w) on the same batch_size·num_batches distinct samples (the VGG passes are the costly part)
+    idx = torch.from_numpy(rng.choice(len(x), batch_size * num_batches, replace=False))
+    xb, yb = _as_model_dtype(model, x[idx]), y[idx]
     gen = torch.Generator().manual_seed(int(rng.integers(2 ** 62)))
-    beta = hessian_top_eigenvalue(lambda: F.cross_entropy(model(x[idx]), y[idx]), params, power_iters, gen)
-    with torch.no_grad():  # f(w) on batch_size·num_batches samples (the VGG forward pass is the costly part)
-        idx = torch.from_numpy(rng.choice(len(x), batch_size * num_batches, replace=False))
-        loss = float(F.cross_entropy(model(x[idx]), y[idx]))
+    beta = hessian_top_eigenvalue(lambda: F.cross_entropy(model(xb), yb), list(model.parameters()), power_iters,
+                                  gen)
+    with torch.no_grad():
+        loss = float(F.cross_entropy(model(xb), yb))
     return {"sigma2": sigma2.tolist(), "G2": g2.tolist(), "beta": beta, "loss": loss}
 
 
 def pilot_constants(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, pilot_steps: int, lr: float,
                     batch_size: int, num_batches: int, power_iters: int, seed: int) -> dict:
-    """Estimate HASFL's constants at w⁰ and after ``pilot_steps`` SGD steps (lr, batch) on (x, y).
+    """Estimate HASFL's constants at w⁰ and after ``pilot_steps`` SGD steps (lr, batch) on (x, y), in float64
+    (the model is converted in place; see the module docstring).
 
     Returns:
         ``{"constants": HasflConstants.to_dict(), "per_point": [...], "elapsed_s"}``; the constants are the
@@ -102,13 +118,13 @@ def pilot_constants(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, pilo
     check_float("lr", lr, 0, low_open=True)
     t0 = time.perf_counter()
     rng = numpy_rng(seed, "data")
-    model.train()
+    model.double().train()
     points = [estimate_at(model, x, y, batch_size, num_batches, power_iters, rng)]
     opt = torch.optim.SGD(model.parameters(), lr=lr)
     for _ in range(pilot_steps):
         idx = torch.from_numpy(rng.integers(0, len(x), batch_size))
         opt.zero_grad(set_to_none=True)
-        F.cross_entropy(model(x[idx]), y[idx]).backward()
+        F.cross_entropy(model(x[idx].double()), y[idx]).backward()
         opt.step()
     if pilot_steps > 0:
         points.append(estimate_at(model, x, y, batch_size, num_batches, power_iters, rng))
