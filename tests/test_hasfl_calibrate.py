@@ -288,3 +288,47 @@ def test_plan_with_max_constants_adds_pilot_and_calibrated_variants(monkeypatch)
     eps, kappa = _expected_fit()
     assert all(r["kappa"] == pytest.approx(kappa) and r["eps"] == pytest.approx(eps)
                for r in rows if r["constants"] == "calibrated")
+
+
+def test_plan_with_workers_trains_each_config_once_in_the_pool_and_gives_the_same_rows(monkeypatch):
+    configs, _ = _fake(monkeypatch, {2: 20, 8: 30})
+    fake_decide, kappa = train_plan.decide, _expected_fit()[1]
+
+    def decide(problem, method, seed, batch=None, cut=None):  # calibrated decisions differ from the pilot ones
+        d = fake_decide(problem, method, seed, batch, cut)
+        return d | {"b": [5] * problem.num_devices} if problem.constants.G2[0] == pytest.approx(kappa) else d
+
+    monkeypatch.setattr(train_plan, "decide", decide)
+    serial = [e["row"] for e in train_plan.run_plan(None, S, PLAN, [0], 0.6, DATA, progress=False)]
+    serial_configs = {json.dumps(c, sort_keys=True) for c in configs}
+
+    class Store:                                    # what _train_parallel asks of a result store
+        def __init__(self):
+            self.done = set()
+
+        def key(self, config):
+            return json.dumps(config, sort_keys=True)
+
+        def has(self, config):
+            return self.key(config) in self.done
+
+    store, waves = Store(), []
+
+    def pool(fn, jobs, workers, desc, cost):         # in-process stand-in for fedlib.core.map_jobs
+        assert fn is train_plan.train_job and workers == 2
+        waves.append([store.key(j["config"]) for j in jobs])
+        store.done.update(waves[-1])
+
+    monkeypatch.setattr(train_plan, "map_jobs", pool)
+    data = SimpleNamespace(y_train=DATA.y_train, name="fake")
+    configs.clear()
+    rows = [e["row"] for e in train_plan.run_plan(store, S, PLAN, [0], 0.6, data, progress=False, workers=2)]
+    assert rows == serial
+    assert len(waves) == 2 and all(len(w) == len(set(w)) for w in waves)        # each config once per wave
+    assert set(waves[0]) | set(waves[1]) == serial_configs and not set(waves[0]) & set(waves[1])
+    assert waves[1] and all(json.loads(k)["b"][0] == 5 for k in waves[1])        # then the calibrated ones
+    assert not any(json.loads(k)["b"][0] == 5 for k in waves[0])
+    train_plan.run_plan(store, S, PLAN, [0], 0.6, data, progress=False, workers=2)
+    assert len(waves) == 2                                                    # all cached: no pool
+    with pytest.raises(ValueError, match="workers"):
+        train_plan.run_plan(store, S, PLAN, [0], 0.6, data, progress=False, workers=0)

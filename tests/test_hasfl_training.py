@@ -161,3 +161,33 @@ def test_summary_row_reads_the_record():
     with pytest.raises(ValueError, match="target_acc"):
         summary_row(rec, {"b": [4], "cuts": [1], "theta": None}, 1.5)
     assert math.isclose(row["theta_pred_s"], 5.0)
+
+
+ACCS = [0.1, 0.15, 0.3, 0.5, 0.6, 0.62, 0.61, 0.62, 0.6, 0.615, 0.62, 0.7]
+# the rule looks from index 2 (first >= 2 x chance = 0.2); at k = 10 the best of indices 6..10 (0.62) does not beat
+# the best of 0..5 (0.62): converged at index 10 (k = 7, 8, 9 gain 0.32, 0.12, 0.02)
+
+
+@pytest.mark.parametrize("stop_at_convergence, evals", [(True, 11), (False, 12)])
+def test_stop_at_convergence_ends_the_run_where_the_rule_fires(monkeypatch, fmnist, stop_at_convergence, evals):
+    from fedlib.hasfl import experiments, training
+
+    def fake_run_split(cfg, ds, device, clock=None, stop=None):
+        assert (stop is not None) == stop_at_convergence
+        rec = {"test_acc": [], "sim_s": []}
+        for k, a in enumerate(ACCS):
+            rec["test_acc"].append(a)
+            rec["sim_s"].append(10.0 * k)
+            if k and stop is not None and stop(rec):
+                break
+        return rec
+
+    monkeypatch.setattr(training, "run_split", fake_run_split)
+    s = TrainSettings(width=0.0625, stop_at_convergence=stop_at_convergence)
+    problem = _problem()
+    decision = decide(problem, "fixed", 0, 4, 3)
+    config = run_config(s, "iid", decision, 0, 600)
+    assert config["stop_at_convergence"] is stop_at_convergence             # part of the run's cache key
+    rec = training.train(experiments.result_store(), config, problem, fmnist)
+    assert len(rec["test_acc"]) == evals
+    assert rec["converged_index"] == 10 and rec["converged_time_s"] == 100.0 and rec["converged_acc"] == 0.62

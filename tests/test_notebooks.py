@@ -149,7 +149,7 @@ def test_profile_files_name_declared_parameters_of_their_types():
     for profile in notebooks.PROFILES:
         for nb in NBS:
             if not notebooks.has_profile(nb, profile):
-                assert profile == "converged" and nb.parent.name != "dtfl", (profile, nb.stem)
+                assert profile == "converged" and nb.parent.name not in ("dtfl", "hasfl"), (profile, nb.stem)
                 with pytest.raises(ValueError, match="no .*converged"):
                     notebooks.notebook_parameters(nb, profile)
                 continue
@@ -162,7 +162,7 @@ def test_profile_files_name_declared_parameters_of_their_types():
                 assert isinstance(value, TYPES[kind]) and not (kind != "bool" and isinstance(value, bool)), \
                     (profile, nb.stem, name, value, kind)
     converged = [p for p in NBS if notebooks.has_profile(p, "converged")]
-    assert {p.parent.name for p in converged} == {"dtfl"}
+    assert {p.parent.name for p in converged} == {"dtfl", "hasfl"}
     assert all(notebooks.notebook_parameters(p, "converged")["profile"] == "converged" for p in converged)
 
 

@@ -285,3 +285,22 @@ def test_run_split_records_and_hasfl_clock(fmnist):
     assert [a for _, a in calls] == [r % 3 == 0 for r in range(1, 8)]
     assert all(0 <= a <= 1 for a in rec["test_acc"]) and rec["elapsed_s"] == sorted(rec["elapsed_s"])
     assert rec == run_split(cfg, ds, device="cpu", clock=clock) | {"elapsed_s": rec["elapsed_s"]}
+
+
+def test_run_split_stop_hook_ends_the_run_at_that_evaluation(fmnist):
+    ds = TensorDataset("fashion-mnist", fmnist.x_train[:2000], fmnist.y_train[:2000], fmnist.x_test[:300],
+                       fmnist.y_test[:300], fmnist.classes, fmnist.source)
+    cfg = SplitConfig(width=0.0625, num_devices=3, batch_sizes=(4, 6, 5), cuts=(2, 5, 9), interval=2, lr=0.05,
+                      rounds=8, eval_every=2)
+    seen = []
+
+    def stop(rec):
+        seen.append(list(rec["round"]))
+        return rec["round"][-1] == 4
+
+    short = run_split(cfg, ds, device="cpu", stop=stop)
+    full = run_split(cfg, ds, device="cpu")
+    assert seen == [[0, 2], [0, 2, 4]]                     # asked after every evaluation but round 0, then stopped
+    assert short["round"] == [0, 2, 4] and full["round"] == [0, 2, 4, 6, 8]
+    for k in ("epoch", "test_acc", "test_loss", "train_loss"):    # the same run up to the stop
+        assert short[k] == full[k][:3]

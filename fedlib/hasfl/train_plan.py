@@ -6,14 +6,15 @@ one entry per run with its metrics row and its curve. With the ``"calibrated"`` 
 runs (:func:`plan_calibration`, :func:`calibration_table`)."""
 from __future__ import annotations
 
+import functools
 import warnings
 from dataclasses import dataclass, replace
 
 from tqdm.auto import tqdm
 
-from ..core import ResultStore
+from ..core import ResultStore, map_jobs
 from ..core.validate import check_bool, check_choice, check_float, check_instance, check_int, check_list
-from ..data import TensorDataset
+from ..data import TensorDataset, load_dataset
 from ..split import time_to_target
 from .bcd import bcd
 from .calibrate import CalibrationFit, calibrated_constants, fit_calibration, fitted_rounds
@@ -158,16 +159,89 @@ def plan_calibration(store: ResultStore, s: TrainSettings, plan: TrainPlan, seed
     return fit, consts
 
 
+def _decided_runs(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[int], calibration_target: float,
+                  data: TensorDataset, device: str, which: str = "all"):
+    """Every (run, seed) of ``plan`` decided, in plan order: a dict with ``figs``, ``method``, ``sm`` (the job's
+    settings), ``ss`` (with the decision's constants mode), ``setting``, ``n``, ``batch``, ``cut``, ``seed``,
+    ``problem``, ``decision``, ``config`` and ``fit`` (the seed's calibration fit when calibrated, else None).
+    ``which``: ``"all"``, ``"plain"`` (only runs whose decision needs no calibration: nothing is trained) or
+    ``"calibrated"`` (only the calibrated ones; fitting them trains the calibration runs through ``store``).
+    A calibrated variant whose calibration fails is skipped with a warning (raises when ``s`` itself is
+    calibrated)."""
+    cache: dict = {}
+    fits: dict = {}
+    for seed in seeds:
+        for figs, sm, setting, n, method, batch, cut in _jobs(plan, s):
+            base, mode = split_variant(method)
+            ss = replace(sm, constants=mode or sm.constants)
+            calibrated = ss.constants == "calibrated"
+            if (which == "plain" and calibrated) or (which == "calibrated" and not calibrated):
+                continue
+            if calibrated and seed not in fits:
+                try:
+                    fits[seed] = plan_calibration(store, s, plan, seed, calibration_target, data, device)[0]
+                except ValueError as err:
+                    if s.constants == "calibrated":
+                        raise ValueError(f"constants 'calibrated' (seed {seed}): {err}") from err
+                    fits[seed] = err
+            if isinstance(fits.get(seed), ValueError) and calibrated:
+                warnings.warn(f"{method} skipped for {sm.model}, {setting}, seed {seed}: {fits[seed]}")
+                continue
+            key = (ss, n, seed)
+            if key not in cache:
+                rec = pilot(store, ss, seed, data)
+                if calibrated:
+                    consts = calibrated_constants(bound_constants(rec, "pilot"), fits[seed].kappa, fits[seed].lam)
+                    cache[key] = training_problem(ss, consts, fits[seed].eps, n, seed)
+                else:
+                    consts = bound_constants(rec, ss.constants)
+                    cache[key] = training_problem(ss, consts, target_eps(rec, consts, ss, n), n, seed)
+            problem = cache[key]
+            decision = decide(problem, base, seed, batch, cut)
+            yield dict(figs=figs, method=method, sm=sm, ss=ss, setting=setting, n=n, batch=batch, cut=cut, seed=seed,
+                       problem=problem, decision=decision, config=run_config(sm, setting, decision, seed,
+                                                                             len(data.y_train)),
+                       fit=fits[seed] if calibrated else None)
+
+
+@functools.lru_cache(maxsize=2)
+def _dataset(name: str) -> TensorDataset:
+    """The dataset ``name``, loaded once per worker process."""
+    return load_dataset(name)
+
+
+def train_job(store: ResultStore, config: dict, problem, dataset: str, device: str = "auto") -> None:
+    """:func:`fedlib.hasfl.training.train` of one run config with the dataset loaded by name (a job for
+    :func:`fedlib.core.map_jobs`; the record lands in ``store``, nothing is returned)."""
+    train(store, config, problem, _dataset(dataset), device)
+
+
+def _train_parallel(store, runs: list[dict], data: TensorDataset, device: str, workers: int) -> None:
+    """Train the not yet cached configs of ``runs`` in ``workers`` processes (one torch thread each), costliest
+    (most device samples x rounds) first; identical configs once."""
+    todo = {}
+    for r in runs:
+        key = store.key(r["config"])
+        if key not in todo and not store.has(r["config"]):
+            todo[key] = dict(store=store, config=r["config"], problem=r["problem"], dataset=data.name,
+                             device=device)
+    if todo:
+        map_jobs(train_job, list(todo.values()), workers, desc="HASFL training runs (workers)",
+                 cost=lambda job: job["config"]["rounds"] * sum(job["config"]["b"]))
+
+
 def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[int], target_acc: float,
              data: TensorDataset, device: str = "auto", progress: bool = True,
-             calibration_target: float | None = None) -> list[dict]:
+             calibration_target: float | None = None, workers: int = 1) -> list[dict]:
     """Decide and train every run of ``plan`` for every seed (cache hits when already trained).
 
     Decisions use ``s.constants``; the variants (:data:`VARIANT_MODES`) their own mode. The calibrated problem of (settings, N, seed) = that model's pilot constants with G_j² x κ, σ_j² x λ
     and C1's ε = the fitted ε, (ε, κ, λ) from
     :func:`plan_calibration` at ``calibration_target`` (default ``target_acc``; pass the IID target when calling
     once per setting's target, so that every call decides the same). A calibrated variant whose calibration
-    fails (fewer than 2 cuts or batch sizes reach the target) is skipped with a warning.
+    fails (fewer than 2 cuts or batch sizes reach the target) is skipped with a warning. ``workers`` > 1 trains
+    the runs in that many processes (:func:`fedlib.core.map_jobs`, one torch thread each): first every run whose
+    decision needs no calibration, then the calibrated ones; the rows are then built from the store.
 
     Returns:
         One entry per (run, seed): ``row`` (:func:`fedlib.hasfl.training.summary_row` + ``figures``, ``method``,
@@ -178,62 +252,42 @@ def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[
         ``test_acc`` lists).
 
     Raises:
-        ValueError: bad seeds / target (naming them), no feasible decision for HASFL (C1 / C4 message), or
-        ``s.constants == "calibrated"`` and the calibration fails (fewer than 2 cuts or batch sizes reach the
-        calibration target, :func:`plan_calibration`).
+        ValueError: bad seeds / target / workers (naming them), no feasible decision for HASFL (C1 / C4
+        message), or ``s.constants == "calibrated"`` and the calibration fails (fewer than 2 cuts or batch sizes
+        reach the calibration target, :func:`plan_calibration`).
     """
     _check_inputs(store, s, plan, data)
     seeds = check_list("seeds", seeds, lambda n, v: check_int(n, v, 0), distinct=True)
     check_float("target_acc", target_acc, 0, 1, low_open=True)
     check_bool("progress", progress)
+    check_int("workers", workers, 1)
     calibration_target = target_acc if calibration_target is None else calibration_target
     check_float("calibration_target", calibration_target, 0, 1, low_open=True)
-    jobs = _jobs(plan, s)
-    cache: dict = {}
-    fits: dict = {}
+    args = (store, s, plan, seeds, calibration_target, data, device)
+    if workers > 1:
+        with warnings.catch_warnings():                     # a skipped variant is reported by the pass below
+            warnings.simplefilter("ignore")
+            for which in ("plain", "calibrated"):
+                _train_parallel(store, list(_decided_runs(*args, which=which)), data, device, workers)
     out = []
-    bar = tqdm(total=len(jobs) * len(seeds), desc="HASFL training runs", disable=not progress)
-    for seed in seeds:
-        for figs, sm, setting, n, method, batch, cut in jobs:
-            bar.update()                                     # counts started (or skipped) runs
-            base, mode = split_variant(method)
-            ss = replace(sm, constants=mode or sm.constants)
-            if ss.constants == "calibrated" and seed not in fits:
-                try:
-                    fits[seed] = plan_calibration(store, s, plan, seed, calibration_target, data, device)[0]
-                except ValueError as err:
-                    if s.constants == "calibrated":
-                        raise ValueError(f"constants 'calibrated' (seed {seed}): {err}") from err
-                    fits[seed] = err
-            if isinstance(fits.get(seed), ValueError) and ss.constants == "calibrated":
-                warnings.warn(f"{method} skipped for {sm.model}, {setting}, seed {seed}: {fits[seed]}")
-                continue
-            key = (ss, n, seed)
-            if key not in cache:
-                rec = pilot(store, ss, seed, data)
-                if ss.constants == "calibrated":
-                    consts = calibrated_constants(bound_constants(rec, "pilot"), fits[seed].kappa, fits[seed].lam)
-                    cache[key] = training_problem(ss, consts, fits[seed].eps, n, seed)
-                else:
-                    consts = bound_constants(rec, ss.constants)
-                    cache[key] = training_problem(ss, consts, target_eps(rec, consts, ss, n), n, seed)
-            problem = cache[key]
-            decision = decide(problem, base, seed, batch, cut)
-            config = run_config(sm, setting, decision, seed, len(data.y_train))
-            record = train(store, config, problem, data, device)
-            pred = rounds_needed(problem.constants, problem.gamma, decision["b"], decision["cuts"],
-                                 problem.interval, problem.eps) if decision["theta"] is not None else None
-            row = summary_row(record, decision, target_acc, figures=list(figs), method=method, model=sm.model,
-                              width=sm.width, setting=setting, N=n, batch=batch, cut=cut, eps=problem.eps,
-                              constants=ss.constants,
-                              kappa=fits[seed].kappa if ss.constants == "calibrated" else None,
-                              **{"lambda": fits[seed].lam if ss.constants == "calibrated" else None},
-                              rounds_pred=pred, floor=float(bound_floor(
-                                  problem.constants, problem.gamma, decision["b"], max(decision["cuts"]),
-                                  problem.interval)),
-                              rounds_to_target=time_to_target(record, target_acc, key="round"))
-            out.append({"row": row, "decision": decision,
-                        "curve": {k: record[k] for k in ("epoch", "sim_s", "round", "test_acc")}})
+    bar = tqdm(total=len(_jobs(plan, s)) * len(seeds), desc="HASFL training runs", disable=not progress)
+    for r in _decided_runs(*args):
+        bar.update()
+        problem, decision, fit = r["problem"], r["decision"], r["fit"]
+        record = train(store, r["config"], problem, data, device)
+        pred = rounds_needed(problem.constants, problem.gamma, decision["b"], decision["cuts"],
+                             problem.interval, problem.eps) if decision["theta"] is not None else None
+        row = summary_row(record, decision, target_acc, figures=list(r["figs"]), method=r["method"],
+                          model=r["sm"].model, width=r["sm"].width, setting=r["setting"], N=r["n"], batch=r["batch"],
+                          cut=r["cut"], eps=problem.eps, constants=r["ss"].constants,
+                          kappa=fit.kappa if fit is not None else None,
+                          **{"lambda": fit.lam if fit is not None else None},
+                          rounds_pred=pred, floor=float(bound_floor(
+                              problem.constants, problem.gamma, decision["b"], max(decision["cuts"]),
+                              problem.interval)),
+                          rounds_to_target=time_to_target(record, target_acc, key="round"))
+        out.append({"row": row, "decision": decision,
+                    "curve": {k: record[k] for k in ("epoch", "sim_s", "round", "test_acc")}})
     bar.close()
     return out
 

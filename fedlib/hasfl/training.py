@@ -14,7 +14,9 @@ Choices where the paper is silent (also in ``notebooks/hasfl/README.md``, "Devia
   evaluations beats the best before them by < 0.02 %), on those evaluations, looked at only from the first
   evaluation above twice chance accuracy (the global model's accuracy stays at chance for the first ~20 rounds,
   which the bare rule takes for convergence); ``None`` when a run does not converge within its budget. The
-  converged time is the simulated time of that evaluation.
+  converged time is the simulated time of that evaluation. With ``stop_at_convergence`` (the converged profile)
+  a run ends at the evaluation where the rule fires (the engine's ``stop`` hook): its rounds and epochs are then
+  a cap, and no compute goes past the converged point; the rule's result is the same as on the full run.
 - **Rounds**: clamped to [``min_rounds``, ``max_rounds``] (``max_rounds`` 0 = no cap): early learning is limited
   by rounds, not samples (a large-batch run with few rounds never leaves the initial plateau), and tiny batch
   sizes would otherwise need hundreds of rounds.
@@ -69,7 +71,8 @@ class TrainSettings:
         model, width: cuttable model and channel multiplier (> 0). dataset: data name (``fashion-mnist``, ...).
         interval: I (rounds between eq. 7 aggregations). optimizer, lr, momentum: the training optimiser.
         epochs: device samples per run / |D_train| (> 0); min_rounds / max_rounds: clamp of the rounds (0 = no
-        cap). evals: evaluations per run (>= 5, the rule's window).
+        cap). evals: evaluations per run (>= 5, the rule's window). stop_at_convergence: end a run where the
+        convergence rule fires (module docstring).
         test_subset: evaluate on the first n test samples (0 = the full test set). shards_per_client: non-IID
             shards (HASFL: 40 shards, 2 per device). gamma: the bound's step size. pilot_*: the pilot run of
             :func:`fedlib.hasfl.pilot_constants`. constants: one of :data:`CONSTANTS_MODES` (``"pilot"``,
@@ -102,6 +105,7 @@ class TrainSettings:
     constants: str = "pilot"
     eps_mode: str = "slack"
     eps_factor: float = 0.1
+    stop_at_convergence: bool = False
 
     def __post_init__(self):
         check_choice("model", self.model, tuple(NUM_LAYERS))
@@ -112,6 +116,7 @@ class TrainSettings:
         for name in ("width", "lr", "epochs", "gamma", "pilot_lr", "eps_factor"):
             check_float(name, getattr(self, name), 0, low_open=True)
         check_float("momentum", self.momentum, 0, 1, high_open=True)
+        check_bool("stop_at_convergence", self.stop_at_convergence)
         for name, low in (("interval", 1), ("min_rounds", 1), ("max_rounds", 0), ("evals", 5), ("test_subset", 0),
                           ("shards_per_client", 1),
                           ("pilot_steps", 0), ("pilot_batch", 1), ("num_batches", 1), ("power_iters", 1)):
@@ -306,6 +311,13 @@ def split_config(config: dict) -> SplitConfig:
                        shards_per_client=config["shards_per_client"], dataset=config["dataset"], seed=config["seed"])
 
 
+def converged_index(accs: list[float], chance: float) -> int | None:
+    """The paper's rule (:func:`fedlib.split.converged_at`) on a run's test accuracies (fractions), looked at from
+    the first evaluation at or above twice ``chance`` (module docstring, "Convergence"); None if it never fires."""
+    start = next((i for i, a in enumerate(accs) if a >= 2 * chance), len(accs))
+    return converged_at(accs, start=start)
+
+
 def train(store: ResultStore, config: dict, problem: Problem, data: TensorDataset, device: str = "auto") -> dict:
     """Train one :func:`run_config` through ``store`` (a rerun is a cache hit) on ``problem``'s clock.
 
@@ -319,10 +331,11 @@ def train(store: ResultStore, config: dict, problem: Problem, data: TensorDatase
         ds = data
         if config["test_subset"]:
             ds = replace(data, x_test=data.x_test[:config["test_subset"]], y_test=data.y_test[:config["test_subset"]])
-        rec = run_split(split_config(config), ds, device, clock=hasfl_clock(problem))
         chance = 1 / data.num_classes
-        start = next((i for i, a in enumerate(rec["test_acc"]) if a >= 2 * chance), len(rec["test_acc"]))
-        k = converged_at(rec["test_acc"], start=start)
+        stop = ((lambda r: converged_index(r["test_acc"], chance) is not None)
+                if config.get("stop_at_convergence") else None)
+        rec = run_split(split_config(config), ds, device, clock=hasfl_clock(problem), stop=stop)
+        k = converged_index(rec["test_acc"], chance)
         rec.update(converged_index=k, converged_time_s=None if k is None else rec["sim_s"][k],
                    converged_acc=None if k is None else max(rec["test_acc"][:k + 1]),
                    test_samples=len(ds.y_test), data_source=data.source, elapsed_s=time.perf_counter() - t0)

@@ -66,7 +66,7 @@ def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch: int = 10
 
 def run_split(cfg: SplitConfig, dataset: TensorDataset | None = None, device: str = "auto",
               clock: Callable | None = None, aux_head: Callable | None = None, weights=None,
-              schedule: Callable | None = None) -> dict:
+              schedule: Callable | None = None, stop: Callable | None = None) -> dict:
     """Train ``cfg.rounds`` rounds of split-federated learning and record the evaluations (module docstring).
 
     Args:
@@ -77,6 +77,8 @@ def run_split(cfg: SplitConfig, dataset: TensorDataset | None = None, device: st
         aux_head: ``aux_head(cut, smashed_shape) -> nn.Module`` for ``local_loss``. weights: ``[N]`` aggregation
             weights (eq. 7, server copies), uniform when None.
         schedule: ``schedule(round, state) -> (b, cuts) | None`` called before every round (reassignments).
+        stop: ``stop(record) -> bool`` called after every evaluation with the record so far; True ends the run
+            at that evaluation (e.g. a paper's convergence rule: no rounds trained past the point it fires).
 
     Returns:
         dict with ``config``, ``device`` and the per-evaluation lists ``round``, ``epoch``, ``sim_s``,
@@ -84,7 +86,7 @@ def run_split(cfg: SplitConfig, dataset: TensorDataset | None = None, device: st
     """
     check_instance("cfg", cfg, SplitConfig)
     check_instance("dataset", dataset, TensorDataset, "a fedlib.data.TensorDataset", allow_none=True)
-    for name, fn in (("clock", clock), ("aux_head", aux_head), ("schedule", schedule)):
+    for name, fn in (("clock", clock), ("aux_head", aux_head), ("schedule", schedule), ("stop", stop)):
         check_callable(name, fn)
     t0 = time.perf_counter()
     dev = resolve_device(device)
@@ -121,6 +123,8 @@ def run_split(cfg: SplitConfig, dataset: TensorDataset | None = None, device: st
             sim += float(clock(r, st.b.copy(), st.cuts.copy(), aggregated))
         if r % cfg.eval_every == 0 or r == cfg.rounds:
             record(r)
+            if stop is not None and stop(rec):
+                break
     return rec
 
 
