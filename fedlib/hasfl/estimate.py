@@ -20,15 +20,18 @@ README's deviations list):
 - ϑ = f(w⁰) − f*: f(w⁰) on b0·M random training samples with f* replaced by 0 (cross-entropy >= 0), an upper
   bound.
 - Each is maximised over the pilot's points (w⁰ and the model after the pilot steps).
-- The pilot runs in float64 (:func:`pilot_constants` converts the model): in float32 its 200 SGD steps amplified
-  the floating-point order of the reductions, so β came out 237 with 2 torch threads and 316 with 1 on one
-  machine. In float64 the thread count no longer moves it (bit-identical); another instruction set (ATen scalar
-  + oneDNN SSE4.1) still moves β 7 % and Σ G_j² 2 % at quick (the initial weights differ in the last float32
-  bit: torch's normal_ is vectorised per instruction set).
+- The pilot runs on one torch thread (:func:`pilot_constants` sets it and restores the caller's count): its 200
+  SGD steps amplify the floating-point order of the reductions, which depends on the thread count, so β came out
+  237 with 2 torch threads and 316 with 1 on one machine. Pinned, the caller's thread count no longer moves it.
+  Another instruction set still does (ATen scalar + oneDNN SSE4.1 against AVX2 moved β by 7 % and Σ G_j² by 2 %
+  at quick with the Hessian on b0·M samples; the initial weights already differ in the last bit, torch's
+  ``normal_`` being vectorised per instruction set). float64 would not help there and made the full-width
+  VGG-16 pilot over 10x slower (no oneDNN kernels in float64).
 """
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -50,8 +53,19 @@ def _check_model_data(model, x, y) -> None:
         raise ValueError(f"x and y must hold the same non-zero number of samples, got {len(x)} and {len(y)}")
 
 
+@contextmanager
+def one_torch_thread():
+    """Run the block on one torch (intra-op) thread, then restore the caller's count."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def _as_model_dtype(model: nn.Module, xb: torch.Tensor) -> torch.Tensor:
-    """A batch in the floating dtype of the model's parameters (float64 in :func:`pilot_constants`)."""
+    """A batch in the floating dtype of the model's parameters."""
     return xb.to(next(model.parameters()).dtype)
 
 
@@ -102,8 +116,8 @@ def estimate_at(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, batch_si
 
 def pilot_constants(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, pilot_steps: int, lr: float,
                     batch_size: int, num_batches: int, power_iters: int, seed: int) -> dict:
-    """Estimate HASFL's constants at w⁰ and after ``pilot_steps`` SGD steps (lr, batch) on (x, y), in float64
-    (the model is converted in place; see the module docstring).
+    """Estimate HASFL's constants at w⁰ and after ``pilot_steps`` SGD steps (lr, batch) on (x, y), on one torch
+    thread (see the module docstring).
 
     Returns:
         ``{"constants": HasflConstants.to_dict(), "per_point": [...], "elapsed_s"}``; the constants are the
@@ -118,16 +132,17 @@ def pilot_constants(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, pilo
     check_float("lr", lr, 0, low_open=True)
     t0 = time.perf_counter()
     rng = numpy_rng(seed, "data")
-    model.double().train()
-    points = [estimate_at(model, x, y, batch_size, num_batches, power_iters, rng)]
-    opt = torch.optim.SGD(model.parameters(), lr=lr)
-    for _ in range(pilot_steps):
-        idx = torch.from_numpy(rng.integers(0, len(x), batch_size))
-        opt.zero_grad(set_to_none=True)
-        F.cross_entropy(model(x[idx].double()), y[idx]).backward()
-        opt.step()
-    if pilot_steps > 0:
-        points.append(estimate_at(model, x, y, batch_size, num_batches, power_iters, rng))
+    model.train()
+    with one_torch_thread():
+        points = [estimate_at(model, x, y, batch_size, num_batches, power_iters, rng)]
+        opt = torch.optim.SGD(model.parameters(), lr=lr)
+        for _ in range(pilot_steps):
+            idx = torch.from_numpy(rng.integers(0, len(x), batch_size))
+            opt.zero_grad(set_to_none=True)
+            F.cross_entropy(model(_as_model_dtype(model, x[idx])), y[idx]).backward()
+            opt.step()
+        if pilot_steps > 0:
+            points.append(estimate_at(model, x, y, batch_size, num_batches, power_iters, rng))
     consts = HasflConstants(max(p["beta"] for p in points), np.max([p["sigma2"] for p in points], axis=0),
                             np.max([p["G2"] for p in points], axis=0), points[0]["loss"])
     return {"constants": consts.to_dict(), "per_point": points, "elapsed_s": time.perf_counter() - t0}
