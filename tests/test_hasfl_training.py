@@ -74,6 +74,12 @@ def test_decisions_fixed_habs_hams():
     tight = _problem(n=3, eps=2.0, g2=1.0)
     d = decide(tight, "HABS", 0, cut=8)
     assert "eps raised" in d["note"] and d["cuts"] == [8] * 3 and d["theta"] is None
+    # ε below the floor at b = 16 even at cut 1: HAMS solves P2 at 1.1 x that floor. By hand (β = 100, γ = 5e-4,
+    # I = 15, N = 3, Σσ² = 32, G_1² = 1): variance βγΣσ²/(bN) = 1/30, split 4β²γ²I²G_1² = 2.25, floor 2.2833;
+    # 1.1 x = 2.5117 admits only cut 1 (cut 2's split term is 4.5)
+    d = decide(tight, "HAMS", 0, batch=16)
+    assert d["note"] == "eps raised to 1.1 x the floor at b = 16, cut 1: 2.512"
+    assert d["b"] == [16] * 3 and d["cuts"] == [1] * 3 and d["theta"] is None
     with pytest.raises(ValueError, match="method"):
         decide(p, "HASFL2", 0)
     with pytest.raises(ValueError, match="cut"):

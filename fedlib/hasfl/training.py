@@ -234,7 +234,8 @@ def decide(problem: Problem, method: str, seed: int, batch: int | None = None, c
     HASFL and the four benchmarks: :func:`fedlib.hasfl.strategy` (random ones draw from the ``system/<method>``
     stream of ``seed``); HABS: cuts all ``cut``, batch sizes by P1 (choice: when ε is at or below the bound's
     floor at that cut, P1 is solved for ε = 1.1 x that floor, and ``note`` says so); HAMS: batch sizes all
-    ``batch``, cuts by P2; fixed: every device ``batch`` and ``cut``. Θ is always scored on ``problem``.
+    ``batch``, cuts by P2 (choice: when ε is at or below the floor at that b even at cut 1, P2 is solved for
+    ε = 1.1 x that floor, ``note`` says so); fixed: every device ``batch`` and ``cut``. Θ is always scored on ``problem``.
 
     Returns:
         ``{"method", "b": [N], "cuts": [N], "theta": predicted Θ (s; None when ε is unreachable), "note"}``.
@@ -266,6 +267,10 @@ def decide(problem: Problem, method: str, seed: int, batch: int | None = None, c
             b = solve_p1(problem, cuts, aux_variables(problem, np.full(n, 64), cuts))
         else:
             b = np.full(n, batch)
+            floor = float(bound_floor(problem.constants, problem.gamma, b.astype(float), 1, problem.interval))
+            if problem.eps <= floor:  # choice: ε unreachable at this b (even at cut 1) -> 1.1 x that floor
+                problem = replace(problem, eps=1.1 * floor)
+                note = f"eps raised to 1.1 x the floor at b = {batch}, cut 1: {problem.eps:.4g}"
             cuts = solve_p2(problem, b)[0]
     th = float(theta(original, b, cuts))
     return {"method": method, "b": [int(v) for v in b], "cuts": [int(v) for v in cuts],
