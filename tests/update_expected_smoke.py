@@ -8,7 +8,8 @@ Each folder ``/tmp/spread/<setting>/figures/metrics`` holds one smoke run's metr
 run's ``final_test_acc`` across the settings, and its **tolerance** is 3 x that spread rounded up to 0.01, at least
 0.02 (the floor covers CPUs whose kernels none of the settings imitate, e.g. AVX-512). Entries that are not
 training results (``constants``, ``models``, ``theta_hasfl``) are kept from the current files; a notebook's
-``learns`` entry (the run that must reach 2x chance accuracy) is kept too.
+``learns`` entry (the run that must reach 2x chance accuracy) is kept too, and so is every notebook that none of the
+folders holds (``--only hasfl`` updates HASFL's entries alone).
 """
 from __future__ import annotations
 
@@ -36,6 +37,9 @@ def main(*roots: str) -> None:
         current = json.loads(path.read_text())
         for name, entry in current.items():
             if not name.startswith(TRAINED):
+                continue
+            if name not in found:                                  # not rerun in these roots: kept as it is
+                print(f"kept {name} (no run of it in {roots})")
                 continue
             files = found[name]
             settings = list(files)

@@ -72,7 +72,7 @@ def fig_accuracy(entries: list[dict], figure: str, xkey: str, settings: tuple, t
         ax.set_ylabel("test accuracy (%)")
         ax.set_title(f"{title}, {setting}", fontsize=9)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=6)
+        ax.legend(fontsize=6, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.3))   # below: curves fill
     fig.tight_layout()
     return fig
 
@@ -88,7 +88,7 @@ def fig5_accuracy_vs_time(entries: list[dict], models: tuple, settings: tuple):
             ax.set_ylabel("test accuracy (%)")
             ax.set_title(f"{model}, {setting}", fontsize=9)
             ax.grid(alpha=0.3)
-            ax.legend(fontsize=6)
+            ax.legend(fontsize=6, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.2))   # below: curves fill
     fig.tight_layout()
     return fig
 
