@@ -49,7 +49,7 @@ def constants_config(model: str, dataset: str, pilot_steps: int, lr: float, batc
 
 STORE_CODE = tuple(f"fedlib.hasfl.{m}" for m in (
     "batch_search", "bcd", "calibrate", "estimate", "exhaustive", "experiments", "instances", "latency", "p1", "p2",
-    "problem", "refinement",
+    "plan_analysis", "problem", "refinement",
     "strategies", "theory", "train_plan", "training")) + (
     "fedlib.core", "fedlib.data", "fedlib.split.config", "fedlib.split.engine", "fedlib.split.latency",
     "fedlib.split.models", "fedlib.split.ops", "fedlib.split.profile", "fedlib.split.records", "fedlib.split.system")

@@ -13,37 +13,16 @@ from dataclasses import dataclass, replace
 from tqdm.auto import tqdm
 
 from ..core import ResultStore, map_jobs
-from ..core.validate import check_bool, check_choice, check_float, check_instance, check_int, check_list
+from ..core.validate import check_bool, check_float, check_instance, check_int, check_list
 from ..data import TensorDataset, load_dataset
 from ..split import time_to_target
-from .bcd import bcd
 from .calibrate import CalibrationFit, calibrated_constants, fit_calibration, fitted_rounds
+from .plan_analysis import (VARIANT_MODES, bound_vs_training, claim_ratios, decisions_by_eps,  # noqa: F401
+                            split_variant, variants)                                  # (re-exported)
 from .strategies import STRATEGIES
 from .theory import HasflConstants, bound_floor, rounds_needed
-from .training import (CONSTANTS_MODES, TrainSettings, bound_constants, check_plan, check_settings_data, decide,
-                       floors_by_cut, pilot, run_config, summary_row, target_eps, train, training_problem)
-
-#: Methods run under other constants modes than the settings' (``<method>-<mode>``): Fig. 5's HASFL under every
-#: mode (``HASFL-max``: the worst-case constants, same ε rule as the main settings; ``HASFL-calibrated``:
-#: :mod:`fedlib.hasfl.calibrate`), Figs. 10 / 11's HABS / HAMS under the pilot and the calibrated constants
-VARIANT_MODES = {"HASFL": CONSTANTS_MODES, "HABS": ("pilot", "calibrated"), "HAMS": ("pilot", "calibrated")}
-
-
-def variants(base: str, own: str) -> tuple[str, ...]:
-    """The variant names of ``base`` (:data:`VARIANT_MODES`) for every mode other than ``own``.
-
-    Raises:
-        ValueError: ``base`` not HASFL, HABS or HAMS."""
-    check_choice("base", base, tuple(VARIANT_MODES))
-    return tuple(f"{base}-{m}" for m in VARIANT_MODES[base] if m != own)
-
-
-def split_variant(method: str) -> tuple[str, str | None]:
-    """``(base method, constants mode)`` of a method name: ``"HABS-calibrated"`` -> ``("HABS", "calibrated")``;
-    a plain method -> ``(method, None)`` (it uses the settings' constants)."""
-    base, _, mode = method.partition("-")
-    return (base, mode) if mode in VARIANT_MODES.get(base, ()) else (method, None)
-
+from .training import (TrainSettings, bound_constants, check_plan, check_settings_data, decide,
+                       pilot, run_config, summary_row, target_eps, train, training_problem)
 
 @dataclass(frozen=True)
 class TrainPlan:
@@ -338,116 +317,3 @@ def calibration_table(store: ResultStore, s: TrainSettings, plan: TrainPlan, see
                          "pred_ratio_calibrated": ratio(fitted, r),
                          "pred_ratio_pilot": (eps_pilot - floors[ref]) / (eps_pilot - floors[r]), "note": ""})
     return rows
-
-
-def decisions_by_eps(store: ResultStore, s: TrainSettings, factors: list[float], num_devices: int, seed: int,
-                     data: TensorDataset, kappa: float | None = None, lam: float = 1.0) -> list[dict]:
-    """HASFL's decision (BCD) under the pilot and max constants, and the calibrated ones (pilot with G_j² x
-    ``kappa`` and σ_j² x ``lam``) when ``kappa`` is given, at ε = factor x Σ G² (pilot model) for each factor:
-    rows with
-    ``constants``, ``eps_factor``, ``eps``, ``floor_cut1``, ``b_mean``, ``cuts`` (sorted distinct), ``theta`` or
-    ``unreachable`` (the optimiser's C1 / C4 message)."""
-    rows = []
-    for mode in ("pilot", "max") + (("calibrated",) if kappa is not None else ()):
-        for f in factors:
-            ss = replace(s, constants=mode, eps_mode="grad_norm", eps_factor=f)
-            rec = pilot(store, ss, seed, data)
-            consts = (calibrated_constants(bound_constants(rec, "pilot"), kappa, lam) if mode == "calibrated"
-                      else bound_constants(rec, mode))
-            p = training_problem(ss, consts, target_eps(rec, consts, ss, num_devices), num_devices, seed)
-            row = {"constants": mode, "eps_factor": f, "eps": p.eps,
-                   "floor_cut1": floors_by_cut(p, 64)[0]}
-            try:
-                d = bcd(p)
-                row.update(b_mean=float(d.b.mean()), cuts=sorted(set(int(c) for c in d.cuts)), theta=float(d.theta))
-            except ValueError as err:
-                row.update(b_mean=None, cuts=None, theta=None, unreachable=str(err).split("\n")[0][:120])
-            rows.append(row)
-    return rows
-
-
-def bound_vs_training(rows: list[dict], figure: str, setting: str, reference: dict) -> list[dict]:
-    """For one figure's runs in one setting: the bound's predicted ratio of rounds-to-ε against ``reference``
-    (a row's ``method``/``batch``/``cut``, e.g. fixed b = 16 at cut 8) beside the measured ratio of
-    rounds-to-target. Corollary 1: R ∝ 1/(ε − floor); the shared ε is 1.1 x the largest floor among the runs,
-    so that every run's ε is reachable. Ratios > 1: slower than the reference. Seeds are averaged. Only the runs
-    whose decision used the reference's constants mode are compared (floors under other constants, e.g. the
-    calibrated variants', are on another scale; :func:`calibration_table` sets those beside training)."""
-    sel = [r for r in rows if figure in r["figures"] and r["setting"] == setting]
-    modes = {r.get("constants") for r in sel if r["method"] == reference["method"] and
-             r["batch"] == reference.get("batch") and r["cut"] == reference.get("cut")}
-    sel = [r for r in sel if r.get("constants") in modes]
-    if not sel:
-        return []
-    eps = 1.1 * max(r["floor"] for r in sel)
-    groups: dict = {}
-    for r in sel:
-        groups.setdefault((r["method"], r["batch"], r["cut"]), []).append(r)
-    ref = groups.get((reference["method"], reference.get("batch"), reference.get("cut")))
-    if not ref:
-        return []
-
-    def mean(vals):
-        vals = [v for v in vals if v is not None]
-        return sum(vals) / len(vals) if vals else None
-
-    ref_pred = mean([1 / (eps - r["floor"]) for r in ref])
-    ref_meas = mean([r["rounds_to_target"] for r in ref])
-    out = []
-    for (method, batch, cut), rs in groups.items():
-        meas = mean([r["rounds_to_target"] for r in rs])
-        out.append({"figure": figure, "setting": setting, "method": method, "batch": batch, "cut": cut,
-                    "b_mean": mean([r["b_mean"] for r in rs]), "cut_max": max(r["cut_max"] for r in rs),
-                    "pred_ratio": mean([1 / (eps - r["floor"]) for r in rs]) / ref_pred,
-                    "measured_ratio": None if meas is None or not ref_meas else meas / ref_meas})
-    return out
-
-
-def claim_ratios(rows: list[dict]) -> list[dict]:
-    """The paper's claims as measured ratios (seeds averaged): per model and setting, each benchmark's simulated
-    time to target / HASFL's (Fig. 6; > 1 = HASFL faster) and HASFL's final accuracy minus the benchmark's;
-    per setting, HABS vs the fastest fixed batch size (Fig. 10) and HAMS vs the fastest fixed cut (Fig. 11), one
-    row per HABS / HAMS variant (``HABS``, ``HABS-calibrated``, ...: :data:`VARIANT_MODES`). Every row has
-    ``claim``, ``model``, ``setting``, ``method`` (the method measured: HASFL for Fig. 6), ``versus``, ``ratio``
-    (the other's time / the method's), ``acc_gain`` (final accuracy, method minus other) and ``note``. ``ratio``
-    is None when either run never reached the target (``note`` says which). Raises ``ValueError`` /
-    ``ParameterTypeError`` when ``rows`` is not a non-empty list of :func:`run_plan` rows."""
-    for i, r in enumerate(check_list("rows", rows, lambda k, v: check_instance(k, v, dict, "a run_plan row"))):
-        if missing := [k for k in ("figures", "method", "model", "setting", "time_to_target_s", "final_test_acc")
-                       if k not in r]:
-            raise ValueError(f"rows[{i}] lacks {missing}: expected the rows of run_plan (entry['row'])")
-
-    def mean(vals):
-        vals = [v for v in vals if v is not None]
-        return sum(vals) / len(vals) if vals else None
-
-    def stat(sel, method, **m):
-        rs = [r for r in sel if r["method"] == method and all(r[k] == v for k, v in m.items())]
-        return mean([r["time_to_target_s"] for r in rs]), mean([r["final_test_acc"] for r in rs])
-
-    out = []
-    fig6 = [r for r in rows if "fig6" in r["figures"]]
-    for model, setting in dict.fromkeys((r["model"], r["setting"]) for r in fig6):
-        sel = [r for r in fig6 if r["model"] == model and r["setting"] == setting]
-        t0, a0 = stat(sel, "HASFL")
-        for method in dict.fromkeys(r["method"] for r in sel if r["method"] != "HASFL"):
-            t, a = stat(sel, method)
-            out.append({"claim": "fig6", "model": model, "setting": setting, "method": "HASFL", "versus": method,
-                        "ratio": t / t0 if t and t0 else None, "acc_gain": a0 - a,
-                        "note": "" if t and t0 else ("HASFL" if not t0 else method) + " did not reach the target"})
-    for fig, base, key in (("fig10", "HABS", "batch"), ("fig11", "HAMS", "cut")):
-        sel = [r for r in rows if fig in r["figures"]]
-        for setting in dict.fromkeys(r["setting"] for r in sel):
-            ss = [r for r in sel if r["setting"] == setting]
-            fixed = {v: stat(ss, "fixed", **{key: v}) for v in dict.fromkeys(r[key] for r in ss if r["method"] == "fixed")}
-            reached = {v: ta for v, ta in fixed.items() if ta[0] is not None}
-            if not reached:
-                continue
-            best = min(reached, key=lambda v: reached[v][0])
-            for method in dict.fromkeys(r["method"] for r in ss if split_variant(r["method"])[0] == base):
-                t0, a0 = stat(ss, method)
-                out.append({"claim": fig, "model": ss[0]["model"], "setting": setting, "method": method,
-                            "versus": f"{key} = {best}", "ratio": reached[best][0] / t0 if t0 else None,
-                            "acc_gain": a0 - reached[best][1],
-                            "note": "" if t0 else f"{method} did not reach the target"})
-    return out
