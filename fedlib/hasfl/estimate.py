@@ -64,11 +64,6 @@ def one_torch_thread():
         torch.set_num_threads(before)
 
 
-def _as_model_dtype(model: nn.Module, xb: torch.Tensor) -> torch.Tensor:
-    """A batch in the floating dtype of the model's parameters."""
-    return xb.to(next(model.parameters()).dtype)
-
-
 def _unit_grads(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor) -> list[torch.Tensor]:
     model.zero_grad(set_to_none=True)
     F.cross_entropy(model(x), y).backward()
@@ -97,7 +92,7 @@ def estimate_at(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, batch_si
     grads = []
     for _ in range(num_batches):
         idx = torch.from_numpy(rng.integers(0, len(x), batch_size))
-        grads.append(_unit_grads(model, _as_model_dtype(model, x[idx]), y[idx]))
+        grads.append(_unit_grads(model, x[idx], y[idx]))
     per_unit = [torch.stack([g[j] for g in grads]).double() for j in range(len(model))]
     mean = [g.mean(0) for g in per_unit]
     sigma2 = np.array([batch_size * float(((g - m) ** 2).sum(1).sum() / (num_batches - 1))
@@ -105,7 +100,7 @@ def estimate_at(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, batch_si
     g2 = np.array([float((m ** 2).sum()) for m in mean]) + sigma2 / batch_size
     # β and f(w) on the same batch_size·num_batches distinct samples (the VGG passes are the costly part)
     idx = torch.from_numpy(rng.choice(len(x), batch_size * num_batches, replace=False))
-    xb, yb = _as_model_dtype(model, x[idx]), y[idx]
+    xb, yb = x[idx], y[idx]
     gen = torch.Generator().manual_seed(int(rng.integers(2 ** 62)))
     beta = hessian_top_eigenvalue(lambda: F.cross_entropy(model(xb), yb), list(model.parameters()), power_iters,
                                   gen)
@@ -139,7 +134,7 @@ def pilot_constants(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, pilo
         for _ in range(pilot_steps):
             idx = torch.from_numpy(rng.integers(0, len(x), batch_size))
             opt.zero_grad(set_to_none=True)
-            F.cross_entropy(model(_as_model_dtype(model, x[idx])), y[idx]).backward()
+            F.cross_entropy(model(x[idx]), y[idx]).backward()
             opt.step()
         if pilot_steps > 0:
             points.append(estimate_at(model, x, y, batch_size, num_batches, power_iters, rng))
