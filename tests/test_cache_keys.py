@@ -124,6 +124,18 @@ def test_store_hashes_every_module_its_records_import(paper):
                 f"fedlib.{paper}.experiments.STORE_CODE")
 
 
+def test_hasfl_training_records_hash_every_module_they_import():
+    from fedlib.hasfl.train_run import TRAIN_CODE
+    files = _files(TRAIN_CODE)
+    assert not {m for m in files if m.startswith("fedlib.hasfl.")} - {"fedlib.hasfl.train_run"}
+    allowed = NOT_NEEDED["hasfl"]
+    for name, path in sorted(files.items()):
+        for dep in sorted(_imports(path) - set(files) - set(allowed)):
+            assert _is_package(dep) and _only_reexports(dep), (
+                f"HASFL's training records hash {name}, which imports {dep}, which they do not hash: add {dep} "
+                f"to fedlib.hasfl.train_run.TRAIN_CODE")
+
+
 _PROBE = r"""
 import json, sys
 from pathlib import Path
@@ -132,6 +144,7 @@ import fedlib
 assert Path(fedlib.__file__).resolve().parent == (root / "fedlib").resolve(), fedlib.__file__
 from fedlib.core import store
 codes = {p: __import__(f"fedlib.{p}.experiments", fromlist=["_"]).STORE_CODE for p in ("hist", "hasfl", "dtfl")}
+codes["hasfl-train"] = __import__("fedlib.hasfl.train_run", fromlist=["_"]).TRAIN_CODE
 def hashes():
     store.source_hash.cache_clear()
     return {p: store.source_hash(c) for p, c in codes.items()}
@@ -173,9 +186,11 @@ def test_editing_a_figure_module_keeps_every_store_hash(edits, figure_module):
 @pytest.mark.parametrize("module, papers", [
     ("fedlib/hist/run.py", ["hist"]), ("fedlib/hist/engine.py", ["hist"]), ("fedlib/hist/estimate.py", ["hist"]),
     ("fedlib/hasfl/training.py", ["hasfl"]), ("fedlib/hasfl/train_plan.py", ["hasfl"]),
-    ("fedlib/hasfl/bcd.py", ["hasfl"]), ("fedlib/dtfl/training.py", ["dtfl"]),
-    ("fedlib/split/engine.py", ["dtfl", "hasfl"]), ("fedlib/split/resnet_cifar.py", ["dtfl"]),
-    ("fedlib/data/partition.py", ["dtfl", "hasfl", "hist"]), ("fedlib/core/store.py", ["dtfl", "hasfl", "hist"]),
+    ("fedlib/hasfl/bcd.py", ["hasfl"]), ("fedlib/hasfl/latency.py", ["hasfl"]), ("fedlib/dtfl/training.py", ["dtfl"]),
+    ("fedlib/hasfl/train_run.py", ["hasfl", "hasfl-train"]), ("fedlib/split/profile.py", ["dtfl", "hasfl"]),
+    ("fedlib/split/engine.py", ["dtfl", "hasfl", "hasfl-train"]), ("fedlib/split/resnet_cifar.py", ["dtfl"]),
+    ("fedlib/data/partition.py", ["dtfl", "hasfl", "hasfl-train", "hist"]),
+    ("fedlib/core/store.py", ["dtfl", "hasfl", "hasfl-train", "hist"]),
 ])
 def test_editing_a_computing_module_changes_its_papers_hashes(edits, module, papers):
     assert edits[module] == papers
@@ -188,4 +203,4 @@ def test_edit_of_a_paper_module_changes_the_hash_iff_the_store_lists_it(edits, p
         if rel.startswith(f"fedlib/{paper}/"):
             name = _module_name(FEDLIB.parent / rel)
             assert (paper in changed) == (name in hashed), f"{rel}: changes {changed}, hashed: {name in hashed}"
-            assert set(changed) <= {paper}, f"{rel} (a {paper} module) changes {changed}'s cache"
+            assert set(changed) <= {paper, f"{paper}-train"}, f"{rel} (a {paper} module) changes {changed}'s cache"

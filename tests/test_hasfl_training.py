@@ -43,6 +43,10 @@ def test_clock_equals_round_latency_and_run_total_equals_eq40():
     assert rec["round"] == [0, 1, 2, 3, 4, 5]
     assert rec["sim_s"][-1] == pytest.approx(float(total_latency(5, 2, lat["T_S"], lat["T_A"])))
     assert rec["sim_s"][1] == pytest.approx(float(lat["T_S"]))
+    # train() caches the run without a clock and charges it afterwards: the same floats as the clock in the run
+    from fedlib.hasfl import experiments, training
+    charged = training.train(experiments.result_store(), cfg, p, ds, "cpu")
+    assert charged["sim_s"] == rec["sim_s"] and charged["test_acc"] == rec["test_acc"]
 
 
 def test_run_length_is_the_same_number_of_device_samples():
@@ -176,19 +180,20 @@ ACCS = [0.1, 0.15, 0.3, 0.5, 0.6, 0.62, 0.61, 0.62, 0.6, 0.615, 0.62, 0.7]
 
 @pytest.mark.parametrize("stop_at_convergence, evals", [(True, 11), (False, 12)])
 def test_stop_at_convergence_ends_the_run_where_the_rule_fires(monkeypatch, fmnist, stop_at_convergence, evals):
-    from fedlib.hasfl import experiments, training
+    from fedlib.hasfl import experiments, train_run, training
 
     def fake_run_split(cfg, ds, device, clock=None, stop=None):
-        assert (stop is not None) == stop_at_convergence
-        rec = {"test_acc": [], "sim_s": []}
+        assert (stop is not None) == stop_at_convergence and clock is None          # charged after the run
+        rec = {"config": cfg.to_dict(), "round": [], "test_acc": [], "sim_s": []}
         for k, a in enumerate(ACCS):
+            rec["round"].append(10 * k)
             rec["test_acc"].append(a)
-            rec["sim_s"].append(10.0 * k)
+            rec["sim_s"].append(0.0)
             if k and stop is not None and stop(rec):
                 break
         return rec
 
-    monkeypatch.setattr(training, "run_split", fake_run_split)
+    monkeypatch.setattr(train_run, "run_split", fake_run_split)
     s = TrainSettings(width=0.0625, stop_at_convergence=stop_at_convergence)
     problem = _problem()
     decision = decide(problem, "fixed", 0, 4, 3)
@@ -196,4 +201,28 @@ def test_stop_at_convergence_ends_the_run_where_the_rule_fires(monkeypatch, fmni
     assert config["stop_at_convergence"] is stop_at_convergence             # part of the run's cache key
     rec = training.train(experiments.result_store(), config, problem, fmnist)
     assert len(rec["test_acc"]) == evals
-    assert rec["converged_index"] == 10 and rec["converged_time_s"] == 100.0 and rec["converged_acc"] == 0.62
+    clock = hasfl_clock(problem)                                          # round 100, I = 15: T_S x 100 + T_A x 6
+    assert rec["converged_time_s"] == pytest.approx(sum(clock(r, [4] * 3, [3] * 3, r % 15 == 0) for r in range(1, 101)))
+    assert rec["converged_index"] == 10 and rec["converged_acc"] == 0.62 and rec["sim_s"][10] == rec["converged_time_s"]
+
+
+def test_a_training_record_survives_an_edit_of_the_decision_code(monkeypatch, fmnist, tmp_path):
+    """The run is cached under the training code alone (fedlib.hasfl.train_run.TRAIN_CODE): a store hashing other
+    code (as after an edit of the optimiser) finds it; a store of other training code does not."""
+    from fedlib.core import ResultStore
+    from fedlib.hasfl import train_run, training
+    calls = []
+
+    def fake_run_split(cfg, ds, device, clock=None, stop=None):
+        calls.append(cfg.seed)
+        return {"config": cfg.to_dict(), "round": [0, 5], "test_acc": [0.1, 0.5], "sim_s": [0.0, 0.0]}
+
+    monkeypatch.setattr(train_run, "run_split", fake_run_split)
+    problem = _problem()
+    config = run_config(TrainSettings(width=0.0625), "iid", decide(problem, "fixed", 0, 4, 3), 0, 600)
+    a = training.train(ResultStore(tmp_path, code=("fedlib.hasfl.bcd",)), config, problem, fmnist)
+    b = training.train(ResultStore(tmp_path, code=("fedlib.hasfl.p1",)), config, problem, fmnist)
+    assert calls == [0] and a["test_acc"] == b["test_acc"] == [0.1, 0.5] and b["sim_s"][1] > 0
+    monkeypatch.setattr(train_run, "TRAIN_CODE", train_run.TRAIN_CODE[1:])  # as if the training code had changed
+    training.train(ResultStore(tmp_path, code=("fedlib.hasfl.bcd",)), config, problem, fmnist)
+    assert calls == [0, 0]

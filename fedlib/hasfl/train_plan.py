@@ -23,6 +23,7 @@ from .strategies import STRATEGIES
 from .theory import HasflConstants, bound_floor, rounds_needed
 from .training import (TrainSettings, bound_constants, check_plan, check_settings_data, decide,
                        pilot, run_config, summary_row, target_eps, train, training_problem)
+from .train_run import train_store
 
 @dataclass(frozen=True)
 class TrainPlan:
@@ -198,10 +199,10 @@ def train_job(store: ResultStore, config: dict, problem, dataset: str, device: s
 def _train_parallel(store, runs: list[dict], data: TensorDataset, device: str, workers: int) -> None:
     """Train the not yet cached configs of ``runs`` in ``workers`` processes (one torch thread each), costliest
     (most device samples x rounds) first; identical configs once."""
-    todo = {}
+    todo, runs_store = {}, train_store(store)
     for r in runs:
-        key = store.key(r["config"])
-        if key not in todo and not store.has(r["config"]):
+        key = runs_store.key(r["config"])
+        if key not in todo and not runs_store.has(r["config"]):
             todo[key] = dict(store=store, config=r["config"], problem=r["problem"], dataset=data.name,
                              device=device)
     if todo:

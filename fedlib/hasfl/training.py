@@ -33,11 +33,13 @@ Choices where the paper is silent (also in ``notebooks/hasfl/README.md``, "Devia
   ``"slack"`` = (1 + ``eps_factor``) x the bound's floor at b = 64 and cut 1 (the system-model notebooks' rule).
 - **Clock**: each round adds T_S (eq. 38) of that round's decision and, every I rounds, T_A (eq. 39), on a Table I
   system drawn from the ``system`` stream, with the profile of the model actually trained (width and input size).
+  The clock is applied to the cached training record afterwards (:func:`with_clock`), so that a training record
+  depends only on the code that trains (:mod:`fedlib.hasfl.train_run`, its own code hash): editing the optimiser
+  or the bound never retrains a run whose b and cuts it leaves unchanged.
 """
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -46,7 +48,7 @@ from ..core import ResultStore, numpy_rng
 from ..core.validate import (ParameterTypeError, check_bool, check_choice, check_float, check_instance, check_int,
                              check_list)
 from ..data import TensorDataset
-from ..split import SplitConfig, converged_at, model_profile, run_split, sample_system, time_to_target
+from ..split import model_profile, sample_system, time_to_target
 from .experiments import DATASET_SHAPES, constants_config, estimated_constants
 from .latency import TABLE_I, round_latency
 from .p1 import solve_p1
@@ -54,6 +56,7 @@ from .p2 import solve_p2
 from .problem import Problem, aux_variables, check_problem, eps_with_slack, theta
 from .strategies import STRATEGIES, strategy
 from .theory import HasflConstants, bound_floor
+from .train_run import converged_index, split_config, train_record  # noqa: F401 (re-exported)
 
 #: the constants of the bound behind the decisions (module docstring, "Constants")
 CONSTANTS_MODES = ("pilot", "max", "calibrated")
@@ -306,46 +309,32 @@ def run_config(s: TrainSettings, setting: str, decision: dict, seed: int, num_tr
                 cuts=list(decision["cuts"]), rounds=rounds, eval_every=max(1, rounds // s.evals), seed=seed)
 
 
-def split_config(config: dict) -> SplitConfig:
-    """The engine's :class:`fedlib.split.SplitConfig` of a :func:`run_config`."""
-    part = "iid" if config["setting"] == "iid" else "shards"
-    return SplitConfig(model=config["model"], width=config["width"], num_devices=config["num_devices"],
-                       batch_sizes=tuple(config["b"]), cuts=tuple(config["cuts"]), interval=config["interval"],
-                       lr=config["lr"], optimizer=config["optimizer"], momentum=config["momentum"],
-                       rounds=config["rounds"], eval_every=config["eval_every"], partition=part,
-                       shards_per_client=config["shards_per_client"], dataset=config["dataset"], seed=config["seed"])
-
-
-def converged_index(accs: list[float], chance: float) -> int | None:
-    """The paper's rule (:func:`fedlib.split.converged_at`) on a run's test accuracies (fractions), looked at from
-    the first evaluation at or above twice ``chance`` (module docstring, "Convergence"); None if it never fires."""
-    start = next((i for i, a in enumerate(accs) if a >= 2 * chance), len(accs))
-    return converged_at(accs, start=start)
+def with_clock(record: dict, problem: Problem) -> dict:
+    """``record`` (:func:`fedlib.hasfl.train_run.train_record`) with ``sim_s`` (simulated s at each evaluation)
+    and ``converged_time_s`` on ``problem``'s clock (:func:`hasfl_clock`), summed round by round in the engine's
+    order (HASFL's b and cuts stay fixed through a run): the same floats as a clock inside the run."""
+    clock, cfg = hasfl_clock(problem), record["config"]
+    b, cuts, interval = list(cfg["batch_sizes"]), list(cfg["cuts"]), cfg["interval"]
+    sim, sim_s, r = 0.0, [], 0
+    for target in record["round"]:
+        while r < target:
+            r += 1
+            sim += float(clock(r, b, cuts, r % interval == 0))
+        sim_s.append(sim)
+    k = record["converged_index"]
+    return dict(record, sim_s=sim_s, converged_time_s=None if k is None else sim_s[k])
 
 
 def train(store: ResultStore, config: dict, problem: Problem, data: TensorDataset, device: str = "auto") -> dict:
-    """Train one :func:`run_config` through ``store`` (a rerun is a cache hit) on ``problem``'s clock.
+    """Train one :func:`run_config` (:func:`fedlib.hasfl.train_run.train_record`: cached beside ``store`` under
+    the training code alone, a rerun is a cache hit) and charge it on ``problem``'s clock (:func:`with_clock`).
 
     Returns:
         :func:`fedlib.split.run_split`'s record (per evaluation: round, epoch, sim_s, test_acc, test_loss,
         train_loss, elapsed_s) plus ``converged_index`` / ``converged_time_s`` / ``converged_acc`` (None when
         the rule never fires), ``test_samples`` and ``elapsed_s`` (the whole run, s).
     """
-    def run() -> dict:
-        t0 = time.perf_counter()
-        ds = data
-        if config["test_subset"]:
-            ds = replace(data, x_test=data.x_test[:config["test_subset"]], y_test=data.y_test[:config["test_subset"]])
-        chance = 1 / data.num_classes
-        stop = ((lambda r: converged_index(r["test_acc"], chance) is not None)
-                if config.get("stop_at_convergence") else None)
-        rec = run_split(split_config(config), ds, device, clock=hasfl_clock(problem), stop=stop)
-        k = converged_index(rec["test_acc"], chance)
-        rec.update(converged_index=k, converged_time_s=None if k is None else rec["sim_s"][k],
-                   converged_acc=None if k is None else max(rec["test_acc"][:k + 1]),
-                   test_samples=len(ds.y_test), data_source=data.source, elapsed_s=time.perf_counter() - t0)
-        return rec
-    return store.get_or_run(config, run)
+    return with_clock(train_record(store, config, data, device), problem)
 
 
 def summary_row(record: dict, decision: dict, target_acc: float, **labels) -> dict:
