@@ -1,6 +1,7 @@
 """The calibrated estimator of HASFL's bound (fedlib.hasfl.calibrate) against hand-computed fits, and its wiring
 into the training plan (fedlib.hasfl.train_plan) with training replaced by hand-made records."""
 import json
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -333,3 +334,48 @@ def test_plan_with_workers_trains_each_config_once_in_the_pool_and_gives_the_sam
     assert len(waves) == 2                                                    # all cached: no pool
     with pytest.raises(ValueError, match="workers"):
         train_plan.run_plan(store, S, PLAN, [0], 0.6, data, progress=False, workers=0)
+
+
+def test_a_later_model_is_calibrated_on_its_own_runs_and_sweeps_decide_on_scaled_systems(monkeypatch):
+    """model_cut_grids: ResNet-18's own fixed-cut runs give its own κ and ε (not VGG-16's); sweep_factors: Figs.
+    7-8's decisions are made on Table I with one range scaled; fig9_settings: Fig. 9 non-IID too."""
+    configs, problems = _fake(monkeypatch, {2: 20, 8: 30})
+    fake_train, pilot_r = train_plan.train, {
+        "constants": {"beta": 100.0, "sigma2": [2.0] * 10, "G2": [2.0] * 10, "vartheta": 2.3},
+        "per_point": [{"beta": 100.0, "sigma2": [2.0] * 10, "G2": [1.0] * 10}]}
+
+    def train(store, config, problem, data, device="auto"):
+        rec = fake_train(store, config, problem, data, device)
+        if config["model"] == "resnet18" and config["b"] == [16] * 3 and config["cuts"] == [6] * 3:
+            rec["test_acc"] = [0.1, 0.1, 0.1, 0.1, 0.7]                # ResNet-18 at cut 6: the target at round 40
+        return rec
+
+    monkeypatch.setattr(train_plan, "train", train)
+    monkeypatch.setattr(train_plan, "pilot", lambda store, s, seed, data=None: PILOT if s.model == "vgg16" else pilot_r)
+    plan = replace(PLAN, models=("vgg16", "resnet18"), widths=(0.0625, 0.125), model_cut_grids=((2, 6),),
+                   sweep_factors=(4.0,), sweep_methods=("HASFL",), fig9_settings=("iid", "noniid"))
+    entries = train_plan.run_plan(None, S, plan, [0], 0.6, DATA, progress=False)
+    rows = [e["row"] for e in entries]
+    own = [r for r in rows if "calibration" in r["figures"]]
+    assert {(r["model"], r["setting"], r["batch"], r["cut"]) for r in own} == {("resnet18", "iid", 16, 2),
+                                                                                 ("resnet18", "iid", 16, 6)}
+    # ResNet-18: y_c = 2 x 2.3 / (5e-4 R_c) + v, v = 100 x 5e-4 x 20 / 48, split term 2.25 c: R 20 at cut 2, 40 at 6
+    v = 100 * 5e-4 * 20 / 48
+    kappa_r = ((460 + v) - (230 + v)) / (2.25 * 4)
+    eps_r = 460 + v + kappa_r * 2.25 * 2
+    cal = {(r["model"], r["setting"]): r for r in rows if r["method"] == "HASFL-calibrated"}
+    assert set(cal) == {(m, s) for m in ("vgg16", "resnet18") for s in ("iid", "noniid")}
+    assert cal[("resnet18", "iid")]["kappa"] == pytest.approx(kappa_r)
+    assert cal[("resnet18", "noniid")]["eps"] == pytest.approx(eps_r)
+    assert cal[("vgg16", "iid")]["kappa"] == pytest.approx(_expected_fit()[1])
+    table = train_plan.calibration_table(None, S, plan, [0], 0.6, DATA)
+    assert [(r["model"], r["cut"]) for r in table] == [("vgg16", 2), ("vgg16", 8), ("resnet18", 2), ("resnet18", 6)]
+    assert [r["kappa"] for r in table if r["model"] == "resnet18"] == pytest.approx([kappa_r] * 2)
+    # Figs. 7-8: one HASFL run per swept range at factor 4, decided on that system (device compute x 4 exactly)
+    swept = {r["scale_key"]: r for r in rows if {"fig7", "fig8"} & set(r["figures"])}
+    assert set(swept) == {"device_flops", "server_flops", "rate_up", "rate_servers"}
+    assert {r["scale_factor"] for r in swept.values()} == {4.0} and swept["rate_up"]["figures"] == ["fig8"]
+    base = next(p for m, p in problems if m == "HASFL" and p.profile.num_layers == 16 and p.servers.flops == 20e12)
+    fast = [p for m, p in problems if m == "HASFL" and np.allclose(p.devices.flops, 4 * base.devices.flops)]
+    assert len(fast) == 1 and fast[0].servers.flops == 20e12
+    assert {r["setting"] for r in rows if "fig9" in r["figures"]} == {"iid", "noniid"}

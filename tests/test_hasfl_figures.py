@@ -38,6 +38,17 @@ def test_fig9_marks_runs_that_do_not_converge_at_their_whole_time():
     plt.close(fig)
 
 
+def test_fig9_has_a_row_of_panels_per_setting_iid_first():
+    rows = [_row(m, setting, t=1.0 * n * (2 if setting == "noniid" else 1), fig="fig9", N=n, conv=3.0 * n)
+            for setting in ("noniid", "iid") for m in ("HASFL", "RBS+RMS") for n in (5, 10, 20)]
+    fig = train_plots.fig9_vs_devices(rows)
+    assert len(fig.axes) == 4
+    assert [ax.get_title().split(":")[0] for ax in fig.axes] == ["IID", "IID", "non-IID", "non-IID"]
+    assert list(fig.axes[2].lines[0].get_ydata()) == [10.0, 20.0, 40.0]       # non-IID's times, HASFL
+    assert list(fig.axes[0].lines[0].get_ydata()) == [5.0, 10.0, 20.0]
+    plt.close(fig)
+
+
 def test_fig5_names_identical_runs():
     curve = {"sim_s": [0.0, 1.0, 2.0], "test_acc": [0.1, 0.5, 0.7]}
     other = {"sim_s": [0.0, 1.5, 3.0], "test_acc": [0.1, 0.4, 0.6]}
@@ -58,4 +69,41 @@ def test_strategies_says_when_a_method_has_no_feasible_draw():
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.texts] == ["1 infeasible", "no feasible draw (5 infeasible)"]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["HASFL", "RBS+HAMS", "RBS+RHAMS"]
+    plt.close(fig)
+
+
+def _swept(method, key, factor, conv, theta, fig="fig7"):
+    r = _row(method, fig=fig, conv=conv, sim=2 * (conv or 50.0))
+    return dict(r, scale_key=key, scale_factor=factor, theta_pred_s=theta)
+
+
+def test_fig78_trained_normalises_to_hasfl_at_table_i_and_marks_unconverged_runs():
+    rows = [dict(_row(m, fig="fig5", conv=c), theta_pred_s=t, scale_key=None, scale_factor=None)
+            for m, c, t in (("HASFL", 10.0, 100.0), ("RBS+HAMS", 20.0, 300.0))]
+    rows += [_swept("HASFL", "device_flops", 4.0, 5.0, 50.0), _swept("RBS+HAMS", "device_flops", 4.0, None, 90.0),
+             _swept("HASFL", "device_flops", 0.25, 30.0, 400.0), _swept("RBS+HAMS", "device_flops", 0.25, 60.0, 900.0)]
+    fig = train_plots.fig78_trained(rows, "vgg16")
+    ax = fig.axes[0]
+    assert len(fig.axes) == 1 and ax.get_title().startswith("Fig. 7: device compute")
+    lines = {ln.get_label(): ln for ln in ax.lines}
+    assert list(lines["HASFL: trained"].get_ydata()) == [3.0, 1.0, 0.5]          # 30, 10, 5 over HASFL's 10 s
+    assert list(lines["RBS+HAMS: trained"].get_ydata()) == [6.0, 2.0]            # factor 4 did not converge
+    assert list(lines["RBS+HAMS: not converged (× at run's end)"].get_ydata()) == [10.0]   # its 100 s, a bound
+    assert list(lines["RBS+HAMS: predicted Θ"].get_ydata()) == [9.0, 3.0, 0.9]
+    plt.close(fig)
+
+
+def test_fig_calibration_has_a_panel_per_model_and_says_why_a_fit_failed():
+    ok = [{"model": "vgg16", "seed": 0, "batch": 16, "cut": c, "kappa": 0.3, "lambda": 2.0, "eps": 50.0,
+           "residual": 0.01, "rounds_measured": m, "rounds_fit": f, "note": ""}
+          for c, m, f in ((2, 100, 110), (8, 200, 190), (5, None, 150))]
+    failed = [{"model": "resnet18", "seed": 0, "batch": None, "cut": None, "kappa": None, "lambda": None,
+               "eps": None, "note": "fewer than 2 cuts reach 0.86"}]
+    fig = train_plots.fig_calibration(ok + failed)
+    left, right = fig.axes
+    assert left.get_title().startswith("vgg16: κ = 0.3") and right.get_title() == "resnet18"
+    assert any("not reached: 16/5" in t.get_text() for t in left.texts)
+    assert any("fewer than 2 cuts reach 0.86" in t.get_text() for t in right.texts)
+    pts = [(ln.get_xdata()[0], ln.get_ydata()[0]) for ln in left.lines if len(ln.get_xdata()) == 1]
+    assert pts == [(100, 110), (200, 190)]
     plt.close(fig)

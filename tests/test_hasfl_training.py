@@ -226,3 +226,18 @@ def test_a_training_record_survives_an_edit_of_the_decision_code(monkeypatch, fm
     monkeypatch.setattr(train_run, "TRAIN_CODE", train_run.TRAIN_CODE[1:])  # as if the training code had changed
     training.train(ResultStore(tmp_path, code=("fedlib.hasfl.bcd",)), config, problem, fmnist)
     assert calls == [0, 0]
+
+
+def test_table_i_scales_one_range_and_training_problem_draws_the_same_system():
+    from fedlib.hasfl.latency import table_i
+    spec = table_i(5, {"server_flops": 4.0, "rate_up": 0.25})
+    assert spec.num_devices == 5 and spec.server_flops == 80e12 and spec.rate_up == (18.75e6, 20e6)
+    assert spec.device_flops == (1e12, 2e12) and spec.rate_servers == (360e6, 380e6)
+    p1 = training_problem(TrainSettings(width=0.0625), _constants(), 50.0, 4, 3)
+    p4 = training_problem(TrainSettings(width=0.0625), _constants(), 50.0, 4, 3, {"device_flops": 4.0})
+    np.testing.assert_allclose(p4.devices.flops, 4 * p1.devices.flops, rtol=1e-12)
+    np.testing.assert_array_equal(p4.devices.rate_up, p1.devices.rate_up)
+    for bad, err in (({"gpu": 2.0}, "scale key"), ({"rate_up": 0.0}, "rate_up"), ({"rate_up": float("nan")}, "rate_up"),
+                     ([("rate_up", 2.0)], "scale")):
+        with pytest.raises((ValueError, TypeError), match=err):
+            table_i(5, bad)

@@ -3,7 +3,6 @@ comparison and the sensitivity sweeps (the system-model side of HASFL Figs. 7, 8
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 
 import numpy as np
 import torch
@@ -13,7 +12,7 @@ from ..core import ResultStore, numpy_rng, seed_sequence
 from ..data import DATASET_SHAPES, load_dataset, resolve_dataset as _resolve
 from ..split import MODELS, model_profile, sample_system
 from .estimate import pilot_constants
-from .latency import TABLE_I
+from .latency import table_i
 from .problem import Problem, eps_with_slack
 from .strategies import STRATEGIES, strategy
 from .theory import HasflConstants
@@ -96,11 +95,7 @@ def make_problem(model: str, dataset: str, constants: HasflConstants, num_device
         eps_slack: ε = (1 + slack)·floor (:func:`fedlib.hasfl_opt.eps_with_slack`).
     """
     ch, size, classes = DATASET_SHAPES[dataset]
-    spec = replace(TABLE_I, num_devices=num_devices)
-    for key, k in (scale or {}).items():
-        value = getattr(spec, key)
-        spec = replace(spec, **{key: value * k if np.isscalar(value) else tuple(v * k for v in value)})
-    devices, servers = sample_system(spec, numpy_rng(seed, "system"))
+    devices, servers = sample_system(table_i(num_devices, scale), numpy_rng(seed, "system"))
     profile = model_profile(model, ch, size, classes)
     return Problem(profile, devices, servers, constants, gamma, eps_with_slack(constants, gamma, interval,
                                                                                num_devices, eps_slack), interval)

@@ -7,13 +7,40 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.validate import check_array, check_int
+from dataclasses import replace
+
+from ..core.validate import check_array, check_choice, check_float, check_int
 from ..split import EdgeDevices, LayerProfile, Servers, SystemSpec, device_terms, server_compute
 
 TABLE_I = SystemSpec(num_devices=20, server_flops=20e12, device_flops=(1e12, 2e12), rate_up=(75e6, 80e6),
                      rate_down=(360e6, 380e6), rate_servers=(360e6, 380e6), memory_bytes=(0.25e9, 1e9))
 """HASFL Table I: 20 devices, f_s = 20 TFLOP/s, f_i ∈ [1, 2] TFLOP/s, uplinks 75-80 Mbit/s, downlinks and
 server links 360-380 Mbit/s; device memory 0.25-1 GB (our choice: Table I has none)."""
+
+SCALE_KEYS = ("device_flops", "server_flops", "rate_up", "rate_servers")
+"""The Table I quantities Figs. 7-8 sweep: device compute f_i, server compute f_s (Fig. 7), device uplink rates
+r_i^U and the inter-server rate (Fig. 8)."""
+
+
+def table_i(num_devices: int, scale: dict | None = None) -> SystemSpec:
+    """Table I (:data:`TABLE_I`) with ``num_devices`` devices, each range of ``scale``'s keys
+    (:data:`SCALE_KEYS`) multiplied by its factor (Figs. 7-8's x-axes; the draw of the system is unchanged).
+
+    Raises:
+        ValueError: ``num_devices`` < 1, an unknown key, a factor not finite and > 0.
+        ParameterTypeError: ``scale`` not a dict.
+    """
+    check_int("num_devices", num_devices, 1)
+    if scale is not None and not isinstance(scale, dict):
+        from ..core.validate import ParameterTypeError
+        raise ParameterTypeError(f"scale must be a dict of factors keyed by {SCALE_KEYS}, got {scale!r}")
+    spec = replace(TABLE_I, num_devices=num_devices)
+    for key, k in (scale or {}).items():
+        check_choice("scale key", key, SCALE_KEYS)
+        k = check_float(f"scale[{key!r}]", k, 0, low_open=True)
+        value = getattr(spec, key)
+        spec = replace(spec, **{key: value * k if np.isscalar(value) else tuple(v * k for v in value)})
+    return spec
 
 
 def round_latency(profile: LayerProfile, b, cuts, devices: EdgeDevices, servers: Servers) -> dict:

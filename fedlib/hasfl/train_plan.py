@@ -23,6 +23,7 @@ from .strategies import STRATEGIES
 from .theory import HasflConstants, bound_floor, rounds_needed
 from .training import (TrainSettings, bound_constants, check_plan, check_settings_data, decide,
                        pilot, run_config, summary_row, target_eps, train, training_problem)
+from .latency import SCALE_KEYS
 from .train_run import train_store
 
 @dataclass(frozen=True)
@@ -34,11 +35,19 @@ class TrainPlan:
         batch_grid / fixed_cut: Figs. 2a, 10 (every device b at cut ``fixed_cut``).
         cut_grid / fixed_batch: Figs. 3a, 11 (every device cut c at b = ``fixed_batch``).
         models: Fig. 5 / 6 models; ``widths``: their channel multipliers (same order).
-        device_counts / n_methods: Fig. 9 (IID, first model). compare_constants: add to Fig. 5, for the first
+        device_counts / n_methods / fig9_settings: Fig. 9 (first model; the data settings it runs, each also in
+        ``settings``). sweep_factors / sweep_methods: Figs. 7-8 trained (ours; the paper's are the system model's
+        predictions): each Table I quantity of :data:`fedlib.hasfl.latency.SCALE_KEYS` multiplied by each factor,
+        the methods decided on that system and trained (first model, first setting); empty: none. A factor-1
+        point is Fig. 5's run (same decision, a cache hit). compare_constants: add to Fig. 5, for the first
         model, one HASFL run per constants mode other than the settings' own, and to Figs. 10 / 11 HABS / HAMS
         under the pilot and calibrated modes other than the settings' own (:data:`VARIANT_MODES`). calibrate_variance: the calibrated constants fit a scale λ on the variance term
         too, on the fixed-batch runs of Fig. 2a (:func:`plan_calibration`; needs >= 2 batch sizes in
-        ``batch_grid``); else only ε and κ, on the fixed-cut runs.
+        ``batch_grid``); else only ε and κ, on the fixed-cut runs. model_cut_grids: fixed-cut grids of the later
+        models (``models[1:]``, one per model) for a calibration of their own (IID fixed-cut runs at
+        ``fixed_batch`` over that grid, fixed-batch runs over ``batch_grid`` at ``fixed_cut``; figure tag
+        ``calibration``) and their ``HASFL-calibrated`` run in Figs. 5 / 6; empty: only the first model is
+        calibrated (the fit does not transfer between models, issue #21).
     """
 
     settings: tuple = ("iid", "noniid")
@@ -51,6 +60,10 @@ class TrainPlan:
     widths: tuple = (0.25, 0.25)
     device_counts: tuple = (5, 10, 20)
     n_methods: tuple = ("HASFL", "RBS+RMS")
+    fig9_settings: tuple = ("iid",)
+    sweep_factors: tuple = ()
+    sweep_methods: tuple = ("HASFL", "RBS+HAMS")
+    model_cut_grids: tuple = ()
     compare_constants: bool = True
     calibrate_variance: bool = True
 
@@ -65,11 +78,22 @@ def _check_inputs(store, s, plan, data) -> None:
     check_instance("plan", plan, TrainPlan)
 
 
+def calibrated_models(plan: TrainPlan) -> list[int]:
+    """Indices into ``plan.models`` of the models calibrated on their own runs: the first, and every later one when
+    ``plan.model_cut_grids`` is given."""
+    return [0] + (list(range(1, len(plan.models))) if plan.model_cut_grids else [])
+
+
+def _model_settings(s: TrainSettings, plan: TrainPlan, k: int) -> TrainSettings:
+    return replace(s, model=plan.models[k], width=plan.widths[k])
+
+
 def _jobs(plan: TrainPlan, s: TrainSettings) -> list[tuple]:
-    """(figures, settings, setting, N, method, batch, cut) per run, in a stable order: per setting the fixed runs
-    (Figs. 2a, 3a; the IID ones are the calibration's, :func:`calibration_runs`) before the optimiser-driven ones
-    (HABS / HAMS and their variants, then Fig. 5's strategies and HASFL's variants, then Fig. 9's;
-    :data:`VARIANT_MODES`)."""
+    """(figures, settings, setting, N, method, batch, cut, scale) per run, in a stable order: per setting the fixed
+    runs (Figs. 2a, 3a; the IID ones are the calibration's, :func:`calibration_runs`) before the optimiser-driven
+    ones (HABS / HAMS and their variants, then the later models' calibration runs, Fig. 5's strategies and HASFL's
+    variants, Fig. 9's, then Figs. 7-8's on scaled systems; :data:`VARIANT_MODES`). ``scale``: None (Table I) or
+    ``((key, factor),)`` (:func:`fedlib.hasfl.latency.table_i`)."""
     jobs = []
     s = replace(s, model=plan.models[0], width=plan.widths[0])
     for setting in plan.settings:
@@ -81,32 +105,52 @@ def _jobs(plan: TrainPlan, s: TrainSettings) -> list[tuple]:
                                 for m in ("HABS", "HAMS")]):
             jobs.append((("fig10",), s, setting, plan.num_devices, habs, None, plan.fixed_cut))
             jobs.append((("fig11",), s, setting, plan.num_devices, hams, plan.fixed_batch, None))
+    for k in calibrated_models(plan)[1:]:                 # the later models' own calibration runs (IID)
+        for b, c in calibration_runs(plan, k):
+            jobs.append((("calibration",), _model_settings(s, plan, k), "iid", plan.num_devices, "fixed", b, c))
     hasfl_variants = variants("HASFL", s.constants) if plan.compare_constants else ()
-    for model, width in zip(plan.models, plan.widths):
+    own = ("HASFL-calibrated",) if s.constants != "calibrated" else ()
+    for k, (model, width) in enumerate(zip(plan.models, plan.widths)):
         sm = replace(s, model=model, width=width)
-        methods = STRATEGIES + (hasfl_variants if model == plan.models[0] else ())
+        methods = STRATEGIES + (hasfl_variants if k == 0 else own if k in calibrated_models(plan) else ())
         for setting in plan.settings:
             for m in methods:
                 jobs.append((("fig5", "fig6"), sm, setting, plan.num_devices, m, None, None))
-    for n in plan.device_counts:
-        for m in plan.n_methods:
-            jobs.append((("fig9",), s, plan.settings[0], n, m, None, None))
-    return jobs
+    for setting in plan.fig9_settings:
+        for n in plan.device_counts:
+            for m in plan.n_methods:
+                jobs.append((("fig9",), s, setting, n, m, None, None))
+    for key in SCALE_KEYS:                                 # Figs. 7-8 trained: IID, first model, scaled systems
+        for factor in plan.sweep_factors:
+            for m in plan.sweep_methods:
+                fig = "fig7" if key in ("device_flops", "server_flops") else "fig8"
+                jobs.append(((fig,), s, plan.settings[0], plan.num_devices, m, None, None, ((key, factor),)))
+    return [j if len(j) == 8 else j + (None,) for j in jobs]
 
 
-def calibration_runs(plan: TrainPlan) -> list[tuple[int, int]]:
-    """``(batch, cut)`` of the IID runs the calibration uses, in plan order: the fixed-cut runs (b =
-    ``plan.fixed_batch``, each cut of ``plan.cut_grid``), then, with ``plan.calibrate_variance``, the fixed-batch
-    runs (each b of ``plan.batch_grid`` at ``plan.fixed_cut``); a run in both grids is listed once."""
-    runs = [(plan.fixed_batch, c) for c in plan.cut_grid]
+def calibration_runs(plan: TrainPlan, model_index: int = 0) -> list[tuple[int, int]]:
+    """``(batch, cut)`` of the IID runs the calibration of ``plan.models[model_index]`` uses, in plan order: the
+    fixed-cut runs (b = ``plan.fixed_batch``, each cut of ``plan.cut_grid``, or of ``plan.model_cut_grids[k - 1]``
+    for a later model k), then, with ``plan.calibrate_variance``, the fixed-batch runs (each b of
+    ``plan.batch_grid`` at ``plan.fixed_cut``); a run in both grids is listed once.
+
+    Raises:
+        ValueError: ``model_index`` is not a calibrated model (:func:`calibrated_models`)."""
+    if model_index not in calibrated_models(plan):
+        raise ValueError(f"model_index must be one of the calibrated models {calibrated_models(plan)} (model_cut_grids "
+                         f"gives the later models a calibration), got {model_index!r}")
+    grid = plan.cut_grid if model_index == 0 else plan.model_cut_grids[model_index - 1]
+    runs = [(plan.fixed_batch, c) for c in grid]
     if plan.calibrate_variance:
         runs += [(b, plan.fixed_cut) for b in plan.batch_grid]
     return list(dict.fromkeys(runs))
 
 
 def plan_calibration(store: ResultStore, s: TrainSettings, plan: TrainPlan, seed: int, target_acc: float,
-                     data: TensorDataset, device: str = "auto") -> tuple[CalibrationFit, HasflConstants]:
-    """The calibrated bound (:func:`fedlib.hasfl.calibrate.fit_calibration`) of ``plan``'s first model: (ε, κ, λ)
+                     data: TensorDataset, device: str = "auto",
+                     model_index: int = 0) -> tuple[CalibrationFit, HasflConstants]:
+    """The calibrated bound (:func:`fedlib.hasfl.calibrate.fit_calibration`) of ``plan.models[model_index]`` (the
+    first by default; a later one on its own runs, :func:`calibration_runs`): (ε, κ, λ)
     fitted to the rounds-to-``target_acc`` of the IID fixed-cut runs of Figs. 3a / 11 (every one of
     ``plan.num_devices`` devices at b = ``plan.fixed_batch``, cuts ``plan.cut_grid``, this seed) and, with
     ``plan.calibrate_variance``, the IID fixed-batch runs of Figs. 2a / 10 (cut ``plan.fixed_cut``, batch sizes
@@ -114,7 +158,7 @@ def plan_calibration(store: ResultStore, s: TrainSettings, plan: TrainPlan, seed
     are the Fig. 2a / 3a jobs' run configs; a run in both grids is used once).
 
     Returns:
-        ``(fit, pilot)``: the fit and the first model's pilot constants (whose G_j² κ and σ_j² λ scale).
+        ``(fit, pilot)``: the fit and the model's pilot constants (whose G_j² κ and σ_j² λ scale).
 
     Raises:
         ValueError: fewer than 2 cuts (or batch sizes, with ``calibrate_variance``; also when ``batch_grid``
@@ -124,11 +168,11 @@ def plan_calibration(store: ResultStore, s: TrainSettings, plan: TrainPlan, seed
     _check_inputs(store, s, plan, data)
     check_int("seed", seed, 0)
     check_float("target_acc", target_acc, 0, 1, low_open=True)
-    s0, n = replace(s, model=plan.models[0], width=plan.widths[0]), plan.num_devices
+    runs = calibration_runs(plan, model_index)
+    s0, n = _model_settings(s, plan, model_index), plan.num_devices
     rec = pilot(store, s0, seed, data)
     consts = bound_constants(rec, "pilot")
     problem = training_problem(s0, consts, target_eps(rec, consts, s0, n), n, seed)   # the clock's system
-    runs = calibration_runs(plan)
     rounds = []
     for b, c in runs:
         decision = decide(problem, "fixed", seed, b, c)
@@ -151,37 +195,41 @@ def _decided_runs(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: 
     cache: dict = {}
     fits: dict = {}
     for seed in seeds:
-        for figs, sm, setting, n, method, batch, cut in _jobs(plan, s):
+        for figs, sm, setting, n, method, batch, cut, scale in _jobs(plan, s):
             base, mode = split_variant(method)
             ss = replace(sm, constants=mode or sm.constants)
             calibrated = ss.constants == "calibrated"
             if (which == "plain" and calibrated) or (which == "calibrated" and not calibrated):
                 continue
-            if calibrated and seed not in fits:
+            k = list(zip(plan.models, plan.widths)).index((sm.model, sm.width))
+            fk = (seed, k)
+            if calibrated and fk not in fits:
                 try:
-                    fits[seed] = plan_calibration(store, s, plan, seed, calibration_target, data, device)[0]
+                    fits[fk] = plan_calibration(store, s, plan, seed, calibration_target, data, device, k)[0]
                 except ValueError as err:
                     if s.constants == "calibrated":
-                        raise ValueError(f"constants 'calibrated' (seed {seed}): {err}") from err
-                    fits[seed] = err
-            if isinstance(fits.get(seed), ValueError) and calibrated:
-                warnings.warn(f"{method} skipped for {sm.model}, {setting}, seed {seed}: {fits[seed]}")
+                        raise ValueError(f"constants 'calibrated' (seed {seed}, {sm.model}): {err}") from err
+                    fits[fk] = err
+            if isinstance(fits.get(fk), ValueError) and calibrated:
+                warnings.warn(f"{method} skipped for {sm.model}, {setting}, seed {seed}: {fits[fk]}")
                 continue
-            key = (ss, n, seed)
+            key = (ss, n, seed, scale)
             if key not in cache:
                 rec = pilot(store, ss, seed, data)
                 if calibrated:
-                    consts = calibrated_constants(bound_constants(rec, "pilot"), fits[seed].kappa, fits[seed].lam)
-                    cache[key] = training_problem(ss, consts, fits[seed].eps, n, seed)
+                    consts = calibrated_constants(bound_constants(rec, "pilot"), fits[fk].kappa, fits[fk].lam)
+                    cache[key] = training_problem(ss, consts, fits[fk].eps, n, seed, dict(scale or ()))
                 else:
                     consts = bound_constants(rec, ss.constants)
-                    cache[key] = training_problem(ss, consts, target_eps(rec, consts, ss, n), n, seed)
+                    cache[key] = training_problem(ss, consts, target_eps(rec, consts, ss, n), n, seed,
+                                                  dict(scale or ()))
             problem = cache[key]
             decision = decide(problem, base, seed, batch, cut)
             yield dict(figs=figs, method=method, sm=sm, ss=ss, setting=setting, n=n, batch=batch, cut=cut, seed=seed,
+                       scale=scale,
                        problem=problem, decision=decision, config=run_config(sm, setting, decision, seed,
                                                                              len(data.y_train)),
-                       fit=fits[seed] if calibrated else None)
+                       fit=fits[fk] if calibrated else None)
 
 
 @functools.lru_cache(maxsize=2)
@@ -260,6 +308,8 @@ def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[
         row = summary_row(record, decision, target_acc, figures=list(r["figs"]), method=r["method"],
                           model=r["sm"].model, width=r["sm"].width, setting=r["setting"], N=r["n"], batch=r["batch"],
                           cut=r["cut"], eps=problem.eps, constants=r["ss"].constants,
+                          scale_key=r["scale"][0][0] if r["scale"] else None,
+                          scale_factor=r["scale"][0][1] if r["scale"] else None,
                           kappa=fit.kappa if fit is not None else None,
                           **{"lambda": fit.lam if fit is not None else None},
                           rounds_pred=pred, floor=float(bound_floor(
@@ -274,10 +324,11 @@ def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[
 
 def calibration_table(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[int], target_acc: float,
                       data: TensorDataset, device: str = "auto") -> list[dict]:
-    """The calibration of every seed (:func:`plan_calibration`; cache hits) beside the bound's predictions.
+    """The calibration of every seed and calibrated model (:func:`plan_calibration`, :func:`calibrated_models`;
+    cache hits) beside the bound's predictions.
 
     Returns:
-        One row per (seed, calibration run: ``batch``, ``cut``): ``seed``, ``batch``, ``cut``, ``kappa``,
+        One row per (model, seed, calibration run: ``batch``, ``cut``): ``model``, ``seed``, ``batch``, ``cut``, ``kappa``,
         ``lambda``, ``eps`` (fitted), ``residual`` (relative), ``rounds_measured`` (None: not reached),
         ``rounds_fit`` (Corollary 1 under the fit, unrounded), and rounds ratios to the reference run (b =
         ``plan.fixed_batch`` at ``plan.fixed_cut`` if calibrated on, else the first run): ``measured_ratio``,
@@ -288,33 +339,37 @@ def calibration_table(store: ResultStore, s: TrainSettings, plan: TrainPlan, see
     _check_inputs(store, s, plan, data)
     seeds = check_list("seeds", seeds, lambda n, v: check_int(n, v, 0), distinct=True)
     check_float("target_acc", target_acc, 0, 1, low_open=True)
+    return [dict(model=plan.models[k], **row) for k in calibrated_models(plan) for seed in seeds
+            for row in _calibration_rows(store, s, plan, seed, target_acc, data, device, k)]
+
+
+def _calibration_rows(store, s, plan, seed, target_acc, data, device, k) -> list[dict]:
+    """:func:`calibration_table`'s rows of one seed and model."""
     rows = []
-    for seed in seeds:
-        try:
-            fit, consts = plan_calibration(store, s, plan, seed, target_acc, data, device)
-        except ValueError as err:
-            rows.append({"seed": seed, "batch": None, "cut": None, "kappa": None, "lambda": None, "eps": None,
-                         "note": str(err)})
-            continue
-        runs = calibration_runs(plan)                        # plan order, reached or not
-        ref = (plan.fixed_batch, plan.fixed_cut) if (plan.fixed_batch, plan.fixed_cut) in runs else runs[0]
+    try:
+        fit, consts = plan_calibration(store, s, plan, seed, target_acc, data, device, k)
+    except ValueError as err:
+        return [{"seed": seed, "batch": None, "cut": None, "kappa": None, "lambda": None, "eps": None,
+                 "note": str(err)}]
+    runs = calibration_runs(plan, k)                     # plan order, reached or not
+    ref = (plan.fixed_batch, plan.fixed_cut) if (plan.fixed_batch, plan.fixed_cut) in runs else runs[0]
 
-        def bvec(b):
-            return [float(b)] * plan.num_devices
+    def bvec(b):
+        return [float(b)] * plan.num_devices
 
-        floors = {r: float(bound_floor(consts, s.gamma, bvec(r[0]), r[1], s.interval)) for r in runs}
-        eps_pilot = 1.1 * max(floors.values())
-        cal = calibrated_constants(consts, fit.kappa, fit.lam)
-        fitted = {r: fitted_rounds(cal, s.gamma, bvec(r[0]), r[1], s.interval, fit.eps) for r in runs}
-        measured = dict(zip(zip(fit.batches, fit.cuts), fit.rounds))
+    floors = {r: float(bound_floor(consts, s.gamma, bvec(r[0]), r[1], s.interval)) for r in runs}
+    eps_pilot = 1.1 * max(floors.values())
+    cal = calibrated_constants(consts, fit.kappa, fit.lam)
+    fitted = {r: fitted_rounds(cal, s.gamma, bvec(r[0]), r[1], s.interval, fit.eps) for r in runs}
+    measured = dict(zip(zip(fit.batches, fit.cuts), fit.rounds))
 
-        def ratio(d, r):
-            return d[r] / d[ref] if d.get(r) is not None and d.get(ref) else None
+    def ratio(d, r):
+        return d[r] / d[ref] if d.get(r) is not None and d.get(ref) else None
 
-        for r in runs:
-            rows.append({"seed": seed, "batch": r[0], "cut": r[1], "kappa": fit.kappa, "lambda": fit.lam,
-                         "eps": fit.eps, "residual": fit.residual, "rounds_measured": measured.get(r),
-                         "rounds_fit": fitted[r], "measured_ratio": ratio(measured, r),
-                         "pred_ratio_calibrated": ratio(fitted, r),
-                         "pred_ratio_pilot": (eps_pilot - floors[ref]) / (eps_pilot - floors[r]), "note": ""})
+    for r in runs:
+        rows.append({"seed": seed, "batch": r[0], "cut": r[1], "kappa": fit.kappa, "lambda": fit.lam,
+                     "eps": fit.eps, "residual": fit.residual, "rounds_measured": measured.get(r),
+                     "rounds_fit": fitted[r], "measured_ratio": ratio(measured, r),
+                     "pred_ratio_calibrated": ratio(fitted, r),
+                     "pred_ratio_pilot": (eps_pilot - floors[ref]) / (eps_pilot - floors[r]), "note": ""})
     return rows

@@ -139,33 +139,132 @@ def fig6_bars(rows: list[dict], models: tuple, settings: tuple):
 
 def fig9_vs_devices(rows: list[dict]):
     """Fig. 9: simulated time to the target accuracy and converged time (the paper's rule) vs the number of devices
-    N, one line per method. A run that does not reach the target (left) or does not converge by the paper's rule
-    (right) within its rounds is a hollow × at its whole simulated time: a lower bound, not a measurement."""
-    fig, axes = new_figure(2)
-    sel = [r for r in rows if "fig9" in r["figures"]]
-    missing = [False, False]
-    for i, method in enumerate(dict.fromkeys(r["method"] for r in sel)):
-        ns = sorted({r["N"] for r in sel if r["method"] == method})
-        for j, (ax, key) in enumerate(zip(axes[0], ("time_to_target_s", "converged_time_s"))):
-            runs = [[r for r in sel if r["method"] == method and r["N"] == n] for n in ns]
-            ys = [_mean([r[key] for r in rs]) for rs in runs]
-            pts = [(n, y) for n, y in zip(ns, ys) if y is not None]
-            if pts:
-                ax.plot(*zip(*pts), "-", marker=MARKERS[i % len(MARKERS)], color=colour(i), label=method)
-            lower = [(n, _mean([r["sim_s"] for r in rs])) for n, y, rs in zip(ns, ys, runs) if y is None and rs]
-            if lower:
-                missing[j] = True
-                ax.plot(*zip(*lower), "x", ms=8, mew=1.5, color=colour(i),
-                        label=f"{method}: not {'reached' if j == 0 else 'converged'} (× at the run's end)")
-    target = sel[0]["target_acc"] if sel else 0
-    titles = (f"time to {100 * target:.0f} % accuracy", "converged time (paper's rule: < 0.02 % gain over 5 evals)")
-    for ax, title, miss in zip(axes[0], titles, missing):
-        ax.set_xlabel("number of devices N")
-        ax.set_ylabel("simulated time (s)" + ("\n(×: lower bound, the run's whole time)" if miss else ""))
+    N, one line per method, one row of panels per data setting of the Fig. 9 rows (IID first). A run that does not
+    reach the target (left) or does not converge by the paper's rule (right) within its rounds is a hollow × at its
+    whole simulated time: a lower bound, not a measurement."""
+    sel_all = [r for r in rows if "fig9" in r["figures"]]
+    settings = sorted({r["setting"] for r in sel_all}, key=lambda x: x != "iid") or ["iid"]
+    fig, axes = new_figure(2, len(settings))
+    for row_axes, setting in zip(axes, settings):
+        sel = [r for r in sel_all if r["setting"] == setting]
+        missing = [False, False]
+        for i, method in enumerate(dict.fromkeys(r["method"] for r in sel_all)):
+            ns = sorted({r["N"] for r in sel if r["method"] == method})
+            for j, (ax, key) in enumerate(zip(row_axes, ("time_to_target_s", "converged_time_s"))):
+                runs = [[r for r in sel if r["method"] == method and r["N"] == n] for n in ns]
+                ys = [_mean([r[key] for r in rs]) for rs in runs]
+                pts = [(n, y) for n, y in zip(ns, ys) if y is not None]
+                if pts:
+                    ax.plot(*zip(*pts), "-", marker=MARKERS[i % len(MARKERS)], color=colour(i), label=method)
+                lower = [(n, _mean([r["sim_s"] for r in rs])) for n, y, rs in zip(ns, ys, runs) if y is None and rs]
+                if lower:
+                    missing[j] = True
+                    ax.plot(*zip(*lower), "x", ms=8, mew=1.5, color=colour(i),
+                            label=f"{method}: not {'reached' if j == 0 else 'converged'} (× at the run's end)")
+        target = sel[0]["target_acc"] if sel else 0
+        name = "IID" if setting == "iid" else "non-IID"
+        titles = (f"{name}: time to {100 * target:.0f} % accuracy",
+                  f"{name}: converged time (paper's rule: < 0.02 % gain over 5 evals)")
+        for ax, title, miss in zip(row_axes, titles, missing):
+            ax.set_xlabel("number of devices N")
+            ax.set_ylabel("simulated time (s)" + ("\n(×: lower bound, the run's whole time)" if miss else ""))
+            ax.set_yscale("log")
+            ax.set_xticks(sorted({r["N"] for r in sel_all}))
+            ax.set_title(title, fontsize=9)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
+def fig_calibration(rows: list[dict]):
+    """The calibrated bound per model (ours, :func:`fedlib.hasfl.train_plan.calibration_table` rows): rounds to the
+    IID target measured on each calibration run (x) against Corollary 1 under the fitted (ε, κ, λ) (y), one panel
+    per model, each run labelled ``b/cut``; the diagonal is a perfect fit. Runs that never reach the target sit at
+    the axis' foot as hollow × (no measured value), and a model whose fit failed says why on its panel."""
+    models = list(dict.fromkeys(r["model"] for r in rows)) or ["(none)"]
+    fig, axes = new_figure(len(models))
+    for ax, model in zip(axes[0], models):
+        mine = [r for r in rows if r["model"] == model]
+        ok = [r for r in mine if r.get("rounds_measured") is not None and r.get("rounds_fit") is not None]
+        if not ok:
+            note = next((r.get("note") for r in mine if r.get("note")), "no calibration run reached the target")
+            ax.text(0.5, 0.5, f"no fit:\n{note[:160]}", ha="center", va="center", fontsize=7, wrap=True,
+                    transform=ax.transAxes)
+            ax.set_title(model, fontsize=9)
+            continue
+        x = np.array([r["rounds_measured"] for r in ok], float)
+        y = np.array([r["rounds_fit"] for r in ok], float)
+        lo, hi = min(x.min(), y.min()) / 1.3, max(x.max(), y.max()) * 1.3
+        ax.plot([lo, hi], [lo, hi], color="0.6", lw=1, label="fit = measured")
+        cuts = [r for r in ok if r["batch"] == ok[0]["batch"]]
+        for i, r in enumerate(ok):
+            fixed_cut_run = r in cuts and len(cuts) > 1
+            ax.plot(r["rounds_measured"], r["rounds_fit"], "o" if fixed_cut_run else "s", color=colour(0 if fixed_cut_run else 1),
+                    ms=6)
+            ax.annotate(f"{r['batch']}/{r['cut']}", (r["rounds_measured"], r["rounds_fit"]), fontsize=6,
+                        xytext=(4, 3 if i % 2 else -8), textcoords="offset points")
+        missed = [r for r in mine if r.get("rounds_measured") is None and r.get("batch") is not None]
+        if missed:
+            ax.text(0.02, 0.02, "not reached: " + ", ".join(f"{r['batch']}/{r['cut']}" for r in missed),
+                    fontsize=6, transform=ax.transAxes)
+        ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xticks(sorted({r["N"] for r in sel}))
-        ax.set_title(title, fontsize=9)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=6)
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(lo, hi)
+        ax.set_xlabel("rounds to the target, measured")
+        ax.set_ylabel("rounds, Corollary 1 under the fit")
+        r0 = ok[0]
+        ax.set_title(f"{model}: κ = {r0['kappa']:.3g}, λ = {r0['lambda']:.3g}, ε = {r0['eps']:.3g}\n"
+                     f"relative residual {r0['residual']:.2g} (labels: b/cut)", fontsize=8)
+        ax.plot([], [], "o", color=colour(0), label=f"fixed b = {cuts[0]['batch']}, cuts vary")
+        ax.plot([], [], "s", color=colour(1), label="fixed cut, b varies")
+        ax.legend(fontsize=6, loc="upper left")
+        ax.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    return fig
+
+
+SCALE_LABELS = {"device_flops": "Fig. 7: device compute f_i", "server_flops": "Fig. 7: server compute f_s",
+                "rate_up": "Fig. 8: device uplink rate", "rate_servers": "Fig. 8: inter-server rate"}
+
+
+def fig78_trained(rows: list[dict], model: str, setting: str = "iid", key: str = "converged_time_s"):
+    """Figs. 7-8 trained (ours; the paper's are predictions): per swept Table I quantity (one panel each), the
+    measured ``key`` (solid; converged time by the paper's rule by default) and the system model's predicted Θ
+    (dashed) of each method against the quantity's factor, both relative to HASFL's at Table I (factor 1, which is
+    Fig. 5's run of ``model``, ``setting``), so that the trends and the methods' ratios read on one log axis. A run
+    whose ``key`` is None (not converged / not reached) is a hollow × at its whole run's time: a lower bound."""
+    swept = [r for r in rows if {"fig7", "fig8"} & set(r["figures"])]
+    methods = list(dict.fromkeys(r["method"] for r in swept))
+    base = {r["method"]: r for r in rows if "fig5" in r["figures"] and r["model"] == model
+            and r["setting"] == setting and r["method"] in methods}
+    keys = [k for k in SCALE_LABELS if any(r["scale_key"] == k for r in swept)]
+    fig, axes = new_figure(max(1, len(keys)), width=3.4)
+    ref = base.get("HASFL") or next(iter(base.values()), None)
+    for ax, k in zip(axes[0], keys):
+        for i, m in enumerate(methods):
+            pts = sorted([(r["scale_factor"], r) for r in swept if r["scale_key"] == k and r["method"] == m]
+                         + ([(1.0, base[m])] if m in base else []), key=lambda t: t[0])
+            if ref is None or not pts:
+                continue
+            meas = [(f, r[key] / (ref[key] or ref["sim_s"])) for f, r in pts if r[key] is not None]
+            low = [(f, r["sim_s"] / (ref[key] or ref["sim_s"])) for f, r in pts if r[key] is None]
+            pred = [(f, r["theta_pred_s"] / ref["theta_pred_s"]) for f, r in pts
+                    if r["theta_pred_s"] is not None and ref["theta_pred_s"]]
+            if meas:
+                ax.plot(*zip(*meas), "-", marker=MARKERS[i % len(MARKERS)], color=colour(i), label=f"{m}: trained")
+            if low:
+                ax.plot(*zip(*low), "x", ms=8, mew=1.5, color=colour(i), label=f"{m}: not converged (× at run's end)")
+            if pred:
+                ax.plot(*zip(*pred), "--", marker=MARKERS[i % len(MARKERS)], mfc="none", color=colour(i), alpha=0.8,
+                        label=f"{m}: predicted Θ")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("factor on Table I's range")
+        ax.set_title(SCALE_LABELS[k], fontsize=9)
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=5.5)
+    axes[0][0].set_ylabel("time relative to HASFL at Table I\n(solid: trained, dashed: predicted)")
     fig.tight_layout()
     return fig

@@ -50,7 +50,7 @@ from ..core.validate import (ParameterTypeError, check_bool, check_choice, check
 from ..data import TensorDataset
 from ..split import model_profile, sample_system, time_to_target
 from .experiments import DATASET_SHAPES, constants_config, estimated_constants
-from .latency import TABLE_I, round_latency
+from .latency import SCALE_KEYS, round_latency, table_i
 from .p1 import solve_p1
 from .p2 import solve_p2
 from .problem import Problem, aux_variables, check_problem, eps_with_slack, theta
@@ -159,7 +159,24 @@ def check_plan(plan) -> dict:
     items("cut_grid", lambda k, v: check_int(k, v, 1, layers, extra=cut_text))
     items("device_counts", positive)
     items("n_methods", lambda k, v: check_choice(k, v, N_METHODS))
+    out["sweep_factors"] = tuple(check_list("sweep_factors", plan.sweep_factors,
+                                            lambda k, v: check_float(k, v, 0, low_open=True), min_len=0, distinct=True))
+    items("sweep_methods", lambda k, v: check_choice(k, v, N_METHODS))
+    fig9 = items("fig9_settings", lambda k, v: check_choice(k, v, ("iid", "noniid")))
+    if not set(fig9) <= set(out["settings"]):
+        raise ValueError(f"fig9_settings must be among settings {list(out['settings'])}, got {list(fig9)}")
     check_int("fixed_cut", plan.fixed_cut, 1, layers, extra=cut_text)
+    grids = check_list("model_cut_grids", plan.model_cut_grids, min_len=0)
+    if grids and len(grids) != len(models) - 1:
+        raise ValueError(f"model_cut_grids must be empty or hold one cut grid per later model ({len(models) - 1}: "
+                         f"{list(models[1:])}), got {list(grids)}")
+    out["model_cut_grids"] = ()
+    for model, grid in zip(models[1:], grids):
+        top, text = NUM_LAYERS[model], f" (cuts of {model}: 1..{NUM_LAYERS[model]})"
+        out["model_cut_grids"] += (tuple(check_list(f"model_cut_grids ({model})", grid,
+                                                    lambda k, v, top=top, text=text: check_int(k, v, 1, top, extra=text),
+                                                    distinct=True)),)
+        check_int(f"fixed_cut (calibration of {model})", plan.fixed_cut, 1, top, extra=text)
     for name in ("fixed_batch", "num_devices"):
         check_int(name, getattr(plan, name), 1)
     for name in ("compare_constants", "calibrate_variance"):
@@ -211,15 +228,16 @@ def target_eps(record: dict, constants: HasflConstants, s: TrainSettings, num_de
 
 
 def training_problem(s: TrainSettings, constants: HasflConstants, eps: float, num_devices: int,
-                     seed: int) -> Problem:
+                     seed: int, scale: dict | None = None) -> Problem:
     """Problem (41) on a Table I system of ``num_devices`` devices (``system`` stream of ``seed``) with the
-    profile of the trained model (``s.model`` at ``s.width`` and the dataset's input shape)."""
+    profile of the trained model (``s.model`` at ``s.width`` and the dataset's input shape); ``scale``: Table I
+    ranges multiplied by factors (:func:`fedlib.hasfl.latency.table_i`, Figs. 7-8)."""
     check_instance("s", s, TrainSettings)
     check_instance("constants", constants, HasflConstants)
     check_int("num_devices", num_devices, 1)
     check_int("seed", seed, 0)
     ch, size, classes = DATASET_SHAPES[s.dataset]
-    devices, servers = sample_system(replace(TABLE_I, num_devices=num_devices), numpy_rng(seed, "system"))
+    devices, servers = sample_system(table_i(num_devices, scale), numpy_rng(seed, "system"))
     profile = model_profile(s.model, ch, size, classes, width=s.width)
     return Problem(profile, devices, servers, constants, s.gamma, eps, s.interval)
 
