@@ -105,7 +105,9 @@ def claim_ratios(rows: list[dict]) -> list[dict]:
     per setting, HABS vs the fastest fixed batch size (Fig. 10) and HAMS vs the fastest fixed cut (Fig. 11), one
     row per HABS / HAMS variant (``HABS``, ``HABS-calibrated``, ...: :data:`VARIANT_MODES`). Every row has
     ``claim``, ``model``, ``setting``, ``method`` (the method measured: HASFL for Fig. 6), ``versus``, ``ratio``
-    (the other's time / the method's), ``acc_gain`` (final accuracy, method minus other) and ``note``. ``ratio``
+    (the other's time / the method's), ``acc_gain`` (final accuracy, method minus other), ``conv_ratio`` (the
+    other's converged time by the paper's rule / the method's; None when either never converged) and
+    ``conv_acc_gain`` (converged accuracy, method minus other) and ``note``. ``ratio``
     is None when either run never reached the target (``note`` says which). Raises ``ValueError`` /
     ``ParameterTypeError`` when ``rows`` is not a non-empty list of :func:`run_plan` rows."""
     for i, r in enumerate(check_list("rows", rows, lambda k, v: check_instance(k, v, dict, "a run_plan row"))):
@@ -121,6 +123,12 @@ def claim_ratios(rows: list[dict]) -> list[dict]:
         rs = [r for r in sel if r["method"] == method and all(r[k] == v for k, v in m.items())]
         return mean([r["time_to_target_s"] for r in rs]), mean([r["final_test_acc"] for r in rs])
 
+    def conv(sel, method, other):
+        (c0, a0), (c, a) = [(mean([r.get("converged_time_s") for r in sel if r["method"] == x]),
+                             mean([r.get("converged_acc") for r in sel if r["method"] == x])) for x in (method, other)]
+        return {"conv_ratio": c / c0 if c and c0 else None,
+                "conv_acc_gain": a0 - a if a0 is not None and a is not None else None}
+
     out = []
     fig6 = [r for r in rows if "fig6" in r["figures"]]
     for model, setting in dict.fromkeys((r["model"], r["setting"]) for r in fig6):
@@ -129,7 +137,7 @@ def claim_ratios(rows: list[dict]) -> list[dict]:
         for method in dict.fromkeys(r["method"] for r in sel if r["method"] != "HASFL"):
             t, a = stat(sel, method)
             out.append({"claim": "fig6", "model": model, "setting": setting, "method": "HASFL", "versus": method,
-                        "ratio": t / t0 if t and t0 else None, "acc_gain": a0 - a,
+                        "ratio": t / t0 if t and t0 else None, "acc_gain": a0 - a, **conv(sel, "HASFL", method),
                         "note": "" if t and t0 else ("HASFL" if not t0 else method) + " did not reach the target"})
     for fig, base, key in (("fig10", "HABS", "batch"), ("fig11", "HAMS", "cut")):
         sel = [r for r in rows if fig in r["figures"]]
@@ -145,5 +153,41 @@ def claim_ratios(rows: list[dict]) -> list[dict]:
                 out.append({"claim": fig, "model": ss[0]["model"], "setting": setting, "method": method,
                             "versus": f"{key} = {best}", "ratio": reached[best][0] / t0 if t0 else None,
                             "acc_gain": a0 - reached[best][1],
+                            **conv([r for r in ss if r["method"] == method or r.get(key) == best and r["method"] == "fixed"],
+                                   method, "fixed"),
                             "note": "" if t0 else f"{method} did not reach the target"})
+    return out
+
+
+def calibration_transfer(entries: list[dict], model: str, fit: dict, constants, gamma: float, interval: int,
+                         target_acc: float) -> list[dict]:
+    """Whether a calibration fitted elsewhere (e.g. at ``quick``, its own N and target) predicts these runs: for
+    every IID fixed run of ``model`` here (Figs. 2a / 3a and the calibration runs), the rounds to ``target_acc``
+    (the fit's own target) measured on its curve against Corollary 1 under ``fit`` (``eps``, ``kappa``,
+    ``lambda``) on ``constants`` (this profile's pilot constants of ``model``) with this run's N, b and cut.
+
+    Returns:
+        One row per run: ``model``, ``batch``, ``cut``, ``N``, ``target_acc``, ``rounds_measured`` (None: never
+        reached), ``rounds_predicted`` (None: ε at or below the floor) and ``ratio`` (predicted / measured).
+
+    Raises:
+        ValueError: ``fit`` lacks eps / kappa / lambda, or a value out of range (:func:`fedlib.hasfl.calibrate`).
+    """
+    from ..split import time_to_target
+    from .calibrate import fitted_rounds
+    if missing := [k for k in ("eps", "kappa", "lambda") if not isinstance(fit, dict) or fit.get(k) is None]:
+        raise ValueError(f"fit must hold eps, kappa and lambda (a calibration row), missing {missing}")
+    cal = calibrated_constants(constants, fit["kappa"], fit["lambda"])
+    out, seen = [], set()
+    for e in entries:
+        r = e["row"]
+        if (r["method"] != "fixed" or r["model"] != model or r["setting"] != "iid"
+                or not {"fig2a", "fig3a", "calibration"} & set(r["figures"]) or (r["batch"], r["cut"]) in seen):
+            continue
+        seen.add((r["batch"], r["cut"]))
+        measured = time_to_target(e["curve"], target_acc, key="round")
+        pred = fitted_rounds(cal, gamma, [float(r["batch"])] * r["N"], r["cut"], interval, fit["eps"])
+        out.append({"model": model, "batch": r["batch"], "cut": r["cut"], "N": r["N"], "target_acc": target_acc,
+                    "rounds_measured": measured, "rounds_predicted": pred,
+                    "ratio": pred / measured if pred is not None and measured else None})
     return out

@@ -17,8 +17,8 @@ from ..core.validate import check_bool, check_float, check_instance, check_int, 
 from ..data import TensorDataset, load_dataset
 from ..split import time_to_target
 from .calibrate import CalibrationFit, calibrated_constants, fit_calibration, fitted_rounds
-from .plan_analysis import (VARIANT_MODES, bound_vs_training, claim_ratios, decisions_by_eps,  # noqa: F401
-                            split_variant, variants)                                  # (re-exported)
+from .plan_analysis import (VARIANT_MODES, bound_vs_training, calibration_transfer, claim_ratios,  # noqa: F401
+                            decisions_by_eps, split_variant, variants)                # (re-exported)
 from .strategies import STRATEGIES
 from .theory import HasflConstants, bound_floor, rounds_needed
 from .training import (TrainSettings, bound_constants, check_plan, check_settings_data, decide,
