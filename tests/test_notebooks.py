@@ -161,6 +161,14 @@ def test_profile_files_name_declared_parameters_of_their_types():
                 kind = declared[name]["inferred_type_name"]
                 assert isinstance(value, TYPES[kind]) and not (kind != "bool" and isinstance(value, bool)), \
                     (profile, nb.stem, name, value, kind)
+    # a key of a paper's shared file must be declared by at least one of its notebooks (a typo, or a parameter line
+    # swallowed by the comment of the line before it, would otherwise be dropped silently)
+    for path in sorted(notebooks.PROFILE_DIR.glob("*/*.yaml")):
+        paper = path.stem if path.stem in {p.parent.name for p in NBS} else None
+        if paper is None:
+            continue
+        declared = set().union(*(pm.inspect_notebook(str(nb)) for nb in NBS if nb.parent.name == paper))
+        assert set(notebooks._read_yaml(path)) <= declared, (path, set(notebooks._read_yaml(path)) - declared)
     converged = [p for p in NBS if notebooks.has_profile(p, "converged")]
     assert {p.parent.name for p in converged} == {"dtfl", "hasfl"}
     assert all(notebooks.notebook_parameters(p, "converged")["profile"] == "converged" for p in converged)
