@@ -2,6 +2,8 @@
 entries. Curves of several seeds are drawn as their mean with a min-max band (interpolated on a common x grid)."""
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
 from ..plotting import colour, log_floor, new_figure
@@ -189,9 +191,11 @@ def fig_calibration(rows: list[dict]):
         ok = [r for r in mine if r.get("rounds_measured") is not None and r.get("rounds_fit") is not None]
         if not ok:
             note = next((r.get("note") for r in mine if r.get("note")), "no calibration run reached the target")
-            ax.text(0.5, 0.5, f"no fit:\n{note[:160]}", ha="center", va="center", fontsize=7, wrap=True,
+            ax.text(0.5, 0.5, "no fit:\n" + textwrap.fill(note, 48), ha="center", va="center", fontsize=7,
                     transform=ax.transAxes)
             ax.set_title(model, fontsize=9)
+            ax.set_xticks([])
+            ax.set_yticks([])
             continue
         x = np.array([r["rounds_measured"] for r in ok], float)
         y = np.array([r["rounds_fit"] for r in ok], float)
@@ -261,6 +265,9 @@ def fig78_trained(rows: list[dict], model: str, setting: str = "iid", key: str =
                         label=f"{m}: predicted Θ")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        factors = sorted({1.0} | {r["scale_factor"] for r in swept if r["scale_key"] == k})
+        ax.set_xticks(factors, [f"{f:g}" for f in factors])
+        ax.minorticks_off()
         ax.set_xlabel("factor on Table I's range")
         ax.set_title(SCALE_LABELS[k], fontsize=9)
         ax.grid(alpha=0.3, which="both")
