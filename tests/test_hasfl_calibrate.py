@@ -379,3 +379,16 @@ def test_a_later_model_is_calibrated_on_its_own_runs_and_sweeps_decide_on_scaled
     fast = [p for m, p in problems if m == "HASFL" and np.allclose(p.devices.flops, 4 * base.devices.flops)]
     assert len(fast) == 1 and fast[0].servers.flops == 20e12
     assert {r["setting"] for r in rows if "fig9" in r["figures"]} == {"iid", "noniid"}
+
+
+def test_without_its_own_grid_a_later_model_uses_the_first_models_fit(monkeypatch):
+    _fake(monkeypatch, {2: 20, 8: 30})
+    pilot_r = {"constants": {"beta": 100.0, "sigma2": [2.0] * 10, "G2": [2.0] * 10, "vartheta": 2.3},
+               "per_point": [{"beta": 100.0, "sigma2": [2.0] * 10, "G2": [1.0] * 10}]}
+    monkeypatch.setattr(train_plan, "pilot", lambda store, s, seed, data=None: PILOT if s.model == "vgg16" else pilot_r)
+    plan = replace(PLAN, models=("vgg16", "resnet18"), widths=(0.0625, 0.125))
+    rows = [e["row"] for e in train_plan.run_plan(None, TrainSettings(width=0.0625, constants="calibrated"), plan,
+                                                  [0], 0.6, DATA, progress=False)]
+    resnet = [r for r in rows if r["model"] == "resnet18" and r["method"] == "HASFL"]
+    eps, kappa = _expected_fit()
+    assert resnet and all(r["kappa"] == pytest.approx(kappa) and r["eps"] == pytest.approx(eps) for r in resnet)

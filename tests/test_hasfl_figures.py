@@ -107,3 +107,21 @@ def test_fig_calibration_has_a_panel_per_model_and_says_why_a_fit_failed():
     pts = [(ln.get_xdata()[0], ln.get_ydata()[0]) for ln in left.lines if len(ln.get_xdata()) == 1]
     assert pts == [(100, 110), (200, 190)]
     plt.close(fig)
+
+
+def test_fig78_trained_averages_seeds_and_labels_an_unconverged_reference():
+    rows = [dict(_row("HASFL", fig="fig5", conv=c, sim=40.0), theta_pred_s=100.0, scale_key=None, scale_factor=None)
+            for c in (10.0, None)]                                            # seed 1 at Table I did not converge
+    rows += [_swept("HASFL", "rate_up", 4.0, c, 50.0, fig="fig8") for c in (5.0, 7.0)]
+    fig = train_plots.fig78_trained(rows, "vgg16")
+    ax = fig.axes[0]
+    lines = {ln.get_label(): ln for ln in ax.lines}
+    assert list(lines["HASFL: trained"].get_ydata()) == [1.0, 0.6]           # means 10 s (converged seeds), 6 s
+    assert "did not converge" not in ax.get_ylabel()
+    plt.close(fig)
+    rows[0]["converged_time_s"] = None                                     # no converged reference: ÷ 40 s, said
+    fig = train_plots.fig78_trained(rows, "vgg16")
+    ax = fig.axes[0]
+    assert "HASFL did not converge at Table I" in ax.get_ylabel()
+    assert list({ln.get_label(): ln for ln in ax.lines}["HASFL: trained"].get_ydata()) == [0.15]
+    plt.close(fig)

@@ -106,7 +106,8 @@ def claim_ratios(rows: list[dict]) -> list[dict]:
     row per HABS / HAMS variant (``HABS``, ``HABS-calibrated``, ...: :data:`VARIANT_MODES`). Every row has
     ``claim``, ``model``, ``setting``, ``method`` (the method measured: HASFL for Fig. 6), ``versus``, ``ratio``
     (the other's time / the method's), ``acc_gain`` (final accuracy, method minus other), ``conv_ratio`` (the
-    other's converged time by the paper's rule / the method's; None when either never converged) and
+    other's converged time by the paper's rule / the method's, each the mean over the seeds whose run converged;
+    None when either has no converged run) and
     ``conv_acc_gain`` (converged accuracy, method minus other) and ``note``. ``ratio``
     is None when either run never reached the target (``note`` says which). Raises ``ValueError`` /
     ``ParameterTypeError`` when ``rows`` is not a non-empty list of :func:`run_plan` rows."""

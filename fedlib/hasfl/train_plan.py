@@ -92,7 +92,7 @@ def _jobs(plan: TrainPlan, s: TrainSettings) -> list[tuple]:
     """(figures, settings, setting, N, method, batch, cut, scale) per run, in a stable order: per setting the fixed
     runs (Figs. 2a, 3a; the IID ones are the calibration's, :func:`calibration_runs`) before the optimiser-driven
     ones (HABS / HAMS and their variants, then the later models' calibration runs, Fig. 5's strategies and HASFL's
-    variants, Fig. 9's, then Figs. 7-8's on scaled systems; :data:`VARIANT_MODES`). ``scale``: None (Table I) or
+    variants, Fig. 9's, then Figs. 7-8's on scaled systems, first setting; :data:`VARIANT_MODES`). ``scale``: None (Table I) or
     ``((key, factor),)`` (:func:`fedlib.hasfl.latency.table_i`)."""
     jobs = []
     s = replace(s, model=plan.models[0], width=plan.widths[0])
@@ -187,7 +187,8 @@ def _decided_runs(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: 
                   data: TensorDataset, device: str, which: str = "all"):
     """Every (run, seed) of ``plan`` decided, in plan order: a dict with ``figs``, ``method``, ``sm`` (the job's
     settings), ``ss`` (with the decision's constants mode), ``setting``, ``n``, ``batch``, ``cut``, ``seed``,
-    ``problem``, ``decision``, ``config`` and ``fit`` (the seed's calibration fit when calibrated, else None).
+    ``problem``, ``decision``, ``config`` and ``fit`` (when calibrated: the seed's fit of the run's model, or of
+    the first model for a model without calibration runs of its own, :func:`calibrated_models`; else None).
     ``which``: ``"all"``, ``"plain"`` (only runs whose decision needs no calibration: nothing is trained) or
     ``"calibrated"`` (only the calibrated ones; fitting them trains the calibration runs through ``store``).
     A calibrated variant whose calibration fails is skipped with a warning (raises when ``s`` itself is
@@ -202,7 +203,7 @@ def _decided_runs(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: 
             if (which == "plain" and calibrated) or (which == "calibrated" and not calibrated):
                 continue
             k = list(zip(plan.models, plan.widths)).index((sm.model, sm.width))
-            fk = (seed, k)
+            fk = (seed, k if k in calibrated_models(plan) else 0)     # a model without its own runs: the first's fit
             if calibrated and fk not in fits:
                 try:
                     fits[fk] = plan_calibration(store, s, plan, seed, calibration_target, data, device, k)[0]

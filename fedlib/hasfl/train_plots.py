@@ -236,26 +236,40 @@ SCALE_LABELS = {"device_flops": "Fig. 7: device compute f_i", "server_flops": "F
 def fig78_trained(rows: list[dict], model: str, setting: str = "iid", key: str = "converged_time_s"):
     """Figs. 7-8 trained (ours; the paper's are predictions): per swept Table I quantity (one panel each), the
     measured ``key`` (solid; converged time by the paper's rule by default) and the system model's predicted Θ
-    (dashed) of each method against the quantity's factor, both relative to HASFL's at Table I (factor 1, which is
-    Fig. 5's run of ``model``, ``setting``), so that the trends and the methods' ratios read on one log axis. A run
-    whose ``key`` is None (not converged / not reached) is a hollow × at its whole run's time: a lower bound."""
-    swept = [r for r in rows if {"fig7", "fig8"} & set(r["figures"])]
+    (dashed) of each method against the quantity's factor, seeds averaged, both relative to the reference method's
+    at Table I (HASFL when swept, else the first method; factor 1 is Fig. 5's run of ``model``, ``setting``), so
+    that the trends and the methods' ratios read on one log axis. A point whose runs have no ``key`` (not
+    converged / not reached) is a hollow × at the runs' whole time: a lower bound. When the reference itself has
+    no ``key``, its whole time is the divisor and the axis label says that every value is then an upper bound."""
+    swept = [r for r in rows if {"fig7", "fig8"} & set(r["figures"]) and r["model"] == model
+             and r["setting"] == setting]
     methods = list(dict.fromkeys(r["method"] for r in swept))
-    base = {r["method"]: r for r in rows if "fig5" in r["figures"] and r["model"] == model
-            and r["setting"] == setting and r["method"] in methods}
+    base = [r for r in rows if "fig5" in r["figures"] and r["model"] == model and r["setting"] == setting
+            and r["method"] in methods]
     keys = [k for k in SCALE_LABELS if any(r["scale_key"] == k for r in swept)]
     fig, axes = new_figure(max(1, len(keys)), width=3.4)
-    ref = base.get("HASFL") or next(iter(base.values()), None)
+    ref_method = "HASFL" if "HASFL" in methods else (methods[0] if methods else None)
+    ref_rows = [r for r in base if r["method"] == ref_method]
+    ref_meas = _mean([r[key] for r in ref_rows])
+    ref_div = ref_meas if ref_meas is not None else _mean([r["sim_s"] for r in ref_rows])
+    ref_pred = _mean([r["theta_pred_s"] for r in ref_rows])
+
+    def point(rs):
+        meas = _mean([r[key] for r in rs])
+        return (meas, _mean([r["sim_s"] for r in rs]), _mean([r["theta_pred_s"] for r in rs]))
+
     for ax, k in zip(axes[0], keys):
         for i, m in enumerate(methods):
-            pts = sorted([(r["scale_factor"], r) for r in swept if r["scale_key"] == k and r["method"] == m]
-                         + ([(1.0, base[m])] if m in base else []), key=lambda t: t[0])
-            if ref is None or not pts:
+            by_f = {1.0: [r for r in base if r["method"] == m]}
+            for r in swept:
+                if r["scale_key"] == k and r["method"] == m:
+                    by_f.setdefault(r["scale_factor"], []).append(r)
+            pts = sorted((f, point(rs)) for f, rs in by_f.items() if rs)
+            if not ref_div or not pts:
                 continue
-            meas = [(f, r[key] / (ref[key] or ref["sim_s"])) for f, r in pts if r[key] is not None]
-            low = [(f, r["sim_s"] / (ref[key] or ref["sim_s"])) for f, r in pts if r[key] is None]
-            pred = [(f, r["theta_pred_s"] / ref["theta_pred_s"]) for f, r in pts
-                    if r["theta_pred_s"] is not None and ref["theta_pred_s"]]
+            meas = [(f, p[0] / ref_div) for f, p in pts if p[0] is not None]
+            low = [(f, p[1] / ref_div) for f, p in pts if p[0] is None]
+            pred = [(f, p[2] / ref_pred) for f, p in pts if p[2] is not None and ref_pred]
             if meas:
                 ax.plot(*zip(*meas), "-", marker=MARKERS[i % len(MARKERS)], color=colour(i), label=f"{m}: trained")
             if low:
@@ -272,6 +286,7 @@ def fig78_trained(rows: list[dict], model: str, setting: str = "iid", key: str =
         ax.set_title(SCALE_LABELS[k], fontsize=9)
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=5.5)
-    axes[0][0].set_ylabel("time relative to HASFL at Table I\n(solid: trained, dashed: predicted)")
+    bound = "" if ref_meas is not None else f"\n({ref_method} did not converge at Table I: ÷ its whole time, upper bounds)"
+    axes[0][0].set_ylabel(f"time relative to {ref_method} at Table I\n(solid: trained, dashed: predicted){bound}")
     fig.tight_layout()
     return fig

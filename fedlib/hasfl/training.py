@@ -175,7 +175,7 @@ def check_plan(plan) -> dict:
         top, text = NUM_LAYERS[model], f" (cuts of {model}: 1..{NUM_LAYERS[model]})"
         out["model_cut_grids"] += (tuple(check_list(f"model_cut_grids ({model})", grid,
                                                     lambda k, v, top=top, text=text: check_int(k, v, 1, top, extra=text),
-                                                    distinct=True)),)
+                                                    min_len=2, distinct=True)),)
         check_int(f"fixed_cut (calibration of {model})", plan.fixed_cut, 1, top, extra=text)
     for name in ("fixed_batch", "num_devices"):
         check_int(name, getattr(plan, name), 1)
