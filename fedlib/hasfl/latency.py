@@ -9,7 +9,7 @@ import numpy as np
 
 from dataclasses import replace
 
-from ..core.validate import check_array, check_choice, check_float, check_int
+from ..core.validate import ParameterTypeError, check_array, check_choice, check_float, check_int
 from ..split import EdgeDevices, LayerProfile, Servers, SystemSpec, device_terms, server_compute
 
 TABLE_I = SystemSpec(num_devices=20, server_flops=20e12, device_flops=(1e12, 2e12), rate_up=(75e6, 80e6),
@@ -32,7 +32,6 @@ def table_i(num_devices: int, scale: dict | None = None) -> SystemSpec:
     """
     check_int("num_devices", num_devices, 1)
     if scale is not None and not isinstance(scale, dict):
-        from ..core.validate import ParameterTypeError
         raise ParameterTypeError(f"scale must be a dict of factors keyed by {SCALE_KEYS}, got {scale!r}")
     spec = replace(TABLE_I, num_devices=num_devices)
     for key, k in (scale or {}).items():

@@ -50,7 +50,7 @@ from ..core.validate import (ParameterTypeError, check_bool, check_choice, check
 from ..data import TensorDataset
 from ..split import model_profile, sample_system, time_to_target
 from .experiments import DATASET_SHAPES, constants_config, estimated_constants
-from .latency import SCALE_KEYS, round_latency, table_i
+from .latency import round_latency, table_i
 from .p1 import solve_p1
 from .p2 import solve_p2
 from .problem import Problem, aux_variables, check_problem, eps_with_slack, theta
