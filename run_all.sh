@@ -3,7 +3,8 @@
 #
 #   ./run_all.sh                      set up .venv, get the data, run every notebook at the default profile (quick)
 #   ./run_all.sh --tests              set up, get the data, run the test suite (unit tests + every notebook at smoke)
-#   ./run_all.sh --profile converged  models that converge on Fashion-MNIST (<= 150 min per paper on 2 cores)
+#   ./run_all.sh --profile converged  models that converge on Fashion-MNIST (<= 150 min per paper on 2 cores);
+#                                     resumes from the records committed in figures/converged/store/
 #   ./run_all.sh --profile paper      the paper's settings (long)
 #   ./run_all.sh --only hist          only the notebooks whose name or paper folder matches (glob or substring)
 #   ./run_all.sh --verify --only hist rerun notebooks into a temporary folder and compare every committed metric
@@ -20,7 +21,7 @@ ONLY=""
 ONLY_SET=0
 TESTS=0
 VERIFY=0
-usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --tests) TESTS=1 ;;
@@ -114,7 +115,11 @@ if [ "$PROFILE" = smoke ]; then
   echo "== smoke profile: figures and metrics go to $FEDLIB_FIGURES_DIR (figures/ is left alone)"
 elif [ "$PROFILE" = converged ] || [ "$PROFILE" = paper ]; then
   export FEDLIB_FIGURES_DIR="${FEDLIB_FIGURES_DIR:-$ROOT/figures/$PROFILE}"
-  echo "== $PROFILE profile: figures and metrics go to $FEDLIB_FIGURES_DIR"
+  # The long profiles' result store is tracked in git (figures/<profile>/store/): a run longer than one sitting
+  # resumes from the records committed so far on any clone, and the figures can be redrawn without retraining.
+  # Records are keyed by config and code hash, so a code change never returns a stale one.
+  export FEDLIB_CACHE_DIR="${FEDLIB_CACHE_DIR:-$ROOT/figures/$PROFILE/store}"
+  echo "== $PROFILE profile: figures and metrics go to $FEDLIB_FIGURES_DIR, the result store is $FEDLIB_CACHE_DIR"
 fi
 echo "== notebooks at profile '$PROFILE'${ONLY:+ matching '$ONLY'}"
 args=(--profile "$PROFILE")

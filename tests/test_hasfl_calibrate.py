@@ -315,7 +315,7 @@ def test_plan_with_workers_trains_each_config_once_in_the_pool_and_gives_the_sam
 
     store, waves = Store(), []
 
-    def pool(fn, jobs, workers, desc, cost):         # in-process stand-in for fedlib.core.map_jobs
+    def pool(fn, jobs, workers, desc, cost=None):    # in-process stand-in for fedlib.core.map_jobs
         assert fn is train_plan.train_job and workers == 2
         waves.append([store.key(j["config"]) for j in jobs])
         store.done.update(waves[-1])
@@ -330,6 +330,12 @@ def test_plan_with_workers_trains_each_config_once_in_the_pool_and_gives_the_sam
     assert set(waves[0]) | set(waves[1]) == serial_configs and not set(waves[0]) & set(waves[1])
     assert waves[1] and all(json.loads(k)["b"][0] == 5 for k in waves[1])        # then the calibrated ones
     assert not any(json.loads(k)["b"][0] == 5 for k in waves[0])
+    prio = {}                                         # started in TRAIN_ORDER: Figs. 5 / 6 first
+    for r in train_plan._decided_runs(store, S, PLAN, [0], 0.6, data, "cpu", which="plain"):
+        k = store.key(r["config"])
+        prio[k] = min(prio.get(k, 9), train_plan.train_priority(r["figs"], r["scale"]))
+    order = [prio[k] for k in waves[0]]
+    assert order == sorted(order) and order[0] == 0 and order[-1] > 0, order
     train_plan.run_plan(store, S, PLAN, [0], 0.6, data, progress=False, workers=2)
     assert len(waves) == 2                                                    # all cached: no pool
     with pytest.raises(ValueError, match="workers"):

@@ -245,18 +245,40 @@ def train_job(store: ResultStore, config: dict, problem, dataset: str, device: s
     train(store, config, problem, _dataset(dataset), device)
 
 
+TRAIN_ORDER = (("fig5", "fig6"), ("fig2a", "fig3a", "calibration"), ("fig10", "fig11"), ("fig9",),
+               ("fig7", "fig8"))
+"""The order in which :func:`run_plan` trains with workers: the headline runs first (Figs. 5 / 6 on Table I),
+then the calibration's inputs, Figs. 10 / 11, Fig. 9 and Figs. 7-8; costliest first within a group. Choice
+(ours): a profile that takes longer than one sitting (``converged`` on 2 cores) resumes from the store, so the
+runs that test the paper's main claim are the first to exist."""
+
+
+def train_priority(figs, scale=None) -> int:
+    """Index in :data:`TRAIN_ORDER` of the first group that holds one of ``figs`` (a run on a scaled system,
+    ``scale`` not None, is a Figs. 7-8 run whatever it is tagged); ``len(TRAIN_ORDER)`` if none does."""
+    if scale:
+        return len(TRAIN_ORDER) - 1
+    return min((i for i, group in enumerate(TRAIN_ORDER) if set(group) & set(figs)), default=len(TRAIN_ORDER))
+
+
 def _train_parallel(store, runs: list[dict], data: TensorDataset, device: str, workers: int) -> None:
-    """Train the not yet cached configs of ``runs`` in ``workers`` processes (one torch thread each), costliest
-    (most device samples x rounds) first; identical configs once."""
+    """Train the not yet cached configs of ``runs`` in ``workers`` processes (one torch thread each), in
+    :data:`TRAIN_ORDER` (a config that several figures share takes its earliest group), costliest (most device
+    samples x rounds) first within a group; identical configs once."""
     todo, runs_store = {}, train_store(store)
     for r in runs:
         key = runs_store.key(r["config"])
-        if key not in todo and not runs_store.has(r["config"]):
+        prio = train_priority(r["figs"], r["scale"])
+        if key in todo:
+            todo[key]["priority"] = min(todo[key]["priority"], prio)
+        elif not runs_store.has(r["config"]):
             todo[key] = dict(store=store, config=r["config"], problem=r["problem"], dataset=data.name,
-                             device=device)
+                             device=device, priority=prio)
     if todo:
-        map_jobs(train_job, list(todo.values()), workers, desc="HASFL training runs (workers)",
-                 cost=lambda job: job["config"]["rounds"] * sum(job["config"]["b"]))
+        jobs = sorted(todo.values(), key=lambda job: (job["priority"], -job["config"]["rounds"] * sum(job["config"]["b"])))
+        for job in jobs:
+            del job["priority"]
+        map_jobs(train_job, jobs, workers, desc="HASFL training runs (workers)")    # started in this order
 
 
 def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[int], target_acc: float,
