@@ -7,7 +7,8 @@ Source: HASFL paper, restated in ``shared/spec/hasfl.md``. Modules: :mod:`.laten
 (Dinkelbach over MILPs), :mod:`.bcd` (Algorithm 2), :mod:`.batch_search` (exact batch sizes at fixed cuts),
 :mod:`.refinement` (polish, cut moves, cut enumeration), :mod:`.exhaustive`, :mod:`.strategies` (the paper's
 benchmarks), and the notebook helpers :mod:`.experiments`, :mod:`.plots`; split training on the shared engine: :mod:`.training` (settings, decisions,
-the clock, one cached run), :mod:`.train_plan` (the runs of Figs. 2a-11, claim ratios), :mod:`.train_plots`, :mod:`.calibrate` (our
+the clock, one cached run), :mod:`.train_plan` (the runs of Figs. 2a-11, claim ratios), :mod:`.plan_status` (a long plan's progress in its store: ``python -m
+fedlib.hasfl.plan_status``), :mod:`.train_plots`, :mod:`.calibrate` (our
 bound calibrated on fixed-cut training runs).
 """
 from .batch_search import batch_coefficients, exact_batches
