@@ -291,27 +291,36 @@ def test_plan_with_max_constants_adds_pilot_and_calibrated_variants(monkeypatch)
                for r in rows if r["constants"] == "calibrated")
 
 
-def test_plan_with_workers_trains_each_config_once_in_the_pool_and_gives_the_same_rows(monkeypatch):
-    configs, _ = _fake(monkeypatch, {2: 20, 8: 30})
+class Store:
+    """What _train_parallel and plan_status ask of a training store (key / has): a set of stored keys."""
+
+    def __init__(self):
+        self.done = set()
+
+    def key(self, config):
+        return json.dumps(config, sort_keys=True)
+
+    def has(self, config):
+        return self.key(config) in self.done
+
+
+def fake_calibrated_decisions(monkeypatch):
+    """On top of :func:`_fake`: decisions under the calibrated constants (G_j² scaled by κ) get b = 5 on every
+    device, so that they differ from the pilot ones."""
     fake_decide, kappa = train_plan.decide, _expected_fit()[1]
 
-    def decide(problem, method, seed, batch=None, cut=None):  # calibrated decisions differ from the pilot ones
+    def decide(problem, method, seed, batch=None, cut=None):
         d = fake_decide(problem, method, seed, batch, cut)
         return d | {"b": [5] * problem.num_devices} if problem.constants.G2[0] == pytest.approx(kappa) else d
 
     monkeypatch.setattr(train_plan, "decide", decide)
+
+
+def test_plan_with_workers_trains_each_config_once_in_the_pool_and_gives_the_same_rows(monkeypatch):
+    configs, _ = _fake(monkeypatch, {2: 20, 8: 30})
+    fake_calibrated_decisions(monkeypatch)
     serial = [e["row"] for e in train_plan.run_plan(None, S, PLAN, [0], 0.6, DATA, progress=False)]
     serial_configs = {json.dumps(c, sort_keys=True) for c in configs}
-
-    class Store:                                    # what _train_parallel asks of a result store
-        def __init__(self):
-            self.done = set()
-
-        def key(self, config):
-            return json.dumps(config, sort_keys=True)
-
-        def has(self, config):
-            return self.key(config) in self.done
 
     store, waves = Store(), []
 

@@ -1,11 +1,10 @@
 """fedlib.hasfl.plan_status: the notebooks' plan from their parameters, and the progress report of a store, with
 training replaced by hand-made records (as tests/test_hasfl_calibrate.py)."""
-import json
 
 import pytest
 
 from fedlib.hasfl import plan_status, train_plan
-from tests.test_hasfl_calibrate import DATA, PLAN, S, _expected_fit, _fake
+from tests.test_hasfl_calibrate import DATA, PLAN, S, Store, _fake, fake_calibrated_decisions
 
 
 def test_converged_profile_builds_the_plan_the_profile_file_states():
@@ -23,28 +22,9 @@ def test_converged_profile_builds_the_plan_the_profile_file_states():
         plan_status.profile_parameters("slow")
 
 
-class Store:
-    """A dict store standing in for the training store (key / has), filled by the fake pool."""
-
-    def __init__(self):
-        self.done = set()
-
-    def key(self, config):
-        return json.dumps(config, sort_keys=True)
-
-    def has(self, config):
-        return self.key(config) in self.done
-
-
 def test_progress_lists_each_distinct_run_once_in_training_order_and_waits_for_the_calibration(monkeypatch):
     configs, _ = _fake(monkeypatch, {2: 20, 8: 30})
-    fake_decide, kappa = train_plan.decide, _expected_fit()[1]
-
-    def decide(problem, method, seed, batch=None, cut=None):  # calibrated decisions differ from the pilot ones
-        d = fake_decide(problem, method, seed, batch, cut)
-        return d | {"b": [5] * problem.num_devices} if problem.constants.G2[0] == pytest.approx(kappa) else d
-
-    monkeypatch.setattr(train_plan, "decide", decide)
+    fake_calibrated_decisions(monkeypatch)                                 # calibrated decisions: b = 5
     store = Store()
     monkeypatch.setattr(plan_status, "train_store", lambda s: s)
     fake_train = train_plan.train                                          # the fake's hand-made records
