@@ -72,7 +72,11 @@ def test_metrics_file(smoke, name):
             for key in keys:
                 assert key in run, key
         got = {run_key(name, r): r["final_test_acc"] for r in m["runs"]}
-        assert set(got) == set(expected["final_test_acc"])
+        # HASFL's calibrated variants exist only where the smoke calibration's fixed runs reach the target at 2 cuts,
+        # a borderline event that CPU numerics decide (present on one AMD EPYC, absent on another machine of this
+        # kind): every other row must be there, a calibrated one may be
+        optional = {k for k in got if "-calibrated/" in k} - set(expected["final_test_acc"])
+        assert set(got) - optional == set(expected["final_test_acc"])
         # tolerance = 3 x the largest spread of final_test_acc across CPU numerics settings (at least 0.02),
         # measured by tests/update_expected_smoke.py; "spread" records the measured range
         tol = expected["tolerance"]
