@@ -102,6 +102,34 @@ def log_floor(values) -> float:
     return min(v) / 3 if v else 1.0
 
 
+def _log_label(value: float, _pos=None) -> str:
+    """A log-axis tick label: a plain number from 0.001 to 9999 (``0.5``, ``20``), else ``m×10^e`` in mathtext."""
+    if value <= 0:
+        return ""
+    if 1e-3 <= value < 1e4:
+        return f"{value:g}"
+    exp = math.floor(math.log10(value) + 1e-9)
+    mant = value / 10 ** exp
+    return f"$10^{{{exp}}}$" if round(mant, 6) == 1 else f"${mant:g}\\times10^{{{exp}}}$"
+
+
+def label_log_axis(ax, axis: str = "y") -> None:
+    """Major ticks of a log ``axis`` ("x" or "y") at 1, 2 and 5 times each power of ten, labelled as plain numbers
+    (``0.5``, ``2``, ``50``; ``2×10⁵`` beyond 9999), minor ticks off: a panel spanning less than a decade still reads (matplotlib's default
+    labels only the powers of ten, so a flat panel can show a single tick).
+
+    Raises:
+        ValueError: ``axis`` not "x" or "y".
+    """
+    if axis not in ("x", "y"):
+        raise ValueError(f"axis must be 'x' or 'y', got {axis!r}")
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+    target = ax.yaxis if axis == "y" else ax.xaxis
+    target.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    target.set_major_formatter(FuncFormatter(_log_label))
+    target.set_minor_locator(NullLocator())
+
+
 def new_figure(ncols: int = 1, nrows: int = 1, width: float = 4.2, height: float = 3.3,
                height_ratios: list | None = None):
     """``plt.subplots`` with the project's default panel size (inches); returns ``(fig, axes)``, axes ``[nrows,

@@ -4,9 +4,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 from matplotlib import pyplot as plt  # noqa: E402
 
 from fedlib.hasfl import plots, train_plots  # noqa: E402
+from fedlib.plotting import label_log_axis  # noqa: E402
 
 
 def _row(method, setting="iid", t=None, sim=10.0, acc=0.7, fig="fig6", model="vgg16", N=10, conv=None):
@@ -124,4 +126,46 @@ def test_fig78_trained_averages_seeds_and_labels_an_unconverged_reference():
     ax = fig.axes[0]
     assert "HASFL did not converge at Table I" in ax.get_ylabel()
     assert list({ln.get_label(): ln for ln in ax.lines}["HASFL: trained"].get_ydata()) == [0.15]
+    plt.close(fig)
+
+
+def test_fig6_converged_shows_the_papers_converged_time_and_hatches_unconverged_accuracy():
+    rows = [dict(_row("HASFL", t=1.0, acc=0.9, conv=4.0), converged_acc=0.88),
+            dict(_row("RBS+RMS", t=2.0, acc=0.7, conv=None), converged_acc=None)]
+    fig = train_plots.fig6_bars(rows, ("vgg16",), ("iid",), quantity="converged")
+    times, accs = fig.axes[0], fig.axes[1]
+    assert [round(p.get_height(), 6) for p in times.patches] == [4.0, 0.0]   # converged time, not time to target
+    assert [t.get_text() for t in times.texts] == ["×"] and "not converged" in times.get_title()
+    assert [round(p.get_height(), 6) for p in accs.patches] == [88.0, 70.0]  # converged acc; final acc where none
+    assert [p.get_hatch() for p in accs.patches] == [None, "///"] and "hatched" in accs.get_title()
+    plt.close(fig)
+    fig = train_plots.fig6_bars(rows, ("vgg16",), ("iid",))                   # default: time to target, final acc
+    assert [round(p.get_height(), 6) for p in fig.axes[0].patches] == [1.0, 2.0]
+    assert [round(p.get_height(), 6) for p in fig.axes[1].patches] == [90.0, 70.0]
+    plt.close(fig)
+    with pytest.raises(ValueError, match="quantity must be one of"):
+        train_plots.fig6_bars(rows, ("vgg16",), ("iid",), quantity="best")
+
+
+def test_a_flat_log_panel_still_labels_several_ticks():
+    fig, ax = plt.subplots()
+    ax.plot([1, 2, 3], [1.0, 3.0, 7.0])
+    ax.set_yscale("log")
+    label_log_axis(ax)
+    fig.canvas.draw()
+    labels = [t.get_text() for t in ax.get_yticklabels() if 1.0 <= t.get_position()[1] <= 7.0]
+    assert labels == ["1", "2", "5"]
+    with pytest.raises(ValueError, match="axis must be 'x' or 'y'"):
+        label_log_axis(ax, "z")
+    plt.close(fig)
+
+
+def test_log_tick_labels_beyond_9999_are_powers_of_ten():
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [1.5e4, 6e4])
+    ax.set_yscale("log")
+    label_log_axis(ax)
+    fig.canvas.draw()
+    labels = [t.get_text() for t in ax.get_yticklabels() if 1.5e4 <= t.get_position()[1] <= 6e4]
+    assert labels == ["$2\\times10^{4}$", "$5\\times10^{4}$"]
     plt.close(fig)

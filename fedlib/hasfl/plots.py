@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..plotting import colour, log_floor, new_figure
+from ..plotting import colour, label_log_axis, log_floor, new_figure
 from ..split import LayerProfile
 from .latency import round_latency
 from .strategies import STRATEGIES
@@ -167,6 +167,7 @@ def fig_sensitivity(rows: list[dict]):
         ax.set(xscale="log", yscale="log", xlabel=label, ylabel="predicted Θ (s)")
         ax.set_xticks(values, [f"{v:g}" for v in values])
         ax.minorticks_off()
+        label_log_axis(ax)                                 # flat panels span less than a decade
         ax.grid(alpha=0.3)
     # the legend right of the last panel: inside the first it hid RBS+RMS's flat line
     axes[0, -1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0))
