@@ -1,0 +1,100 @@
+"""Stale records in a result store: ``python -m fedlib.prune [--dir DIR] [--delete]``.
+
+A record is keyed by its config and the hash of the source that computes it (:mod:`fedlib.core.store`), so an edit
+of that source leaves the old records in place, never read again. In a committed store
+(``figures/<profile>/store/``, see ``run_all.sh``) they would accumulate in git. This command sorts every
+``<key>.json`` of a store folder by its envelope's ``code_hash``:
+
+- **current**: the hash of one of the four stores this checkout opens (HIST's and DTFL's ``STORE_CODE``, HASFL's
+  ``STORE_CODE`` for decisions and pilots, HASFL's ``TRAIN_CODE`` for training runs);
+- **stale**: any other hash (a record of older code);
+- **unreadable**: not JSON or not a store envelope (left alone; :class:`fedlib.core.store.ResultStore` reports
+  such a file by name when a run asks for it).
+
+Without ``--delete`` it only reports. With ``--delete`` it removes the stale records, nothing else (locks and
+temporary files are the store's own business). Prints one JSON line: ``dir``, ``current``, ``stale``,
+``unreadable`` (counts), ``stale_by_hash`` (hash -> count), ``deleted``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .core import paths
+from .core.store import SCHEMA, source_hash
+
+
+def current_hashes() -> dict[str, str]:
+    """The code hash of every store this checkout opens, ``{hash: store name}`` (store names ``hist``, ``dtfl``,
+    ``hasfl``, ``hasfl_train``)."""
+    from .dtfl.experiments import STORE_CODE as DTFL_CODE
+    from .hasfl.experiments import STORE_CODE as HASFL_CODE
+    from .hasfl.train_run import TRAIN_CODE
+    from .hist.experiments import STORE_CODE as HIST_CODE
+    names = {"hist": HIST_CODE, "dtfl": DTFL_CODE, "hasfl": HASFL_CODE, "hasfl_train": TRAIN_CODE}
+    return {source_hash(code): name for name, code in names.items()}
+
+
+def classify(folder: Path, current: set[str]) -> dict[str, list[Path]]:
+    """Every ``*.json`` directly in ``folder`` as ``{"current": [...], "stale": [...], "unreadable": [...]}``
+    (sorted paths), by whether its envelope's ``code_hash`` is in ``current``.
+
+    Raises:
+        FileNotFoundError: ``folder`` is not a folder.
+    """
+    if not folder.is_dir():
+        raise FileNotFoundError(f"dir: no store folder at {folder}")
+    out: dict[str, list[Path]] = {"current": [], "stale": [], "unreadable": []}
+    for path in sorted(folder.glob("*.json")):
+        try:
+            env = json.loads(path.read_text())
+            ok = isinstance(env, dict) and env.get("schema") == SCHEMA and isinstance(env.get("code_hash"), str)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            ok = False
+        if not ok:
+            out["unreadable"].append(path)
+        else:
+            out["current" if env["code_hash"] in current else "stale"].append(path)
+    return out
+
+
+def prune(folder: Path, delete: bool = False, current: set[str] | None = None) -> dict:
+    """Report (and with ``delete``, remove) the stale records of the store in ``folder``; ``current``: the code
+    hashes to keep (default :func:`current_hashes`). Returns the summary printed by the command.
+
+    Raises:
+        FileNotFoundError: ``folder`` is not a folder.
+    """
+    keep = set(current_hashes()) if current is None else set(current)
+    groups = classify(Path(folder), keep)
+    by_hash: dict[str, int] = {}
+    for path in groups["stale"]:
+        h = json.loads(path.read_text())["code_hash"]
+        by_hash[h] = by_hash.get(h, 0) + 1
+    if delete:
+        for path in groups["stale"]:
+            path.unlink()
+    return {"dir": str(folder), "current": len(groups["current"]), "stale": len(groups["stale"]),
+            "unreadable": len(groups["unreadable"]), "stale_by_hash": by_hash,
+            "deleted": len(groups["stale"]) if delete else 0}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m fedlib.prune", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dir", type=Path, default=None,
+                        help="store folder (default: FEDLIB_CACHE_DIR or .cache/results)")
+    parser.add_argument("--delete", action="store_true", help="remove the stale records (default: report only)")
+    args = parser.parse_args(argv)
+    try:
+        summary = prune(args.dir if args.dir is not None else paths.cache_dir(), args.delete)
+    except FileNotFoundError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(json.dumps(summary, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
