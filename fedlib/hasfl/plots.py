@@ -3,6 +3,7 @@ the Theorem 1 terms, the optimiser's decisions, the strategy comparison and the 
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.ticker import MaxNLocator
 
 from ..plotting import colour, label_log_axis, log_floor, new_figure
 from ..split import LayerProfile
@@ -23,13 +24,14 @@ def fig3b_overhead_per_cut(profiles: dict[str, LayerProfile]):
         ax.bar(cuts - 0.2, client, 0.4, label="client (device)", color=colour(0))
         ax.bar(cuts + 0.2, server, 0.4, label="server", color=colour(1))
         ax.set(title=f"{name}: computation per sample", xlabel="cut layer", ylabel="GFLOPs (fwd + bwd)")
-        ax.legend(fontsize=7)
         ax = axes[row, 1]
         ax.bar(cuts - 0.2, (p.act_bits + p.grad_bits) / 8e6, 0.4, label="smashed data + gradient (per sample)",
                color=colour(2))
         ax.bar(cuts + 0.2, p.param_bits / 8e6, 0.4, label="client-side model (per aggregation)", color=colour(3))
         ax.set(title=f"{name}: communication", xlabel="cut layer", ylabel="MB", yscale="log")
-        ax.legend(fontsize=7)
+        for ax in axes[row]:                               # whole cut layers; legends below: bars fill the panels
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.2))
     fig.tight_layout()
     return fig
 
