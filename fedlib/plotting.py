@@ -115,8 +115,10 @@ def _log_label(value: float, _pos=None) -> str:
 
 def label_log_axis(ax, axis: str = "y") -> None:
     """Major ticks of a log ``axis`` ("x" or "y") at 1, 2 and 5 times each power of ten, labelled as plain numbers
-    (``0.5``, ``2``, ``50``; ``2×10⁵`` beyond 9999), minor ticks off: a panel spanning less than a decade still reads (matplotlib's default
-    labels only the powers of ten, so a flat panel can show a single tick).
+    (``0.5``, ``2``, ``50``; ``2×10⁵`` beyond 9999), minor ticks off: a panel spanning less than a decade still
+    reads (matplotlib's default labels only the powers of ten, so a flat panel can show a single tick). Where fewer
+    than two such ticks fall inside the limits, matplotlib's locator falls back to evenly spaced ticks, labelled the
+    same way.
 
     Raises:
         ValueError: ``axis`` not "x" or "y".

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .core import paths
 from .core.store import SCHEMA, source_hash
+from .core.validate import check_bool
 
 
 def current_hashes() -> dict[str, str]:
@@ -66,7 +67,9 @@ def prune(folder: Path, delete: bool = False, current: set[str] | None = None) -
 
     Raises:
         FileNotFoundError: ``folder`` is not a folder.
+        ParameterTypeError: ``delete`` is not a bool.
     """
+    check_bool("delete", delete)
     keep = set(current_hashes()) if current is None else set(current)
     groups = classify(Path(folder), keep)
     by_hash: dict[str, int] = {}

@@ -116,7 +116,7 @@ def fig6_bars(rows: list[dict], models: tuple, settings: tuple, quantity: str = 
     runs stop before convergence) is the time to each setting's target accuracy (``target_acc``, named in the
     legend) and the run's final accuracy. Times are on a log scale from a third of the smallest bar
     (:func:`fedlib.plotting.log_floor`); a run with no time (not converged / not reached) has no bar but a × at the
-    axis' foot, and its accuracy bar is the run's final accuracy, hatched.
+    axis' foot; in the converged view its accuracy bar is the run's final accuracy, hatched.
 
     Raises:
         ValueError: ``quantity`` not one of ``FIG6_QUANTITIES``.
