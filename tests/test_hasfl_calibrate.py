@@ -158,7 +158,7 @@ def _fake(monkeypatch, reach: dict):
         n = problem.num_devices
         return {"method": method, "b": [batch or 4] * n, "cuts": [cut or 1] * n, "theta": None, "note": ""}
 
-    def train(store, config, problem, data, device="auto"):
+    def train(store, config, problem, data, device="auto", extend=None):
         configs.append(config)
         fixed = config["setting"] == "iid" and len(set(config["b"])) == 1 and len(set(config["cuts"])) == 1
         b, cut = config["b"][0], config["cuts"][0]
@@ -359,7 +359,7 @@ def test_a_later_model_is_calibrated_on_its_own_runs_and_sweeps_decide_on_scaled
         "constants": {"beta": 100.0, "sigma2": [2.0] * 10, "G2": [2.0] * 10, "vartheta": 2.3},
         "per_point": [{"beta": 100.0, "sigma2": [2.0] * 10, "G2": [1.0] * 10}]}
 
-    def train(store, config, problem, data, device="auto"):
+    def train(store, config, problem, data, device="auto", extend=None):
         rec = fake_train(store, config, problem, data, device)
         if config["model"] == "resnet18" and config["b"] == [16] * 3 and config["cuts"] == [6] * 3:
             rec["test_acc"] = [0.1, 0.1, 0.1, 0.1, 0.7]                # ResNet-18 at cut 6: the target at round 40

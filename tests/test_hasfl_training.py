@@ -276,3 +276,67 @@ def test_table_i_scales_one_range_and_training_problem_draws_the_same_system():
                      ([("rate_up", 2.0)], "scale")):
         with pytest.raises((ValueError, TypeError), match=err):
             table_i(5, bad)
+
+
+def _fake_split(calls, acc_at):
+    """A run_split stand-in: evaluations at round 0, every eval_every and the last round, test accuracy acc_at(r);
+    the stop hook as the engine calls it."""
+    def fake_run_split(cfg, ds, device, clock=None, stop=None):
+        calls.append((cfg.rounds, cfg.eval_every))
+        rec = {"config": cfg.to_dict(), "round": [], "epoch": [], "test_acc": [], "sim_s": [], "elapsed_s": []}
+        for r in range(cfg.rounds + 1):
+            if r % cfg.eval_every == 0 or r == cfg.rounds:
+                for k, v in (("round", r), ("epoch", r / 50), ("test_acc", acc_at(r)), ("sim_s", 0.0),
+                             ("elapsed_s", r / 10)):
+                    rec[k].append(v)
+                if r and stop is not None and stop(rec):
+                    break
+        return rec
+    return fake_run_split
+
+
+@pytest.mark.parametrize("curve, extended", [("rising", True), ("chance", False), ("early", False)])
+def test_a_capped_rising_run_is_extended_with_the_same_evaluations(monkeypatch, fmnist, curve, extended):
+    """Extension (fedlib.hasfl.training, "Extension"): 3 devices x b = 4 on 600 samples, 1 epoch = 50 rounds,
+    evals 10 -> an evaluation every 5 rounds. Rising (0.1 + 0.01 r up to 0.5 at r = 40): the rule looks from index 2
+    (r = 10, >= 0.2) and fires where the last 5 evaluations (r = 45..65) do not beat the best before (0.5 at r = 40):
+    index 13, r = 65 > the 1-epoch cap, so the run is trained again with 2 epochs (100 rounds, every 5) and stops
+    there. At chance (0.1 throughout) it is not extended; a run converged at r = 35 (0.3 from r = 10) neither."""
+    from fedlib.hasfl import experiments, train_run, training
+    from fedlib.hasfl.train_plan import stored_run
+    acc_at = {"rising": lambda r: min(0.5, 0.1 + 0.01 * r), "chance": lambda r: 0.1,
+              "early": lambda r: min(0.3, 0.1 + 0.02 * r)}[curve]
+    calls = []
+    monkeypatch.setattr(train_run, "run_split", _fake_split(calls, acc_at))
+    s = TrainSettings(width=0.0625, epochs=1.0, evals=10, stop_at_convergence=True, extend_epochs=2.0)
+    problem = _problem()
+    config = run_config(s, "iid", decide(problem, "fixed", 0, 4, 3), 0, 600)
+    assert config == run_config(replace(s, extend_epochs=0.0), "iid", decide(problem, "fixed", 0, 4, 3), 0, 600)
+    extend = training.extension_config(s, config, 600)
+    assert (config["rounds"], config["eval_every"], extend["rounds"], extend["eval_every"]) == (50, 5, 100, 5)
+    assert extend["epochs"] == 2.0 and training.extension_config(replace(s, extend_epochs=0.0), config, 600) is None
+    store = experiments.result_store()
+    rs = train_run.train_store(store)
+    assert not stored_run(rs, config, extend, fmnist)
+    rec = training.train(store, config, problem, fmnist, extend=extend)
+    assert stored_run(rs, config, extend, fmnist)
+    if extended:
+        assert calls == [(50, 5), (100, 5)]
+        assert rec["round"] == list(range(0, 70, 5)) and rec["converged_index"] == 13 and rec["converged_acc"] == 0.5
+        capped = rs.load(config)                                           # the capped record stays in the store
+        assert capped["round"][-1] == 50 and capped["converged_index"] is None
+        assert rec["extended_from_epochs"] == 1.0 and rec["capped_elapsed_s"] == capped["elapsed_s"]
+    else:
+        assert calls == [(50, 5)] and rec["extended_from_epochs"] is None
+        assert rec["converged_index"] == (None if curve == "chance" else 7)            # r = 35
+    calls.clear()
+    assert training.train(store, config, problem, fmnist, extend=extend)["round"] == rec["round"] and calls == []
+
+
+@pytest.mark.parametrize("kw, match", [(dict(extend_epochs=3.0), "extend_epochs must be 0 .off. or > epochs = 3.0"),
+                                       (dict(extend_epochs=-1.0), "extend_epochs"),
+                                       (dict(extend_epochs=float("nan")), "extend_epochs"),
+                                       (dict(extend_epochs=6.0, stop_at_convergence=False), "needs stop_at_conv")])
+def test_extend_epochs_is_checked(kw, match):
+    with pytest.raises(ValueError, match=match):
+        TrainSettings(**dict(dict(epochs=3.0, stop_at_convergence=True), **kw))

@@ -28,7 +28,7 @@ from ..data import TensorDataset, load_dataset
 from ..split import time_to_target
 from .experiments import resolve_dataset, result_store
 from .train_plan import (TRAIN_ORDER, TrainPlan, _check_inputs, _decided_runs, calibrated_models, calibration_runs,
-                         train_priority)
+                         stored_run, train_priority)
 from .train_run import train_store
 from .training import TrainSettings, train
 
@@ -54,7 +54,7 @@ def settings_and_plan(p: dict, dataset: str) -> tuple[TrainSettings, TrainPlan]:
                       pilot_steps=p["pilot_steps"], pilot_lr=p["pilot_lr"], pilot_batch=p["pilot_batch"],
                       num_batches=p["num_batches"], power_iters=p["power_iters"], constants=p["constants"],
                       eps_mode=p["eps_mode"], eps_factor=p["eps_factor"],
-                      stop_at_convergence=p["stop_at_convergence"])
+                      stop_at_convergence=p["stop_at_convergence"], extend_epochs=p["extend_epochs"])
     plan = TrainPlan(settings=tuple(p["settings"]), num_devices=p["num_devices"], batch_grid=tuple(p["batch_grid"]),
                      fixed_cut=p["fixed_cut"], cut_grid=tuple(p["cut_grid"]), fixed_batch=p["fixed_batch"],
                      models=tuple(p["models"]), widths=tuple(p["widths"]), device_counts=tuple(p["device_counts"]),
@@ -82,15 +82,16 @@ def profile_parameters(profile: str, notebook: Path = NOTEBOOK) -> dict:
     return params
 
 
-def _calibration_stored(store, s: TrainSettings, plan: TrainPlan, runs: list[dict]) -> bool:
-    """Every IID calibration run of every calibrated model (:func:`calibration_runs`) is among ``runs`` and stored."""
+def _calibration_stored(store, s: TrainSettings, plan: TrainPlan, runs: list[dict], data: TensorDataset) -> bool:
+    """Every IID calibration run of every calibrated model (:func:`calibration_runs`) is among ``runs`` and stored
+    (with its extension when it needs one)."""
     rs, want = train_store(store), set()
     for k in calibrated_models(plan):
         model, width = plan.models[k], plan.widths[k]
         want |= {(model, width, b, c) for b, c in calibration_runs(plan, k)}
     have = {(r["sm"].model, r["sm"].width, r["batch"], r["cut"]) for r in runs
             if r["setting"] == "iid" and r["method"] == "fixed" and r["scale"] is None
-            and r["n"] == plan.num_devices and rs.has(r["config"])}
+            and r["n"] == plan.num_devices and stored_run(rs, r["config"], r["extend"], data)}
     return want <= have
 
 
@@ -113,7 +114,7 @@ def plan_progress(store, s: TrainSettings, plan: TrainPlan, seeds: list[int], ta
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         runs = list(_decided_runs(store, s, plan, seeds, target_acc, data, device, which="plain"))
-        waiting = not _calibration_stored(store, s, plan, runs)
+        waiting = not _calibration_stored(store, s, plan, runs, data)
         if not waiting:
             runs += list(_decided_runs(store, s, plan, seeds, target_acc, data, device, which="calibrated"))
     rows: dict = {}
@@ -126,11 +127,12 @@ def plan_progress(store, s: TrainSettings, plan: TrainPlan, seeds: list[int], ta
         d = r["decision"]
         row = dict(priority=prio, figures=",".join(r["figs"]), method=r["method"], model=r["sm"].model,
                    setting=r["setting"], N=r["n"], scale=None if not r["scale"] else f"{r['scale'][0][0]} x {r['scale'][0][1]:g}",
-                   b_mean=sum(d["b"]) / len(d["b"]), cut_max=max(d["cuts"]), stored=rs.has(r["config"]))
+                   b_mean=sum(d["b"]) / len(d["b"]), cut_max=max(d["cuts"]),
+                   stored=stored_run(rs, r["config"], r["extend"], data))
         if row["stored"]:
-            rec = train(store, r["config"], r["problem"], data, device)         # a cache hit, clock applied
+            rec = train(store, r["config"], r["problem"], data, device, r["extend"])   # cache hits, clock applied
             tgt = target_acc if r["setting"] == "iid" else target_acc_noniid
-            row.update(worker_s=rec["elapsed_s"], epochs=rec["epoch"][-1], rounds=rec["round"][-1],
+            row.update(worker_s=rec["elapsed_s"] + rec.get("capped_elapsed_s", 0.0), epochs=rec["epoch"][-1], rounds=rec["round"][-1],
                        converged_time_s=rec["converged_time_s"], converged_acc=rec["converged_acc"],
                        time_to_target_s=time_to_target(rec, tgt))
         rows[key] = row

@@ -21,8 +21,8 @@ from .plan_analysis import (VARIANT_MODES, bound_vs_training, calibration_transf
                             decisions_by_eps, split_variant, variants)                # (re-exported)
 from .strategies import STRATEGIES
 from .theory import HasflConstants, bound_floor, rounds_needed
-from .training import (TrainSettings, bound_constants, check_plan, check_settings_data, decide,
-                       pilot, run_config, summary_row, target_eps, train, training_problem)
+from .training import (TrainSettings, bound_constants, check_plan, check_settings_data, decide, extension_config,
+                       needs_extension, pilot, run_config, summary_row, target_eps, train, training_problem)
 from .latency import SCALE_KEYS
 from .train_run import train_store
 
@@ -176,7 +176,8 @@ def plan_calibration(store: ResultStore, s: TrainSettings, plan: TrainPlan, seed
     rounds = []
     for b, c in runs:
         decision = decide(problem, "fixed", seed, b, c)
-        record = train(store, run_config(s0, "iid", decision, seed, len(data.y_train)), problem, data, device)
+        config = run_config(s0, "iid", decision, seed, len(data.y_train))
+        record = train(store, config, problem, data, device, extension_config(s0, config, len(data.y_train)))
         rounds.append(time_to_target(record, target_acc, key="round"))
     fit = fit_calibration(consts, s0.gamma, s0.interval, n, [b for b, _ in runs], [c for _, c in runs], rounds,
                           target_acc, fit_variance=plan.calibrate_variance)
@@ -226,11 +227,10 @@ def _decided_runs(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: 
                                                   dict(scale or ()))
             problem = cache[key]
             decision = decide(problem, base, seed, batch, cut)
+            config = run_config(sm, setting, decision, seed, len(data.y_train))
             yield dict(figs=figs, method=method, sm=sm, ss=ss, setting=setting, n=n, batch=batch, cut=cut, seed=seed,
-                       scale=scale,
-                       problem=problem, decision=decision, config=run_config(sm, setting, decision, seed,
-                                                                             len(data.y_train)),
-                       fit=fits[fk] if calibrated else None)
+                       scale=scale, problem=problem, decision=decision, config=config,
+                       extend=extension_config(sm, config, len(data.y_train)), fit=fits[fk] if calibrated else None)
 
 
 @functools.lru_cache(maxsize=2)
@@ -239,10 +239,12 @@ def _dataset(name: str) -> TensorDataset:
     return load_dataset(name)
 
 
-def train_job(store: ResultStore, config: dict, problem, dataset: str, device: str = "auto") -> None:
-    """:func:`fedlib.hasfl.training.train` of one run config with the dataset loaded by name (a job for
-    :func:`fedlib.core.map_jobs`; the record lands in ``store``, nothing is returned)."""
-    train(store, config, problem, _dataset(dataset), device)
+def train_job(store: ResultStore, config: dict, problem, dataset: str, device: str = "auto",
+              extend: dict | None = None) -> None:
+    """:func:`fedlib.hasfl.training.train` of one run config (and its ``extend`` run when it needs one) with the
+    dataset loaded by name (a job for :func:`fedlib.core.map_jobs`; the records land in ``store``, nothing is
+    returned)."""
+    train(store, config, problem, _dataset(dataset), device, extend)
 
 
 TRAIN_ORDER = (("fig5", "fig6"), ("fig2a", "fig3a", "calibration"), ("fig10", "fig11"), ("fig9",),
@@ -261,21 +263,35 @@ def train_priority(figs, scale=None) -> int:
     return min((i for i, group in enumerate(TRAIN_ORDER) if set(group) & set(figs)), default=len(TRAIN_ORDER))
 
 
+def stored_run(runs_store: ResultStore, config: dict, extend: dict | None, data: TensorDataset) -> bool:
+    """True when ``config``'s training record is in ``runs_store`` (:func:`fedlib.hasfl.train_run.train_store`)
+    and, if it needs its ``extend`` run (:func:`fedlib.hasfl.training.needs_extension`, chance = 1 /
+    ``data.num_classes``), so is that one."""
+    if not runs_store.has(config):
+        return False
+    return (extend is None or runs_store.has(extend)
+            or not needs_extension(runs_store.load(config), 1 / data.num_classes))
+
+
 def _train_parallel(store, runs: list[dict], data: TensorDataset, device: str, workers: int) -> None:
     """Train the not yet cached configs of ``runs`` in ``workers`` processes (one torch thread each), in
     :data:`TRAIN_ORDER` (a config that several figures share takes its earliest group), costliest (most device
-    samples x rounds) first within a group; identical configs once."""
+    samples x rounds) first within a group; identical configs once. A stored run that needs its extension
+    (:func:`fedlib.hasfl.training.needs_extension`) is a job for that extension."""
     todo, runs_store = {}, train_store(store)
     for r in runs:
         key = runs_store.key(r["config"])
         prio = train_priority(r["figs"], r["scale"])
         if key in todo:
             todo[key]["priority"] = min(todo[key]["priority"], prio)
-        elif not runs_store.has(r["config"]):
+        elif not stored_run(runs_store, r["config"], r["extend"], data):
             todo[key] = dict(store=store, config=r["config"], problem=r["problem"], dataset=data.name,
-                             device=device, priority=prio)
+                             device=device, extend=r["extend"], priority=prio)
     if todo:
-        jobs = sorted(todo.values(), key=lambda job: (job["priority"], -job["config"]["rounds"] * sum(job["config"]["b"])))
+        def cost(job):
+            cfg = job["extend"] if runs_store.has(job["config"]) else job["config"]
+            return -cfg["rounds"] * sum(cfg["b"])
+        jobs = sorted(todo.values(), key=lambda job: (job["priority"], cost(job)))
         for job in jobs:
             del job["priority"]
         map_jobs(train_job, jobs, workers, desc="HASFL training runs (workers)")    # started in this order
@@ -325,7 +341,7 @@ def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[
     for r in _decided_runs(*args):
         bar.update()
         problem, decision, fit = r["problem"], r["decision"], r["fit"]
-        record = train(store, r["config"], problem, data, device)
+        record = train(store, r["config"], problem, data, device, r["extend"])
         pred = rounds_needed(problem.constants, problem.gamma, decision["b"], decision["cuts"],
                              problem.interval, problem.eps) if decision["theta"] is not None else None
         row = summary_row(record, decision, target_acc, figures=list(r["figs"]), method=r["method"],

@@ -17,6 +17,14 @@ Choices where the paper is silent (also in ``notebooks/hasfl/README.md``, "Devia
   converged time is the simulated time of that evaluation. With ``stop_at_convergence`` (the converged profile)
   a run ends at the evaluation where the rule fires (the engine's ``stop`` hook): its rounds and epochs are then
   a cap, and no compute goes past the converged point; the rule's result is the same as on the full run.
+- **Extension** (``extend_epochs``, the converged profile; ours): a run whose rule has not fired by its cap
+  ``epochs``, although it left chance (an evaluation at or above twice chance), is trained again from the start
+  up to ``extend_epochs`` with the same evaluation spacing (``eval_every`` in rounds), so its first ``epochs`` are
+  the same rounds on the same batches (the engine draws batches round by round): no cap stops a rising curve
+  (issue #21) while a run that converged early costs nothing more. Its record replaces the capped one and says
+  so (``extended_from_epochs``). A run that never leaves chance is not extended (HABS's b = 1 at cut 8: more
+  rounds of a model that does not learn). The capped record stays in the store, so turning the extension off
+  (quick, smoke) or on never retrains the first ``epochs``.
 - **Rounds**: clamped to [``min_rounds``, ``max_rounds``] (``max_rounds`` 0 = no cap): early learning is limited
   by rounds, not samples (a large-batch run with few rounds never leaves the initial plateau), and tiny batch
   sizes would otherwise need hundreds of rounds.
@@ -75,7 +83,8 @@ class TrainSettings:
         interval: I (rounds between eq. 7 aggregations). optimizer, lr, momentum: the training optimiser.
         epochs: device samples per run / |D_train| (> 0); min_rounds / max_rounds: clamp of the rounds (0 = no
         cap). evals: evaluations per run (>= 5, the rule's window). stop_at_convergence: end a run where the
-        convergence rule fires (module docstring).
+        convergence rule fires (module docstring). extend_epochs: 0 (off) or the longer cap (> ``epochs``, needs
+        ``stop_at_convergence``) of a run whose rule has not fired at ``epochs`` (module docstring, "Extension").
         test_subset: evaluate on the first n test samples (0 = the full test set). shards_per_client: non-IID
             shards (HASFL: 40 shards, 2 per device). gamma: the bound's step size. pilot_*: the pilot run of
             :func:`fedlib.hasfl.pilot_constants`. constants: one of :data:`CONSTANTS_MODES` (``"pilot"``,
@@ -109,6 +118,7 @@ class TrainSettings:
     eps_mode: str = "slack"
     eps_factor: float = 0.1
     stop_at_convergence: bool = False
+    extend_epochs: float = 0.0
 
     def __post_init__(self):
         check_choice("model", self.model, tuple(NUM_LAYERS))
@@ -124,6 +134,12 @@ class TrainSettings:
                           ("shards_per_client", 1),
                           ("pilot_steps", 0), ("pilot_batch", 1), ("num_batches", 1), ("power_iters", 1)):
             check_int(name, getattr(self, name), low)
+        check_float("extend_epochs", self.extend_epochs, 0)
+        if self.extend_epochs and self.extend_epochs <= self.epochs:
+            raise ValueError(f"extend_epochs must be 0 (off) or > epochs = {self.epochs}, got {self.extend_epochs}")
+        if self.extend_epochs and not self.stop_at_convergence:
+            raise ValueError("extend_epochs > 0 needs stop_at_convergence=True (an extended run ends where the "
+                             "convergence rule fires)")
         if self.max_rounds and self.max_rounds < self.min_rounds:
             raise ValueError(f"max_rounds must be 0 (no cap) or >= min_rounds = {self.min_rounds}, got {self.max_rounds}")
 
@@ -321,10 +337,35 @@ def run_config(s: TrainSettings, setting: str, decision: dict, seed: int, num_tr
     rounds = max(s.min_rounds, math.ceil(s.epochs * num_train / sum(decision["b"])))
     if s.max_rounds:
         rounds = min(rounds, s.max_rounds)
-    drop = ("pilot_", "num_batches", "power_iters", "min_rounds", "max_rounds", "gamma", "constants", "eps_")
+    drop = ("pilot_", "num_batches", "power_iters", "min_rounds", "max_rounds", "gamma", "constants", "eps_",
+            "extend_")
     keep = {k: v for k, v in asdict(s).items() if not k.startswith(drop)}
     return dict(kind="hasfl_train", **keep, setting=setting, num_devices=n, b=list(decision["b"]),
                 cuts=list(decision["cuts"]), rounds=rounds, eval_every=max(1, rounds // s.evals), seed=seed)
+
+
+def extension_config(s: TrainSettings, config: dict, num_train: int) -> dict | None:
+    """The run config that continues ``config`` (:func:`run_config` of ``s``) past its cap (module docstring,
+    "Extension"): the same run with ``epochs`` = ``s.extend_epochs`` and its rounds (clamped as
+    :func:`run_config` clamps), ``eval_every`` unchanged; None when ``s.extend_epochs`` is 0 or the clamp leaves
+    no more rounds.
+
+    Raises:
+        ValueError: ``num_train`` < 1.
+    """
+    check_int("num_train", num_train, 1)
+    if not s.extend_epochs:
+        return None
+    rounds = max(s.min_rounds, math.ceil(s.extend_epochs * num_train / sum(config["b"])))
+    if s.max_rounds:
+        rounds = min(rounds, s.max_rounds)
+    return dict(config, epochs=s.extend_epochs, rounds=rounds) if rounds > config["rounds"] else None
+
+
+def needs_extension(record: dict, chance: float) -> bool:
+    """True when a :func:`fedlib.hasfl.train_run.train_record` has no converged point although one of its test
+    accuracies reached twice ``chance`` (module docstring, "Extension")."""
+    return record["converged_index"] is None and max(record["test_acc"]) >= 2 * chance
 
 
 def with_clock(record: dict, problem: Problem) -> dict:
@@ -343,16 +384,27 @@ def with_clock(record: dict, problem: Problem) -> dict:
     return dict(record, sim_s=sim_s, converged_time_s=None if k is None else sim_s[k])
 
 
-def train(store: ResultStore, config: dict, problem: Problem, data: TensorDataset, device: str = "auto") -> dict:
+def train(store: ResultStore, config: dict, problem: Problem, data: TensorDataset, device: str = "auto",
+          extend: dict | None = None) -> dict:
     """Train one :func:`run_config` (:func:`fedlib.hasfl.train_run.train_record`: cached beside ``store`` under
     the training code alone, a rerun is a cache hit) and charge it on ``problem``'s clock (:func:`with_clock`).
+    With ``extend`` (:func:`extension_config` of ``config``), a run that :func:`needs_extension` is replaced by
+    that longer run (trained from the start, cached likewise).
 
     Returns:
         :func:`fedlib.split.run_split`'s record (per evaluation: round, epoch, sim_s, test_acc, test_loss,
         train_loss, elapsed_s) plus ``converged_index`` / ``converged_time_s`` / ``converged_acc`` (None when
-        the rule never fires), ``test_samples`` and ``elapsed_s`` (the whole run, s).
+        the rule never fires), ``test_samples``, ``elapsed_s`` (the whole run, s) and ``extended_from_epochs``
+        (``config``'s epochs when the record is the extension, else None; then ``capped_elapsed_s`` is the
+        capped run's wall time, s).
     """
-    return with_clock(train_record(store, config, data, device), problem)
+    record = train_record(store, config, data, device)
+    if extend is not None and needs_extension(record, 1 / data.num_classes):
+        record = dict(train_record(store, extend, data, device), extended_from_epochs=config["epochs"],
+                      capped_elapsed_s=record["elapsed_s"])
+    else:
+        record = dict(record, extended_from_epochs=None)
+    return with_clock(record, problem)
 
 
 def summary_row(record: dict, decision: dict, target_acc: float, **labels) -> dict:
@@ -366,4 +418,5 @@ def summary_row(record: dict, decision: dict, target_acc: float, **labels) -> di
                 target_acc=target_acc, time_to_target_s=time_to_target(record, target_acc),
                 epochs_to_target=time_to_target(record, target_acc, key="epoch"),
                 final_test_acc=record["test_acc"][-1], best_test_acc=max(record["test_acc"]),
-                rounds=record["round"][-1], sim_s=record["sim_s"][-1], seed=record["config"]["seed"])
+                rounds=record["round"][-1], sim_s=record["sim_s"][-1], seed=record["config"]["seed"],
+                extended_from_epochs=record.get("extended_from_epochs"))
