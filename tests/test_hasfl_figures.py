@@ -63,6 +63,21 @@ def test_fig5_names_identical_runs():
     plt.close(fig)
 
 
+def test_fig5_keeps_a_methods_colour_and_marker_in_every_panel():
+    """VGG-16 has HASFL-max, ResNet-18 not: HASFL-calibrated must not take HASFL-max's colour in the ResNet-18 panel
+    (it did in the first converged figure)."""
+    curve = {"sim_s": [0.0, 1.0, 2.0], "test_acc": [0.1, 0.5, 0.7]}
+    methods = {"vgg16": ("HASFL", "HASFL-max", "HASFL-calibrated"), "resnet18": ("HASFL", "HASFL-calibrated")}
+    entries = [{"row": {"method": m, "figures": ["fig5"], "model": model, "setting": "iid"},
+                "curve": dict(curve, test_acc=[0.1, 0.5, 0.7 - 0.1 * k])}
+               for model, ms in methods.items() for k, m in enumerate(ms)]
+    fig = train_plots.fig5_accuracy_vs_time(entries, ("vgg16", "resnet18"), ("iid",))
+    style = [{ln.get_label(): (ln.get_color(), ln.get_marker()) for ln in ax.lines} for ax in fig.axes[:2]]
+    assert style[1]["HASFL-calibrated"] == style[0]["HASFL-calibrated"] != style[0]["HASFL-max"]
+    assert style[1]["HASFL"] == style[0]["HASFL"]
+    plt.close(fig)
+
+
 def test_strategies_says_when_a_method_has_no_feasible_draw():
     rows = [{"method": "HASFL", "theta": 3200.0, "theta_std": 0.0, "infeasible": 0},
             {"method": "RBS+HAMS", "theta": 12000.0, "theta_std": 2000.0, "infeasible": 1},

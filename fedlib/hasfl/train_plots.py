@@ -45,11 +45,14 @@ def _signature(entries: list[dict], xkey: str) -> tuple:
     return tuple((tuple(np.round(e["curve"][xkey], 9)), tuple(np.round(e["curve"]["test_acc"], 9))) for e in entries)
 
 
-def _draw_groups(ax, groups: dict, xkey: str) -> None:
+def _draw_groups(ax, groups: dict, xkey: str, index: dict | None = None) -> None:
     """One curve per method; a method whose curves equal an earlier method's (same decisions, so the same run)
-    is drawn dashed over it, and the panel names the pairs ("X = Y: identical runs"), so that no curve hides."""
+    is drawn dashed over it, and the panel names the pairs ("X = Y: identical runs"), so that no curve hides.
+    ``index`` (label -> colour and marker index) keeps a method's style the same across panels that hold
+    different methods; by default a panel numbers its own."""
     seen, same = {}, []
-    for i, (label, es) in enumerate(groups.items()):
+    for k, (label, es) in enumerate(groups.items()):
+        i = k if index is None else index[label]
         sig = _signature(es, xkey)
         ls = "-"
         if sig in seen:
@@ -80,11 +83,14 @@ def fig_accuracy(entries: list[dict], figure: str, xkey: str, settings: tuple, t
 
 
 def fig5_accuracy_vs_time(entries: list[dict], models: tuple, settings: tuple):
-    """Fig. 5: accuracy vs simulated time for HASFL and the benchmarks, one panel per model and setting."""
+    """Fig. 5: accuracy vs simulated time for HASFL and the benchmarks, one panel per model and setting; a method
+    has the same colour and marker in every panel (a panel may lack a variant, e.g. HASFL-max for a model)."""
     fig, axes = new_figure(len(settings), len(models))
+    index = {label: i for i, label in enumerate(dict.fromkeys(
+        _label(e["row"]) for e in entries if "fig5" in e["row"]["figures"]))}
     for row_axes, model in zip(axes, models):
         for ax, setting in zip(row_axes, settings):
-            _draw_groups(ax, _groups(entries, "fig5", model=model, setting=setting), "sim_s")
+            _draw_groups(ax, _groups(entries, "fig5", model=model, setting=setting), "sim_s", index)
             ax.set_xscale("symlog", linthresh=1.0)
             ax.set_xlabel("simulated time (s)")
             ax.set_ylabel("test accuracy (%)")
