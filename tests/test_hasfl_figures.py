@@ -123,6 +123,11 @@ def test_fig_calibration_has_a_panel_per_model_and_says_why_a_fit_failed():
     assert any("fewer than 2 cuts reach 0.86" in t.get_text() for t in right.texts)
     pts = [(ln.get_xdata()[0], ln.get_ydata()[0]) for ln in left.lines if len(ln.get_xdata()) == 1]
     assert pts == [(100, 110), (200, 190)]
+    # under a decade (77-260 rounds): ticks at 1, 2, 5 x 10^k only (the default labelled 2, 3, 4, 6 x 10^2, colliding)
+    fig.canvas.draw()
+    lo, hi = left.get_xlim()
+    assert [t for t in left.get_xticks() if lo <= t <= hi] == [100, 200]
+    assert [t.get_text() for t in left.get_xticklabels() if lo <= t.get_position()[0] <= hi] == ["100", "200"]
     plt.close(fig)
 
 

@@ -254,6 +254,8 @@ def fig_calibration(rows: list[dict]):
         ax.set_yscale("log")
         ax.set_xlim(lo, hi)
         ax.set_ylim(lo, hi)
+        label_log_axis(ax, "x")              # a panel under a decade wide got 2, 3, 4, 6 x 10^2 labels, colliding
+        label_log_axis(ax, "y")
         ax.set_xlabel("rounds to the target, measured")
         ax.set_ylabel("rounds, Corollary 1 under the fit")
         r0 = ok[0]
