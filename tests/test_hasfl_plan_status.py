@@ -11,6 +11,7 @@ def test_converged_profile_builds_the_plan_the_profile_file_states():
     p = plan_status.profile_parameters("converged")
     s, plan = plan_status.settings_and_plan(p, "fashion-mnist")
     assert (s.model, s.width, s.epochs, s.evals, s.test_subset, s.stop_at_convergence) == ("vgg16", 0.25, 3.0, 40, 2000, True)
+    assert s.extend_epochs == 6.0                                          # runs the rule has not stopped: to 6 epochs
     assert plan.num_devices == 20 and plan.models == ("vgg16", "resnet18") and plan.widths == (0.25, 0.125)
     assert plan.fig9_settings == ("iid", "noniid") and plan.device_counts == (5, 10, 20)
     assert plan.sweep_factors == (0.25, 4.0) and plan.model_cut_grids == ((2, 4, 6, 8),)
