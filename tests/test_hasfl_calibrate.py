@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from fedlib.hasfl import HasflConstants
-from fedlib.hasfl import train_plan
+from fedlib.hasfl import train_jobs, train_plan
 from fedlib.hasfl.calibrate import calibrated_constants, fit_calibration, fitted_rounds
 from fedlib.hasfl.training import TrainSettings, bound_constants
 
@@ -325,12 +325,12 @@ def test_plan_with_workers_trains_each_config_once_in_the_pool_and_gives_the_sam
     store, waves = Store(), []
 
     def pool(fn, jobs, workers, desc, cost=None):    # in-process stand-in for fedlib.core.map_jobs
-        assert fn is train_plan.train_job and workers == 2
+        assert fn is train_jobs.train_job and workers == 2
         waves.append([store.key(j["config"]) for j in jobs])
         store.done.update(waves[-1])
 
-    monkeypatch.setattr(train_plan, "map_jobs", pool)
-    monkeypatch.setattr(train_plan, "train_store", lambda s: s)   # the fake holds the training records too
+    monkeypatch.setattr(train_jobs, "map_jobs", pool)
+    monkeypatch.setattr(train_jobs, "train_store", lambda s: s)   # the fake holds the training records too
     data = SimpleNamespace(y_train=DATA.y_train, name="fake")
     configs.clear()
     rows = [e["row"] for e in train_plan.run_plan(store, S, PLAN, [0], 0.6, data, progress=False, workers=2)]

@@ -9,8 +9,8 @@ import pytest
 from fedlib.data import TensorDataset
 from fedlib.hasfl import HasflConstants, round_latency, total_latency
 from fedlib.hasfl.train_plan import bound_vs_training, claim_ratios
-from fedlib.hasfl.training import (TrainSettings, bound_constants, decide, hasfl_clock, run_config, split_config,
-                                   summary_row, target_eps, training_problem)
+from fedlib.hasfl.train_config import hasfl_clock, run_config, summary_row
+from fedlib.hasfl.training import TrainSettings, bound_constants, decide, split_config, target_eps, training_problem
 from fedlib.split import run_split
 
 L = 16
@@ -44,8 +44,8 @@ def test_clock_equals_round_latency_and_run_total_equals_eq40():
     assert rec["sim_s"][-1] == pytest.approx(float(total_latency(5, 2, lat["T_S"], lat["T_A"])))
     assert rec["sim_s"][1] == pytest.approx(float(lat["T_S"]))
     # train() caches the run without a clock and charges it afterwards: the same floats as the clock in the run
-    from fedlib.hasfl import experiments, training
-    charged = training.train(experiments.result_store(), cfg, p, ds, "cpu")
+    from fedlib.hasfl import experiments, train_config
+    charged = train_config.train(experiments.result_store(), cfg, p, ds, "cpu")
     assert charged["sim_s"] == rec["sim_s"] and charged["test_acc"] == rec["test_acc"]
 
 
@@ -215,7 +215,7 @@ ACCS = [0.1, 0.15, 0.3, 0.5, 0.6, 0.62, 0.61, 0.62, 0.6, 0.615, 0.62, 0.7]
 
 @pytest.mark.parametrize("stop_at_convergence, evals", [(True, 11), (False, 12)])
 def test_stop_at_convergence_ends_the_run_where_the_rule_fires(monkeypatch, fmnist, stop_at_convergence, evals):
-    from fedlib.hasfl import experiments, train_run, training
+    from fedlib.hasfl import experiments, train_config, train_run
 
     def fake_run_split(cfg, ds, device, clock=None, stop=None):
         assert (stop is not None) == stop_at_convergence and clock is None          # charged after the run
@@ -234,7 +234,7 @@ def test_stop_at_convergence_ends_the_run_where_the_rule_fires(monkeypatch, fmni
     decision = decide(problem, "fixed", 0, 4, 3)
     config = run_config(s, "iid", decision, 0, 600)
     assert config["stop_at_convergence"] is stop_at_convergence             # part of the run's cache key
-    rec = training.train(experiments.result_store(), config, problem, fmnist)
+    rec = train_config.train(experiments.result_store(), config, problem, fmnist)
     assert len(rec["test_acc"]) == evals
     clock = hasfl_clock(problem)                                          # round 100, I = 15: T_S x 100 + T_A x 6
     assert rec["converged_time_s"] == pytest.approx(sum(clock(r, [4] * 3, [3] * 3, r % 15 == 0) for r in range(1, 101)))
@@ -245,7 +245,7 @@ def test_a_training_record_survives_an_edit_of_the_decision_code(monkeypatch, fm
     """The run is cached under the training code alone (fedlib.hasfl.train_run.TRAIN_CODE): a store hashing other
     code (as after an edit of the optimiser) finds it; a store of other training code does not."""
     from fedlib.core import ResultStore
-    from fedlib.hasfl import train_run, training
+    from fedlib.hasfl import train_config, train_run
     calls = []
 
     def fake_run_split(cfg, ds, device, clock=None, stop=None):
@@ -255,11 +255,11 @@ def test_a_training_record_survives_an_edit_of_the_decision_code(monkeypatch, fm
     monkeypatch.setattr(train_run, "run_split", fake_run_split)
     problem = _problem()
     config = run_config(TrainSettings(width=0.0625), "iid", decide(problem, "fixed", 0, 4, 3), 0, 600)
-    a = training.train(ResultStore(tmp_path, code=("fedlib.hasfl.bcd",)), config, problem, fmnist)
-    b = training.train(ResultStore(tmp_path, code=("fedlib.hasfl.p1",)), config, problem, fmnist)
+    a = train_config.train(ResultStore(tmp_path, code=("fedlib.hasfl.bcd",)), config, problem, fmnist)
+    b = train_config.train(ResultStore(tmp_path, code=("fedlib.hasfl.p1",)), config, problem, fmnist)
     assert calls == [0] and a["test_acc"] == b["test_acc"] == [0.1, 0.5] and b["sim_s"][1] > 0
     monkeypatch.setattr(train_run, "TRAIN_CODE", train_run.TRAIN_CODE[1:])  # as if the training code had changed
-    training.train(ResultStore(tmp_path, code=("fedlib.hasfl.bcd",)), config, problem, fmnist)
+    train_config.train(ResultStore(tmp_path, code=("fedlib.hasfl.bcd",)), config, problem, fmnist)
     assert calls == [0, 0]
 
 
@@ -302,7 +302,7 @@ def test_a_capped_rising_run_is_extended_with_the_same_evaluations(monkeypatch, 
     (r = 10, >= 0.2) and fires where the last 5 evaluations (r = 45..65) do not beat the best before (0.5 at r = 40):
     index 13, r = 65 > the 1-epoch cap, so the run is trained again with 2 epochs (100 rounds, every 5) and stops
     there. At chance (0.1 throughout) it is not extended; a run converged at r = 35 (0.3 from r = 10) neither."""
-    from fedlib.hasfl import experiments, train_run, training
+    from fedlib.hasfl import experiments, train_config, train_run
     from fedlib.hasfl.train_plan import stored_run
     acc_at = {"rising": lambda r: min(0.5, 0.1 + 0.01 * r), "chance": lambda r: 0.1,
               "early": lambda r: min(0.3, 0.1 + 0.02 * r)}[curve]
@@ -312,13 +312,13 @@ def test_a_capped_rising_run_is_extended_with_the_same_evaluations(monkeypatch, 
     problem = _problem()
     config = run_config(s, "iid", decide(problem, "fixed", 0, 4, 3), 0, 600)
     assert config == run_config(replace(s, extend_epochs=0.0), "iid", decide(problem, "fixed", 0, 4, 3), 0, 600)
-    extend = training.extension_config(s, config, 600)
+    extend = train_config.extension_config(s, config, 600)
     assert (config["rounds"], config["eval_every"], extend["rounds"], extend["eval_every"]) == (50, 5, 100, 5)
-    assert extend["epochs"] == 2.0 and training.extension_config(replace(s, extend_epochs=0.0), config, 600) is None
+    assert extend["epochs"] == 2.0 and train_config.extension_config(replace(s, extend_epochs=0.0), config, 600) is None
     store = experiments.result_store()
     rs = train_run.train_store(store)
     assert not stored_run(rs, config, extend, fmnist)
-    rec = training.train(store, config, problem, fmnist, extend=extend)
+    rec = train_config.train(store, config, problem, fmnist, extend=extend)
     assert stored_run(rs, config, extend, fmnist)
     if extended:
         assert calls == [(50, 5), (100, 5)]
@@ -330,7 +330,7 @@ def test_a_capped_rising_run_is_extended_with_the_same_evaluations(monkeypatch, 
         assert calls == [(50, 5)] and rec["extended_from_epochs"] is None
         assert rec["converged_index"] == (None if curve == "chance" else 7)            # r = 35
     calls.clear()
-    assert training.train(store, config, problem, fmnist, extend=extend)["round"] == rec["round"] and calls == []
+    assert train_config.train(store, config, problem, fmnist, extend=extend)["round"] == rec["round"] and calls == []
 
 
 @pytest.mark.parametrize("kw, match", [(dict(extend_epochs=3.0), "extend_epochs must be 0 .off. or > epochs = 3.0"),

@@ -25,7 +25,8 @@ from .problem import (Decision, Problem, admissible_cuts, aux_variables, batch_c
 from .strategies import STRATEGIES, strategy
 from .theory import HasflConstants, bound_floor, rounds_needed, theorem1_bound
 from ..split import sample_system
-from .training import TRAIN_METHODS, TrainSettings, decide, hasfl_clock, training_problem
+from .train_config import hasfl_clock
+from .training import TRAIN_METHODS, TrainSettings, decide, training_problem
 from .calibrate import CalibrationFit, calibrated_constants, fit_calibration, fitted_rounds
 from .train_plan import TrainPlan, calibration_table, claim_ratios, plan_calibration, run_plan
 

@@ -49,7 +49,7 @@ def constants_config(model: str, dataset: str, pilot_steps: int, lr: float, batc
 STORE_CODE = tuple(f"fedlib.hasfl.{m}" for m in (
     "batch_search", "bcd", "calibrate", "estimate", "exhaustive", "experiments", "instances", "latency", "p1", "p2",
     "plan_analysis", "problem", "refinement",
-    "strategies", "theory", "train_plan", "train_run", "training")) + (
+    "strategies", "theory", "train_config", "train_jobs", "train_plan", "train_run", "training")) + (
     "fedlib.core", "fedlib.data", "fedlib.split.config", "fedlib.split.engine", "fedlib.split.latency",
     "fedlib.split.models", "fedlib.split.ops", "fedlib.split.profile", "fedlib.split.records", "fedlib.split.system")
 """The source a HASFL result depends on: the modules of ``fedlib.hasfl`` that compute records (all but the figure

@@ -27,10 +27,11 @@ from ..core.validate import check_choice, check_float
 from ..data import TensorDataset, load_dataset
 from ..split import time_to_target
 from .experiments import resolve_dataset, result_store
-from .train_plan import (TRAIN_ORDER, TrainPlan, _check_inputs, _decided_runs, calibrated_models, calibration_runs,
-                         stored_run, train_priority)
+from .train_jobs import TRAIN_ORDER, stored_run, train_priority
+from .train_plan import TrainPlan, _check_inputs, _decided_runs, calibrated_models, calibration_runs
 from .train_run import train_store
-from .training import TrainSettings, train
+from .train_config import train
+from .training import TrainSettings
 
 NOTEBOOK = REPO_ROOT / "notebooks" / "hasfl" / "hasfl_4_train_experiments.ipynb"
 """The notebook whose parameters define the training plan (``hasfl_5_train_figures`` declares the same ones)."""

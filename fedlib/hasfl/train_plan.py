@@ -6,25 +6,25 @@ one entry per run with its metrics row and its curve. With the ``"calibrated"`` 
 runs (:func:`plan_calibration`, :func:`calibration_table`)."""
 from __future__ import annotations
 
-import functools
 import warnings
 from dataclasses import dataclass, replace
 
 from tqdm.auto import tqdm
 
-from ..core import ResultStore, map_jobs
+from ..core import ResultStore
 from ..core.validate import check_bool, check_float, check_instance, check_int, check_list
-from ..data import TensorDataset, load_dataset
+from ..data import TensorDataset
 from ..split import time_to_target
 from .calibrate import CalibrationFit, calibrated_constants, fit_calibration, fitted_rounds
 from .plan_analysis import (VARIANT_MODES, bound_vs_training, calibration_transfer, claim_ratios,  # noqa: F401
                             decisions_by_eps, split_variant, variants)                # (re-exported)
 from .strategies import STRATEGIES
 from .theory import HasflConstants, bound_floor, rounds_needed
-from .training import (TrainSettings, bound_constants, check_plan, check_settings_data, decide, extension_config,
-                       needs_extension, pilot, run_config, summary_row, target_eps, train, training_problem)
+from .train_config import extension_config, run_config, summary_row, train
+from .train_jobs import TRAIN_ORDER, _train_parallel, stored_run, train_job, train_priority  # noqa: F401 (re-exported)
+from .training import (TrainSettings, bound_constants, check_plan, check_settings_data, decide, pilot, target_eps,
+                       training_problem)
 from .latency import SCALE_KEYS
-from .train_run import train_store
 
 @dataclass(frozen=True)
 class TrainPlan:
@@ -233,70 +233,6 @@ def _decided_runs(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: 
                        extend=extension_config(sm, config, len(data.y_train)), fit=fits[fk] if calibrated else None)
 
 
-@functools.lru_cache(maxsize=2)
-def _dataset(name: str) -> TensorDataset:
-    """The dataset ``name``, loaded once per worker process."""
-    return load_dataset(name)
-
-
-def train_job(store: ResultStore, config: dict, problem, dataset: str, device: str = "auto",
-              extend: dict | None = None) -> None:
-    """:func:`fedlib.hasfl.training.train` of one run config (and its ``extend`` run when it needs one) with the
-    dataset loaded by name (a job for :func:`fedlib.core.map_jobs`; the records land in ``store``, nothing is
-    returned)."""
-    train(store, config, problem, _dataset(dataset), device, extend)
-
-
-TRAIN_ORDER = (("fig5", "fig6"), ("fig2a", "fig3a", "calibration"), ("fig10", "fig11"), ("fig9",),
-               ("fig7", "fig8"))
-"""The order in which :func:`run_plan` trains with workers: the headline runs first (Figs. 5 / 6 on Table I),
-then the calibration's inputs, Figs. 10 / 11, Fig. 9 and Figs. 7-8; costliest first within a group. Choice
-(ours): a profile that takes longer than one sitting (``converged`` on 2 cores) resumes from the store, so the
-runs that test the paper's main claim are the first to exist."""
-
-
-def train_priority(figs, scale=None) -> int:
-    """Index in :data:`TRAIN_ORDER` of the first group that holds one of ``figs`` (a run on a scaled system,
-    ``scale`` not None, is a Figs. 7-8 run whatever it is tagged); ``len(TRAIN_ORDER)`` if none does."""
-    if scale:
-        return len(TRAIN_ORDER) - 1
-    return min((i for i, group in enumerate(TRAIN_ORDER) if set(group) & set(figs)), default=len(TRAIN_ORDER))
-
-
-def stored_run(runs_store: ResultStore, config: dict, extend: dict | None, data: TensorDataset) -> bool:
-    """True when ``config``'s training record is in ``runs_store`` (:func:`fedlib.hasfl.train_run.train_store`)
-    and, if it needs its ``extend`` run (:func:`fedlib.hasfl.training.needs_extension`, chance = 1 /
-    ``data.num_classes``), so is that one."""
-    if not runs_store.has(config):
-        return False
-    return (extend is None or runs_store.has(extend)
-            or not needs_extension(runs_store.load(config), 1 / data.num_classes))
-
-
-def _train_parallel(store, runs: list[dict], data: TensorDataset, device: str, workers: int) -> None:
-    """Train the not yet cached configs of ``runs`` in ``workers`` processes (one torch thread each), in
-    :data:`TRAIN_ORDER` (a config that several figures share takes its earliest group), costliest (most device
-    samples x rounds) first within a group; identical configs once. A stored run that needs its extension
-    (:func:`fedlib.hasfl.training.needs_extension`) is a job for that extension."""
-    todo, runs_store = {}, train_store(store)
-    for r in runs:
-        key = runs_store.key(r["config"])
-        prio = train_priority(r["figs"], r["scale"])
-        if key in todo:
-            todo[key]["priority"] = min(todo[key]["priority"], prio)
-        elif not stored_run(runs_store, r["config"], r["extend"], data):
-            todo[key] = dict(store=store, config=r["config"], problem=r["problem"], dataset=data.name,
-                             device=device, extend=r["extend"], priority=prio)
-    if todo:
-        def cost(job):
-            cfg = job["extend"] if runs_store.has(job["config"]) else job["config"]
-            return -cfg["rounds"] * sum(cfg["b"])
-        jobs = sorted(todo.values(), key=lambda job: (job["priority"], cost(job)))
-        for job in jobs:
-            del job["priority"]
-        map_jobs(train_job, jobs, workers, desc="HASFL training runs (workers)")    # started in this order
-
-
 def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[int], target_acc: float,
              data: TensorDataset, device: str = "auto", progress: bool = True,
              calibration_target: float | None = None, workers: int = 1) -> list[dict]:
@@ -311,7 +247,7 @@ def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[
     decision needs no calibration, then the calibrated ones; the rows are then built from the store.
 
     Returns:
-        One entry per (run, seed): ``row`` (:func:`fedlib.hasfl.training.summary_row` + ``figures``, ``method``,
+        One entry per (run, seed): ``row`` (:func:`fedlib.hasfl.train_config.summary_row` + ``figures``, ``method``,
         ``model``, ``setting``, ``N``, ``batch``, ``cut``, ``constants`` (the decision's mode), ``eps`` (C1's ε:
         the fitted ε when calibrated), ``kappa``, ``lambda`` (κ, λ when calibrated, else None), ``rounds_pred``: Corollary 1's
         rounds to ε for the decision, None when ε is unreachable; ``floor``: the bound's floor for the decision;
