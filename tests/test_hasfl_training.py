@@ -297,7 +297,7 @@ def _fake_split(calls, acc_at):
 
 @pytest.mark.parametrize("curve, extended", [("rising", True), ("chance", False), ("early", False)])
 def test_a_capped_rising_run_is_extended_with_the_same_evaluations(monkeypatch, fmnist, curve, extended):
-    """Extension (fedlib.hasfl.training, "Extension"): 3 devices x b = 4 on 600 samples, 1 epoch = 50 rounds,
+    """Extension (fedlib.hasfl.train_config, "Extension"): 3 devices x b = 4 on 600 samples, 1 epoch = 50 rounds,
     evals 10 -> an evaluation every 5 rounds. Rising (0.1 + 0.01 r up to 0.5 at r = 40): the rule looks from index 2
     (r = 10, >= 0.2) and fires where the last 5 evaluations (r = 45..65) do not beat the best before (0.5 at r = 40):
     index 13, r = 65 > the 1-epoch cap, so the run is trained again with 2 epochs (100 rounds, every 5) and stops
@@ -340,3 +340,18 @@ def test_a_capped_rising_run_is_extended_with_the_same_evaluations(monkeypatch, 
 def test_extend_epochs_is_checked(kw, match):
     with pytest.raises(ValueError, match=match):
         TrainSettings(**dict(dict(epochs=3.0, stop_at_convergence=True), **kw))
+
+
+def test_train_checks_its_extension(fmnist):
+    """train's extend must be extension_config's output: a dict equal to config but for larger epochs and rounds."""
+    from fedlib.hasfl import experiments, train_config
+    s = TrainSettings(width=0.0625, epochs=1.0, evals=10, stop_at_convergence=True, extend_epochs=2.0)
+    problem = _problem()
+    config = run_config(s, "iid", decide(problem, "fixed", 0, 4, 3), 0, 600)
+    extend = train_config.extension_config(s, config, 600)
+    store = experiments.result_store()
+    with pytest.raises(TypeError, match="extend must be None or a dict"):
+        train_config.train(store, config, problem, fmnist, extend=2.0)
+    for bad, named in ((dict(extend, seed=1), "seed"), (dict(config), "epochs"), (dict(extend, rounds=50), "rounds")):
+        with pytest.raises(ValueError, match=f"extend must equal config .*{named}"):
+            train_config.train(store, config, problem, fmnist, extend=bad)

@@ -106,7 +106,20 @@ def train(store: ResultStore, config: dict, problem: Problem, data: TensorDatase
         the rule never fires), ``test_samples``, ``elapsed_s`` (the whole run, s) and ``extended_from_epochs``
         (``config``'s epochs when the record is the extension, else None; then ``capped_elapsed_s`` is the
         capped run's wall time, s).
+
+    Raises:
+        TypeError: ``extend`` is neither None nor a dict.
+        ValueError: ``extend`` differs from ``config`` in anything but larger ``epochs`` and ``rounds``.
     """
+    if extend is not None:
+        if not isinstance(extend, dict):
+            raise TypeError(f"extend must be None or a dict from extension_config, got {type(extend).__name__}")
+        longer = ("epochs", "rounds")
+        other = sorted(k for k in set(config) | set(extend) if k not in longer and config.get(k) != extend.get(k))
+        other += [k for k in longer if not extend.get(k, 0) > config[k]]
+        if other:
+            raise ValueError(f"extend must equal config except for larger epochs and rounds (extension_config): "
+                             f"it differs in or does not exceed config in {other}")
     record = train_record(store, config, data, device)
     if extend is not None and needs_extension(record, 1 / data.num_classes):
         record = dict(train_record(store, extend, data, device), extended_from_epochs=config["epochs"],
