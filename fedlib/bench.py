@@ -1,4 +1,7 @@
-"""Benchmarks (commands, not tests): ``python -m fedlib.bench {hist,hasfl}`` prints one JSON line.
+"""Benchmarks (commands, not tests): ``python -m fedlib.bench {hist,hasfl,sfl,dtfl}`` prints one JSON line.
+
+``sfl``: the split engine against its per-device loop (:func:`fedlib.split.bench.bench_sfl`); ``dtfl``: DTFL and
+FedAvg, engine against literal loop, on the converged profile's workload (:func:`fedlib.dtfl.bench.bench_dtfl`).
 
 ``hasfl``: see :func:`bench_hasfl` (keys ``solve_s_n20``, ``solve_s_n200``, ``bcd_iters_n20``,
 ``gap_vs_exhaustive``).
@@ -140,15 +143,20 @@ def bench_hasfl(seed: int = 0, random_set: int = 60) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI: ``python -m fedlib.bench {hist,hasfl,sfl}`` prints one JSON line."""
+    """CLI: ``python -m fedlib.bench {hist,hasfl,sfl,dtfl}`` prints one JSON line (``--device`` for hist, sfl and
+    dtfl; ``--repeats`` for hist and sfl; ``--rounds`` for dtfl)."""
     parser = argparse.ArgumentParser(description="fedlib benchmarks; prints one JSON line.")
-    parser.add_argument("which", choices=["hist", "hasfl", "sfl"])
+    parser.add_argument("which", choices=["hist", "hasfl", "sfl", "dtfl"])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--device", default="auto")
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
     if args.which == "sfl":
         from .split.bench import bench_sfl
-        print(json.dumps(bench_sfl()))
+        print(json.dumps(bench_sfl(repeats=args.repeats, device=args.device)))
+    elif args.which == "dtfl":
+        from .dtfl.bench import bench_dtfl
+        print(json.dumps(bench_dtfl(args.rounds, device=args.device)))
     else:
         print(json.dumps(bench_hist(args.repeats, device=args.device) if args.which == "hist" else bench_hasfl()))
     return 0

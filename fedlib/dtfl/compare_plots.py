@@ -32,19 +32,28 @@ def _mean(values):
 def fig2_accuracy_vs_time(entries: list[dict], setting: str, model: str, num_clients: int | None = None):
     """Fig. 2: global test accuracy vs simulated time (s) of every method in one (setting, model), one line per
     method and seed (FedGKT: the mean of the participants' composite models; DTFL with the authors' scheduler
-    dotted in DTFL's colour); the target as a grey dotted line; right panel: accuracy vs round."""
+    dotted in DTFL's colour); the target as a grey dotted line; right panel: accuracy vs round. With several seeds
+    the legend names each method once ("seeds 0, 1, 2"; a method's seeds share its colour) in the lower right,
+    where the curves have risen above it."""
     fig, axes = new_figure(ncols=2, width=4.6)
     sel = [e for e in entries if e["row"]["setting"] == setting and e["row"]["model"] == model
            and (num_clients is None or e["row"]["num_clients"] == num_clients)]
+    seeds = sorted({e["row"]["seed"] for e in sel})
+    named = set()
     for e in sel:
         m = e["row"]["method"]
+        if len(seeds) == 1:
+            label = f"{LABELS[m]} (seed {e['row']['seed']})"
+        else:
+            label = None if m in named else f"{LABELS[m]} (seeds {', '.join(str(s) for s in seeds)})"
+            named.add(m)
         t = np.concatenate([[0.0], np.cumsum(e["sim"]["round_s"])])
         c = method_colour(m)
         rounds = e["record"]["round"]
         # SplitFed-V1 = FedAvg round by round (dashed over it); DTFL with the authors' scheduler dotted
         ls = LINE_STYLES.get(m, "-")
         axes[0, 0].plot(t[rounds], e["record"]["test_acc"], "o", ls=ls, ms=2.5, color=c,
-                        label=f"{LABELS[m]} (seed {e['row']['seed']})")
+                        label=label)
         axes[0, 1].plot(rounds, e["record"]["test_acc"], "o", ls=ls, ms=2.5, color=c, label=LABELS[m])
     for ax in axes[0]:
         if sel:
@@ -52,7 +61,7 @@ def fig2_accuracy_vs_time(entries: list[dict], setting: str, model: str, num_cli
         ax.set(ylabel="test accuracy (global model)")
     axes[0, 0].set(xlabel="simulated training time (s)", title=f"{model}, {setting}: accuracy vs time")
     axes[0, 1].set(xlabel="round", title="accuracy vs round (SplitFed dashed: it equals FedAvg)")
-    axes[0, 0].legend(fontsize=6)
+    axes[0, 0].legend(fontsize=6, loc="lower right" if len(seeds) > 1 else "best")
     fig.tight_layout()
     return fig
 

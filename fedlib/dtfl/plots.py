@@ -109,18 +109,20 @@ def fig3_figure(rows: list[dict], cases: list[str]):
 
 def accuracy_vs_time(entries: list[dict], label_keys=("setting",)):
     """Global test accuracy vs simulated time (s) of DTFL runs (entries of :func:`run_entry`), one colour per
-    label, one line per seed."""
+    label, one line per seed (with several seeds, solid / dashed / dotted / dash-dot by seed, legend lower right)."""
     fig, axes = new_figure(width=5.0)
     ax = axes[0, 0]
     labels = sorted({"/".join(str(e["row"][k]) for k in label_keys) for e in entries})
+    seeds = sorted({e["row"]["seed"] for e in entries})
     for e in entries:
         lab = "/".join(str(e["row"][k]) for k in label_keys)
         t = np.concatenate([[0.0], np.cumsum(e["sim"]["round_s"])])
-        ax.plot(t[e["record"]["round"]], e["record"]["test_acc"], "o-", ms=3, color=colour(labels.index(lab)),
+        ls = ("-", "--", ":", "-.")[seeds.index(e["row"]["seed"]) % 4]
+        ax.plot(t[e["record"]["round"]], e["record"]["test_acc"], "o", ls=ls, ms=3, color=colour(labels.index(lab)),
                 label=f"{lab} (seed {e['row']['seed']})")
         ax.axhline(e["row"]["target_acc"], color="0.6", lw=0.7, ls=":")
     ax.set(xlabel="simulated training time (s)", ylabel="test accuracy (global model)", title="DTFL: accuracy vs time")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="lower right" if len(seeds) > 1 else "best")
     return fig
 
 

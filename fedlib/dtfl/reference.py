@@ -57,7 +57,7 @@ class _Client:
         return list(self.client) + list(self.server)
 
 
-def run_literal(cfg: DtflConfig, data: TensorDataset, cuts, participants=None) -> dict:
+def run_literal(cfg: DtflConfig, data: TensorDataset, cuts, participants=None, device: str = "cpu") -> dict:
     """Literal DTFL (Algorithm 1, eq. 1) for ``cuts`` (``[R, K]`` modules on each client per round).
 
     Per round: every client draws its epoch order (``data`` stream, participants or not); clients whose tier
@@ -73,17 +73,24 @@ def run_literal(cfg: DtflConfig, data: TensorDataset, cuts, participants=None) -
 
     Requires that every tier a client moves to was held by some client in the round before (a never-used tier
     would need the engine's fresh-head seeding, which this reference does not repeat).
+
+    ``device``: where the modules and data live (``"cpu"``, ``"cuda"``, ``"auto"``; the benchmark
+    ``python -m fedlib.bench dtfl`` times it on a GPU); models are built and heads seeded on the CPU first, so the
+    initial weights do not depend on the device.
     """
     from ..core.validate import check_instance
     check_instance("cfg", cfg, DtflConfig)
     check_instance("data", data, TensorDataset, "a fedlib.data.TensorDataset")
     cuts = check_cuts(cuts, cfg.num_clients)
     part = check_participants(participants, len(cuts), cfg.num_clients)
+    from ..core.seeding import resolve_device
+    dev = resolve_device(device)
     ds = subset(data, cfg.train_subset, cfg.test_subset)
     parts = client_data(cfg, ds.y_train.numpy())
     sizes = np.array([len(p) for p in parts], dtype=float)
     parts = [torch.from_numpy(np.asarray(p, dtype=np.int64)) for p in parts]
     shape, k, b = tuple(ds.x_train.shape[1:]), cfg.num_clients, cfg.batch_size
+    x_train, y_train, x_test, y_test = (t.to(dev) for t in (ds.x_train, ds.y_train, ds.x_test, ds.y_test))
     scfg = SplitConfig(model=cfg.model, width=cfg.width, num_devices=k, batch_sizes=(b,) * k,
                        cuts=tuple(int(c) for c in cuts[0]), interval=1, lr=cfg.lr, optimizer="adam", seed=cfg.seed)
     glob = list(build_model(scfg, shape[0], shape[1], ds.num_classes))
@@ -97,10 +104,12 @@ def run_literal(cfg: DtflConfig, data: TensorDataset, cuts, participants=None) -
                 with torch.random.fork_rng(devices=[]):
                     torch.manual_seed(torch_generator(cfg.seed, "model").initial_seed() + c)
                     bank[c] = make_head(c, tuple(h.shape[1:]))
+    glob = [unit.to(dev) for unit in glob]
+    bank = {c: head.to(dev) for c, head in bank.items()}
     clients = [_Client(glob, int(c), bank[int(c)], cfg.lr, cfg.eps) for c in cuts[0]]
     gen = torch_generator(cfg.seed, "data")
     model = nn.Sequential(*copy.deepcopy(glob))
-    evals = [accuracy(model, ds.x_test, ds.y_test)]
+    evals = [accuracy(model, x_test, y_test)]
     aux = [None]                    # md1..md7 + the top tier's head (cut 7) in place of md8, after each round
     for r, (round_cuts, here) in enumerate(zip(cuts, part)):
         for i, c in enumerate(int(v) for v in round_cuts):
@@ -110,7 +119,8 @@ def run_literal(cfg: DtflConfig, data: TensorDataset, cuts, participants=None) -
         took = [i for i in range(k) if here[i]]                      # S_r
         for i in took:                                               # participants one after another
             for s in range(0, len(order[i]), b):
-                clients[i].step(ds.x_train[order[i][s:s + b]], ds.y_train[order[i][s:s + b]])
+                idx = order[i][s:s + b].to(dev)
+                clients[i].step(x_train[idx], y_train[idx])
         w = sizes[took] / sizes[took].sum()
         for j in range(len(glob)):                                   # eq. 1 over S_r: w = Σ_k N_k/N_S · w_k
             avg = average_state_dicts([clients[i].units()[j].state_dict() for i in took], w)
@@ -125,8 +135,8 @@ def run_literal(cfg: DtflConfig, data: TensorDataset, cuts, participants=None) -
                 for i in same:
                     clients[i].head.load_state_dict(avg)
             bank[c] = copy.deepcopy(clients[same[0]].head)
-        evals.append(accuracy(model, ds.x_test, ds.y_test))
-        aux.append(accuracy(nn.Sequential(*model[:7], bank[7]), ds.x_test, ds.y_test)[0] if 7 in bank else None)
+        evals.append(accuracy(model, x_test, y_test))
+        aux.append(accuracy(nn.Sequential(*model[:7], bank[7]), x_test, y_test)[0] if 7 in bank else None)
     return {"test_acc": [a for a, _ in evals], "test_loss": [t for _, t in evals], "test_acc_aux": aux,
             "model": model.eval()}
 
@@ -159,34 +169,39 @@ class _E2E:
 
 
 def run_literal_baseline(cfg: DtflConfig, data: TensorDataset, cut: int, rounds: int, participants=None,
-                         yogi=None) -> dict:
+                         yogi=None, device: str = "cpu") -> dict:
     """Literal FedAvg (``cut`` 8), SplitFed-V1 (``cut`` 2) or, with ``yogi`` (a :class:`fedlib.dtfl.YogiConfig`),
     FedYogi: per client ``nn.Module`` s and ``torch.optim.Adam`` s, clients one after another, then the weighted
     average over the round's participants (and Yogi's step written out per parameter). The check of
-    :func:`fedlib.dtfl.run_baseline`. Returns ``{"test_acc": [R + 1], "model"}``."""
+    :func:`fedlib.dtfl.run_baseline`. Returns ``{"test_acc": [R + 1], "model"}``. ``device`` as in
+    :func:`run_literal`."""
     from ..core.validate import check_instance, check_int
     check_instance("cfg", cfg, DtflConfig)
     check_instance("data", data, TensorDataset, "a fedlib.data.TensorDataset")
     check_int("cut", cut, 1, 8, extra=" (modules on the client: 8 FedAvg, 2 SplitFed)")
     check_int("rounds", rounds, 1)
+    from ..core.seeding import resolve_device
+    dev = resolve_device(device)
     ds = subset(data, cfg.train_subset, cfg.test_subset)
     parts = client_data(cfg, ds.y_train.numpy())
     sizes = np.array([len(p) for p in parts], dtype=float)
     parts = [torch.from_numpy(np.asarray(p, dtype=np.int64)) for p in parts]
     shape, k, b = tuple(ds.x_train.shape[1:]), cfg.num_clients, cfg.batch_size
+    x_train, y_train, x_test, y_test = (t.to(dev) for t in (ds.x_train, ds.y_train, ds.x_test, ds.y_test))
     part = check_participants(participants, rounds, k)
     scfg = SplitConfig(model=cfg.model, width=cfg.width, num_devices=k, batch_sizes=(b,) * k, cuts=(cut,) * k,
                        interval=1, lr=cfg.lr, optimizer="adam", seed=cfg.seed)
-    model = build_model(scfg, shape[0], shape[1], ds.num_classes)
+    model = build_model(scfg, shape[0], shape[1], ds.num_classes).to(dev)
     clients = [_E2E(list(model), cut, cfg.lr, cfg.eps) for _ in range(k)]
     gen = torch_generator(cfg.seed, "data")
     moments = {}
-    accs = [accuracy(model, ds.x_test, ds.y_test)[0]]
+    accs = [accuracy(model, x_test, y_test)[0]]
     for here in part:
         order = [p[torch.randperm(len(p), generator=gen)] for p in parts]
         for i in np.flatnonzero(here):
             for s in range(0, len(order[i]), b):
-                clients[i].step(ds.x_train[order[i][s:s + b]], ds.y_train[order[i][s:s + b]])
+                idx = order[i][s:s + b].to(dev)
+                clients[i].step(x_train[idx], y_train[idx])
         w = np.where(here, sizes, 0.0) / sizes[here].sum()
         for j in range(len(model)):
             avg = average_state_dicts([cl.units()[j].state_dict() for cl in clients], w)
@@ -201,7 +216,7 @@ def run_literal_baseline(cfg: DtflConfig, data: TensorDataset, cut: int, rounds:
             model[j].load_state_dict(avg)
             for cl in clients:
                 cl.units()[j].load_state_dict(avg)
-        accs.append(accuracy(model, ds.x_test, ds.y_test)[0])
+        accs.append(accuracy(model, x_test, y_test)[0])
     return {"test_acc": accs, "model": model.eval()}
 
 

@@ -1,0 +1,85 @@
+"""Benchmark of DTFL's training (``python -m fedlib.bench dtfl``): samples/s of whole rounds on the converged
+profile's workload (ResNet-20 at width 0.25, K = 10 clients, batch 50, Adam lr 3e-3, the first 6,000 training
+samples of real Fashion-MNIST, IID; one evaluation of the global model on 2,000 test images per round), for
+
+- ``dtfl_engine``: :func:`fedlib.dtfl.run_dtfl` (the shared split engine, local loss at each client's tier);
+- ``dtfl_loop``: :func:`fedlib.dtfl.reference.run_literal` (per-client ``nn.Module`` s and ``torch.optim.Adam``
+  s, clients one after another: the literal Algorithm 1);
+- ``fedavg_engine`` / ``fedavg_loop``: :func:`fedlib.dtfl.run_baseline` ("fedavg") and
+  :func:`fedlib.dtfl.reference.run_literal_baseline` (cut 8), the same way.
+
+The clients sit at fixed tiers 1..7 (``cuts`` below: every tier held, as mid-run in Table 3). Each rate is
+samples trained per second of wall time of one call (the model build and first evaluation included, so rounds
+>= 3 keep the fixed cost small); one process, torch's thread setting unchanged. This is a command, not a test:
+speed depends on the machine, so no threshold is asserted anywhere.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+
+from ..core.seeding import resolve_device
+from ..core.validate import check_int
+from .baselines import run_baseline
+from .reference import run_literal, run_literal_baseline
+from .training import DtflConfig, run_dtfl
+
+#: tiers of the 10 clients (cut layer = tier, 1..7), held every round
+CUTS = (1, 2, 3, 4, 5, 6, 7, 1, 4, 7)
+
+
+def _timed(fn, device: torch.device) -> float:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    t = time.perf_counter()
+    fn()
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    return time.perf_counter() - t
+
+
+def bench_dtfl(rounds: int = 3, loop_rounds: int | None = None, device: str = "auto", data=None) -> dict:
+    """Samples/s of DTFL and FedAvg, engine and literal loop, on one device; returns the CLI's JSON-able dict.
+
+    Args:
+        rounds: rounds per engine call (>= 1); loop_rounds: rounds per loop call (default ``rounds``).
+        device: ``"auto"`` (CUDA when present), ``"cpu"``, ``"cuda"``. data: a :class:`fedlib.data.TensorDataset`
+            (default: real Fashion-MNIST).
+
+    Returns:
+        ``{"dtfl_engine_samples_per_s", "dtfl_loop_samples_per_s", "fedavg_engine_samples_per_s",
+        "fedavg_loop_samples_per_s", "dtfl_speedup", "fedavg_speedup", "device", "threads", "rounds", ...}``;
+        samples/s = 6,000 x rounds / wall seconds of the call.
+
+    Raises:
+        ValueError / ParameterTypeError: rounds < 1; unknown device or CUDA asked for but absent.
+    """
+    rounds = check_int("rounds", rounds, 1)
+    loop_rounds = rounds if loop_rounds is None else check_int("loop_rounds", loop_rounds, 1)
+    dev = resolve_device(device)
+    if data is None:
+        from ..data import load_fashion_mnist
+        data = load_fashion_mnist()
+    cfg = DtflConfig(model="resnet20", width=0.25, num_clients=10, batch_size=50, lr=3e-3, train_subset=6000,
+                     test_subset=2000, eval_every=1, seed=0)
+    cuts = lambda r: np.tile(np.array(CUTS), (r, 1))             # noqa: E731  [R, K] tiers
+    warm = DtflConfig(**{**cfg.to_dict(), "train_subset": 500, "test_subset": 100})
+    run_dtfl(warm, data, cuts(1), str(dev))                      # warm-up: allocator, kernel selection
+    run_literal(warm, data, cuts(1), device=str(dev))
+    secs = {
+        "dtfl_engine": _timed(lambda: run_dtfl(cfg, data, cuts(rounds), str(dev)), dev) / rounds,
+        "dtfl_loop": _timed(lambda: run_literal(cfg, data, cuts(loop_rounds), device=str(dev)), dev) / loop_rounds,
+        "fedavg_engine": _timed(lambda: run_baseline(cfg, data, "fedavg", rounds, device=str(dev)), dev) / rounds,
+        "fedavg_loop": _timed(lambda: run_literal_baseline(cfg, data, 8, loop_rounds, device=str(dev)),
+                              dev) / loop_rounds,
+    }
+    out = {f"{k}_samples_per_s": round(cfg.train_subset / s, 1) for k, s in secs.items()}
+    out |= {"dtfl_speedup": round(secs["dtfl_loop"] / secs["dtfl_engine"], 3),
+            "fedavg_speedup": round(secs["fedavg_loop"] / secs["fedavg_engine"], 3),
+            "device": str(dev), "threads": torch.get_num_threads(), "rounds": rounds, "loop_rounds": loop_rounds,
+            "torch": torch.__version__}
+    if dev.type == "cuda":
+        out["gpu"] = torch.cuda.get_device_name(dev)
+    return out
