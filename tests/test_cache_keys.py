@@ -22,7 +22,8 @@ UNHASHED = {
     "hasfl": {"__init__": "re-exports", "plots": "figures", "train_plots": "figures",
               "plan_status": "a report on the store and the notebooks' plan builder: writes no record"},
     "dtfl": {"__init__": "re-exports", "plots": "figures", "compare_plots": "figures",
-             "reference": "literal test reference"},
+             "reference": "literal test reference",
+             "bench": "a benchmark command (python -m fedlib.bench dtfl): writes no record"},
 }
 #: modules a hashed module imports that its paper's records still do not depend on
 NOT_NEEDED = {"hasfl": {"fedlib.split.resnet_cifar": "DTFL's CIFAR ResNets, imported by split.models; HASFL builds "
