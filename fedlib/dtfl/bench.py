@@ -8,6 +8,9 @@ samples of real Fashion-MNIST, IID; one evaluation of the global model on 2,000 
 - ``fedavg_engine`` / ``fedavg_loop``: :func:`fedlib.dtfl.run_baseline` ("fedavg") and
   :func:`fedlib.dtfl.reference.run_literal_baseline` (cut 8), the same way.
 
+Both sides compute the same DTFL round (Algorithm 1 with the eq. 1 average; the tests check they agree); only
+their speed is compared here.
+
 The clients sit at fixed tiers 1..7 (``cuts`` below: every tier held, as mid-run in Table 3). Each rate is
 samples trained per second of wall time of one call (the model build and first evaluation included, so rounds
 >= 3 keep the fixed cost small); one process, torch's thread setting unchanged. This is a command, not a test:

@@ -29,6 +29,14 @@ def _mean(values):
     return (float(np.mean(v)), float(np.min(v)), float(np.max(v))) if v else (None, None, None)
 
 
+def _whiskers(ax, x, stats) -> None:
+    """Min–max whiskers at bar positions ``x`` from ``(mean, min, max)`` triples (None: nothing drawn)."""
+    for xi, (mean, lo, hi) in zip(x, stats):
+        if mean is not None:
+            ax.errorbar(xi, mean, yerr=[[mean - lo], [hi - mean]], fmt="none", ecolor="k", elinewidth=0.8,
+                        capsize=1.5)
+
+
 def fig2_accuracy_vs_time(entries: list[dict], setting: str, model: str, num_clients: int | None = None):
     """Fig. 2: global test accuracy vs simulated time (s) of every method in one (setting, model), one line per
     method and seed (FedGKT: the mean of the participants' composite models; DTFL with the authors' scheduler
@@ -71,9 +79,13 @@ def table3_figure(rows: list[dict], paper_model: str = "resnet110"):
     time, mean over seeds; "not reached" marked ×; DTFL with the authors' scheduler hatched when run), and DTFL's
     saving against each baseline (1 − DTFL / baseline) beside the paper's for CIFAR-10 with the same model where
     the paper has it (ResNet-56, ResNet-110), else ``paper_model`` ("n/r": DTFL or the baseline did not reach the
-    target)."""
+    target). With several seeds both panels show the mean over the seeds that reached the target with min–max
+    whiskers, and the axis labels say so."""
     groups = sorted({(r["model"], r["setting"]) for r in rows})
     methods = [m for m in BAR_METHODS if any(r["method"] == m for r in rows)]
+    seeds = sorted({r["seed"] for r in rows})
+    multi = len(seeds) > 1
+    over = f"\nmean of seeds {', '.join(str(s) for s in seeds)}, whiskers min–max" if multi else ""
     fig, axes = new_figure(ncols=2, width=5.2)
     ax = axes[0, 0]
     w = 0.8 / len(methods)
@@ -84,23 +96,28 @@ def table3_figure(rows: list[dict], paper_model: str = "resnet110"):
         col = method_colour(m)
         ax.bar(x, [v[0] or 0 for v in vals], w, color=col, label=LABELS[m],
                hatch="///" if m == "dtfl_authors" else None, edgecolor="w" if m == "dtfl_authors" else None)
+        if multi:
+            _whiskers(ax, x, vals)
         ran = [any((r["model"], r["setting"]) == g and r["method"] == m for r in rows) for g in groups]
         for xi, v, did in zip(x, vals, ran):
             if did and (v[0] is None or v[0] == 0):                   # at the axis' foot (axes coordinates)
                 ax.text(xi, 0.01, "×" if v[0] is None else "0", ha="center", va="bottom", fontsize=8, color=col,
                         transform=ax.get_xaxis_transform())
     ax.set(xticks=np.arange(len(groups)), xticklabels=[f"{m}\n{s}" for m, s in groups], yscale="log",
-           ylabel="simulated time to target (s)", title="time to target (× = not reached, 0 = before training)")
+           ylabel="simulated time to target (s)", title="time to target (× = not reached, 0 = before training)" + over)
     ax.set_ylim(bottom=log_floor(r["time_to_target_s"] for r in rows))
-    ax.legend(fontsize=6, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    ax.legend(fontsize=6, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.27 if multi else -0.2))  # below ticks
     ax = axes[0, 1]
     red = reductions(rows)
     paper = {g: paper_reductions(g[0] if g[0] in PAPER_TABLE3 else paper_model) for g in groups}
     for j, m in enumerate(METHODS[1:], start=1):
-        ours = [_mean(r["reduction"] for r in red if r["baseline"] == m and (r["model"], r["setting"]) == g)[0]
-                for g in groups]
+        stats = [_mean(r["reduction"] for r in red if r["baseline"] == m and (r["model"], r["setting"]) == g)
+                 for g in groups]
+        ours = [v[0] for v in stats]
         x = np.arange(len(groups)) + (j - 2.5) * 0.2
         ax.bar(x, [100 * v if v is not None else 0 for v in ours], 0.2, color=method_colour(m), label=f"vs {LABELS[m]}")
+        if multi:
+            _whiskers(ax, x, [tuple(None if u is None else 100 * u for u in v) for v in stats])
         for xi, g, v in zip(x, groups, ours):
             p = paper[g][m][0 if g[1] == "iid" else 1]
             ax.plot([xi - 0.1, xi + 0.1], [100 * p] * 2, "k-", lw=1.2)
@@ -109,7 +126,8 @@ def table3_figure(rows: list[dict], paper_model: str = "resnet110"):
     ax.axhline(0, color="0.3", lw=0.6)
     ax.set(xticks=np.arange(len(groups)), xticklabels=[f"{m}\n{s}" for m, s in groups],
            ylabel="DTFL's time saving (%)",
-           title=f"saving vs each baseline (n/r: not reached)\nblack: paper, CIFAR-10, same model, else {paper_model}")
+           title=f"saving vs each baseline (n/r: not reached)\nblack: paper, CIFAR-10, same model, else {paper_model}"
+           + over)
     ax.legend(fontsize=6)
     fig.tight_layout()
     return fig

@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..core.seeding import torch_generator
+from ..core.seeding import resolve_device, torch_generator
 from ..data import TensorDataset
 from ..split import build_model
 from ..split.config import SplitConfig
@@ -83,7 +83,6 @@ def run_literal(cfg: DtflConfig, data: TensorDataset, cuts, participants=None, d
     check_instance("data", data, TensorDataset, "a fedlib.data.TensorDataset")
     cuts = check_cuts(cuts, cfg.num_clients)
     part = check_participants(participants, len(cuts), cfg.num_clients)
-    from ..core.seeding import resolve_device
     dev = resolve_device(device)
     ds = subset(data, cfg.train_subset, cfg.test_subset)
     parts = client_data(cfg, ds.y_train.numpy())
@@ -180,7 +179,6 @@ def run_literal_baseline(cfg: DtflConfig, data: TensorDataset, cut: int, rounds:
     check_instance("data", data, TensorDataset, "a fedlib.data.TensorDataset")
     check_int("cut", cut, 1, 8, extra=" (modules on the client: 8 FedAvg, 2 SplitFed)")
     check_int("rounds", rounds, 1)
-    from ..core.seeding import resolve_device
     dev = resolve_device(device)
     ds = subset(data, cfg.train_subset, cfg.test_subset)
     parts = client_data(cfg, ds.y_train.numpy())
