@@ -9,9 +9,13 @@
 #   ./run_all.sh --only hist          only the notebooks whose name or paper folder matches (glob or substring)
 #   ./run_all.sh --verify --only hist rerun notebooks into a temporary folder and compare every committed metric
 #                                     (figures/metrics) with the rerun, within stated tolerances; exit 1 if any is off
+#   ./run_all.sh --lab                set up, then open JupyterLab on notebooks/ with the project's kernel (fedlib)
 #
-# Figures of the quick profile go to figures/ (PNG + PDF) and figures/metrics/*.json, those of converged and paper
-# to figures/<profile>/; the smoke profile and --tests write into a temporary folder and never touch figures/.
+# Setup: .venv with requirements.txt (exact pins), fedlib installed in editable mode (pip install -e .), the
+# project's kernel "fedlib" registered into .venv, Fashion-MNIST prepared under data/.
+# This is the regeneration command: figures of the quick profile go to figures/ (PNG + PDF) and
+# figures/metrics/*.json, those of converged and paper to figures/<profile>/ (result store figures/<profile>/store/);
+# smoke goes to .scratch/smoke/. A notebook run any other way (Jupyter, papermill) writes to .scratch/<profile>/.
 set -euo pipefail
 cd "$(dirname "$0")"
 ROOT=$PWD
@@ -21,13 +25,16 @@ ONLY=""
 ONLY_SET=0
 TESTS=0
 VERIFY=0
-usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
+LAB=0
+PROFILE_SET=0
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --tests) TESTS=1 ;;
     --verify) VERIFY=1 ;;
-    --profile) PROFILE="${2:?--profile needs smoke, quick, converged or paper}"; shift ;;
-    --profile=*) PROFILE="${1#*=}" ;;
+    --lab) LAB=1 ;;
+    --profile) PROFILE="${2:?--profile needs smoke, quick, converged or paper}"; PROFILE_SET=1; shift ;;
+    --profile=*) PROFILE="${1#*=}"; PROFILE_SET=1 ;;
     --only) [ $# -ge 2 ] || { echo "run_all.sh: --only needs a pattern" >&2; exit 2; }; ONLY="$2"; ONLY_SET=1; shift ;;
     --only=*) ONLY="${1#*=}"; ONLY_SET=1 ;;
     -h|--help) usage; exit 0 ;;
@@ -36,6 +43,12 @@ while [ $# -gt 0 ]; do
   shift
 done
 case "$PROFILE" in smoke|quick|converged|paper) ;; *) echo "run_all.sh: --profile must be smoke, quick, converged or paper (got '$PROFILE')" >&2; exit 2 ;; esac
+if [ $((TESTS + VERIFY + LAB)) -gt 1 ]; then
+  echo "run_all.sh: --tests, --verify and --lab exclude each other" >&2; exit 2
+fi
+if { [ "$TESTS" = 1 ] || [ "$LAB" = 1 ]; } && { [ "$ONLY_SET" = 1 ] || [ "$PROFILE_SET" = 1 ]; }; then
+  echo "run_all.sh: --only and --profile select notebooks to run; --tests and --lab take neither" >&2; exit 2
+fi
 
 # --only is checked before any setup: an empty pattern or one that matches no notebook fails at once.
 if [ "$ONLY_SET" = 1 ]; then
@@ -70,6 +83,15 @@ setup_venv() {
     .venv/bin/python -m pip install --disable-pip-version-check -q -r requirements.txt
     echo "$want" > .venv/.requirements.sha256
   fi
+  # fedlib itself, editable: importable from any folder (a kernel started in a notebook's folder included)
+  if ! .venv/bin/python -c "import fedlib, pathlib, sys; sys.exit(pathlib.Path(fedlib.__file__).resolve().parents[1] != pathlib.Path('$ROOT').resolve())" 2>/dev/null; then
+    echo "== installing fedlib (editable) into .venv"
+    .venv/bin/python -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e .
+  fi
+  # the project's kernel, named in every notebook's metadata
+  if [ ! -f .venv/share/jupyter/kernels/fedlib/kernel.json ]; then
+    .venv/bin/python -m ipykernel install --sys-prefix --name fedlib --display-name "Python (fedlib)" >/dev/null
+  fi
 }
 
 get_data() {
@@ -94,8 +116,12 @@ get_data() {
 }
 
 setup_venv
-export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 get_data
+
+if [ "$LAB" = 1 ]; then
+  echo "== JupyterLab on notebooks/ (kernel: Python (fedlib)); Ctrl-C to stop"
+  exec .venv/bin/jupyter lab --notebook-dir="$ROOT/notebooks"
+fi
 
 if [ "$TESTS" = 1 ]; then
   echo "== test suite (unit tests + every notebook at the smoke profile)"
@@ -109,19 +135,8 @@ if [ "$VERIFY" = 1 ]; then
   exec .venv/bin/python -m fedlib.core.verify "${vargs[@]}"
 fi
 
-if [ "$PROFILE" = smoke ]; then
-  FEDLIB_FIGURES_DIR=$(mktemp -d -t fedlib-smoke-XXXXXX)
-  export FEDLIB_FIGURES_DIR
-  echo "== smoke profile: figures and metrics go to $FEDLIB_FIGURES_DIR (figures/ is left alone)"
-elif [ "$PROFILE" = converged ] || [ "$PROFILE" = paper ]; then
-  export FEDLIB_FIGURES_DIR="${FEDLIB_FIGURES_DIR:-$ROOT/figures/$PROFILE}"
-  # The long profiles' result store is tracked in git (figures/<profile>/store/): a run longer than one sitting
-  # resumes from the records committed so far on any clone, and the figures can be redrawn without retraining.
-  # Records are keyed by config and code hash, so a code change never returns a stale one.
-  export FEDLIB_CACHE_DIR="${FEDLIB_CACHE_DIR:-$ROOT/figures/$PROFILE/store}"
-  echo "== $PROFILE profile: figures and metrics go to $FEDLIB_FIGURES_DIR, the result store is $FEDLIB_CACHE_DIR"
-fi
 echo "== notebooks at profile '$PROFILE'${ONLY:+ matching '$ONLY'}"
 args=(--profile "$PROFILE")
 [ "$ONLY_SET" = 1 ] && args+=(--only "$ONLY")
-.venv/bin/python -m fedlib.core.notebooks "${args[@]}"
+# the regeneration command: notebooks write the committed figures/ folders (smoke has none: .scratch/smoke/)
+.venv/bin/python -m fedlib.core.notebooks --commit "${args[@]}"

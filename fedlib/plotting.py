@@ -65,7 +65,7 @@ def write_metrics(name: str, payload: dict, require_runs: bool = False) -> Path:
     ``payload`` is refused (use ``None`` for "not reached" / "infeasible"). With ``require_runs=True`` (notebooks
     whose metrics are a sweep of runs: ``hist_1``, ``hist_2``, ``hasfl_3``), ``payload["runs"]`` must be a non-empty
     list: an empty sweep fails instead of writing empty metrics. Notebooks without runs (``hasfl_2``: ``"runs": []``)
-    keep the default.
+    keep the default. Every ``data_source`` is written without absolute paths (:func:`portable_source`).
 
     Raises:
         ValueError: a non-finite value (the message names its path, e.g. ``runs[3].final_test_acc``); an empty or
@@ -86,8 +86,35 @@ def write_metrics(name: str, payload: dict, require_runs: bool = False) -> Path:
         raise ValueError(f"metrics {name}: runs must be a non-empty list (an empty sweep writes no metrics), got "
                          f"{payload.get('runs')!r}")
     path = paths.metrics_dir() / f"{name}.json"
-    path.write_text(json.dumps(payload, indent=1, sort_keys=True, default=float) + "\n")
+    path.write_text(json.dumps(_portable(payload), indent=1, sort_keys=True, default=float) + "\n")
     return path
+
+
+def portable_source(text: str) -> str:
+    """A dataset's provenance without this machine's absolute paths: a folder inside the repository is given
+    relative to it (``torchvision files in data/FashionMNIST/raw``), Debian's package by its name
+    (``debian package dataset-fashion-mnist``), any other absolute folder by its last two parts."""
+    root = str(paths.REPO_ROOT) + "/"
+    if root in text:
+        return text.replace(root, "")
+    if text.startswith("debian package /usr/share/datasets/"):
+        return "debian package dataset-" + text.rsplit("/", 1)[-1]
+    head, sep, folder = text.partition(" /")
+    if sep:
+        return f"{head} .../" + "/".join(folder.rstrip("/").split("/")[-2:])
+    return text
+
+
+def _portable(value, key: str = ""):
+    """``payload`` with every ``data_source`` string made :func:`portable_source` (committed metrics hold no
+    absolute path)."""
+    if isinstance(value, dict):
+        return {k: _portable(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_portable(v, key) for v in value]
+    if key == "data_source" and isinstance(value, str):
+        return portable_source(value)
+    return value
 
 
 def colour(i: int):

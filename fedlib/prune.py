@@ -14,6 +14,10 @@ of that source leaves the old records in place, never read again. In a committed
 Without ``--delete`` it only reports. With ``--delete`` it removes the stale records, nothing else (locks and
 temporary files are the store's own business). Prints one JSON line: ``dir``, ``current``, ``stale``,
 ``unreadable`` (counts), ``stale_by_hash`` (hash -> count), ``deleted``.
+
+``--rekey`` first moves the records of :data:`REKEYED` hashes to the current hash of their store (new key, same
+config and record), then reports. Those are hashes of earlier code whose computing modules did not change: the
+keys changed only because the store stopped hashing infrastructure (``fedlib.core``'s store, paths, runner).
 """
 from __future__ import annotations
 
@@ -30,12 +34,55 @@ from .core.validate import check_bool
 def current_hashes() -> dict[str, str]:
     """The code hash of every store this checkout opens, ``{hash: store name}`` (store names ``hist``, ``dtfl``,
     ``hasfl``, ``hasfl_train``)."""
+    return {source_hash(code): name for name, code in _CODES().items()}
+
+
+REKEYED = {
+    # fedlib 0.2.0 hashed all of fedlib.core; 0.3.0 hashes only fedlib.core.RECORD_CODE. The computing modules
+    # are the same (a sample of records retrained bit-identically: notebooks' run log), so the records move.
+    "dc988b7f6228d452": "hist", "42ade3401c196ac3": "dtfl", "5e5c5f26b6a975e7": "hasfl", "2f39a7b8a91f5fd0": "hasfl_train",
+}
+"""Code hashes of earlier fedlib whose records are valid under the current code: ``{old hash: store name}``."""
+
+
+def rekey(folder: Path, mapping: dict[str, str] | None = None) -> dict[str, int]:
+    """Move every record of ``folder`` whose ``code_hash`` is a key of ``mapping`` (default :data:`REKEYED`) to
+    the current hash of the named store: the envelope gets the new ``code_hash`` and ``key``, the file the new
+    name (written atomically; the old file is removed after). A record already present under its new key is
+    left as it is and the old file removed. Returns ``{store name: records moved}``.
+
+    Raises:
+        FileNotFoundError: ``folder`` is not a folder. ValueError: ``mapping`` names an unknown store.
+    """
+    from .core.store import ResultStore, config_key
+
+    mapping = REKEYED if mapping is None else mapping
+    current = {name: h for h, name in current_hashes().items()}
+    unknown = sorted(set(mapping.values()) - set(current))
+    if unknown:
+        raise ValueError(f"mapping names unknown stores {unknown}; stores: {sorted(current)}")
+    moved: dict[str, int] = {}
+    for path in classify(Path(folder), set(current.values()))["stale"]:
+        env = json.loads(path.read_text())
+        name = mapping.get(env["code_hash"])
+        if name is None:
+            continue
+        store = ResultStore(folder, code=_CODES()[name], read_only=())
+        new_key = config_key(env["config"], store.code_hash)
+        target = Path(folder) / f"{new_key}.json"
+        if not target.is_file():
+            store.save(env["config"], env["record"])
+        path.unlink()
+        moved[name] = moved.get(name, 0) + 1
+    return moved
+
+
+def _CODES() -> dict[str, tuple]:
     from .dtfl.experiments import STORE_CODE as DTFL_CODE
     from .hasfl.experiments import STORE_CODE as HASFL_CODE
     from .hasfl.train_run import TRAIN_CODE
     from .hist.experiments import STORE_CODE as HIST_CODE
-    names = {"hist": HIST_CODE, "dtfl": DTFL_CODE, "hasfl": HASFL_CODE, "hasfl_train": TRAIN_CODE}
-    return {source_hash(code): name for name, code in names.items()}
+    return {"hist": HIST_CODE, "dtfl": DTFL_CODE, "hasfl": HASFL_CODE, "hasfl_train": TRAIN_CODE}
 
 
 def classify(folder: Path, current: set[str]) -> dict[str, list[Path]]:
@@ -89,9 +136,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dir", type=Path, default=None,
                         help="store folder (default: FEDLIB_CACHE_DIR or .cache/results)")
     parser.add_argument("--delete", action="store_true", help="remove the stale records (default: report only)")
+    parser.add_argument("--rekey", action="store_true",
+                        help="first move records of earlier code that is still valid (REKEYED) to the current keys")
     args = parser.parse_args(argv)
+    folder = args.dir if args.dir is not None else paths.cache_dir()
     try:
-        summary = prune(args.dir if args.dir is not None else paths.cache_dir(), args.delete)
+        moved = rekey(Path(folder)) if args.rekey else {}
+        summary = prune(folder, args.delete)
+        if args.rekey:
+            summary["rekeyed"] = moved
     except FileNotFoundError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -652,7 +652,6 @@ def test_unknown_papermill_parameter_fails_a_real_notebook(tmp_path, monkeypatch
                                                   "validate_parameters(globals())\nassert seeds == [1, 2]")]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, tmp_path / "t.ipynb")
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
     with pytest.raises(pm.PapermillExecutionError, match="num_cels"):
         pm.execute_notebook(str(tmp_path / "t.ipynb"), str(tmp_path / "out.ipynb"), kernel_name="python3",
                             parameters={"seeds": "[1, 2]", "num_cels": 3}, progress_bar=False, cwd=str(tmp_path))

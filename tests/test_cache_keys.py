@@ -28,6 +28,15 @@ UNHASHED = {
 #: modules a hashed module imports that its paper's records still do not depend on
 NOT_NEEDED = {"hasfl": {"fedlib.split.resnet_cifar": "DTFL's CIFAR ResNets, imported by split.models; HASFL builds "
                                                      "only vgg16 / resnet18"}}
+#: fedlib.core's infrastructure: imported by computing modules, hashed by no store, because no record's value
+#: depends on it (fedlib.core.RECORD_CODE is hashed)
+INFRASTRUCTURE = {
+    "fedlib.core.store": "stores, loads and keys records; the envelope has its own SCHEMA",
+    "fedlib.core.paths": "where files go", "fedlib.core.runlock": "who computes a record, not what it holds",
+    "fedlib.core.parallel": "fans jobs out; records do not depend on the number of workers (tests/test_sweeps.py)",
+    "fedlib.core.params": "notebook parameters", "fedlib.core.notebooks": "the notebook runner",
+    "fedlib.core.verify": "compares metrics", "fedlib.core.roofline": "a benchmark's matmul roofline",
+}
 
 
 def _store_code(paper: str) -> tuple:
@@ -118,7 +127,7 @@ def test_store_hashes_every_module_of_the_paper_but_figures_and_references(paper
 @pytest.mark.parametrize("paper", PAPERS)
 def test_store_hashes_every_module_its_records_import(paper):
     files = _files(_store_code(paper))
-    allowed = NOT_NEEDED.get(paper, {})
+    allowed = {**NOT_NEEDED.get(paper, {}), **INFRASTRUCTURE}
     for name, path in sorted(files.items()):
         for dep in sorted(_imports(path) - set(files) - set(allowed)):
             assert _is_package(dep) and _only_reexports(dep), (
@@ -130,7 +139,7 @@ def test_hasfl_training_records_hash_every_module_they_import():
     from fedlib.hasfl.train_run import TRAIN_CODE
     files = _files(TRAIN_CODE)
     assert not {m for m in files if m.startswith("fedlib.hasfl.")} - {"fedlib.hasfl.train_run"}
-    allowed = NOT_NEEDED["hasfl"]
+    allowed = {**NOT_NEEDED["hasfl"], **INFRASTRUCTURE}
     for name, path in sorted(files.items()):
         for dep in sorted(_imports(path) - set(files) - set(allowed)):
             assert _is_package(dep) and _only_reexports(dep), (
@@ -192,10 +201,44 @@ def test_editing_a_figure_module_keeps_every_store_hash(edits, figure_module):
     ("fedlib/hasfl/train_run.py", ["hasfl", "hasfl-train"]), ("fedlib/split/profile.py", ["dtfl", "hasfl"]),
     ("fedlib/split/engine.py", ["dtfl", "hasfl", "hasfl-train"]), ("fedlib/split/resnet_cifar.py", ["dtfl"]),
     ("fedlib/data/partition.py", ["dtfl", "hasfl", "hasfl-train", "hist"]),
-    ("fedlib/core/store.py", ["dtfl", "hasfl", "hasfl-train", "hist"]),
+    ("fedlib/core/seeding.py", ["dtfl", "hasfl", "hasfl-train", "hist"]),
+    ("fedlib/core/estimators.py", ["dtfl", "hasfl", "hasfl-train", "hist"]),
+    ("fedlib/core/validate.py", ["dtfl", "hasfl", "hasfl-train", "hist"]),
 ])
 def test_editing_a_computing_module_changes_its_papers_hashes(edits, module, papers):
     assert edits[module] == papers
+
+
+@pytest.mark.parametrize("module", sorted(m.replace(".", "/") + ".py" for m in INFRASTRUCTURE)
+                         + ["fedlib/core/__init__.py", "fedlib/prune.py", "fedlib/bench.py"])
+def test_editing_infrastructure_keeps_every_store_hash(edits, module):
+    # the path rules, the notebook runner, verification, the store itself: editing them recomputes nothing
+    assert edits[module] == [], f"editing {module} invalidates {edits[module]}'s cache"
+
+
+def test_every_core_module_is_hashed_or_infrastructure():
+    from fedlib.core import RECORD_CODE
+    core = {f"fedlib.core.{p.stem}" for p in (FEDLIB / "core").glob("*.py") if p.stem != "__init__"}
+    assert set(RECORD_CODE) | set(INFRASTRUCTURE) == core
+    assert not set(RECORD_CODE) & set(INFRASTRUCTURE)
+
+
+def test_rekey_moves_old_hash_records_to_the_current_key(tmp_path):
+    # a record under an old hash named in the mapping moves to the current key with config and record unchanged;
+    # a record of another old hash stays stale
+    from fedlib.core.store import ResultStore, config_key
+    from fedlib.dtfl.experiments import STORE_CODE
+    from fedlib.prune import REKEYED, prune, rekey
+    assert set(REKEYED.values()) == {"hist", "dtfl", "hasfl", "hasfl_train"}
+    cfg, rec = {"kind": "dtfl_train", "seed": 0}, {"test_acc": [0.1, 0.5]}
+    for old in ("0123456789abcdef", "fedcba9876543210"):
+        key = config_key(dict(cfg, old=old), old)
+        (tmp_path / f"{key}.json").write_text(json.dumps({"schema": 1, "key": key, "config": dict(cfg, old=old),
+                                                          "code_hash": old, "record": rec}))
+    assert rekey(tmp_path, {"0123456789abcdef": "dtfl"}) == {"dtfl": 1}
+    store = ResultStore(tmp_path, code=STORE_CODE)
+    assert store.load(dict(cfg, old="0123456789abcdef")) == dict(rec, store_key=store.key(dict(cfg, old="0123456789abcdef")))
+    assert prune(tmp_path)["stale_by_hash"] == {"fedcba9876543210": 1}
 
 
 @pytest.mark.parametrize("paper", PAPERS)

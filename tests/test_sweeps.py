@@ -1,7 +1,6 @@
 """Sweeps you can trust and scale out: device-independent random streams, seeds, and the same records from a
 sequential sweep, a process pool and a Dask LocalCluster (the result store is the only shared state)."""
 import multiprocessing
-import os
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -113,8 +112,7 @@ def test_process_pool_sweep_equals_sequential(sequential, tmp_path):
 
 def test_dask_local_cluster_sweep_equals_sequential(sequential, tmp_path, monkeypatch):
     distributed = pytest.importorskip("distributed")
-    # workers are fresh processes: they import fedlib from this checkout
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    # workers are fresh processes: they import the installed (editable) fedlib of this checkout
     store = ResultStore(tmp_path / "dask")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:

@@ -7,6 +7,12 @@ paper's notebooks that declare it) under ``notebooks/profiles/<profile>/<name>.y
 key must be one of its parameters). A failing notebook does not stop the others; the exit status is non-zero if
 any failed. One line per notebook as it finishes, then a summary table. Executed notebooks (the report a user
 opens, figures embedded) go to ``.executed/<profile>/<paper>/``.
+
+Each kernel starts in the notebook's own folder, as Jupyter starts it, with the project's kernel (``fedlib``,
+registered by ``run_all.sh``; ``python3`` where it is not registered), and imports the installed ``fedlib``
+(``pip install -e .``). Figures, metrics and records go where :mod:`fedlib.core.paths` says for the notebook's
+``profile``: with ``--commit`` (``run_all.sh``'s regeneration) into the committed ``figures/`` folders, else
+into ``.scratch/<profile>/``.
 """
 from __future__ import annotations
 
@@ -114,8 +120,21 @@ def _quiet_kernel_logs() -> None:
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
-def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None) -> list[dict]:
+KERNEL = "fedlib"
+"""The project's kernelspec (``python -m ipykernel install --sys-prefix --name fedlib``), named in every
+notebook's metadata."""
+
+
+def kernel_name() -> str:
+    """:data:`KERNEL` when that kernelspec is installed, else ``python3`` (this Python's ipykernel)."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    return KERNEL if KERNEL in KernelSpecManager().find_kernel_specs() else "python3"
+
+
+def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None, commit: bool = False) -> list[dict]:
     """Execute notebooks at ``profile``; executed copies go to ``out_dir/<paper>/``, figures embedded.
+    ``commit``: the kernels write the committed figures, metrics and store (``FEDLIB_COMMIT=1``).
 
     Returns:
         One row per notebook: ``{"notebook", "paper", "seconds", "status", "error"}``; status ``ok``, ``FAILED`` or
@@ -130,9 +149,11 @@ def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None) ->
         raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
     nbs = list_notebooks(only)
     out_dir = Path(out_dir)
-    # the kernel is a child process: it must import fedlib from this checkout, and show figures inline
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))
+    # the kernel is a child process: it shows figures inline, and writes the committed folders only if asked
     os.environ.pop("MPLBACKEND", None)
+    if commit:
+        os.environ["FEDLIB_COMMIT"] = "1"
+    kernel = kernel_name()
     os.environ.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
     _quiet_kernel_logs()
     socket_dir = tempfile.TemporaryDirectory(prefix="fedlib-kernel-")
@@ -149,7 +170,7 @@ def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None) ->
             parameters = notebook_parameters(nb, profile)
             (out_dir / nb.parent.name).mkdir(parents=True, exist_ok=True)
             pm.execute_notebook(str(nb), str(out_dir / nb.parent.name / nb.name), parameters=parameters,
-                                kernel_name="python3", cwd=str(REPO_ROOT), progress_bar=False, log_output=False,
+                                kernel_name=kernel, cwd=str(nb.parent), progress_bar=False, log_output=False,
                                 kernel_manager_class=_ipc_kernel_manager(socket_dir.name))
         except Exception as exc:  # papermill raises PapermillExecutionError and others
             text = str(exc).strip()
@@ -168,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default=None, help="glob or substring of notebook or paper names")
     parser.add_argument("--out", default=None, help="folder for executed notebooks (default .executed/<profile>)")
     parser.add_argument("--check", action="store_true", help="only check that --only matches; run nothing")
+    parser.add_argument("--commit", action="store_true",
+                        help="write the committed figures/ folders and store (run_all.sh); default .scratch/<profile>")
     args = parser.parse_args(argv)
     try:
         nbs = list_notebooks(args.only)
@@ -177,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         return 0
     out = Path(args.out) if args.out else REPO_ROOT / ".executed" / args.profile
-    rows = run_notebooks(args.profile, out, args.only)
+    rows = run_notebooks(args.profile, out, args.only, commit=args.commit)
     assert len(rows) == len(nbs)
     width = max(len(f"{r['paper']}/{r['notebook']}") for r in rows)
     print(f"\n{'notebook'.ljust(width)}  seconds  status")

@@ -1,10 +1,14 @@
 """Result store: each run is cached on disk under a key of its full config (with its seed) and a hash of the
 fedlib source that computes it.
 
-- The key covers ``config`` and :func:`source_hash` of the packages named by the store's ``code``: editing a
-  paper's package invalidates that paper's runs, not the others' (a HIST store hashes ``fedlib.hist``,
-  ``fedlib.core`` and ``fedlib.data``). A rerun of the same config and code is a cache hit; ``force=True``
-  recomputes and overwrites.
+- The key covers ``config`` and :func:`source_hash` of the modules named by the store's ``code``: editing a
+  paper's computing modules invalidates that paper's runs, not the others' (a HIST store hashes the modules of
+  ``fedlib.hist`` that compute records, :data:`RECORD_CODE` of ``fedlib.core`` and ``fedlib.data``). This module,
+  the paths, locks, process pool, notebook runner and verification are not hashed: no record's value depends on
+  them. A rerun of the same config and code is a cache hit; ``force=True`` recomputes and overwrites.
+- A store may read, after its own folder, read-only stores (``read_only``; by default the active profile's
+  committed store when the run does not write it: :func:`fedlib.core.paths.read_only_stores`). A record found
+  there is returned as is; a missing one is computed and written to the store's own folder only.
 - Records are stored in an envelope ``{"schema", "key", "config", "code_hash", "record"}``. Every load checks
   that the file is valid JSON with this schema and that the stored config and code hash are the requested ones:
   a truncated, empty or foreign file raises :class:`CorruptRecordError` naming the file, and
@@ -38,6 +42,11 @@ from .validate import ParameterTypeError, check_float
 
 SCHEMA = 1
 DEFAULT_CODE = ("fedlib",)
+RECORD_CODE = ("fedlib.core.estimators", "fedlib.core.seeding", "fedlib.core.validate")
+"""The modules of ``fedlib.core`` whose source a record's value can depend on: the shared estimators, the seed
+streams and the input checks (``check_array`` converts dtypes). Every paper's store hashes them; the rest of
+``fedlib.core`` (this store, paths, run locks, the process pool, notebook parameters and runner, verification,
+the roofline benchmark) is infrastructure and is not hashed."""
 
 
 class CorruptRecordError(ValueError):
@@ -129,14 +138,24 @@ class ResultStore:
         stale_lock_s: a run's lock older than this (seconds) is taken over (a writer on another host that died;
             a dead writer on this host is detected at once). poll_s: seconds between checks while waiting for
             another writer's record.
+        read_only: folders of stores read after ``root`` and never written (a committed store). Default: with
+            ``root=None``, :func:`fedlib.core.paths.read_only_stores`; with a ``root`` given, none.
     """
 
     def __init__(self, root: str | Path | None = None, code: Sequence[str] = DEFAULT_CODE,
-                 stale_tmp_s: float = 3600.0, stale_lock_s: float = 86400.0, poll_s: float = 0.5):
+                 stale_tmp_s: float = 3600.0, stale_lock_s: float = 86400.0, poll_s: float = 0.5,
+                 read_only: Sequence[str | Path] | None = None):
         if root is not None and not isinstance(root, (str, os.PathLike)):
             raise ParameterTypeError(f"root must be a folder path (str or pathlib.Path) or None, got {root!r}")
+        if read_only is None:
+            read_only = paths.read_only_stores() if root is None else ()
+        if isinstance(read_only, (str, os.PathLike)) or not all(isinstance(r, (str, os.PathLike)) for r in read_only):
+            raise ParameterTypeError(f"read_only must be a list of folder paths, got {read_only!r}")
         self.root = Path(root) if root is not None else paths.cache_dir()
+        if self.root.exists() and not self.root.is_dir():
+            raise NotADirectoryError(f"root: {self.root} is a file; the result store needs a folder")
         self.root.mkdir(parents=True, exist_ok=True)
+        self.read_only = tuple(Path(r) for r in read_only if Path(r).resolve() != self.root.resolve())
         self.code = tuple(code) if not isinstance(code, str) else code
         self.code_hash = source_hash(self.code)
         check_float("stale_tmp_s", stale_tmp_s, 0, allow_inf=True)
@@ -154,11 +173,12 @@ class ResultStore:
 
     def __getstate__(self):
         return {"root": self.root, "code": self.code, "code_hash": self.code_hash,
-                "stale_lock_s": self.stale_lock_s, "poll_s": self.poll_s}
+                "stale_lock_s": self.stale_lock_s, "poll_s": self.poll_s, "read_only": self.read_only}
 
     def __setstate__(self, state):
         # a worker (process pool, Dask) checks that it runs the same fedlib source as the process that sent it
         self.__dict__.update(state)
+        self.read_only = tuple(state.get("read_only", ()))
         mine = source_hash(self.code)
         if mine != self.code_hash:
             raise RuntimeError(f"this worker's source of {self.code} hashes to {mine}, the sender's to "
@@ -173,8 +193,15 @@ class ResultStore:
         return self.root / f"{self.key(config)}.json"
 
     def has(self, config: dict) -> bool:
-        """Whether a file for ``config`` exists (it may still be corrupt: :meth:`load` checks)."""
-        return self.path(config).is_file()
+        """Whether a file for ``config`` exists here or in a read-only store (it may still be corrupt:
+        :meth:`load` checks)."""
+        name = self.path(config).name
+        return any((folder / name).is_file() for folder in (self.root, *self.read_only))
+
+    def with_code(self, code: Sequence[str]) -> "ResultStore":
+        """A store over the same folders (own and read-only) that hashes ``code`` instead."""
+        return ResultStore(self.root, code=code, stale_lock_s=self.stale_lock_s, poll_s=self.poll_s,
+                           read_only=self.read_only)
 
     def load(self, config: dict) -> dict:
         """The stored record for ``config`` (with ``store_key`` added).
@@ -185,10 +212,14 @@ class ResultStore:
                 code's record; the message names the file.
         """
         path = self.path(config)
+        for folder in self.read_only:                  # own folder first, then the read-only stores
+            if not path.is_file() and (folder / path.name).is_file():
+                path = folder / path.name
         try:
             text = path.read_text()
         except FileNotFoundError:
-            raise KeyError(f"no stored result for config {config} (looked for {path}); run the experiments "
+            where = ", ".join(str(p / path.name) for p in (self.root, *self.read_only))
+            raise KeyError(f"no stored result for config {config} (looked for {where}); run the experiments "
                            f"notebook or fedlib's sweep first") from None
         try:
             env = json.loads(text)

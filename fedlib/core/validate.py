@@ -8,33 +8,19 @@ of the right type outside its range, or an impossible combination. ``ParameterTy
 Nothing is clamped, wrapped or converted silently: ``True`` is not an integer, ``2.5`` is not an integer (nor is
 ``2.0``), NaN and ±inf are not numbers unless a check says so (``allow_inf``), and a string is never a number.
 
-Notebooks call :func:`validate_parameters` once, in the first code cell after the parameters cell::
-
-    from fedlib.core import validate_parameters
-
-    validate_parameters(globals())
-
-It checks every parameter of the parameters cell (``name: type = value  # comment``) against its annotation
-(``int``, ``float`` (an int is accepted), ``str``, ``bool``, ``list``) and fails on a parameter papermill injected
-that the parameters cell does not declare. **Lists given as strings** (``papermill -p seeds "[0, 1]"`` delivers
-the string ``"[0, 1]"``) are parsed as YAML (``yaml.safe_load``); the result must be a list, else the parameter
-is refused; the parsed list replaces the string in the notebook's namespace. A list must be non-empty, and when
-the parameters cell's default is a non-empty list whose items share one type (int, float, str, bool), every item
-must have that type (an int item is accepted where the default holds floats). Range checks that belong to a
-notebook's computation happen in the fedlib functions the notebook calls.
+Notebooks check their parameters cell with :func:`fedlib.core.params.validate_parameters` (through
+:func:`fedlib.core.params.setup_notebook`).
 """
 from __future__ import annotations
 
-import ast
 import math
 import numbers
-import typing
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
 __all__ = ["ParameterTypeError", "check_int", "check_float", "check_bool", "check_str", "check_choice",
-           "check_list", "check_array", "check_instance", "check_callable", "validate_parameters"]
+           "check_list", "check_array", "check_instance", "check_callable"]
 
 
 class ParameterTypeError(TypeError, ValueError):
@@ -231,146 +217,3 @@ def check_array(name: str, value, low: float | None = None, low_open: bool = Fal
     if high is not None and np.any(arr > high):
         raise ValueError(f"{name} must be {desc}, got {value!r}")
     return arr
-
-
-# ---- notebooks ---------------------------------------------------------------------------------------------------
-
-PAPERMILL_COMMENT = "# Parameters"
-"""First line of the cell papermill injects (tag ``injected-parameters``) with the parameters it was given."""
-
-_SCALARS = {int: "an int", float: "a float (or int)", str: "a string", bool: "True or False"}
-
-
-def _parse(source: str):
-    try:
-        return ast.parse(source)
-    except SyntaxError:
-        return None
-
-
-def _injected_names(history: list[str]) -> list[str]:
-    """Names assigned by the last cell papermill injected (``# Parameters`` first line), in order."""
-    for source in reversed(history):
-        if isinstance(source, str) and source.lstrip().startswith(PAPERMILL_COMMENT):
-            tree = _parse(source)
-            if tree is None:
-                continue
-            return [t.id for node in tree.body if isinstance(node, ast.Assign)
-                    for t in node.targets if isinstance(t, ast.Name)]
-    return []
-
-
-def _defaults(history: list[str], declared: Mapping) -> dict:
-    """Default values of the parameters cell (the last cell declaring the parameters with annotations)."""
-    for source in reversed(history):
-        tree = _parse(source) if isinstance(source, str) and ":" in source else None
-        if tree is None:
-            continue
-        nodes = [n for n in tree.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)]
-        if nodes and {n.target.id for n in nodes} <= set(declared):
-            out = {}
-            for n in nodes:
-                try:
-                    out[n.target.id] = ast.literal_eval(n.value) if n.value is not None else None
-                except ValueError:
-                    pass
-            return out
-    return {}
-
-
-def _item_type(default):
-    if not isinstance(default, list) or not default:
-        return None
-    kinds = {type(v) for v in default}
-    if kinds == {int, float}:
-        return float
-    return kinds.pop() if len(kinds) == 1 and next(iter(kinds)) in _SCALARS else None
-
-
-def _check_scalar(name: str, value, kind) -> Any:
-    if kind is bool:
-        return check_bool(name, value)
-    if kind is int:
-        if not _is_int(value):
-            raise ParameterTypeError(f"{name} must be an int, got {_got(value)}")
-        return value
-    if kind is float:
-        if not _is_real(value):
-            raise ParameterTypeError(f"{name} must be a float (or an int), got {_got(value)}")
-        return check_float(name, value)
-    if kind is str:
-        if not isinstance(value, str):
-            raise ParameterTypeError(f"{name} must be a string, got {_got(value)}")
-        return value
-    return value
-
-
-def _as_list(name: str, value) -> list:
-    """A list parameter: a list/tuple, or a string holding a YAML list (what ``papermill -p`` delivers)."""
-    if isinstance(value, str):
-        import yaml
-
-        try:
-            parsed = yaml.safe_load(value)
-        except yaml.YAMLError as exc:
-            raise ParameterTypeError(f"{name} must be a list (a string is parsed as YAML), got {value!r}, which is "
-                                     f"not valid YAML: {str(exc).splitlines()[0]}") from exc
-        if not isinstance(parsed, list):
-            raise ParameterTypeError(f"{name} must be a list (a string is parsed as YAML), got {value!r}, which "
-                                     f"parses to {_got(parsed)}")
-        value = parsed
-    if not isinstance(value, (list, tuple)):
-        raise ParameterTypeError(f"{name} must be a list (or a string holding a YAML list), got {_got(value)}")
-    if not value:
-        raise ValueError(f"{name} must be a non-empty list, got {value!r}")
-    return list(value)
-
-
-def validate_parameters(namespace: dict, history: list[str] | None = None) -> dict:
-    """Check a notebook's parameters against the annotations of its parameters cell; see the module docstring.
-
-    Args:
-        namespace: the notebook's ``globals()``: holds ``__annotations__`` (filled by the parameters cell's
-            ``name: type = value`` lines) and IPython's input history ``In``.
-        history: the executed cells' sources (default ``namespace["In"]``); used to find the cell papermill
-            injected (first line ``# Parameters``) and the parameters cell's defaults.
-
-    Returns:
-        ``{name: value}`` of the declared parameters after checking. A list given as a string is replaced by the
-        parsed list in ``namespace`` too.
-
-    Raises:
-        ValueError: no annotated parameters in ``namespace``; a parameter papermill injected that the parameters
-            cell does not declare (the message lists the declared ones); an empty list.
-        ParameterTypeError: a value whose type is not its annotation's (the message names the parameter).
-    """
-    declared = dict(namespace.get("__annotations__") or {})
-    if not declared:
-        raise ValueError("validate_parameters found no annotated parameters: call it with globals() after the "
-                         "parameters cell (lines `name: type = value  # comment`)")
-    if history is None:
-        history = list(namespace.get("In") or namespace.get("_ih") or [])
-    unknown = [n for n in _injected_names(history) if n not in declared]
-    if unknown:
-        raise ValueError(f"unknown parameter(s) {', '.join(unknown)} given to the notebook (papermill -p / profile "
-                         f"file); its parameters are: {', '.join(sorted(declared))}")
-    defaults = _defaults(history, declared)
-    out = {}
-    for name, kind in declared.items():
-        if name not in namespace:
-            raise ValueError(f"parameter {name} is declared but has no value: run the parameters cell first")
-        value = namespace[name]
-        if isinstance(kind, str):   # annotations kept as strings (from __future__ import annotations)
-            kind = {"int": int, "float": float, "str": str, "bool": bool, "list": list}.get(kind, kind)
-        origin, args = typing.get_origin(kind), typing.get_args(kind)
-        if kind is list or origin is list:
-            value = _as_list(name, value)
-            item = args[0] if args else _item_type(defaults.get(name))
-            if item in _SCALARS:
-                for i, v in enumerate(value):
-                    _check_scalar(f"{name}[{i}]", v, item)
-            namespace[name] = value
-        elif kind in _SCALARS:
-            _check_scalar(name, value, kind)
-        out[name] = value
-    return out

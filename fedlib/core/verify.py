@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
-import math
 import os
 import subprocess
 import sys
@@ -89,6 +88,7 @@ PILOT = Tolerance("rel", 1e-3, "HASFL bound constants from a pilot training (mea
 
 RULES: list[tuple[str, str, Tolerance]] = [
     ("*", "elapsed_s", SKIP_WALL), ("*", "*_elapsed_s", SKIP_WALL), ("*", "solve_s", SKIP_WALL),
+    ("*", "wall_s", SKIP_WALL), ("*", "*_wall_s", SKIP_WALL),
     ("*", "seconds", SKIP_WALL),
     ("*", "data_source", Tolerance("skip", why="where this machine found the data set")),
     ("hist_*", "*acc*", ACC_MLP), ("hist_*", "comm_to_target", READ_OFF),
@@ -170,7 +170,7 @@ def rerun(profile: str, only: str | None, out: Path, env: dict | None = None) ->
     child = dict(os.environ, FEDLIB_FIGURES_DIR=str(out / "figures"), FEDLIB_CACHE_DIR=str(out / "cache"),
                  **(env or {}))
     child.pop("FEDLIB_METRICS_DIR", None)
-    child["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))
+    child.pop("FEDLIB_COMMIT", None)
     cmd = [sys.executable, "-m", "fedlib.core.notebooks", "--profile", profile, "--out", str(out / "executed")]
     if only:
         cmd += ["--only", only]

@@ -103,7 +103,7 @@ def baseline_entry(store: ResultStore, s: Setup, data: TensorDataset, method: st
                num_clients=s.num_clients, fraction=fraction, target_acc=target_acc,
                **time_to_target(rec, sim, target_acc), final_test_acc=rec["test_acc"][-1],
                best_test_acc=max(rec["test_acc"]), rounds=rec["round"][-1], sim_total_s=float(np.sum(sim["round_s"])),
-               mean_tier=None, **plateau(rec), train_elapsed_s=rec["elapsed_s"][-1], elapsed_s=time.perf_counter() - t0)
+               mean_tier=None, **plateau(rec), elapsed_s=rec["elapsed_s"][-1], wall_s=time.perf_counter() - t0)
     return {"row": row, "record": rec, "sim": sim}
 
 

@@ -16,7 +16,7 @@ from .bcd import bcd, start_batches, uniform_cut_candidates
 from .refinement import cut_moves, enumerate_cuts, line_search_batches, polish, refine
 from .estimate import estimate_at, pilot_constants
 from .exhaustive import exhaustive
-from .latency import TABLE_I, round_latency, total_latency
+from .latency import TABLE_I, round_latency, table_i, total_latency
 from .p1 import kappa, newton_jacobi, p1_closed_form, p1_coefficients, solve_p1
 from .p2 import min_round_latency_cuts, solve_p2
 from .instances import random_instance
@@ -30,7 +30,7 @@ from .training import TRAIN_METHODS, TrainSettings, decide, training_problem
 from .calibrate import CalibrationFit, calibrated_constants, fit_calibration, fitted_rounds
 from .train_plan import TrainPlan, calibration_table, claim_ratios, plan_calibration, run_plan
 
-__all__ = ["TABLE_I", "round_latency", "total_latency", "sample_system", "HasflConstants", "bound_floor",
+__all__ = ["TABLE_I", "table_i", "round_latency", "total_latency", "sample_system", "HasflConstants", "bound_floor",
            "rounds_needed", "theorem1_bound", "estimate_at", "pilot_constants", "Problem", "Decision", "theta",
            "feasible_cuts", "aux_variables", "eps_with_slack", "p1_coefficients", "newton_jacobi", "p1_closed_form",
            "kappa", "solve_p1", "solve_p2", "min_round_latency_cuts", "admissible_cuts", "initial_cuts", "polish",

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from .. import __version__
-from ..core import ResultStore, numpy_rng, seed_sequence
+from ..core import RECORD_CODE, ResultStore, numpy_rng, seed_sequence
 from ..data import DATASET_SHAPES, load_dataset, resolve_dataset as _resolve
 from ..split import MODELS, model_profile, sample_system
 from .estimate import pilot_constants
@@ -50,10 +50,10 @@ STORE_CODE = tuple(f"fedlib.hasfl.{m}" for m in (
     "batch_search", "bcd", "calibrate", "estimate", "exhaustive", "experiments", "instances", "latency", "p1", "p2",
     "plan_analysis", "problem", "refinement",
     "strategies", "theory", "train_config", "train_jobs", "train_plan", "train_run", "training")) + (
-    "fedlib.core", "fedlib.data", "fedlib.split.config", "fedlib.split.engine", "fedlib.split.latency",
+    *RECORD_CODE, "fedlib.data", "fedlib.split.config", "fedlib.split.engine", "fedlib.split.latency",
     "fedlib.split.models", "fedlib.split.ops", "fedlib.split.profile", "fedlib.split.records", "fedlib.split.system")
 """The source a HASFL result depends on: the modules of ``fedlib.hasfl`` that compute records (all but the figure
-modules :mod:`.plots` and :mod:`.train_plots` and the package's ``__init__``, which only re-exports), core, data
+modules :mod:`.plots` and :mod:`.train_plots` and the package's ``__init__``, which only re-exports), core's RECORD_CODE, data
 and the modules of ``fedlib.split`` that HASFL runs (not the split package as a whole, so that DTFL's models and
 the literal test reference there leave HASFL's cache valid). Editing any of them invalidates HASFL's cached runs
 (and nothing else does); a figure edit redraws from the cache."""

@@ -18,11 +18,10 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import os
 import warnings
 from pathlib import Path
 
-from ..core.paths import REPO_ROOT
+from ..core.paths import REPO_ROOT, use_profile
 from ..core.validate import check_choice, check_float
 from ..data import TensorDataset, load_dataset
 from ..split import time_to_target
@@ -152,8 +151,8 @@ def plan_progress(store, s: TrainSettings, plan: TrainPlan, seeds: list[int], ta
 def main(argv: list[str] | None = None) -> int:
     """``python -m fedlib.hasfl.plan_status [--profile converged] [--store DIR] [--json FILE]``: print the plan's
     progress (one line per distinct run, then per group stored / total and worker time). The store defaults to
-    ``$FEDLIB_CACHE_DIR``, else ``figures/<profile>/store`` for ``converged`` and ``paper`` (as ``run_all.sh``),
-    else the default cache."""
+    the profile's, as a notebook's (:mod:`fedlib.core.paths`): ``$FEDLIB_CACHE_DIR``, else ``.cache/results`` read
+    before the committed ``figures/<profile>/store`` (the committed store alone with ``FEDLIB_COMMIT=1``)."""
     from ..plotting import format_table
 
     ap = argparse.ArgumentParser(prog="python -m fedlib.hasfl.plan_status", description=main.__doc__)
@@ -162,9 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", default=None, help="also write the rows to this JSON file")
     a = ap.parse_args(argv)
     p = profile_parameters(a.profile)
-    root = a.store or os.environ.get("FEDLIB_CACHE_DIR") or (
-        REPO_ROOT / "figures" / a.profile / "store" if a.profile in ("converged", "paper") else None)
-    store = result_store(None if root is None else str(root))
+    use_profile(a.profile)                 # the store follows the profile, as in the notebooks (fedlib.core.paths)
+    store = result_store(a.store)
     dataset = resolve_dataset(p["dataset"], p["models"][0])
     s, plan = settings_and_plan(p, dataset)
     rows = plan_progress(store, s, plan, p["seeds"], p["target_acc"], p["target_acc_noniid"], load_dataset(dataset))

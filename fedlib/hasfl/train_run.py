@@ -14,13 +14,13 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from ..core import ResultStore
+from ..core import RECORD_CODE, ResultStore
 from ..data import TensorDataset
 from ..split import SplitConfig, converged_at, run_split
 
-TRAIN_CODE = ("fedlib.hasfl.train_run", "fedlib.core", "fedlib.data", "fedlib.split.config", "fedlib.split.engine",
+TRAIN_CODE = ("fedlib.hasfl.train_run", *RECORD_CODE, "fedlib.data", "fedlib.split.config", "fedlib.split.engine",
               "fedlib.split.models", "fedlib.split.ops", "fedlib.split.records")
-"""The source a HASFL training record depends on: this module, core, data and the modules of ``fedlib.split``
+"""The source a HASFL training record depends on: this module, core's :data:`fedlib.core.RECORD_CODE`, data and the modules of ``fedlib.split``
 that train (not the latency model, the profiles or the system draw: they enter through the clock, applied after
 the cached run)."""
 
@@ -33,7 +33,7 @@ def train_store(store: ResultStore) -> ResultStore:
     """
     if not isinstance(store, ResultStore):
         raise TypeError(f"store must be a fedlib.core.ResultStore, got {type(store).__name__}")
-    return ResultStore(store.root, code=TRAIN_CODE)
+    return store.with_code(TRAIN_CODE)
 
 
 def split_config(config: dict) -> SplitConfig:

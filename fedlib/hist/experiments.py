@@ -10,7 +10,7 @@ import numpy as np
 
 from tqdm import tqdm
 
-from ..core import ResultStore
+from ..core import RECORD_CODE, ResultStore
 from ..core.seeding import resolve_device
 from ..core.validate import (ParameterTypeError, check_bool, check_callable, check_choice, check_float, check_instance,
                              check_int, check_list)
@@ -20,11 +20,11 @@ from .run import run_hist
 
 
 STORE_CODE = ("fedlib.hist.config", "fedlib.hist.engine", "fedlib.hist.estimate", "fedlib.hist.experiments",
-              "fedlib.hist.model", "fedlib.hist.run", "fedlib.hist.sampling", "fedlib.hist.theory", "fedlib.core",
+              "fedlib.hist.model", "fedlib.hist.run", "fedlib.hist.sampling", "fedlib.hist.theory", *RECORD_CODE,
               "fedlib.data")
 """The source a HIST result depends on: the modules of ``fedlib.hist`` that compute records (runs:
 :mod:`.run`, :mod:`.engine`, :mod:`.model`, :mod:`.sampling`, :mod:`.config`, this module; the bounds' pilot
-constants: :mod:`.estimate`, :mod:`.theory`), core and data. Editing them invalidates HIST's cached runs (and
+constants: :mod:`.estimate`, :mod:`.theory`), core's :data:`fedlib.core.RECORD_CODE` and data. Editing them invalidates HIST's cached runs (and
 nothing else does). The figure module (:mod:`.plots`), the literal test reference (:mod:`.reference`) and the
 package's ``__init__`` (re-exports only) compute no record, so a figure edit redraws from the cache."""
 

@@ -1,0 +1,71 @@
+"""papermill as users call it: ``papermill NB OUT -f notebooks/profiles/<profile>/<paper>.yaml`` passes every
+notebook's parameter check, for every notebook and every profile file (parsed and checked, not run); a key that
+only a sibling notebook declares is skipped with a note; a key that no notebook declares fails by name."""
+from pathlib import Path
+
+import pytest
+from papermill.iorw import load_notebook_node
+from papermill.parameterize import parameterize_notebook
+
+from fedlib.core import notebooks
+from fedlib.core.params import declared_parameters, sibling_parameters, validate_parameters
+
+NBS = notebooks.list_notebooks()
+CASES = [(nb, path) for nb in NBS for path in sorted(notebooks.PROFILE_DIR.glob(f"*/{nb.parent.name}.yaml"))]
+
+
+def _check(nb: Path, parameters: dict, capsys=None) -> tuple[dict, dict]:
+    """The notebook's parameters cell, then the cell papermill injects for ``parameters``, then the check the
+    notebook's first code cell runs; returns (checked parameters, namespace)."""
+    node = parameterize_notebook(load_notebook_node(str(nb)), parameters, report_mode=False)
+    cells = [c for c in node.cells if c.cell_type == "code"]
+    tags = [c.metadata.get("tags", []) for c in cells]
+    params_src = cells[next(i for i, t in enumerate(tags) if "parameters" in t)].source
+    injected_src = cells[next(i for i, t in enumerate(tags) if "injected-parameters" in t)].source
+    ns: dict = {}
+    exec(compile(params_src, "<parameters>", "exec"), ns)
+    exec(compile(injected_src, "<injected>", "exec"), ns)
+    ns["In"] = ["", params_src, injected_src]
+    return validate_parameters(ns, paper=nb.parent.name), ns
+
+
+def test_every_notebook_has_a_case_per_profile_file_of_its_paper():
+    assert len(CASES) == sum(len(list(notebooks.PROFILE_DIR.glob(f"*/{p}.yaml"))) * n
+                             for p, n in (("hist", 3), ("hasfl", 5), ("dtfl", 7)))
+    assert len(CASES) >= 50
+
+
+@pytest.mark.parametrize("nb, path", CASES, ids=[f"{p.parent.name}-{nb.stem}" for nb, p in CASES])
+def test_paper_profile_file_passes_the_parameter_check(nb, path, capsys):
+    shared = notebooks._read_yaml(path)
+    checked, ns = _check(nb, shared)
+    declared = declared_parameters(nb)
+    for key, value in shared.items():
+        if key in declared:
+            assert checked[key] == value, key              # the profile's value reached the notebook
+        else:
+            assert key not in ns, key                      # a sibling's key is removed from the namespace
+    skipped = sorted(set(shared) - set(declared))
+    out = capsys.readouterr().out
+    assert (f"note: skipped {', '.join(k for k in shared if k in skipped)}" in out) == bool(skipped)
+    # with the notebook's own file after the paper's (papermill -f PAPER.yaml -f NOTEBOOK.yaml), as run_all.sh runs it
+    own = path.parent / f"{nb.stem}.yaml"
+    if own.is_file():
+        checked, _ = _check(nb, {**shared, **notebooks._read_yaml(own)})
+        assert all(checked[k] == v for k, v in notebooks.notebook_parameters(nb, path.parent.name).items())
+
+
+def test_a_key_no_notebook_declares_fails_by_name():
+    nb = next(p for p in NBS if p.stem == "hist_2_figures")
+    with pytest.raises(ValueError, match="num_cels"):
+        _check(nb, {"num_cels": [2], "num_cells": [2]})
+    # one unknown key among sibling keys: the error names it, and the sibling keys are not dropped silently
+    with pytest.raises(ValueError, match=r"unknown parameter\(s\) .*typo_key"):
+        _check(nb, {"H": 40, "typo_key": 1})
+
+
+def test_sibling_parameters_are_the_union_of_the_papers_notebooks():
+    assert "fig4_H" in sibling_parameters("hist") and "smoothness_clients" in sibling_parameters("hist")
+    assert "fig4_H" not in declared_parameters(next(p for p in NBS if p.stem == "hist_3_bounds"))
+    with pytest.raises(ValueError, match="paper must be one of"):
+        sibling_parameters("hsfl")
