@@ -222,7 +222,12 @@ def test_figures_written(smoke):
 
 @pytest.mark.parametrize("path", NBS, ids=[p.stem for p in NBS])
 def test_notebook_hygiene(path):
-    cells = json.loads(path.read_text())["cells"]
+    nb = json.loads(path.read_text())
+    cells = nb["cells"]
+    # the project's kernel (run_all.sh registers it into .venv), and the notebook starts with setup_notebook
+    assert nb["metadata"]["kernelspec"]["name"] == notebooks.KERNEL
+    code = [c for c in cells if c["cell_type"] == "code"]
+    assert f'setup_notebook(globals(), "{path.parent.name}")' in "".join(code[1]["source"])
     params = [c for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])]
     assert len(params) == 1, "exactly one cell tagged 'parameters'"
     for line in "".join(params[0]["source"]).splitlines():
