@@ -120,7 +120,7 @@ get_data
 
 if [ "$LAB" = 1 ]; then
   echo "== JupyterLab on notebooks/ (kernel: Python (fedlib)); Ctrl-C to stop"
-  exec .venv/bin/jupyter lab --notebook-dir="$ROOT/notebooks"
+  exec .venv/bin/jupyter lab --notebook-dir="$ROOT/notebooks" --MappingKernelManager.default_kernel_name=fedlib
 fi
 
 if [ "$TESTS" = 1 ]; then

@@ -66,6 +66,8 @@ def write_metrics(name: str, payload: dict, require_runs: bool = False) -> Path:
     whose metrics are a sweep of runs: ``hist_1``, ``hist_2``, ``hasfl_3``), ``payload["runs"]`` must be a non-empty
     list: an empty sweep fails instead of writing empty metrics. Notebooks without runs (``hasfl_2``: ``"runs": []``)
     keep the default. Every ``data_source`` is written without absolute paths (:func:`portable_source`).
+    Convention of the notebooks: ``notebook_wall_s`` is this execution's wall time (a redraw from the store takes
+    seconds); a row's ``elapsed_s`` is its training record's own time, which a redraw keeps.
 
     Raises:
         ValueError: a non-finite value (the message names its path, e.g. ``runs[3].final_test_acc``); an empty or
