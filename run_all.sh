@@ -27,7 +27,7 @@ TESTS=0
 VERIFY=0
 LAB=0
 PROFILE_SET=0
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --tests) TESTS=1 ;;
@@ -88,9 +88,9 @@ setup_venv() {
     echo "== installing fedlib (editable) into .venv"
     .venv/bin/python -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e .
   fi
-  # the project's kernel, named in every notebook's metadata
-  if [ ! -f .venv/share/jupyter/kernels/fedlib/kernel.json ]; then
-    .venv/bin/python -m ipykernel install --sys-prefix --name fedlib --display-name "Python (fedlib)" >/dev/null
+  # the project's kernel (named in every notebook's metadata), JupyterLab's autosave off, fedlib the default kernel
+  if [ ! -f .venv/etc/jupyter/jupyter_server_config.d/fedlib.json ]; then
+    .venv/bin/python -m fedlib.core.jupyter_setup >/dev/null
   fi
 }
 
@@ -120,7 +120,9 @@ get_data
 
 if [ "$LAB" = 1 ]; then
   echo "== JupyterLab on notebooks/ (kernel: Python (fedlib)); Ctrl-C to stop"
-  exec .venv/bin/jupyter lab --notebook-dir="$ROOT/notebooks" --MappingKernelManager.default_kernel_name=fedlib
+  lab_args=(--notebook-dir="$ROOT/notebooks")
+  [ "$(id -u)" = 0 ] && lab_args+=(--allow-root)   # Jupyter refuses root without it (containers)
+  exec .venv/bin/jupyter lab "${lab_args[@]}"
 fi
 
 if [ "$TESTS" = 1 ]; then

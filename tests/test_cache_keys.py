@@ -35,6 +35,7 @@ INFRASTRUCTURE = {
     "fedlib.core.paths": "where files go", "fedlib.core.runlock": "who computes a record, not what it holds",
     "fedlib.core.parallel": "fans jobs out; records do not depend on the number of workers (tests/test_sweeps.py)",
     "fedlib.core.params": "notebook parameters", "fedlib.core.notebooks": "the notebook runner",
+    "fedlib.core.jupyter_setup": "installs the Jupyter kernel and settings",
     "fedlib.core.verify": "compares metrics", "fedlib.core.roofline": "a benchmark's matmul roofline",
 }
 

@@ -162,3 +162,31 @@ def test_converged_redraw_by_hand_reads_the_committed_store(tmp_path):
     assert {k for k in ours if ours[k] != committed[k]} <= {"notebook_wall_s", "runs", "data_source"}
     assert " /" not in ours["data_source"], ours["data_source"]                  # no absolute path
     assert wall < 600, wall
+
+
+def test_metrics_hold_no_absolute_path(monkeypatch, tmp_path):
+    from fedlib.plotting import portable_source, write_metrics
+    monkeypatch.setenv("FEDLIB_METRICS_DIR", str(tmp_path))
+    inside = f"torchvision files in {ROOT}/data/FashionMNIST/raw"
+    assert portable_source(inside) == "torchvision files in data/FashionMNIST/raw"
+    assert portable_source("debian package /usr/share/datasets/fashion-mnist") == "debian package dataset-fashion-mnist"
+    assert portable_source("torchvision files in /srv/other/data/FashionMNIST/raw") == \
+        "torchvision files in .../FashionMNIST/raw"
+    path = write_metrics("probe", {"data_source": inside, "runs": [{"data_source": inside}]})
+    assert str(ROOT) not in path.read_text() and "data/FashionMNIST/raw" in path.read_text()
+
+
+def test_jupyter_setup_installs_kernel_and_turns_autosave_off(tmp_path):
+    from fedlib.core.jupyter_setup import setup
+    lab = tmp_path / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    lab.parent.mkdir(parents=True)
+    lab.write_text(json.dumps({"@jupyterlab/apputils-extension:themes": {"theme": "JupyterLab Dark"}}))
+    written = setup(tmp_path)
+    kernel = json.loads(written[0].read_text())
+    assert written[0] == tmp_path / "share" / "jupyter" / "kernels" / "fedlib" / "kernel.json"
+    assert kernel["display_name"] == "Python (fedlib)" and kernel["argv"][0] == sys.executable
+    settings = json.loads(lab.read_text())
+    assert settings["@jupyterlab/docmanager-extension:plugin"]["autosave"] is False
+    assert settings["@jupyterlab/apputils-extension:themes"]["theme"] == "JupyterLab Dark"     # kept
+    server = json.loads(written[2].read_text())
+    assert server["MappingKernelManager"]["default_kernel_name"] == "fedlib"

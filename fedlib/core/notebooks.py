@@ -121,7 +121,7 @@ def _quiet_kernel_logs() -> None:
 
 
 KERNEL = "fedlib"
-"""The project's kernelspec (``python -m ipykernel install --sys-prefix --name fedlib``), named in every
+"""The project's kernelspec (``python -m fedlib.core.jupyter_setup`` installs it into the environment), named in every
 notebook's metadata."""
 
 
