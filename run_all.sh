@@ -84,7 +84,8 @@ setup_venv() {
     echo "$want" > .venv/.requirements.sha256
   fi
   # fedlib itself, editable: importable from any folder (a kernel started in a notebook's folder included)
-  if ! .venv/bin/python -c "import fedlib, pathlib, sys; sys.exit(pathlib.Path(fedlib.__file__).resolve().parents[1] != pathlib.Path('$ROOT').resolve())" 2>/dev/null; then
+  # (checked from /, in isolated mode: the current folder and PYTHONPATH would hide a missing install)
+  if ! (cd / && "$ROOT/.venv/bin/python" -I -c "import fedlib, pathlib, sys; sys.exit(pathlib.Path(fedlib.__file__).resolve().parents[1] != pathlib.Path('$ROOT').resolve())" 2>/dev/null); then
     echo "== installing fedlib (editable) into .venv"
     .venv/bin/python -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e .
   fi
