@@ -141,7 +141,7 @@ def test_notebook_by_hand_with_changed_parameters_leaves_git_clean(tmp_path):
 
 @pytest.mark.skipif(not (ROOT / "figures" / "converged" / "store").is_dir(), reason="no committed converged store")
 def test_converged_redraw_by_hand_reads_the_committed_store(tmp_path):
-    # DTFL's Table 1 at converged: 12 trainings, ~40 min on 2 cores; from the committed store a redraw
+    # DTFL's Table 1 at converged: 12 trainings; from the committed store a redraw of about 20 s
     nb = ROOT / "notebooks" / "dtfl" / "dtfl_2_table1.ipynb"
     scratch_cache = ROOT / ".cache" / "results"
     had = set(scratch_cache.glob("*.json")) if scratch_cache.is_dir() else set()
