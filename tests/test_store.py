@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 import warnings
+from pathlib import Path
 from concurrent.futures import ProcessPoolExecutor
 
 import pytest
@@ -263,3 +264,78 @@ def test_map_jobs_computes_a_shared_run_once(tmp_path):
     assert len(set(out)) == 1                            # every job got the one record
     assert len((tmp_path / "computations.txt").read_text().split()) == 1
     assert not list(tmp_path.glob("*.lock"))
+
+
+# ---- the store's faults: a waiting caller says who holds the lock; locks are refreshed; read-only stores; files
+
+def _foreign_lock(lock, age_s: float = 0.0):
+    lock.write_text(json.dumps({"host": "another-host", "pid": 1, "time": time.time() - age_s}))
+    os.utime(lock, (time.time() - age_s, time.time() - age_s))
+
+
+def test_waiting_caller_names_the_lock_holder_and_how_to_break_it(tmp_path, capsys):
+    import threading
+    store = ResultStore(tmp_path, poll_s=0.02)
+    cfg = {"seed": 0}
+    _foreign_lock(store.path(cfg).with_suffix(".lock"))
+    writer = threading.Timer(0.3, lambda: ResultStore(tmp_path).save(cfg, {"v": 1}))
+    writer.start()
+    assert store.get_or_run(cfg, lambda: pytest.fail("computed while another writer held the lock"))["v"] == 1
+    err = capsys.readouterr().err
+    assert err.count("waiting for another writer's record") == 1                 # at once, then every 5 min
+    assert "host another-host, process 1" in err and "delete the lock file" in err
+
+
+def test_a_lock_from_another_host_is_stale_only_when_not_refreshed(tmp_path):
+    from fedlib.core import runlock
+    store = ResultStore(tmp_path)
+    assert store.stale_lock_s == runlock.STALE_S == 600.0
+    lock = tmp_path / "x.lock"
+    _foreign_lock(lock, age_s=runlock.STALE_S - 30)             # refreshed within the limit: a live writer
+    assert not runlock.is_stale(lock, store.stale_lock_s)
+    _foreign_lock(lock, age_s=runlock.STALE_S + 30)             # not refreshed for 10 refresh periods: dead
+    assert runlock.is_stale(lock, store.stale_lock_s)
+
+
+def test_the_lock_holder_refreshes_its_lock_while_it_runs(tmp_path, monkeypatch):
+    from fedlib.core import runlock
+    monkeypatch.setattr(runlock, "REFRESH_S", 0.05)
+    store = ResultStore(tmp_path)
+    lock = store.path({"seed": 0}).with_suffix(".lock")
+    seen = {}
+
+    def run():
+        os.utime(lock, (time.time() - 1000, time.time() - 1000))
+        time.sleep(0.3)
+        seen["age"] = time.time() - lock.stat().st_mtime
+        return {"v": 1}
+    store.get_or_run({"seed": 0}, run)
+    assert seen["age"] < 0.2 and not lock.exists()
+    with pytest.raises(ValueError, match="interval"):
+        runlock.Heartbeat(lock, interval=0)
+
+
+def test_a_read_only_store_with_a_killed_writers_temporary_file_can_be_read(tmp_path, monkeypatch):
+    ResultStore(tmp_path).save({"seed": 0}, {"v": 1})
+    tmp = tmp_path / ".tmp-killed.json"
+    tmp.write_text("{")
+    os.utime(tmp, (time.time() - 7200, time.time() - 7200))
+    real_unlink = Path.unlink
+
+    def read_only_unlink(self, missing_ok=False):
+        if self.parent == tmp_path:
+            raise PermissionError(13, "Read-only file system", str(self))
+        return real_unlink(self, missing_ok)
+    monkeypatch.setattr(Path, "unlink", read_only_unlink)
+    assert ResultStore(tmp_path).load({"seed": 0})["v"] == 1 and tmp.exists()
+
+
+def test_a_cache_path_that_is_a_file_asks_for_a_folder(tmp_path, monkeypatch):
+    from fedlib.core import paths
+    f = tmp_path / "cache.json"
+    f.write_text("{}")
+    monkeypatch.setenv("FEDLIB_CACHE_DIR", str(f))
+    with pytest.raises(NotADirectoryError, match="is a file; fedlib needs a folder there"):
+        paths.cache_dir()
+    with pytest.raises(NotADirectoryError, match="needs a folder"):
+        ResultStore(f)

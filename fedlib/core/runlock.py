@@ -6,10 +6,13 @@ finds the lock held by a live writer either waits for the record (the default: p
 :func:`deferring` (what :func:`fedlib.core.map_jobs` sets in its pool workers on a job's first attempt), raises
 :class:`RunInProgress` at once so that the pool can run another job first and retry this one at the end.
 
+The writer refreshes its lock's modification time every ``REFRESH_S`` seconds while it computes (:class:`Heartbeat`).
 A lock is stale, and taken over, when its writer ran on this host and its process is gone (a killed worker), when
-it is older than ``stale_s`` (a writer on another host of a shared filesystem that died; default 24 h), or when
-it has stayed empty for more than a minute. Taking over a live writer's lock (a clock skew, a reused pid) only
-costs a duplicate computation: records are written atomically, so the result stays one valid record.
+it has not been refreshed for ``stale_s`` seconds (a writer on another host of a shared filesystem that died; the
+store's default is :data:`STALE_S`, ten missed refreshes), or when it has stayed empty for more than a minute.
+Taking over a live writer's lock (a clock skew, a reused pid) only costs a duplicate computation: records are
+written atomically, so the result stays one valid record. A caller that waits says so at once and every
+``NOTE_EVERY_S`` seconds (:func:`describe`: host, process, start time, and how to break the lock).
 """
 from __future__ import annotations
 
@@ -22,6 +25,11 @@ import time
 from pathlib import Path
 
 _STATE = threading.local()
+#: seconds between refreshes of a held lock (its mtime), and the default age after which an unrefreshed lock is stale
+REFRESH_S = 60.0
+STALE_S = 600.0
+#: seconds between the notes of a caller waiting for another writer's record
+NOTE_EVERY_S = 300.0
 
 
 class RunInProgress(RuntimeError):
@@ -99,3 +107,49 @@ def release(lock: Path) -> None:
     """Remove ``lock`` (nothing if it is gone already)."""
     with contextlib.suppress(FileNotFoundError):
         lock.unlink()
+
+
+def describe(lock: Path, now: float | None = None) -> str:
+    """Who holds ``lock``: host, process id, start time and the time since its last refresh, and how to break it.
+    Never raises (a lock that vanished or holds garbage is described as such)."""
+    now = time.time() if now is None else now
+    try:
+        owner = json.loads(lock.read_text())
+        refreshed = now - lock.stat().st_mtime
+        started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(owner["time"])))
+        who = f"host {owner['host']}, process {owner['pid']}, started {started}, refreshed {refreshed:.0f} s ago"
+    except FileNotFoundError:
+        return f"{lock} (released meanwhile)"
+    except (ValueError, KeyError, TypeError, OSError):
+        who = "an unreadable owner"
+    return (f"{lock} is held by {who}; if that process is gone, delete the lock file to break it (a lock not "
+            f"refreshed for the store's stale_lock_s is taken over by itself)")
+
+
+class Heartbeat:
+    """Context manager: refresh ``lock``'s modification time every ``interval`` seconds (default :data:`REFRESH_S`;
+    a daemon thread) while the block runs, so that other hosts can tell a live writer from a dead one.
+
+    Raises:
+        ValueError: ``interval`` not a finite number of seconds > 0."""
+
+    def __init__(self, lock: Path, interval: float | None = None):
+        interval = REFRESH_S if interval is None else interval
+        if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not 0 < interval < float("inf"):
+            raise ValueError(f"interval must be a finite number of seconds > 0, got {interval!r}")
+        self.lock, self.interval = Path(lock), float(interval)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, daemon=True, name=f"heartbeat {self.lock.name}")
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.interval):
+            with contextlib.suppress(OSError):
+                os.utime(self.lock)
+
+    def __enter__(self) -> "Heartbeat":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()

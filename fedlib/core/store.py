@@ -30,6 +30,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import sys
 import tempfile
 import time
 import warnings
@@ -135,15 +136,16 @@ class ResultStore:
         root: the folder (created if missing).
         code: modules / packages whose source is hashed into every key (default the whole ``fedlib``).
         stale_tmp_s: temporary files older than this (seconds) are removed on opening (a killed writer's).
-        stale_lock_s: a run's lock older than this (seconds) is taken over (a writer on another host that died;
-            a dead writer on this host is detected at once). poll_s: seconds between checks while waiting for
+        stale_lock_s: a run's lock not refreshed for this long (seconds; its writer refreshes it every
+            :data:`fedlib.core.runlock.REFRESH_S`) is taken over (a writer on another host that died; a dead writer
+            on this host is detected at once). poll_s: seconds between checks while waiting for
             another writer's record.
         read_only: folders of stores read after ``root`` and never written (a committed store). Default: with
             ``root=None``, :func:`fedlib.core.paths.read_only_stores`; with a ``root`` given, none.
     """
 
     def __init__(self, root: str | Path | None = None, code: Sequence[str] = DEFAULT_CODE,
-                 stale_tmp_s: float = 3600.0, stale_lock_s: float = 86400.0, poll_s: float = 0.5,
+                 stale_tmp_s: float = 3600.0, stale_lock_s: float = runlock.STALE_S, poll_s: float = 0.5,
                  read_only: Sequence[str | Path] | None = None):
         if root is not None and not isinstance(root, (str, os.PathLike)):
             raise ParameterTypeError(f"root must be a folder path (str or pathlib.Path) or None, got {root!r}")
@@ -169,6 +171,8 @@ class ResultStore:
                 if now - tmp.stat().st_mtime > stale_tmp_s:
                     tmp.unlink()
             except FileNotFoundError:      # another worker finished or removed it meanwhile
+                pass
+            except OSError:                # a read-only store (a shared cache): left there, reading still works
                 pass
 
     def __getstate__(self):
@@ -274,6 +278,7 @@ class ResultStore:
             return self.load(config)
         lock = self.path(config).with_suffix(".lock")
         warned: set = set()
+        noted = None                                  # when the last note about waiting was printed
         while True:
             rec = self._cached(config, warned)
             if rec is not None:
@@ -282,12 +287,17 @@ class ResultStore:
                 break
             if runlock.defer_requested():
                 raise RunInProgress(f"{lock}: another worker is computing this run")
+            if noted is None or time.monotonic() - noted >= runlock.NOTE_EVERY_S:
+                noted = time.monotonic()
+                print(f"waiting for another writer's record: {runlock.describe(lock)}", file=sys.stderr, flush=True)
             time.sleep(self.poll_s)
         try:
             rec = self._cached(config, warned)       # finished between the check and the claim
             if rec is not None:
                 return rec
-            self.save(config, run())
+            with runlock.Heartbeat(lock):
+                record = run()
+            self.save(config, record)
         finally:
             runlock.release(lock)
         return self.load(config)
