@@ -142,14 +142,33 @@ def bench_hasfl(seed: int = 0, random_set: int = 60) -> dict:
     return out
 
 
+def _positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (checked before any benchmark work starts)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {value}")
+    return value
+
+
+def _device(text: str) -> str:
+    """argparse type: ``auto``, ``cpu``, ``cuda`` or ``cuda:N``."""
+    if text in ("auto", "cpu", "cuda") or (text.startswith("cuda:") and text[5:].isdigit()):
+        return text
+    raise argparse.ArgumentTypeError(f"must be auto, cpu, cuda or cuda:N, got {text!r}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """CLI: ``python -m fedlib.bench {hist,hasfl,sfl,dtfl}`` prints one JSON line (``--device`` for hist, sfl and
-    dtfl; ``--repeats`` for hist and sfl; ``--rounds`` for dtfl)."""
-    parser = argparse.ArgumentParser(description="fedlib benchmarks; prints one JSON line.")
+    dtfl; ``--repeats`` for hist and sfl; ``--rounds`` for dtfl). Arguments are checked before any work: a bad one
+    exits 2 with argparse's message naming it."""
+    parser = argparse.ArgumentParser(prog="python -m fedlib.bench", description="fedlib benchmarks; prints one JSON line.")
     parser.add_argument("which", choices=["hist", "hasfl", "sfl", "dtfl"])
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--device", default="auto")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--repeats", type=_positive_int, default=3, help="timed repeats (>= 1; hist, sfl)")
+    parser.add_argument("--device", type=_device, default="auto", help="auto, cpu, cuda or cuda:N (hist, sfl, dtfl)")
+    parser.add_argument("--rounds", type=_positive_int, default=3, help="rounds per timing (>= 1; dtfl)")
     args = parser.parse_args(argv)
     if args.which == "sfl":
         from .split.bench import bench_sfl

@@ -113,12 +113,17 @@ def prune(folder: Path, delete: bool = False, current: set[str] | None = None) -
     hashes to keep (default :func:`current_hashes`). Returns the summary printed by the command.
 
     Raises:
-        FileNotFoundError: ``folder`` is not a folder.
+        FileNotFoundError: ``folder`` is not a folder, or holds no ``*.json`` file (the message names the store
+            folders below it, e.g. ``figures/converged/store`` for ``figures/converged``).
         ParameterTypeError: ``delete`` is not a bool.
     """
     check_bool("delete", delete)
     keep = set(current_hashes()) if current is None else set(current)
     groups = classify(Path(folder), keep)
+    if not any(groups.values()):
+        stores = sorted(str(p) for p in Path(folder).glob("**/store") if p.is_dir() and any(p.glob("*.json")))
+        raise FileNotFoundError(f"dir: {folder} holds no records (no <key>.json files)"
+                                + (f"; did you mean {' or '.join(stores)}?" if stores else ""))
     by_hash: dict[str, int] = {}
     for path in groups["stale"]:
         h = json.loads(path.read_text())["code_hash"]

@@ -26,7 +26,10 @@ def test_tolerance_by_hand():
     ("hist_1_experiments", "runs[3].N", "exact"),
     ("dtfl_2_table1", "runs[0].final_test_acc", "abs 0.03"),
     ("dtfl_2_table1", "runs[0].time_to_target_s", "rel 0.35"),
-    ("dtfl_2_table1", "runs[0].comp_time_s", "exact"),
+    ("dtfl_2_table1", "runs[0].comp_time_s", "rel 0.35"),          # up to the target: read off a curve
+    ("dtfl_2_table1", "runs[0].comm_time_s", "rel 0.35"),
+    ("dtfl_4_training", "runs[0].plateau_rise", "abs 0.03"),        # accuracy-derived
+    ("dtfl_4_training", "runs[0].plateau_spread", "abs 0.03"),
     ("dtfl_1_profiles", "models.resnet20.params", "exact"),
     ("hasfl_4_train_experiments", "runs[1].converged_time_s", "rel 0.35"),
     ("dtfl_2_table1", "elapsed_s", "not compared"),

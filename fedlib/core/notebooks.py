@@ -206,11 +206,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{'notebook'.ljust(width)}  seconds  status")
     for r in rows:
         print(f"{(r['paper'] + '/' + r['notebook']).ljust(width)}  {r['seconds']:7.1f}  {r['status']}")
-    print(f"executed notebooks (figures embedded) in {out}")
     ran = [r for r in rows if r["status"] != "skipped"]
     if not ran:
-        print(f"error: no selected notebook has a {args.profile} profile", file=sys.stderr)
+        print(f"error: no selected notebook has a {args.profile} profile; nothing ran", file=sys.stderr)
         return 1
+    print(f"executed notebooks (figures embedded) in {out}")
     return 0 if all(r["status"] == "ok" for r in ran) else 1
 
 

@@ -22,6 +22,20 @@ from .runlock import RunInProgress, deferring
 from .validate import check_callable, check_instance, check_int, check_list, check_str
 
 
+def set_threads(threads: int) -> int:
+    """Set this process's torch CPU threads (a notebook's ``threads`` parameter); 0 leaves torch's default.
+    Returns the number of threads torch now uses.
+
+    Raises:
+        ValueError / ParameterTypeError: ``threads`` not an integer >= 0 (the message names ``threads``).
+    """
+    import torch
+    threads = check_int("threads", threads, 0, extra=" (0: torch's default)")
+    if threads:
+        torch.set_num_threads(threads)
+    return torch.get_num_threads()
+
+
 def _init_worker(threads: int) -> None:
     import torch
     torch.set_num_threads(threads)

@@ -103,6 +103,8 @@ RULES: list[tuple[str, str, Tolerance]] = [
     ("*", "*acc*", ACC_CONV), ("*", "*loss*", ACC_CONV), ("*", "dcor", ACC_CONV),
     ("*", "psnr_db", Tolerance("abs", 1.0, "attacker trained by a conv net, dB")),
     ("*", "rounds_to_target", READ_OFF), ("*", "*_to_target*", READ_OFF), ("*", "converged_*", READ_OFF),
+    # accuracy-derived: the plateau's level, spread and rise over the last fifth of a run; times up to the target
+    ("dtfl_*", "plateau_*", ACC_CONV), ("dtfl_*", "comp_time_s", READ_OFF), ("dtfl_*", "comm_time_s", READ_OFF),
     ("dtfl_[56]*", "ratio", READ_OFF), ("dtfl_[56]*", "reduction", Tolerance("abs", 0.35, READ_OFF.why)),
     ("dtfl_[56]*", "dtfl_s", READ_OFF), ("dtfl_[56]*", "baseline_s", READ_OFF),
     ("dtfl_5*", "fed*", READ_OFF), ("dtfl_5*", "splitfed", READ_OFF),
@@ -190,7 +192,10 @@ def verify(profile: str, only: str | None, keep: str | None = None, show_all: bo
     committed = {p.stem: json.loads((folder / f"{p.stem}.json").read_text()) for p in nbs
                  if (folder / f"{p.stem}.json").is_file()}
     if not committed:
-        raise ValueError(f"no committed metrics in {folder} for {[p.stem for p in nbs]}")
+        have = sorted(q for q in ("quick", "converged", "paper") if any(committed_dir(q).glob("*.json")))
+        raise ValueError(f"no committed metrics in {folder} for {[p.stem for p in nbs]}: nothing to compare at "
+                         f"profile {profile!r}; profiles with committed metrics: {', '.join(have)} (--spread "
+                         f"compares numerics settings at any profile)")
     tmp = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="fedlib-verify-"))
     print(f"== rerunning {len(nbs)} notebook(s) at '{profile}' into {tmp} (fresh result store)", flush=True)
     status = rerun(profile, only, tmp)

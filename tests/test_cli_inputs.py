@@ -1,0 +1,38 @@
+"""Command lines and notebook helpers check their arguments before any work, and say what happened."""
+import pytest
+
+from fedlib import bench, prune
+from fedlib.core import notebooks, set_threads
+
+
+@pytest.mark.parametrize("argv, where", [(["sfl", "--repeats", "0"], "--repeats"), (["dtfl", "--rounds", "-1"], "--rounds"),
+                                         (["hist", "--repeats", "two"], "--repeats"),
+                                         (["sfl", "--device", "gpu"], "--device")])
+def test_bench_refuses_bad_arguments_before_any_work(argv, where, capsys, monkeypatch):
+    import fedlib.split.bench
+    monkeypatch.setattr(fedlib.split.bench, "bench_sfl", lambda **k: pytest.fail("benchmark started"))
+    with pytest.raises(SystemExit) as exc:
+        bench.main(argv)
+    assert exc.value.code == 2 and f"argument {where}" in capsys.readouterr().err
+
+
+def test_prune_on_a_folder_without_records_names_the_store_below(tmp_path, capsys):
+    store = tmp_path / "converged" / "store"
+    store.mkdir(parents=True)
+    (store / "0123.json").write_text("{}")
+    assert prune.main(["--dir", str(tmp_path / "converged")]) == 2
+    err = capsys.readouterr().err
+    assert "holds no records" in err and f"did you mean {store}" in err
+
+
+def test_notebook_runner_says_nothing_ran(tmp_path, capsys):
+    assert notebooks.main(["--profile", "converged", "--only", "hist_2*", "--out", str(tmp_path)]) == 1
+    out, err = capsys.readouterr()
+    assert "nothing ran" in err and "executed notebooks" not in out
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "2"])
+def test_threads_parameter_is_named(bad):
+    with pytest.raises(ValueError, match="threads"):
+        set_threads(bad)
+    assert set_threads(0) >= 1
