@@ -34,7 +34,7 @@ from .core.validate import check_bool
 def current_hashes() -> dict[str, str]:
     """The code hash of every store this checkout opens, ``{hash: store name}`` (store names ``hist``, ``dtfl``,
     ``hasfl``, ``hasfl_train``)."""
-    return {source_hash(code): name for name, code in _CODES().items()}
+    return {source_hash(code): name for name, code in store_codes().items()}
 
 
 REKEYED = {
@@ -54,7 +54,7 @@ def rekey(folder: Path, mapping: dict[str, str] | None = None) -> dict[str, int]
     Raises:
         FileNotFoundError: ``folder`` is not a folder. ValueError: ``mapping`` names an unknown store.
     """
-    from .core.store import ResultStore, config_key
+    from .core.store import ResultStore
 
     mapping = REKEYED if mapping is None else mapping
     current = {name: h for h, name in current_hashes().items()}
@@ -62,22 +62,22 @@ def rekey(folder: Path, mapping: dict[str, str] | None = None) -> dict[str, int]
     if unknown:
         raise ValueError(f"mapping names unknown stores {unknown}; stores: {sorted(current)}")
     moved: dict[str, int] = {}
+    stores = {name: ResultStore(folder, code=code, read_only=()) for name, code in store_codes().items()
+              if name in mapping.values()}
     for path in classify(Path(folder), set(current.values()))["stale"]:
         env = json.loads(path.read_text())
         name = mapping.get(env["code_hash"])
         if name is None:
             continue
-        store = ResultStore(folder, code=_CODES()[name], read_only=())
-        new_key = config_key(env["config"], store.code_hash)
-        target = Path(folder) / f"{new_key}.json"
-        if not target.is_file():
-            store.save(env["config"], env["record"])
+        if not stores[name].path(env["config"]).is_file():
+            stores[name].save(env["config"], env["record"])
         path.unlink()
         moved[name] = moved.get(name, 0) + 1
     return moved
 
 
-def _CODES() -> dict[str, tuple]:
+def store_codes() -> dict[str, tuple]:
+    """The code (modules hashed) of every store this checkout opens, ``{store name: modules}``."""
     from .dtfl.experiments import STORE_CODE as DTFL_CODE
     from .hasfl.experiments import STORE_CODE as HASFL_CODE
     from .hasfl.train_run import TRAIN_CODE

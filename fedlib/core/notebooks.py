@@ -151,8 +151,9 @@ def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None, co
     out_dir = Path(out_dir)
     # the kernel is a child process: it shows figures inline, and writes the committed folders only if asked
     os.environ.pop("MPLBACKEND", None)
+    saved_commit = os.environ.get("FEDLIB_COMMIT")
     if commit:
-        os.environ["FEDLIB_COMMIT"] = "1"
+        os.environ["FEDLIB_COMMIT"] = "1"           # read by the kernels this process starts; restored below
     kernel = kernel_name()
     os.environ.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
     _quiet_kernel_logs()
@@ -179,6 +180,10 @@ def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None, co
                      "status": status, "error": error})
         print(f"[{status}] {nb.parent.name}/{nb.stem} ({rows[-1]['seconds']:.1f} s) {error}".rstrip(), flush=True)
     socket_dir.cleanup()
+    if saved_commit is None:
+        os.environ.pop("FEDLIB_COMMIT", None)
+    else:
+        os.environ["FEDLIB_COMMIT"] = saved_commit
     return rows
 
 
