@@ -81,3 +81,28 @@ def test_verify_end_to_end_finds_a_changed_metric(tmp_path, monkeypatch, capsys)
     assert verify.verify("smoke", "dtfl_1", str(tmp_path / "third"), show_all=False) == 1
     out = capsys.readouterr().out
     assert "dtfl_1_profiles:models.resnet20.params" in out and "OFF" in out and "1 off" in out
+
+
+def test_every_committed_conv_net_metric_has_a_rule_of_its_own():
+    """DTFL's and HASFL's metrics come from conv-net runs: each needs the rule of its kind (accuracy band, read-off
+    band, or exact by construction: configuration, profile, simulation, decision), never the catch-all."""
+    from fedlib.core.paths import REPO_ROOT
+    files = sorted(p for p in (REPO_ROOT / "figures").rglob("metrics/*.json") if p.stem.startswith(("dtfl", "hasfl")))
+    assert len(files) >= 24                      # quick and converged, 12 notebooks each
+    unruled = {(f.stem, path) for f in files for path in verify.flatten(json.loads(f.read_text()))
+               if verify.rule_for(f.stem, path) is verify.UNRULED}
+    assert not unruled, f"metrics without a rule: {sorted(unruled)[:10]}"
+    assert verify.rule_for("dtfl_2_table1", "runs[0].brand_new_metric") is verify.UNRULED
+    assert verify.rule_for("hist_1_experiments", "runs[0].brand_new_metric").text() == "exact"
+
+
+@pytest.mark.parametrize("notebook, path, text", [
+    ("dtfl_4_training", "diagnostics[0].test_acc_aux[3]", "abs 0.05"),   # mid-run auxiliary-head accuracy
+    ("dtfl_4_training", "diagnostics[0].test_acc[3]", "abs 0.03"),
+    ("dtfl_2_table1", "runs[0].sim_total_s", "exact"),                    # simulated without training
+    ("hasfl_4_train_experiments", "runs[0].rounds", "rel 0.35"),          # where the convergence rule stops
+    ("hasfl_4_train_experiments", "runs[0].sim_s", "rel 0.35"),
+    ("dtfl_2_table1", "runs[0].rounds", "exact"),                         # a setting
+])
+def test_rules_of_conv_net_kinds(notebook, path, text):
+    assert verify.rule_for(notebook, path).text() == text

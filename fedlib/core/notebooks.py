@@ -78,6 +78,11 @@ def notebook_parameters(notebook: Path, profile: str) -> dict:
     """
     import papermill as pm
 
+    if not isinstance(notebook, (str, Path)):
+        raise TypeError(f"notebook must be a path (str or pathlib.Path), got {type(notebook).__name__}")
+    notebook = Path(notebook)
+    if not notebook.is_file():
+        raise FileNotFoundError(f"notebook {notebook} does not exist")
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
     if not has_profile(notebook, profile):

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 __all__ = ["ParameterTypeError", "check_int", "check_float", "check_bool", "check_str", "check_choice",
-           "check_list", "check_array", "check_instance", "check_callable"]
+           "check_list", "check_array", "check_instance", "check_callable", "check_per_client", "check_mask"]
 
 
 class ParameterTypeError(TypeError, ValueError):
@@ -216,4 +216,40 @@ def check_array(name: str, value, low: float | None = None, low_open: bool = Fal
         raise ValueError(f"{name} must be {desc}, got {value!r}")
     if high is not None and np.any(arr > high):
         raise ValueError(f"{name} must be {desc}, got {value!r}")
+    return arr
+
+
+def check_per_client(name: str, value, count: int, what: str = "K", allow_scalar: bool = False,
+                     **array_checks) -> np.ndarray:
+    """``value`` as a ``[count]`` array, one entry per client / device (``what`` names the count in the message:
+    ``K`` clients, ``N`` devices); a scalar is broadcast to ``[count]`` when ``allow_scalar``. ``array_checks``
+    go to :func:`check_array` (bounds, ``integer``, ``allow_inf``).
+
+    Raises:
+        ParameterTypeError / ValueError: as :func:`check_array`; ValueError naming ``name``, the expected length
+            and the shape given when the length is not ``count``.
+    """
+    arr = check_array(name, value, **array_checks)
+    if arr.ndim == 0 and allow_scalar:
+        return np.broadcast_to(arr, (count,))
+    if arr.shape != (count,):
+        scalar = " (or one number for every one)" if allow_scalar else ""
+        raise ValueError(f"{name} must hold one entry per client: {what} = {count} entries{scalar}, "
+                         f"got shape {arr.shape}")
+    return arr
+
+
+def check_mask(name: str, value, count: int, what: str = "K") -> np.ndarray:
+    """``value`` as a ``[count]`` bool array (a mask over the clients / devices). Integers are refused (``[0, 1,
+    2]`` is not a mask), so an index list is never read as flags.
+
+    Raises:
+        ParameterTypeError: not bools. ValueError: length not ``count`` (naming ``what``).
+    """
+    arr = np.asarray(value)
+    if arr.dtype != bool:
+        raise ParameterTypeError(f"{name} must be {what} = {count} bools (a mask over the clients), "
+                                 f"got {_got(value)}")
+    if arr.shape != (count,):
+        raise ValueError(f"{name} must be {what} = {count} bools (one per client), got shape {arr.shape}")
     return arr

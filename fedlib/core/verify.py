@@ -86,6 +86,23 @@ READ_OFF = Tolerance("rel", 0.35, "read off a training curve: one or two evaluat
 # HASFL's bound constants come from a short pilot training: measured 6e-5 relative across kernels (beta, theta)
 PILOT = Tolerance("rel", 1e-3, "HASFL bound constants from a pilot training (measured <= 6e-5 relative)")
 
+# Exact by construction: what no training produces. Each conv-net metric must match a rule of its own (a test
+# checks every committed one); the last catch-all of a conv-net notebook is UNRULED, never a silent "exact".
+CONFIG = Tolerance("exact", why="a setting or label of the run (configuration, the paper's numbers)")
+PROFILED = Tolerance("exact", why="counted from the model's structure (FLOPs, parameters, bytes), no training")
+SIMULATED = Tolerance("exact", why="DTFL's system simulation: times and tiers do not depend on the weights")
+DECISION = Tolerance("exact", why="HASFL's decision (batch sizes, cuts) from pilot constants that differ by "
+                     "<= 6e-5 relative across kernels")
+CURVE = Tolerance("abs", 0.05, "mid-run accuracy of a small auxiliary head on 500 test samples (measured 0.034 "
+                  "between an AVX-512 Xeon and an AMD EPYC)")
+UNRULED = Tolerance("exact", why="no rule of its own: add one to fedlib.core.verify.RULES")
+CONFIG_NAMES = ("notebook", "profile", "dataset", "model", "method", "setting", "case", "seed", "seeds", "M", "N",
+                "num_clients", "fraction", "tier", "alpha", "cut", "patches", "patch_shuffling", "baseline",
+                "iid", "noniid", "paper_client", "paper_server", "claim", "note", "figure", "figures", "versus",
+                "width", "constants", "eps_factor", "scale_key", "runs")
+PROFILED_NAMES = ("params", "MMACs", "client_ratio", "server_ratio", "layers", "forward_gflops",
+                  "backward_gflops", "client_gflops", "client_model_mb", "smashed_kib")
+
 RULES: list[tuple[str, str, Tolerance]] = [
     ("*", "elapsed_s", SKIP_WALL), ("*", "*_elapsed_s", SKIP_WALL), ("*", "solve_s", SKIP_WALL),
     ("*", "wall_s", SKIP_WALL), ("*", "*_wall_s", SKIP_WALL),
@@ -95,11 +112,17 @@ RULES: list[tuple[str, str, Tolerance]] = [
     ("hist_3*", "*", Tolerance("rel", 0.05, "constants estimated from a short MLP pilot training")),
     ("hist_*", "*", Tolerance("exact")),
     ("hasfl_[23]*", "*", PILOT),
+    ("dtfl_*", "test_acc_aux", CURVE),
     ("hasfl_*", "*acc*", ACC_CONV), ("hasfl_*", "acc_gain", ACC_CONV),
     ("hasfl_*", "floor*", PILOT), ("hasfl_*", "eps", PILOT), ("hasfl_*", "theta*", PILOT),
     ("hasfl_*", "unreachable", PILOT), ("hasfl_*", "pred_ratio*", PILOT),
     ("hasfl_*", "kappa", READ_OFF), ("hasfl_*", "lambda", READ_OFF), ("hasfl_*", "residual", READ_OFF),
     ("hasfl_*", "rounds_*", READ_OFF), ("hasfl_*", "*ratio", READ_OFF), ("hasfl_*", "epochs_to_target", READ_OFF),
+    # a run's length and simulated time: where the convergence rule stops it; a calibration's scale
+    ("hasfl_*", "rounds", READ_OFF), ("hasfl_*", "sim_s", READ_OFF), ("hasfl_*", "extended_from_epochs", READ_OFF),
+    ("hasfl_*", "scale_factor", READ_OFF),
+    ("hasfl_*", "b_*", DECISION), ("hasfl_*", "batch", DECISION), ("hasfl_*", "cut", DECISION),
+    ("hasfl_*", "cut_*", DECISION), ("hasfl_*", "cuts", DECISION),
     ("*", "*acc*", ACC_CONV), ("*", "*loss*", ACC_CONV), ("*", "dcor", ACC_CONV),
     ("*", "psnr_db", Tolerance("abs", 1.0, "attacker trained by a conv net, dB")),
     ("*", "rounds_to_target", READ_OFF), ("*", "*_to_target*", READ_OFF), ("*", "converged_*", READ_OFF),
@@ -108,6 +131,11 @@ RULES: list[tuple[str, str, Tolerance]] = [
     ("dtfl_[56]*", "ratio", READ_OFF), ("dtfl_[56]*", "reduction", Tolerance("abs", 0.35, READ_OFF.why)),
     ("dtfl_[56]*", "dtfl_s", READ_OFF), ("dtfl_[56]*", "baseline_s", READ_OFF),
     ("dtfl_5*", "fed*", READ_OFF), ("dtfl_5*", "splitfed", READ_OFF),
+    ("dtfl_*", "mean_tier", SIMULATED), ("dtfl_*", "sim_total_s", SIMULATED), ("dtfl_*", "round", SIMULATED),
+    ("dtfl_*", "tier_counts", SIMULATED), ("dtfl_*", "rounds", CONFIG),
+    *(("*", name, CONFIG) for name in CONFIG_NAMES),
+    *(("*", name, PROFILED) for name in PROFILED_NAMES),
+    ("dtfl_*", "*", UNRULED), ("hasfl_*", "*", UNRULED),
     ("*", "*", Tolerance("exact")),
 ]
 

@@ -73,6 +73,11 @@ class TensorDataset:
         y_test: ``[n_test]`` int64.
         classes: class names, ``len == num_classes``.
         source: where the files were read from (provenance for figures and metrics).
+
+    Raises:
+        ValueError / ParameterTypeError: inputs and labels of different lengths, inputs of different per-sample
+            shapes, labels that are not 1-D int64 or lie outside ``[0, num_classes)`` (naming the split and the
+            labels found), fewer than 2 classes.
     """
 
     name: str
@@ -82,6 +87,25 @@ class TensorDataset:
     y_test: torch.Tensor
     classes: tuple[str, ...]
     source: str
+
+    def __post_init__(self):
+        k = len(self.classes)
+        if k < 2:
+            raise ValueError(f"classes must name at least 2 classes, got {self.classes!r}")
+        for split in ("train", "test"):
+            x, y = getattr(self, f"x_{split}"), getattr(self, f"y_{split}")
+            if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor):
+                raise ParameterTypeError(f"x_{split} and y_{split} must be torch tensors, got {type(x).__name__} "
+                                         f"and {type(y).__name__}")
+            if y.dim() != 1 or y.dtype != torch.int64 or len(x) != len(y):
+                raise ValueError(f"y_{split} must be [n] int64 labels of the n = {len(x)} inputs x_{split}, got "
+                                 f"{y.dtype} of shape {tuple(y.shape)}")
+            if len(y) and (int(y.min()) < 0 or int(y.max()) >= k):
+                bad = sorted({int(v) for v in y[(y < 0) | (y >= k)][:100]})[:5]
+                raise ValueError(f"y_{split} must hold class labels 0..{k - 1} of the {k} classes, got {bad}")
+        if self.x_train.shape[1:] != self.x_test.shape[1:]:
+            raise ValueError(f"x_train and x_test must have the same per-sample shape, got "
+                             f"{tuple(self.x_train.shape[1:])} and {tuple(self.x_test.shape[1:])}")
 
     @property
     def num_classes(self) -> int:

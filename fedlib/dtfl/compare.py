@@ -190,14 +190,16 @@ def privacy_entry(store: ResultStore, s: Setup, data: TensorDataset, alpha: floa
     (patches > 1), ``patches``, ``cut``, ``dcor``, ``psnr_db``, ``final_test_acc``, ``best_test_acc``.
 
     Raises:
-        ValueError: alpha outside [0, 1], patches < 1, cut outside 1..7, attack sizes < 1, or fewer training
-            samples left after ``s.train_subset`` than ``attack_fit``.
+        ValueError: alpha outside [0, 1], patches < 1, cut outside 1..7, attack_fit or attack_epochs < 1,
+            attack_eval outside 2..(test images), or fewer training samples left after ``s.train_subset`` than
+            ``attack_fit``.
     """
     alpha = check_float("alpha", alpha, 0, 1)
     patches = check_int("patches", patches, 1)
     cut = check_int("cut", cut, 1, 7)
-    for name, v in (("attack_fit", attack_fit), ("attack_eval", attack_eval), ("attack_epochs", attack_epochs)):
+    for name, v in (("attack_fit", attack_fit), ("attack_epochs", attack_epochs)):
         check_int(name, v, 1)
+    check_int("attack_eval", attack_eval, 2, len(data.y_test), extra=f" (the data's {len(data.y_test)} test images)")
     used = s.train_subset or len(data.y_train)
     if used + attack_fit > len(data.y_train):
         raise ValueError(f"attack_fit = {attack_fit} held-out images need train_subset + attack_fit <= "
@@ -258,3 +260,40 @@ def rounds_for(client_rounds: int, num_clients: int, fraction: float) -> int:
     check_float("fraction", fraction, 0, 1, low_open=True)
     per = max(1, int(round(fraction * num_clients)))
     return max(1, -(-client_rounds // per))
+
+
+def scaling_rounds(clients_list: list, rounds: int, client_rounds: int, fraction: float, samples_per_client: int,
+                   train_size: int) -> tuple[dict, str]:
+    """Table 4's parameters taken as a whole: the rounds of each K, ``{K: R}``, and a line saying which rule gave
+    them (``rounds`` when it is not 0, so ``client_rounds`` is then unused; else :func:`rounds_for`).
+
+    Args:
+        clients_list: the K values (distinct ints >= 1). rounds: R for every K, or 0. client_rounds: client
+            epochs per run when ``rounds`` is 0. fraction: clients sampled per round, (0, 1].
+        samples_per_client: training samples per client; the run of K uses the first samples_per_client·K.
+        train_size: training samples the data holds.
+
+    Raises:
+        ValueError / ParameterTypeError: a value outside its range, or samples_per_client·max(K) above
+            ``train_size`` (naming both parameters).
+    """
+    ks = check_list("clients_list", clients_list, lambda k, v: check_int(k, v, 1), distinct=True)
+    check_int("rounds", rounds, 0)
+    check_int("client_rounds", client_rounds, 1)
+    check_float("fraction", fraction, 0, 1, low_open=True)
+    check_int("samples_per_client", samples_per_client, 1)
+    if samples_per_client * max(ks) > train_size:
+        raise ValueError(f"samples_per_client x K = {samples_per_client} x {max(ks)} = {samples_per_client * max(ks)} "
+                         f"training samples for K = {max(ks)} of clients_list, but the data holds {train_size}: lower "
+                         "samples_per_client or the largest K")
+    if rounds:
+        return {k: rounds for k in ks}, (f"rounds = {rounds} for every K (client_rounds = {client_rounds} is not "
+                                         "used while rounds is not 0)")
+    return ({k: rounds_for(client_rounds, k, fraction) for k in ks},
+            f"rounds from client_rounds = {client_rounds} client epochs at fraction {fraction:g} (rounds = 0)")
+
+
+def check_methods(methods: list, allowed: tuple = METHODS) -> list:
+    """``methods`` of a comparison: a non-empty list of distinct names of ``allowed`` (default :data:`METHODS`).
+    Raises ``ValueError`` / ``ParameterTypeError`` naming ``methods[i]`` and the allowed names."""
+    return check_list("methods", methods, lambda k, v: check_choice(k, v, allowed), distinct=True)

@@ -15,13 +15,13 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..core import RECORD_CODE, ResultStore, numpy_rng
-from ..core.validate import check_choice, check_float, check_instance, check_int
+from ..core.validate import check_choice, check_float, check_instance, check_int, check_list
 from ..data import DATASET_SHAPES, TensorDataset, resolve_dataset as _resolve
 from ..split import MODELS
 from .scheduler import EMA_ALPHA, SCHEDULERS, profile_schedule, sample_participants, simulate
 from .tiers import check_num_tiers
-from .timing import TimeModel, case_profiles, tier_costs
-from .training import DtflConfig, check_cuts, check_participants, client_data, run_dtfl, subset
+from .timing import CASES, TimeModel, case_profiles, tier_costs
+from .training import MODELS as DTFL_MODELS, DtflConfig, check_cuts, check_participants, client_data, run_dtfl, subset
 
 STORE_CODE = ("fedlib.dtfl.tiers", "fedlib.dtfl.timing", "fedlib.dtfl.scheduler", "fedlib.dtfl.training",
               "fedlib.dtfl.baselines", "fedlib.dtfl.baseline_time", "fedlib.dtfl.fedgkt", "fedlib.dtfl.privacy",
@@ -96,6 +96,35 @@ class Setup:
                           batch_size=self.batch_size, lr=self.lr, partition="iid" if setting == "iid" else "dirichlet",
                           alpha=0.5, train_subset=self.train_subset, test_subset=self.test_subset,
                           eval_every=self.eval_every, seed=seed)
+
+
+def check_profile_parameters(models, train_model: str, width: float, dataset: str, table2_tiers: int) -> str:
+    """The profile notebook's parameters taken together, before any work: every name in ``models`` and
+    ``train_model`` is a DTFL model (:data:`fedlib.dtfl.training.MODELS`), ``width`` > 0, ``table2_tiers`` a
+    valid M (1..7), ``dataset`` known. Returns the resolved dataset name (``auto`` -> a name).
+
+    Raises:
+        ValueError / ParameterTypeError: naming the parameter and its allowed values.
+    """
+    check_list("models", models, lambda k, v: check_choice(k, v, DTFL_MODELS))
+    check_choice("train_model", train_model, DTFL_MODELS)
+    check_float("width", width, 0, low_open=True)
+    check_num_tiers(table2_tiers, "table2_tiers")
+    return resolve_dataset(dataset)
+
+
+def check_lists(cases=None, tiers_list=None) -> None:
+    """Table 1's and Fig. 3's list parameters, before any run: ``cases`` distinct names of
+    :data:`fedlib.dtfl.timing.CASES`, ``tiers_list`` distinct M in 1..7 (each named ``tiers_list[i]``). None: not
+    checked.
+
+    Raises:
+        ValueError / ParameterTypeError: naming the list entry and the allowed values.
+    """
+    if cases is not None:
+        check_list("cases", cases, lambda k, v: check_choice(k, v, tuple(CASES)), distinct=True)
+    if tiers_list is not None:
+        check_list("tiers_list", tiers_list, lambda k, v: check_num_tiers(v, k), distinct=True)
 
 
 @functools.lru_cache(maxsize=16)

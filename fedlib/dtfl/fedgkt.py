@@ -179,6 +179,8 @@ def run_fedgkt(cfg: DtflConfig, data: TensorDataset, rounds: int, participants=N
     alpha = check_float("kd_alpha", kd_alpha, 0)
     server_epochs = check_int("server_epochs", server_epochs, 1)
     check_instance("data", data, TensorDataset, "a fedlib.data.TensorDataset")
+    if data.name != cfg.dataset:    # the record's config names the data it was trained on
+        raise ValueError(f"data is {data.name!r}, but the config says dataset={cfg.dataset!r}")
     check_callable("progress", progress)
     check_bool("keep_models", keep_models)
     t0 = time.perf_counter()

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.validate import ParameterTypeError, check_float, check_int
+from ..core.validate import ParameterTypeError, check_float, check_int, check_mask, check_per_client
 from .timing import ResourceProfile, TimeModel
 
 EMA_ALPHA = 2 / 3
@@ -96,15 +96,17 @@ class TierScheduler:
         Raises:
             ValueError: shapes, tiers outside 1..M, times not finite > 0.
         """
-        if mask is not None:
-            mask = np.asarray(mask, dtype=bool)
-            if mask.shape != (self.k,):
-                raise ValueError(f"mask must be K = {self.k} bools, got shape {mask.shape}")
+        tiers, t = np.asarray(tiers), np.asarray(client_s)
+        for name, v in (("tiers", tiers), ("client_s", t)):
+            if v.shape != (self.k,):
+                raise ValueError(f"{name} must hold one entry per client: K = {self.k} entries, got shape {v.shape}")
+        if not np.issubdtype(t.dtype, np.number) or t.dtype == bool:
+            raise ParameterTypeError(f"client_s must be K = {self.k} times in seconds, got {t.dtype} entries")
+        t = t.astype(float)
+        if mask is not None:      # entries of clients outside the mask are not read
+            mask = check_mask("mask", mask, self.k)
             tiers = np.where(mask, tiers, self.current)
-            client_s = np.where(mask, client_s, 1.0)
-        tiers, t = np.asarray(tiers), np.asarray(client_s, dtype=float)
-        if tiers.shape != (self.k,) or t.shape != (self.k,):
-            raise ValueError(f"tiers and client_s must have length K = {self.k}, got {tiers.shape}, {t.shape}")
+            t = np.where(mask, t, 1.0)
         if not np.issubdtype(tiers.dtype, np.integer) or np.any(tiers < 1) or np.any(tiers > self.m):
             raise ValueError(f"tiers must be integers in 1..M = 1..{self.m}, got {tiers.tolist()}")
         if not np.all(np.isfinite(t)) or np.any(t <= 0):
@@ -120,9 +122,14 @@ class TierScheduler:
         NaN for clients without an observation yet.
 
         Args:
-            mbps: ``[K]`` current link speeds (Mbit/s). samples: ``[K]`` N_k.
+            mbps: ``[K]`` current link speeds (Mbit/s), or one for all. samples: ``[K]`` N_k, or one for all.
+
+        Raises:
+            ValueError / ParameterTypeError: mbps or samples neither one number nor K numbers (naming them and
+                K), not > 0 (samples: >= 1).
         """
-        mbps, n = np.broadcast_to(mbps, (self.k,)), np.broadcast_to(samples, (self.k,))
+        mbps = check_per_client("mbps", mbps, self.k, allow_scalar=True, low=0, low_open=True)
+        n = check_per_client("samples", samples, self.k, allow_scalar=True, low=1)
         tiers = np.broadcast_to(np.arange(1, self.m + 1)[:, None], (self.m, self.k))
         prof = self.tm.times(tiers, 1.0, mbps, n)                           # [M, K]; cpus cancel in the ratios
         ratio = self.tm.costs.client_flops[:, None] / self.tm.costs.client_flops[self.current - 1][None, :]
@@ -134,11 +141,13 @@ class TierScheduler:
         largest m with T̂_k(m) <= T_max (Algorithm 1 lines 31-33), over the tiers min_tier..M only; clients never
         observed get ``initial_tier``.
         With ``mask`` (``[K]`` bools, the round's participants) T_max is taken over the participants and the
-        others keep their current tier."""
+        others keep their current tier.
+
+        Raises:
+            ValueError / ParameterTypeError: as :meth:`estimate`; mask not K bools.
+        """
+        here = np.ones(self.k, dtype=bool) if mask is None else check_mask("mask", mask, self.k)
         est = self.estimate(mbps, samples)
-        here = np.ones(self.k, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
-        if here.shape != (self.k,):
-            raise ValueError(f"mask must be K = {self.k} bools, got shape {here.shape}")
         seen = ~np.isnan(est[:, 0]) & here
         out = np.where(here, self.initial_tier, self.current).astype(np.int64)
         if seen.any():
@@ -185,9 +194,7 @@ def check_system(profiles: tuple, profile_idx, samples, rng, noise: float, parti
             or idx.max() >= len(profiles):
         raise ValueError(f"profile_idx must be an [R, K] integer array of indices into the {len(profiles)} profiles")
     rounds, k = idx.shape
-    n = np.asarray(samples)
-    if n.shape != (k,):
-        raise ValueError(f"samples must have length K = {k}, got shape {n.shape}")
+    n = np.asarray(check_per_client("samples", samples, k, low=1))
     noise = check_float("noise", noise, 0)
     if not isinstance(rng, np.random.Generator):
         raise ParameterTypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")

@@ -17,10 +17,11 @@ NUM_MODULES = 8
 MAX_TIERS = NUM_MODULES - 1
 
 
-def check_num_tiers(num_tiers) -> int:
-    """``num_tiers`` (M) as an int in 1..7. Raises ``ValueError`` / ``ParameterTypeError`` naming ``num_tiers``."""
-    return check_int("num_tiers", num_tiers, 1, MAX_TIERS, extra=" (M: tiers of the 8-module model, md8 stays on "
-                                                               "the server)")
+def check_num_tiers(num_tiers, name: str = "num_tiers") -> int:
+    """``num_tiers`` (M) as an int in 1..7. Raises ``ValueError`` / ``ParameterTypeError`` naming ``name`` (the
+    caller's parameter: ``num_tiers``, ``table2_tiers``, ``tiers_list[2]``)."""
+    return check_int(name, num_tiers, 1, MAX_TIERS, extra=" (M: tiers of the 8-module model, md8 stays on "
+                                                          "the server)")
 
 
 def client_modules(num_tiers: int, tier: int) -> int:

@@ -127,7 +127,8 @@ def tier_costs(model: nn.Sequential, input_shape: tuple, num_tiers: int, num_cla
     shape, the state dicts of the client-side modules and of the auxiliary head).
 
     Raises:
-        ValueError: M outside 1..7, a model without 8 modules, fewer than 2 classes.
+        ValueError: M outside 1..7, a model without 8 modules, fewer than 2 classes, an ``input_shape`` the model
+            does not take (torch's reason quoted), ``num_classes`` other than the model's output width.
     """
     if not isinstance(model, nn.Sequential) or len(model) != 8:
         raise ValueError(f"model must be an nn.Sequential of the 8 modules md1..md8, got {type(model).__name__} "
@@ -136,15 +137,21 @@ def tier_costs(model: nn.Sequential, input_shape: tuple, num_tiers: int, num_cla
     if len(shape) != 3:
         raise ValueError(f"input_shape must be (C, H, W) of one sample, got {input_shape!r}")
     cuts = np.asarray(tier_cuts(num_tiers))
-    model = copy.deepcopy(model)
-    prof = profile_model(model, tuple(input_shape), "adam")
     head = aux_head_factory(num_classes)
+    model = copy.deepcopy(model)
+    try:
+        prof = profile_model(model, tuple(input_shape), "adam")
+    except RuntimeError as exc:   # a conv's channel count or a linear layer's width that the input does not give
+        raise ValueError(f"input_shape {tuple(input_shape)} (C, H, W) does not fit the model: {exc}") from None
     with torch.no_grad():
         h, smashed, heads = torch.zeros(2, *input_shape), [], []
         for unit in model.eval():
             h = unit(h)
             smashed.append(h[0].numel() * h.element_size())
             heads.append(head(0, tuple(h.shape[1:])) if h.dim() == 4 else None)
+    if h.shape[1:] != (num_classes,):
+        raise ValueError(f"num_classes = {num_classes} does not match the model's output, {tuple(h.shape[1:])} "
+                         "per sample")
     # auxiliary head Linear(C, K): forward 2CK, backward 4CK (weight and input gradients); the pool is not counted
     aux = np.array([6 * heads[c - 1][-1].in_features * num_classes for c in cuts], float)
     fb = prof.fwd_flops + prof.bwd_flops
@@ -186,14 +193,22 @@ class TimeModel:
             ``{"T_c", "T_s", "T_com", "T"}`` with T = max(T_c + T_com, T_s + T_com) (eq. 5).
 
         Raises:
-            ValueError: a tier outside 1..M, cpus / mbps not > 0, samples < 1.
+            ValueError: a tier outside 1..M, cpus / mbps not > 0, samples < 1, shapes that do not broadcast to one
+                ``[..., K]`` (naming the four shapes).
         """
         c = self.costs
         tiers = np.asarray(tiers)
         if not np.issubdtype(tiers.dtype, np.integer) or np.any(tiers < 1) or np.any(tiers > c.num_tiers):
             raise ValueError(f"tiers must be integers in 1..M = 1..{c.num_tiers}, got {tiers.tolist()}")
         cpus, mbps, n = check_resources(cpus, mbps, samples)
-        shape = np.broadcast_shapes(tiers.shape, cpus.shape, mbps.shape, n.shape)
+        try:
+            shape = np.broadcast_shapes(tiers.shape, cpus.shape, mbps.shape, n.shape)
+        except ValueError:
+            raise ValueError("tiers, cpus, mbps and samples must hold one entry per client (K each, or one number "
+                             f"for all), got shapes {tiers.shape}, {cpus.shape}, {mbps.shape} and {n.shape}") from None
+        if not shape:
+            raise ValueError("tiers, cpus, mbps and samples: at least one must be a [K] array (one entry per client), "
+                             "got only single numbers")
         tiers, cpus, mbps, n = (np.broadcast_to(v, shape) for v in (tiers, cpus, mbps, n))
         k, rate = tiers - 1, mbps * 1e6
         flat = lambda v: np.ascontiguousarray(v).reshape(-1, shape[-1])

@@ -87,8 +87,17 @@ class DtflConfig:
 
 
 def subset(data: TensorDataset, train: int, test: int) -> TensorDataset:
-    """``data`` restricted to its first ``train`` training and ``test`` test samples (0 = all of them)."""
+    """``data`` restricted to its first ``train`` training and ``test`` test samples (0 = all of them).
+
+    Raises:
+        ValueError: ``train`` or ``test`` above the samples the data holds (naming train_subset / test_subset and
+            the data's size: a request that cannot be met is refused, not cut to what there is).
+    """
     from dataclasses import replace
+    check_int("train_subset", train, 0, len(data.y_train), extra=f" (0: all; {data.name} has {len(data.y_train)} "
+                                                                  "training samples)")
+    check_int("test_subset", test, 0, len(data.y_test), extra=f" (0: all; {data.name} has {len(data.y_test)} "
+                                                               "test samples)")
     tr = train or len(data.y_train)
     te = test or len(data.y_test)
     return replace(data, x_train=data.x_train[:tr], y_train=data.y_train[:tr], x_test=data.x_test[:te],
@@ -227,6 +236,8 @@ def run_engine(cfg: DtflConfig, data: TensorDataset, cuts, method: str = "dtfl",
     check_instance("cfg", cfg, DtflConfig)
     check_choice("method", method, ("dtfl", "fedavg", "fedyogi", "splitfed"))
     check_instance("data", data, TensorDataset, "a fedlib.data.TensorDataset")
+    if data.name != cfg.dataset:    # the record's config names the data it was trained on
+        raise ValueError(f"data is {data.name!r}, but the config says dataset={cfg.dataset!r}")
     for name, fn in (("progress", progress), ("client_loss", client_loss), ("smashed_transform", smashed_transform),
                      ("server_update", server_update), ("eval_transform", eval_transform)):
         check_callable(name, fn)

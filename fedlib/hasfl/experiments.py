@@ -131,12 +131,29 @@ def compare_strategies(problem: Problem, num_draws: int, seed: int, strategies=S
     return rows
 
 
+def check_sensitivity(factors, device_counts) -> tuple[list, list]:
+    """The sweep's lists, before any work: ``factors`` distinct finite numbers > 0 (multipliers of Table I's
+    ranges), ``device_counts`` distinct ints >= 1. Returns both lists.
+
+    Raises:
+        ValueError / ParameterTypeError: naming ``factors[i]`` / ``device_counts[i]``.
+    """
+    from ..core.validate import check_float, check_int, check_list
+    return (check_list("factors", factors, lambda k, v: check_float(k, v, 0, low_open=True), distinct=True),
+            check_list("device_counts", device_counts, lambda k, v: check_int(k, v, 1), distinct=True))
+
+
 def sensitivity(model: str, dataset: str, constants: HasflConstants, num_devices: int, seed: int, gamma: float,
                 interval: int, eps_slack: float, factors: list[float], device_counts: list[int],
                 num_draws: int) -> list[dict]:
     """Θ of every strategy vs device compute, server compute, uplink rate, inter-server rate (each range of
     Table I multiplied by each factor) and vs the number of devices. Rows of :func:`compare_strategies` plus
-    ``setting`` (the swept quantity) and ``value`` (factor or N)."""
+    ``setting`` (the swept quantity) and ``value`` (factor or N).
+
+    Raises:
+        ValueError / ParameterTypeError: as :func:`check_sensitivity`.
+    """
+    factors, device_counts = check_sensitivity(factors, device_counts)
     rows = []
     for key in ("device_flops", "server_flops", "rate_up", "rate_servers"):
         for k in factors:

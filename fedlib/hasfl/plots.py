@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
+from ..core.validate import check_int, check_list
 from ..plotting import colour, label_log_axis, log_floor, new_figure
 from ..split import LayerProfile
 from .latency import round_latency
@@ -36,10 +37,29 @@ def fig3b_overhead_per_cut(profiles: dict[str, LayerProfile]):
     return fig
 
 
+def check_fig2b(profile: LayerProfile, batch_sizes: list, cuts: list, interval: int) -> None:
+    """Fig. 2b's parameters together, before any figure: ``batch_sizes`` distinct ints >= 1, ``cuts`` distinct
+    cut layers of ``profile``'s model (1..L), ``interval`` >= 1.
+
+    Raises:
+        ValueError / ParameterTypeError: naming ``cuts[i]``, the model and its layers.
+    """
+    L = profile.num_layers
+    check_list("batch_sizes", batch_sizes, lambda k, v: check_int(k, v, 1), distinct=True)
+    check_list("cuts", cuts, lambda k, v: check_int(k, v, 1, L, extra=f" (cut layers of {profile.name}: 1..{L})"),
+               distinct=True)
+    check_int("interval", interval, 1)
+
+
 def fig2b_latency_vs_batch(profile: LayerProfile, devices, servers, batch_sizes: list[int], cuts: list[int],
                            interval: int):
     """HASFL Fig. 2b: per-round latency T_S + T_A/I (s) vs the batch size (the same b on every device) for a few
-    cut layers (the same cut on every device), under the given system."""
+    cut layers (the same cut on every device), under the given system.
+
+    Raises:
+        ValueError / ParameterTypeError: as :func:`check_fig2b`.
+    """
+    check_fig2b(profile, batch_sizes, cuts, interval)
     fig, axes = new_figure()
     ax = axes[0, 0]
     n = devices.num_devices

@@ -74,10 +74,23 @@ def _floor_terms(c: HasflConstants, gamma: float, b, cut_max, interval: int) -> 
     _check_gamma(c, gamma)
     check_int("interval", interval, 1)
     b = check_array("b", b, low=1, allow_inf=True)           # +inf: the large-batch limit (no variance term)
-    check_array("cut_max", cut_max, low=1, high=len(c.G2), integer=True)   # cut 0 must not wrap to layer L
+    cm = check_array("cut_max", cut_max, low=1, high=len(c.G2), integer=True)   # cut 0 must not wrap to layer L
+    if b.ndim == 0 or cm.shape not in ((), b.shape[:-1]):
+        raise ValueError(f"b must be [..., N] batch sizes (one per device) and cut_max one L_c per row of b "
+                         f"([...] = {b.shape[:-1]}), got shapes {b.shape} and {cm.shape}")
     variance = c.beta * gamma * c.sigma2.sum() * (1.0 / b).sum(-1) / b.shape[-1] ** 2
     split = (interval > 1) * 4 * c.beta ** 2 * gamma ** 2 * interval ** 2 * c.G2_cum[np.asarray(cut_max) - 1]
     return variance, split
+
+
+def _check_device_axes(b, cuts: np.ndarray, one: bool = False) -> np.ndarray:
+    """``cuts`` has the shape of ``b`` (one cut per device: ``[..., N]``, or ``[N]`` when ``one``)."""
+    shape = np.shape(b)
+    if cuts.shape != shape or not shape or (one and len(shape) != 1):
+        want = "[N]" if one else "[..., N]"
+        raise ValueError(f"b and cuts must hold one entry per device, both {want} of the same shape, got shapes "
+                         f"{shape} and {cuts.shape}")
+    return cuts
 
 
 def bound_floor(c: HasflConstants, gamma: float, b, cut_max, interval: int) -> np.ndarray:
@@ -88,7 +101,8 @@ def bound_floor(c: HasflConstants, gamma: float, b, cut_max, interval: int) -> n
             integers in 1..L). interval: I (an integer >= 1).
 
     Raises:
-        ValueError: γ outside (0, 1/β], I < 1, b < 1 or NaN, L_c outside 1..L. ParameterTypeError: I = 2.5, ...
+        ValueError: γ outside (0, 1/β], I < 1, b < 1 or NaN, L_c outside 1..L, cut_max neither one number nor
+            one per row of b. ParameterTypeError: I = 2.5, ...
     """
     variance, split = _floor_terms(c, gamma, b, cut_max, interval)
     return variance + split
@@ -98,11 +112,12 @@ def theorem1_bound(c: HasflConstants, gamma: float, b, cuts, interval: int, roun
     """Theorem 1's right-hand side term by term: ``init`` = 2ϑ/(γR), ``variance``, ``split`` and ``total``.
 
     Raises:
-        ValueError: γ outside (0, 1/β], R < 1, I < 1, b < 1, cuts outside 1..L. ParameterTypeError: non-integers.
+        ValueError: γ outside (0, 1/β], R < 1, I < 1, b < 1, cuts outside 1..L, b and cuts of different shapes
+            (one entry per device each). ParameterTypeError: non-integers.
     """
     _check_gamma(c, gamma)
     check_int("rounds", rounds, 1)
-    cuts = check_array("cuts", cuts, low=1, high=len(c.G2), integer=True)
+    cuts = _check_device_axes(b, check_array("cuts", cuts, low=1, high=len(c.G2), integer=True))
     variance, split = _floor_terms(c, gamma, b, np.asarray(cuts).max(-1), interval)
     init = 2 * c.vartheta / (gamma * rounds)
     return {"init": init, "variance": variance, "split": split, "total": init + variance + split}
@@ -112,12 +127,12 @@ def rounds_needed(c: HasflConstants, gamma: float, b, cuts, interval: int, eps: 
     """Corollary 1: the smallest R with bound <= ε, R = ⌈2ϑ / (γ(ε − floor))⌉.
 
     Raises:
-        ValueError: ε <= the bound's floor (unreachable for these b and cuts; the message names the floor), or γ
-        outside (0, 1/β].
+        ValueError: ε <= the bound's floor (unreachable for these b and cuts; the message names the floor), γ
+        outside (0, 1/β], or b and cuts not both ``[N]`` (one entry per device).
     """
     _check_gamma(c, gamma)
     check_float("eps", eps, 0, low_open=True)
-    cuts = check_array("cuts", cuts, low=1, high=len(c.G2), integer=True)
+    cuts = _check_device_axes(b, check_array("cuts", cuts, low=1, high=len(c.G2), integer=True), one=True)
     floor = float(bound_floor(c, gamma, b, np.asarray(cuts).max(), interval))
     if eps <= floor:
         raise ValueError(f"eps = {eps:.4g} is at or below the bound's floor {floor:.4g} for these batch sizes and "

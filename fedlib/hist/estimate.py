@@ -124,7 +124,8 @@ def estimate_constants(points: list[MLPState], x: torch.Tensor, y: torch.Tensor,
         num_cells_list: the N for which δ1², δ2² are wanted (clients grouped u // (U/N)).
         batch_size: minibatch size of σ².
         seed_rng: numpy generator (``system`` stream) for minibatches, clients and power-iteration starts.
-        sigma_draws: minibatches per client for σ². smoothness_clients: clients sampled for L.
+        sigma_draws: minibatches per client for σ². smoothness_clients: clients sampled for L (1..len(parts);
+            more than there are clients is refused, never clamped).
         power_iters: power-iteration steps for L.
         init_state: x̄0 for f(x̄0) (default ``points[0]``).
         parts_for_cells: optional ``{N: parts}`` when the partition depends on N (cell-i.i.d. setting).
@@ -140,6 +141,7 @@ def estimate_constants(points: list[MLPState], x: torch.Tensor, y: torch.Tensor,
                         ("smoothness_clients", smoothness_clients), ("power_iters", power_iters)):
         check_int(name, value, 1)
     _check_rng("seed_rng", seed_rng)
+    check_int("smoothness_clients", smoothness_clients, 1, len(parts), extra=f" (the {len(parts)} clients of parts)")
     gen = torch.Generator(device="cpu").manual_seed(int(seed_rng.integers(2 ** 62)))  # device-independent start
     per_point = []
     for state in points:
@@ -149,7 +151,7 @@ def estimate_constants(points: list[MLPState], x: torch.Tensor, y: torch.Tensor,
         for n in num_cells_list:
             g = grads if parts_for_cells is None else client_gradients(state, x, y, parts_for_cells[n])
             d1[n], d2[n] = dissimilarities(g, n)
-        sample = seed_rng.choice(len(parts), size=min(smoothness_clients, len(parts)), replace=False)
+        sample = seed_rng.choice(len(parts), size=smoothness_clients, replace=False)
         lip = max(_hessian_top(state, x[torch.from_numpy(parts[i]).to(x.device)],
                                y[torch.from_numpy(parts[i]).to(x.device)], power_iters, gen)
                   for i in sample)
@@ -240,7 +242,8 @@ def pilot_constants(setting: str, num_cells: Sequence[int], H: int, E: int, pilo
 
     Raises:
         ValueError / ParameterTypeError: naming the parameter (the run's own checks are :class:`HistConfig`'s,
-            for each N of ``num_cells`` and for ``pilot_num_cells``).
+            for each N of ``num_cells`` and for ``pilot_num_cells``); ``smoothness_clients`` above
+            ``num_clients``.
     """
     import time
 
@@ -250,6 +253,7 @@ def pilot_constants(setting: str, num_cells: Sequence[int], H: int, E: int, pilo
                         ("smoothness_clients", smoothness_clients), ("power_iters", power_iters),
                         ("pilot_num_cells", pilot_num_cells)):
         check_int(name, value, 1)
+    check_int("smoothness_clients", smoothness_clients, 1, num_clients, extra=f" (num_clients = {num_clients})")
     for n in num_cells:   # every N must be a valid HIST cell count for this U (the δ² grouping u // (U/N))
         HistConfig(method="hfedavg", num_cells=n, num_clients=num_clients, H=H, E=E, lr=lr, batch_size=batch_size,
                    seed=seed, setting=setting)

@@ -15,7 +15,7 @@ from ..core.seeding import resolve_device
 from ..core.validate import (ParameterTypeError, check_bool, check_callable, check_choice, check_float, check_instance,
                              check_int, check_list)
 from ..data import TensorDataset, load_dataset
-from .config import METHODS, SETTINGS, HistConfig, rounds_for_budget
+from .config import METHODS, SETTINGS, HistConfig, comm_per_round, rounds_for_budget
 from .run import run_hist
 
 
@@ -137,7 +137,8 @@ def figure_configs(settings: list[str], num_cells: list[int], H: int, E: int, co
         of one setting next to each other.
 
     Raises:
-        ValueError: ``seeds`` is empty or repeats a seed, or ``common`` holds ``seed``.
+        ValueError: ``seeds`` is empty or repeats a seed, ``common`` holds ``seed``, or ``comm_budget_L0`` is below
+            one global round of HFedAvg (E/H L0 per client).
     """
     if "seed" in common:
         raise ValueError("pass the seeds as seeds=[...], not seed=")
@@ -151,6 +152,10 @@ def figure_configs(settings: list[str], num_cells: list[int], H: int, E: int, co
                         ("fig4_global_rounds", fig4_global_rounds)):
         check_int(name, value, 1)
     check_float("comm_budget_L0", comm_budget_L0, 0, low_open=True)
+    one_round = max(comm_per_round(m, n, num_clients=n, H=H, E=E)["client"] for m in METHODS for n in num_cells)
+    if comm_budget_L0 < one_round:   # rounds_for_budget would give 1 round, overshooting the budget
+        raise ValueError(f"comm_budget_L0 = {comm_budget_L0:g} is below one global round of HFedAvg ({one_round:g} L0 "
+                         f"per client at E/H = {E}/{H}): give at least {one_round:g}")
     fig2 = [HistConfig(method=m, setting=s, num_cells=n, H=H, E=E, seed=sd,
                        global_rounds=rounds_for_budget(m, n, H, E, comm_budget_L0), **common)
             for s in settings for n in num_cells for m in METHODS for sd in seeds]

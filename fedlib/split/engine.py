@@ -41,7 +41,7 @@ from torch import nn
 from torch.func import functional_call
 
 from ..core.seeding import resolve_device
-from ..core.validate import check_array, check_bool, check_callable, check_instance, check_int, check_list
+from ..core.validate import ParameterTypeError, check_array, check_bool, check_callable, check_instance, check_int, check_list
 from . import ops
 from .config import SplitConfig, validate_decision
 
@@ -50,7 +50,8 @@ class SplitState:
     """Everything a run changes. ``units[j][k]``: parameters + buffers (dict) of copy k of unit j+1, where
     k = device for per-device units (j < ``per_device``) and the single shared copy k = 0 otherwise;
     ``opt[j][k]``: per-tensor optimizer state of that copy. ``aux[i]``: device i's auxiliary head (or None).
-    ``b``, ``cuts``: ``[N]`` int arrays. ``samples``: Σ over rounds of Σ_i b_i."""
+    ``b``, ``cuts``: ``[N]`` int arrays. ``smashed_shapes[j]``: per-sample output shape of unit j+1 (the last:
+    ``(num_classes,)``). ``input_shape``: ``(C, H, W)`` of one sample. ``samples``: Σ over rounds of Σ_i b_i."""
 
     model: nn.Sequential
     templates: list
@@ -67,6 +68,7 @@ class SplitState:
     aux_head: Callable | None = None
     aux_templates: dict = field(default_factory=dict)
     smashed_shapes: list = field(default_factory=list)
+    input_shape: tuple = ()
     round: int = 0
     samples: int = 0
 
@@ -121,7 +123,7 @@ def init_state(cfg: SplitConfig, model: nn.Sequential, input_shape: tuple, devic
     templates = [ops.engine_template(u) for u in model]
     pnames = [[k for k, _ in t.named_parameters()] for t in templates]
     st = SplitState(model, templates, pnames, [], [], b, cuts, cfg.mode, opt_cfg,
-                    cfg.local_loss, aux_head=aux_head, smashed_shapes=shapes)
+                    cfg.local_loss, aux_head=aux_head, smashed_shapes=shapes, input_shape=tuple(input_shape))
     fmt = torch.channels_last if channels_last else torch.contiguous_format
     glob = [{k: v.contiguous(memory_format=fmt) if v.dim() == 4 else v for k, v in ops.unit_state(u, dev).items()}
             for u in model]
@@ -171,7 +173,8 @@ def train_round(st: SplitState, xs: list, ys: list, weights=None, sync_copies: b
     Raises:
         ValueError: ``xs`` / ``ys`` not N entries each, a device whose xs[i] and ys[i] differ in size (or only one
             is ``None``) or are empty, a ``None`` entry outside ``copies`` mode, every entry ``None``, or a hook
-            without ``local_loss``.
+            without ``local_loss``; an input whose per-sample shape is not the model's ``(C, H, W)``, labels that
+            are not 1-D integers in 0..num_classes-1 (named with the device).
     """
     check_instance("st", st, SplitState, "a SplitState (fedlib.split.init_state)")
     n, L, p = st.num_devices, st.num_units, st.per_device
@@ -184,6 +187,7 @@ def train_round(st: SplitState, xs: list, ys: list, weights=None, sync_copies: b
             raise ValueError(f"device {i}: xs[{i}] and ys[{i}] must be equally long non-empty batches (or both "
                              f"None), got {None if x is None else len(x)} and {None if y is None else len(y)} samples")
     active = [i for i in range(n) if xs[i] is not None]
+    _check_batches(st, xs, ys, active)
     if len(active) < n and st.mode != "copies":
         raise ValueError("xs: every device must train in every round outside copies mode (no None entries)")
     if not active:
@@ -241,6 +245,29 @@ def train_round(st: SplitState, xs: list, ys: list, weights=None, sync_copies: b
     st.round += 1
     st.samples += sum(len(ys[i]) for i in active)
     return float(losses.detach().mean())
+
+
+def _check_batches(st: SplitState, xs: list, ys: list, active: list) -> None:
+    """The devices' inputs have the model's per-sample shape, their labels are 1-D integer class indices of the
+    model's output (one reduction over all labels: a single host sync per step on a GPU)."""
+    classes = st.smashed_shapes[-1][0] if len(st.smashed_shapes[-1]) == 1 else None
+    for i in active:
+        x, y = xs[i], ys[i]
+        if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor):
+            raise ParameterTypeError(f"xs[{i}] and ys[{i}] must be torch tensors, got {type(x).__name__} and "
+                                     f"{type(y).__name__}")
+        if st.input_shape and tuple(x.shape[1:]) != st.input_shape:
+            raise ValueError(f"xs[{i}] must be a [b, C, H, W] batch of the model's input, {st.input_shape} per "
+                             f"sample, got shape {tuple(x.shape)}")
+        if y.dim() != 1 or y.dtype != torch.int64:
+            raise ValueError(f"ys[{i}] must be a 1-D int64 tensor of class labels, got {y.dtype} of shape "
+                             f"{tuple(y.shape)}")
+    if classes is not None:
+        y = torch.cat([ys[i].reshape(-1) for i in active])
+        if bool(((y < 0) | (y >= classes)).any()):
+            bad = [i for i in active if bool(((ys[i] < 0) | (ys[i] >= classes)).any())]
+            raise ValueError(f"ys: labels must be classes 0..{classes - 1} of the model's {classes} outputs; "
+                             f"device {bad[0]} has {sorted(set(ys[bad[0]].tolist()) - set(range(classes)))[:5]}")
 
 
 def _weights(n: int, weights) -> np.ndarray:

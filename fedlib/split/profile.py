@@ -115,3 +115,31 @@ def model_profile(name: str, in_channels: int = 3, image_size: int = 32, num_cla
     model = MODELS[name](in_channels, image_size, num_classes, width=width)
     return profile_model(model, (in_channels, image_size, image_size), optimizer,
                          name if width == 1.0 else f"{name}@w{width:g}")
+
+
+def model_profiles(models, classes, in_channels: int = 3, image_size: int = 32, optimizer: str = "sgd",
+                   widths=None) -> dict:
+    """:func:`model_profile` of each model, ``{name: LayerProfile}``, with the lists taken as a whole: ``models``
+    and ``classes`` (and ``widths`` when given) hold one entry per model, and no model appears twice.
+
+    Args:
+        models: model names (:data:`MODELS`). classes: each model's number of classes (ints >= 2).
+        widths: each model's channel multiplier (> 0), or None for 1.0.
+
+    Raises:
+        ValueError / ParameterTypeError: an empty list, lists of different lengths (naming both and their
+            lengths: nothing is dropped), a model named twice, an unknown model, classes < 2.
+    """
+    from ..core.validate import check_choice, check_float, check_int, check_list
+
+    names = check_list("models", models, lambda k, v: check_choice(k, v, sorted(MODELS)))
+    ks = check_list("classes", classes, lambda k, v: check_int(k, v, 2))
+    ws = [1.0] * len(names) if widths is None else check_list(
+        "widths", widths, lambda k, v: check_float(k, v, 0, low_open=True))
+    if len(ks) != len(names) or len(ws) != len(names):
+        extra = "" if widths is None else f" and widths {len(ws)}"
+        raise ValueError(f"models and classes{'' if widths is None else ' and widths'} must have one entry per "
+                         f"model, got models {len(names)} ({names}), classes {len(ks)}{extra}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"models must name each model once, got {names}")
+    return {m: model_profile(m, in_channels, image_size, k, optimizer, w) for m, k, w in zip(names, ks, ws)}
