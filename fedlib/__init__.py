@@ -23,4 +23,4 @@ Install with ``pip install -e .`` (extras ``[notebooks]``, ``[dask]``, ``[dev]``
 "Use it in your own code" example.
 """
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"

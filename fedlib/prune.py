@@ -79,8 +79,8 @@ def rekey(folder: Path, mapping: dict[str, str] | None = None) -> dict[str, int]
 def store_codes() -> dict[str, tuple]:
     """The code (modules hashed) of every store this checkout opens, ``{store name: modules}``."""
     from .dtfl.experiments import STORE_CODE as DTFL_CODE
-    from .hasfl.experiments import STORE_CODE as HASFL_CODE
-    from .hasfl.train_run import TRAIN_CODE
+    from .hasfl.runs.experiments import STORE_CODE as HASFL_CODE
+    from .hasfl.runs.train_run import TRAIN_CODE
     from .hist.experiments import STORE_CODE as HIST_CODE
     return {"hist": HIST_CODE, "dtfl": DTFL_CODE, "hasfl": HASFL_CODE, "hasfl_train": TRAIN_CODE}
 

@@ -16,9 +16,9 @@ from fedlib.core import (ParameterTypeError, ResultStore, check_choice, check_fl
                          estimators, map_jobs, seeding, validate_parameters)
 from fedlib.data import TensorDataset, datasets, partition
 from fedlib.dtfl import compare as dtfl_compare
-from fedlib.hasfl import experiments as hasfl_exp
+from fedlib.hasfl.runs import experiments as hasfl_exp
 from fedlib.hasfl import HasflConstants, bound_floor, rounds_needed, theorem1_bound, total_latency
-from fedlib.hasfl import estimate as hasfl_estimate
+from fedlib.hasfl.bound import estimate as hasfl_estimate
 from fedlib.hist import HistConfig, comm_per_round, rounds_for_budget
 from fedlib.hist import estimate as hist_estimate
 from fedlib.hist import sampling

@@ -19,8 +19,10 @@ PAPERS = ("hist", "hasfl", "dtfl")
 #: per paper, the modules of its package that its store does not hash, and why
 UNHASHED = {
     "hist": {"__init__": "re-exports", "plots": "figures", "reference": "literal test reference"},
-    "hasfl": {"__init__": "re-exports", "plots": "figures", "train_plots": "figures",
-              "plan_status": "a report on the store and the notebooks' plan builder: writes no record"},
+    "hasfl": {"__init__": "re-exports",
+              "runs.__init__": "docstring", "figures.__init__": "docstring",
+              "figures.plots": "figures", "figures.train_plots": "figures",
+              "runs.plan_status": "a report on the store and the notebooks' plan builder: writes no record"},
     "dtfl": {"__init__": "re-exports", "plots": "figures", "compare_plots": "figures",
              "reference": "literal test reference",
              "bench": "a benchmark command (python -m fedlib.bench dtfl): writes no record"},
@@ -40,8 +42,12 @@ INFRASTRUCTURE = {
 }
 
 
+#: the module that defines each paper's STORE_CODE
+EXPERIMENTS = {"hist": "fedlib.hist.experiments", "dtfl": "fedlib.dtfl.experiments", "hasfl": "fedlib.hasfl.runs.experiments"}
+
+
 def _store_code(paper: str) -> tuple:
-    return importlib.import_module(f"fedlib.{paper}.experiments").STORE_CODE
+    return importlib.import_module(EXPERIMENTS[paper]).STORE_CODE
 
 
 def _files(code) -> dict[str, Path]:
@@ -116,13 +122,20 @@ def _only_reexports(name: str) -> bool:
 @pytest.mark.parametrize("paper", PAPERS)
 def test_store_hashes_every_module_of_the_paper_but_figures_and_references(paper):
     # a new module must be classified: hashed (computes records) or named in UNHASHED with its reason
-    modules = {p.stem for p in (FEDLIB / paper).glob("*.py")}
-    hashed = {m.rpartition(".")[2] for m in _files(_store_code(paper)) if m.startswith(f"fedlib.{paper}.")}
+    # names relative to the paper's package: "training", "runs.training", "runs.__init__" (sub-packages' __init__)
+    rel = lambda p: ".".join(p.relative_to(FEDLIB / paper).with_suffix("").parts)
+    modules = {rel(p) for p in (FEDLIB / paper).rglob("*.py") if "__pycache__" not in p.parts}
+    prefix = f"fedlib.{paper}."
+    hashed = set()
+    for m, path in _files(_store_code(paper)).items():
+        if m.startswith(prefix) or m == f"fedlib.{paper}":
+            hashed.add(rel(path))
     assert hashed | set(UNHASHED[paper]) == modules, f"unclassified: {modules - hashed - set(UNHASHED[paper])}"
     assert not hashed & set(UNHASHED[paper]), f"hashed figure/reference modules: {hashed & set(UNHASHED[paper])}"
     for m in UNHASHED[paper]:
-        if m == "__init__":
-            assert _only_reexports(f"fedlib.{paper}"), f"fedlib/{paper}/__init__.py computes something: hash it"
+        if m.endswith("__init__"):
+            pkg = ".".join(["fedlib", paper, *m.split(".")[:-1]])
+            assert _only_reexports(pkg), f"{pkg.replace('.', '/')}/__init__.py computes something: hash it"
 
 
 @pytest.mark.parametrize("paper", PAPERS)
@@ -133,19 +146,19 @@ def test_store_hashes_every_module_its_records_import(paper):
         for dep in sorted(_imports(path) - set(files) - set(allowed)):
             assert _is_package(dep) and _only_reexports(dep), (
                 f"{paper}'s store hashes {name}, which imports {dep}, which it does not hash: add {dep} to "
-                f"fedlib.{paper}.experiments.STORE_CODE")
+                f"{EXPERIMENTS[paper]}.STORE_CODE")
 
 
 def test_hasfl_training_records_hash_every_module_they_import():
-    from fedlib.hasfl.train_run import TRAIN_CODE
+    from fedlib.hasfl.runs.train_run import TRAIN_CODE
     files = _files(TRAIN_CODE)
-    assert not {m for m in files if m.startswith("fedlib.hasfl.")} - {"fedlib.hasfl.train_run"}
+    assert not {m for m in files if m.startswith("fedlib.hasfl.")} - {"fedlib.hasfl.runs.train_run"}
     allowed = {**NOT_NEEDED["hasfl"], **INFRASTRUCTURE}
     for name, path in sorted(files.items()):
         for dep in sorted(_imports(path) - set(files) - set(allowed)):
             assert _is_package(dep) and _only_reexports(dep), (
                 f"HASFL's training records hash {name}, which imports {dep}, which they do not hash: add {dep} "
-                f"to fedlib.hasfl.train_run.TRAIN_CODE")
+                f"to fedlib.hasfl.runs.train_run.TRAIN_CODE")
 
 
 _PROBE = r"""
@@ -155,8 +168,9 @@ root = Path(sys.argv[1])
 import fedlib
 assert Path(fedlib.__file__).resolve().parent == (root / "fedlib").resolve(), fedlib.__file__
 from fedlib.core import store
-codes = {p: __import__(f"fedlib.{p}.experiments", fromlist=["_"]).STORE_CODE for p in ("hist", "hasfl", "dtfl")}
-codes["hasfl-train"] = __import__("fedlib.hasfl.train_run", fromlist=["_"]).TRAIN_CODE
+codes = {p: __import__(m, fromlist=["_"]).STORE_CODE for p, m in (("hist", "fedlib.hist.experiments"),
+         ("hasfl", "fedlib.hasfl.runs.experiments"), ("dtfl", "fedlib.dtfl.experiments"))}
+codes["hasfl-train"] = __import__("fedlib.hasfl.runs.train_run", fromlist=["_"]).TRAIN_CODE
 def hashes():
     store.source_hash.cache_clear()
     return {p: store.source_hash(c) for p, c in codes.items()}
@@ -188,8 +202,8 @@ def edits(tmp_path_factory) -> dict[str, list[str]]:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("figure_module", ["fedlib/hist/plots.py", "fedlib/hasfl/plots.py",
-                                           "fedlib/hasfl/train_plots.py", "fedlib/dtfl/plots.py",
+@pytest.mark.parametrize("figure_module", ["fedlib/hist/plots.py", "fedlib/hasfl/figures/plots.py",
+                                           "fedlib/hasfl/figures/train_plots.py", "fedlib/dtfl/plots.py",
                                            "fedlib/dtfl/compare_plots.py", "fedlib/plotting.py"])
 def test_editing_a_figure_module_keeps_every_store_hash(edits, figure_module):
     assert edits[figure_module] == [], f"editing {figure_module} invalidates {edits[figure_module]}'s cache"
@@ -197,9 +211,9 @@ def test_editing_a_figure_module_keeps_every_store_hash(edits, figure_module):
 
 @pytest.mark.parametrize("module, papers", [
     ("fedlib/hist/run.py", ["hist"]), ("fedlib/hist/engine.py", ["hist"]), ("fedlib/hist/estimate.py", ["hist"]),
-    ("fedlib/hasfl/training.py", ["hasfl"]), ("fedlib/hasfl/train_plan.py", ["hasfl"]),
-    ("fedlib/hasfl/bcd.py", ["hasfl"]), ("fedlib/hasfl/latency.py", ["hasfl"]), ("fedlib/dtfl/training.py", ["dtfl"]),
-    ("fedlib/hasfl/train_run.py", ["hasfl", "hasfl-train"]), ("fedlib/split/profile.py", ["dtfl", "hasfl"]),
+    ("fedlib/hasfl/runs/training.py", ["hasfl"]), ("fedlib/hasfl/runs/train_plan.py", ["hasfl"]),
+    ("fedlib/hasfl/optimiser/bcd.py", ["hasfl"]), ("fedlib/hasfl/bound/latency.py", ["hasfl"]), ("fedlib/dtfl/training.py", ["dtfl"]),
+    ("fedlib/hasfl/runs/train_run.py", ["hasfl", "hasfl-train"]), ("fedlib/split/profile.py", ["dtfl", "hasfl"]),
     ("fedlib/split/engine.py", ["dtfl", "hasfl", "hasfl-train"]), ("fedlib/split/resnet_cifar.py", ["dtfl"]),
     ("fedlib/data/partition.py", ["dtfl", "hasfl", "hasfl-train", "hist"]),
     ("fedlib/core/seeding.py", ["dtfl", "hasfl", "hasfl-train", "hist"]),

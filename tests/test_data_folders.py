@@ -210,8 +210,7 @@ def test_one_dataset_shape_table_shared_by_the_papers(tmp_path, monkeypatch):
     import fedlib.data
     from fedlib.data import shapes
     from fedlib.dtfl import experiments as dtfl_x
-    from fedlib.hasfl import experiments as hasfl_x
-
+    from fedlib.hasfl.runs import experiments as hasfl_x
     assert set(shapes.DATASET_SHAPES) == set(data.DATASETS)      # every loadable dataset has its shape
     assert dtfl_x.DATASET_SHAPES is hasfl_x.DATASET_SHAPES is fedlib.data.DATASET_SHAPES
     monkeypatch.setenv("FEDLIB_DATA_DIR", str(tmp_path))         # nothing on disk: "auto" falls back

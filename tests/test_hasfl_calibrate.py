@@ -1,5 +1,5 @@
-"""The calibrated estimator of HASFL's bound (fedlib.hasfl.calibrate) against hand-computed fits, and its wiring
-into the training plan (fedlib.hasfl.train_plan) with training replaced by hand-made records."""
+"""The calibrated estimator of HASFL's bound (fedlib.hasfl.runs.calibrate) against hand-computed fits, and its wiring
+into the training plan (fedlib.hasfl.runs.train_plan) with training replaced by hand-made records."""
 import json
 from dataclasses import replace
 from types import SimpleNamespace
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from fedlib.hasfl import HasflConstants
-from fedlib.hasfl import train_jobs, train_plan
-from fedlib.hasfl.calibrate import calibrated_constants, fit_calibration, fitted_rounds
-from fedlib.hasfl.training import TrainSettings, bound_constants
+from fedlib.hasfl.runs import train_jobs, train_plan
+from fedlib.hasfl.runs.calibrate import calibrated_constants, fit_calibration, fitted_rounds
+from fedlib.hasfl.runs.training import TrainSettings, bound_constants
 
 # β = 1, γ = 0.1, I = 2, N = 2, b = 5, Σσ² = 10, ϑ = 2.4:
 #   v = βγ Σσ² (Σ_i 1/b_i) / N² = 0.1 x 10 x 0.4 / 4 = 0.1;  2ϑ/γ = 48

@@ -1,6 +1,6 @@
-"""HASFL's estimators of Theorem 1's constants (fedlib.hasfl.estimate) on a toy whose per-sample gradients are known
+"""HASFL's estimators of Theorem 1's constants (fedlib.hasfl.bound.estimate) on a toy whose per-sample gradients are known
 by hand: σ_j² = b0 · (1/(M−1)) Σ_m ‖g_{m,j} − ḡ_j‖² and G_j² = ‖ḡ_j‖² + σ_j²/b0 per unit j (spec hasfl.md,
-"Convergence"; the module docstring of fedlib.hasfl.estimate), and ϑ = f(w⁰) on b0·M distinct samples.
+"Convergence"; the module docstring of fedlib.hasfl.bound.estimate), and ϑ = f(w⁰) on b0·M distinct samples.
 
 The toy: units (1) Linear(1, 1) with weight a = 0 and bias c = 1, (2) ReLU, (3) Linear(1, 2) with
 W = [[1], [−1]] and bias v = (−1, 1). Every sample then has hidden value h = a·x + c = 1, logits W·h + v = (0, 0),
@@ -19,8 +19,7 @@ import torch
 from torch import nn
 
 from fedlib.hasfl import HasflConstants
-from fedlib.hasfl import estimate
-
+from fedlib.hasfl.bound import estimate
 pytestmark = pytest.mark.usefixtures("float64", "one_thread")
 
 # samples (x, y):     0: (1, 1)   1: (3, 1)   2: (2, 0)   3: (0, 1)   4: (4, 0)   5: (−2, 1)

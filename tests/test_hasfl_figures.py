@@ -7,7 +7,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib import pyplot as plt  # noqa: E402
 
-from fedlib.hasfl import plots, train_plots  # noqa: E402
+from fedlib.hasfl.figures import plots, train_plots  # noqa: E402
 from fedlib.plotting import label_log_axis  # noqa: E402
 
 

@@ -261,7 +261,7 @@ def test_converged_at_and_time_to_target():
 
 def test_run_split_records_and_hasfl_clock(fmnist):
     from fedlib.hasfl import TABLE_I, round_latency
-    from fedlib.hasfl.latency import total_latency
+    from fedlib.hasfl.bound.latency import total_latency
     from fedlib.split import sample_system
     ds = TensorDataset("fashion-mnist", fmnist.x_train[:2000], fmnist.y_train[:2000], fmnist.x_test[:300],
                        fmnist.y_test[:300], fmnist.classes, fmnist.source)

@@ -182,8 +182,8 @@ def test_hist_budget_below_one_round_is_refused():
 
 
 def test_hasfl_figure_and_sweep_lists_are_checked_up_front():
-    from fedlib.hasfl import experiments as hx
-    from fedlib.hasfl import plots as hp
+    from fedlib.hasfl.runs import experiments as hx
+    from fedlib.hasfl.figures import plots as hp
     prof = model_profiles(["vgg16"], [10])["vgg16"]
     with pytest.raises(ValueError, match=r"cuts\[1\] must be an integer in \[1, 16\] \(cut layers of vgg16: 1..16\)"):
         hp.check_fig2b(prof, [1, 2], [1, 40], 15)
@@ -198,3 +198,14 @@ def test_notebook_parameters_takes_a_string_path():
     assert notebook_parameters(nb, "paper")["rounds"] == 0        # Table 4 from client_rounds at the paper profile
     with pytest.raises(FileNotFoundError, match="does not exist"):
         notebook_parameters(nb.replace("dtfl_6_scaling", "nope"), "paper")
+
+
+def test_a_committed_calibration_is_refused_for_another_model():
+    from fedlib.hasfl.runs.train_plan import committed_fit
+    with pytest.raises(ValueError, match=r"transfer_fit_from = 'quick' calibrated vgg16 at width 0.25, but this run's "
+                                         r"first model is resnet18 at width 0.125"):
+        committed_fit("quick", "resnet18", 0.125)
+    fit, target = committed_fit("quick", "vgg16", 0.25)
+    assert fit["kappa"] > 0 and 0 < target < 1
+    with pytest.raises(ValueError, match="transfer_fit_from must be one of"):
+        committed_fit("quik", "vgg16", 0.25)

@@ -2,7 +2,7 @@
 
 Source: HASFL Sec. IV and V-B (spec ``shared/spec/hasfl.md``). Notation: N devices, batch sizes b_i, cut layers
 L_i, L_c = max_i L_i, aggregation interval I, step size γ, per-layer constants over the model's L units. The
-constants are estimated by :mod:`fedlib.hasfl.estimate`.
+constants are estimated by :mod:`fedlib.hasfl.bound.estimate`.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.validate import ParameterTypeError, check_array, check_float, check_int
+from ...core.validate import ParameterTypeError, check_array, check_float, check_int
 
 
 @dataclass(frozen=True)

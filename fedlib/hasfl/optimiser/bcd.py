@@ -16,10 +16,10 @@ Choices where the paper is silent (also in the README's deviations list):
 - P1 as written, (46) with T fixed, pins every b_i at κ_i, the budget of the starting straggler (b̂ ≫ κ_i when the
   server is fast). :func:`latency_budget_search` also optimises the budgets (T3, T4) = s·(T3⁰, T4⁰) by a bounded
   scalar search before Proposition 1 (our addition; ``solve_p1(..., budget_search=False)`` is the paper's).
-- Feasibility first (:func:`fedlib.hasfl.problem.common_cut_floors`): before any start, one check decides whether
+- Feasibility first (:func:`fedlib.hasfl.bound.problem.common_cut_floors`): before any start, one check decides whether
   a decision exists, and the error names the binding constraint for the whole problem (C4: the device that fits
   no allowed cut even at b = 1, with its memory; C1: ε against the bound's smallest floor, every device at its
-  largest memory-feasible batch size). Integer batch bounds are exact (:func:`fedlib.hasfl.problem.batch_caps`
+  largest memory-feasible batch size). Integer batch bounds are exact (:func:`fedlib.hasfl.bound.problem.batch_caps`
   checks C4 with the same arithmetic as Θ; no tolerance drops a feasible b).
 - Initial points of Algorithm 2 are per device (:func:`start_batches`): 4 × the smallest common batch size that
   keeps the variance term below ε, capped by each device's own memory C4 and ``max_batch``, and every device at
@@ -34,7 +34,7 @@ Choices where the paper is silent (also in the README's deviations list):
   L_c was tried first: it did not leave these points (P2 still picks the shallower cut) and cost 20× the time.
 - Refinement: integer steepest descent (:func:`polish`: b_i ± 1 for one, all-but-one or all devices; one
   device's cut) alternated with the exact batch sizes at the current cuts
-  (:func:`fedlib.hasfl.batch_search.exact_batches`: Dinkelbach over the straggler thresholds, a global optimum at
+  (:func:`fedlib.hasfl.optimiser.batch_search.exact_batches`: Dinkelbach over the straggler thresholds, a global optimum at
   fixed cuts; :func:`line_search_batches` where its enumeration is too large), because Proposition 1 rounds each
   b_i separately and can leave a batch vector that no ±1 move improves (:func:`refine`). For N <= 8, then
   :func:`cut_moves`: single-device cut changes scored with the batch sizes re-optimised exactly, since a cut move
@@ -61,10 +61,10 @@ import time
 
 import numpy as np
 
-from ..core.validate import check_bool, check_float, check_instance, check_int, check_list
-from .problem import (Decision, Problem, aux_variables, batch_caps, check_problem, common_cut_floors,
+from ...core.validate import check_bool, check_float, check_instance, check_int, check_list
+from ..bound.problem import (Decision, Problem, aux_variables, batch_caps, check_problem, common_cut_floors,
                       initial_cuts, theta)
-from .theory import bound_floor
+from ..bound.theory import bound_floor
 from .batch_search import exact_batches
 from .p1 import solve_p1
 from .p2 import solve_p2
@@ -107,7 +107,7 @@ def _alternate(problem: Problem, b: np.ndarray, tol: float, max_iter: int) -> tu
 def uniform_cut_candidates(problem: Problem, line_search: bool, floors: dict | None = None) -> list[Decision]:
     """Group moves of the cuts: for every allowed cut j that keeps ε reachable, all devices at cut j with batch
     sizes from P1 (+ Proposition 1) at budgets taken from every device's memory cap, replaced by the exact batch
-    sizes at that cut (:func:`fedlib.hasfl.batch_search.exact_batches`) when its enumeration is small enough, else
+    sizes at that cut (:func:`fedlib.hasfl.optimiser.batch_search.exact_batches`) when its enumeration is small enough, else
     refined by :func:`line_search_batches` when ``line_search``. Infeasible cuts are skipped. ``floors``: the result of
     :func:`common_cut_floors` when the caller has it (else computed; raises its ``ValueError``)."""
     check_problem(problem)

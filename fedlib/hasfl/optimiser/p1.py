@@ -1,11 +1,11 @@
 """HASFL P1 (46): batch sizes given the cuts and the auxiliary latencies T, by Newton–Jacobi iterations on
-∂Θ'/∂b = 0 and Proposition 1's rounding (choices in :mod:`fedlib.hasfl.bcd`'s docstring)."""
+∂Θ'/∂b = 0 and Proposition 1's rounding (choices in :mod:`fedlib.hasfl.optimiser.bcd`'s docstring)."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..core.validate import check_array, check_bool, check_float, check_instance, check_int
-from .problem import Problem, batch_caps, check_cuts, check_problem
+from ...core.validate import check_array, check_bool, check_float, check_instance, check_int
+from ..bound.problem import Problem, batch_caps, check_cuts, check_problem
 
 
 def _check_inputs(problem: Problem, cuts, T: dict) -> np.ndarray:

@@ -6,9 +6,9 @@ import time
 
 import numpy as np
 
-from ..core.validate import check_int
-from ..split import memory_bits
-from .problem import Decision, Problem, check_problem, theta
+from ...core.validate import check_int
+from ...split import memory_bits
+from ..bound.problem import Decision, Problem, check_problem, theta
 
 
 def exhaustive(problem: Problem, b_max: int = 64, chunk: int = 2 ** 20) -> Decision:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.validate import check_instance
-from .problem import Decision, Problem, admissible_cuts, aux_variables, check_problem, theta
+from ...core.validate import check_instance
+from ..bound.problem import Decision, Problem, admissible_cuts, aux_variables, check_problem, theta
 from .bcd import bcd
 from .p1 import solve_p1
 from .p2 import min_round_latency_cuts, solve_p2

@@ -2,7 +2,7 @@
 runs, Fig. 11's fixed cuts Fig. 3a's, Fig. 9's N = 20 is Fig. 5's): :class:`TrainPlan` lists them,
 :func:`run_plan` trains them through the result store (an interrupted plan resumes from its cache) and returns
 one entry per run with its metrics row and its curve. With the ``"calibrated"`` constants (ours,
-:mod:`fedlib.hasfl.calibrate`) the decisions use the bound fitted to the plan's IID fixed-cut and fixed-batch
+:mod:`fedlib.hasfl.runs.calibrate`) the decisions use the bound fitted to the plan's IID fixed-cut and fixed-batch
 runs (:func:`plan_calibration`, :func:`calibration_table`)."""
 from __future__ import annotations
 
@@ -11,20 +11,20 @@ from dataclasses import dataclass, replace
 
 from tqdm.auto import tqdm
 
-from ..core import ResultStore
-from ..core.validate import check_bool, check_float, check_instance, check_int, check_list
-from ..data import TensorDataset
-from ..split import time_to_target
+from ...core import ResultStore
+from ...core.validate import check_bool, check_float, check_instance, check_int, check_list
+from ...data import TensorDataset
+from ...split import time_to_target
 from .calibrate import CalibrationFit, calibrated_constants, fit_calibration, fitted_rounds
-from .plan_analysis import (VARIANT_MODES, bound_vs_training, calibration_transfer, claim_ratios,  # noqa: F401
+from .plan_analysis import (VARIANT_MODES, bound_vs_training, calibration_transfer, claim_ratios, committed_fit,  # noqa: F401
                             decisions_by_eps, split_variant, variants)                # (re-exported)
-from .strategies import STRATEGIES
-from .theory import HasflConstants, bound_floor, rounds_needed
+from ..optimiser.strategies import STRATEGIES
+from ..bound.theory import HasflConstants, bound_floor, rounds_needed
 from .train_config import extension_config, run_config, summary_row, train
 from .train_jobs import TRAIN_ORDER, _train_parallel, stored_run, train_job, train_priority  # noqa: F401 (re-exported)
 from .training import (TrainSettings, bound_constants, check_plan, check_settings_data, decide, pilot, target_eps,
                        training_problem)
-from .latency import SCALE_KEYS
+from ..bound.latency import SCALE_KEYS
 
 @dataclass(frozen=True)
 class TrainPlan:
@@ -37,7 +37,7 @@ class TrainPlan:
         models: Fig. 5 / 6 models; ``widths``: their channel multipliers (same order).
         device_counts / n_methods / fig9_settings: Fig. 9 (first model; the data settings it runs, each also in
         ``settings``). sweep_factors / sweep_methods: Figs. 7-8 trained (ours; the paper's are the system model's
-        predictions): each Table I quantity of :data:`fedlib.hasfl.latency.SCALE_KEYS` multiplied by each factor,
+        predictions): each Table I quantity of :data:`fedlib.hasfl.bound.latency.SCALE_KEYS` multiplied by each factor,
         the methods decided on that system and trained (first model, first setting); empty: none. A factor-1
         point is Fig. 5's run (same decision, a cache hit). compare_constants: add to Fig. 5, for the first
         model, one HASFL run per constants mode other than the settings' own, and to Figs. 10 / 11 HABS / HAMS
@@ -93,7 +93,7 @@ def _jobs(plan: TrainPlan, s: TrainSettings) -> list[tuple]:
     runs (Figs. 2a, 3a; the IID ones are the calibration's, :func:`calibration_runs`) before the optimiser-driven
     ones (HABS / HAMS and their variants, then the later models' calibration runs, Fig. 5's strategies and HASFL's
     variants, Fig. 9's, then Figs. 7-8's on scaled systems, first setting; :data:`VARIANT_MODES`). ``scale``: None (Table I) or
-    ``((key, factor),)`` (:func:`fedlib.hasfl.latency.table_i`)."""
+    ``((key, factor),)`` (:func:`fedlib.hasfl.bound.latency.table_i`)."""
     jobs = []
     s = replace(s, model=plan.models[0], width=plan.widths[0])
     for setting in plan.settings:
@@ -149,7 +149,7 @@ def calibration_runs(plan: TrainPlan, model_index: int = 0) -> list[tuple[int, i
 def plan_calibration(store: ResultStore, s: TrainSettings, plan: TrainPlan, seed: int, target_acc: float,
                      data: TensorDataset, device: str = "auto",
                      model_index: int = 0) -> tuple[CalibrationFit, HasflConstants]:
-    """The calibrated bound (:func:`fedlib.hasfl.calibrate.fit_calibration`) of ``plan.models[model_index]`` (the
+    """The calibrated bound (:func:`fedlib.hasfl.runs.calibrate.fit_calibration`) of ``plan.models[model_index]`` (the
     first by default; a later one on its own runs, :func:`calibration_runs`): (ε, κ, λ)
     fitted to the rounds-to-``target_acc`` of the IID fixed-cut runs of Figs. 3a / 11 (every one of
     ``plan.num_devices`` devices at b = ``plan.fixed_batch``, cuts ``plan.cut_grid``, this seed) and, with
@@ -163,7 +163,7 @@ def plan_calibration(store: ResultStore, s: TrainSettings, plan: TrainPlan, seed
     Raises:
         ValueError: fewer than 2 cuts (or batch sizes, with ``calibrate_variance``; also when ``batch_grid``
         has fewer than 2) reach ``target_acc`` (naming them and the target), or the runs do not determine the
-        fit (:func:`fedlib.hasfl.calibrate.fit_calibration`).
+        fit (:func:`fedlib.hasfl.runs.calibrate.fit_calibration`).
     """
     _check_inputs(store, s, plan, data)
     check_int("seed", seed, 0)
@@ -247,7 +247,7 @@ def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[
     decision needs no calibration, then the calibrated ones; the rows are then built from the store.
 
     Returns:
-        One entry per (run, seed): ``row`` (:func:`fedlib.hasfl.train_config.summary_row` + ``figures``, ``method``,
+        One entry per (run, seed): ``row`` (:func:`fedlib.hasfl.runs.train_config.summary_row` + ``figures``, ``method``,
         ``model``, ``setting``, ``N``, ``batch``, ``cut``, ``constants`` (the decision's mode), ``eps`` (C1's ε:
         the fitted ε when calibrated), ``kappa``, ``lambda`` (κ, λ when calibrated, else None), ``rounds_pred``: Corollary 1's
         rounds to ε for the decision, None when ε is unreachable; ``floor``: the bound's floor for the decision;

@@ -1,4 +1,4 @@
-"""HASFL's training figures (Figs. 2a, 3a, 5, 6, 9, 10, 11) from :func:`fedlib.hasfl.train_plan.run_plan`
+"""HASFL's training figures (Figs. 2a, 3a, 5, 6, 9, 10, 11) from :func:`fedlib.hasfl.runs.train_plan.run_plan`
 entries. Curves of several seeds are drawn as their mean with a min-max band (interpolated on a common x grid)."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import textwrap
 
 import numpy as np
 
-from ..plotting import colour, label_log_axis, log_floor, new_figure
+from ...plotting import colour, label_log_axis, log_floor, new_figure
 
 
 def _label(row: dict) -> str:
@@ -218,7 +218,7 @@ def fig9_vs_devices(rows: list[dict]):
 
 
 def fig_calibration(rows: list[dict]):
-    """The calibrated bound per model (ours, :func:`fedlib.hasfl.train_plan.calibration_table` rows): rounds to the
+    """The calibrated bound per model (ours, :func:`fedlib.hasfl.runs.train_plan.calibration_table` rows): rounds to the
     IID target measured on each calibration run (x) against Corollary 1 under the fitted (ε, κ, λ) (y), one panel
     per model, each run labelled ``b/cut``; the diagonal is a perfect fit. Runs that never reach the target sit at
     the axis' foot as hollow × (no measured value), and a model whose fit failed says why on its panel."""

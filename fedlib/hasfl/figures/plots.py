@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from ..core.validate import check_int, check_list
-from ..plotting import colour, label_log_axis, log_floor, new_figure
-from ..split import LayerProfile
-from .latency import round_latency
-from .strategies import STRATEGIES
-from .theory import HasflConstants, bound_floor, rounds_needed, theorem1_bound
+from ...core.validate import check_int, check_list
+from ...plotting import colour, label_log_axis, log_floor, new_figure
+from ...split import LayerProfile
+from ..bound.latency import round_latency
+from ..optimiser.strategies import STRATEGIES
+from ..bound.theory import HasflConstants, bound_floor, rounds_needed, theorem1_bound
 
 
 def fig3b_overhead_per_cut(profiles: dict[str, LayerProfile]):

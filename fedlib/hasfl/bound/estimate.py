@@ -38,9 +38,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..core.estimators import hessian_top_eigenvalue
-from ..core.seeding import numpy_rng
-from ..core.validate import ParameterTypeError, check_float, check_int
+from ...core.estimators import hessian_top_eigenvalue
+from ...core.seeding import numpy_rng
+from ...core.validate import ParameterTypeError, check_float, check_int
 from .theory import HasflConstants
 
 

@@ -1,7 +1,7 @@
 """HASFL's training experiments (Figs. 2a, 3a, 5, 6, 9, 10, 11): decisions from the optimiser, split training on
 the shared engine (:func:`fedlib.split.run_split`) charged by HASFL's latency model, cached in the result store.
 This module holds the settings, the bound's constants and the decisions; one run (its key, extension, clock and
-row) is :mod:`fedlib.hasfl.train_config`.
+row) is :mod:`fedlib.hasfl.runs.train_config`.
 
 Choices where the paper is silent (also in ``notebooks/hasfl/README.md``, "Deviations"):
 
@@ -35,7 +35,7 @@ Choices where the paper is silent (also in ``notebooks/hasfl/README.md``, "Devia
   w⁰ and the pilot model (the worst case the bound asks for; w⁰'s huge G_j² then force cut 1 everywhere),
   ``"calibrated"`` = the pilot constants with G_j² scaled by κ, σ_j² by λ and ε fitted to the IID fixed-cut and
   fixed-batch runs (ours,
-  :mod:`fedlib.hasfl.calibrate`; built by :func:`fedlib.hasfl.train_plan.plan_calibration`, which needs training
+  :mod:`fedlib.hasfl.runs.calibrate`; built by :func:`fedlib.hasfl.runs.train_plan.plan_calibration`, which needs training
   runs, so :func:`bound_constants` gives only pilot and max). With ``"calibrated"`` the target ε is the fitted
   one and ``eps_mode`` / ``eps_factor`` are not used by the training runs.
 - **Target ε** (``eps_mode``): ``"grad_norm"`` = ``eps_factor`` x Σ_j G_j² at the pilot model (the measured
@@ -44,7 +44,7 @@ Choices where the paper is silent (also in ``notebooks/hasfl/README.md``, "Devia
 - **Clock**: each round adds T_S (eq. 38) of that round's decision and, every I rounds, T_A (eq. 39), on a Table I
   system drawn from the ``system`` stream, with the profile of the model actually trained (width and input size).
   The clock is applied to the cached training record afterwards (:func:`with_clock`), so that a training record
-  depends only on the code that trains (:mod:`fedlib.hasfl.train_run`, its own code hash): editing the optimiser
+  depends only on the code that trains (:mod:`fedlib.hasfl.runs.train_run`, its own code hash): editing the optimiser
   or the bound never retrains a run whose b and cuts it leaves unchanged.
 """
 from __future__ import annotations
@@ -54,18 +54,18 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..core import ResultStore, numpy_rng
-from ..core.validate import (ParameterTypeError, check_bool, check_choice, check_float, check_instance, check_int,
+from ...core import ResultStore, numpy_rng
+from ...core.validate import (ParameterTypeError, check_bool, check_choice, check_float, check_instance, check_int,
                              check_list)
-from ..data import TensorDataset
-from ..split import model_profile, sample_system
+from ...data import TensorDataset
+from ...split import model_profile, sample_system
 from .experiments import DATASET_SHAPES, constants_config, estimated_constants
-from .latency import table_i
-from .p1 import solve_p1
-from .p2 import solve_p2
-from .problem import Problem, aux_variables, check_problem, eps_with_slack, theta
-from .strategies import STRATEGIES, strategy
-from .theory import HasflConstants, bound_floor
+from ..bound.latency import table_i
+from ..optimiser.p1 import solve_p1
+from ..optimiser.p2 import solve_p2
+from ..bound.problem import Problem, aux_variables, check_problem, eps_with_slack, theta
+from ..optimiser.strategies import STRATEGIES, strategy
+from ..bound.theory import HasflConstants, bound_floor
 from .train_run import converged_index, split_config, train_record  # noqa: F401 (re-exported)
 
 #: the constants of the bound behind the decisions (module docstring, "Constants")
@@ -152,7 +152,7 @@ N_METHODS = STRATEGIES + tuple(f"HASFL-{m}" for m in CONSTANTS_MODES)
 
 
 def check_plan(plan) -> dict:
-    """The list fields of a :class:`fedlib.hasfl.train_plan.TrainPlan` as tuples, after checking every field: the
+    """The list fields of a :class:`fedlib.hasfl.runs.train_plan.TrainPlan` as tuples, after checking every field: the
     settings (``iid`` / ``noniid``), models, widths, grids, device counts and Fig. 9's methods are non-empty lists
     without repeats of known names / integers >= 1, cuts within the first model's layers.
 
@@ -224,11 +224,11 @@ def bound_constants(record: dict, mode: str) -> HasflConstants:
 
     Raises:
         ValueError: ``mode`` not pilot / max (``"calibrated"`` needs training runs: the message points to
-        :func:`fedlib.hasfl.train_plan.plan_calibration`).
+        :func:`fedlib.hasfl.runs.train_plan.plan_calibration`).
     """
     if mode == "calibrated":
         raise ValueError("constants 'calibrated' are fitted to training runs: use "
-                         "fedlib.hasfl.train_plan.plan_calibration; bound_constants gives 'pilot' or 'max'")
+                         "fedlib.hasfl.runs.train_plan.plan_calibration; bound_constants gives 'pilot' or 'max'")
     check_choice("constants", mode, ("pilot", "max"))
     if mode == "max":
         return HasflConstants.from_dict(record["constants"])
@@ -249,7 +249,7 @@ def training_problem(s: TrainSettings, constants: HasflConstants, eps: float, nu
                      seed: int, scale: dict | None = None) -> Problem:
     """Problem (41) on a Table I system of ``num_devices`` devices (``system`` stream of ``seed``) with the
     profile of the trained model (``s.model`` at ``s.width`` and the dataset's input shape); ``scale``: Table I
-    ranges multiplied by factors (:func:`fedlib.hasfl.latency.table_i`, Figs. 7-8)."""
+    ranges multiplied by factors (:func:`fedlib.hasfl.bound.latency.table_i`, Figs. 7-8)."""
     check_instance("s", s, TrainSettings)
     check_instance("constants", constants, HasflConstants)
     check_int("num_devices", num_devices, 1)

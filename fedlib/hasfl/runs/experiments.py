@@ -7,15 +7,15 @@ import time
 import numpy as np
 import torch
 
-from .. import __version__
-from ..core import RECORD_CODE, ResultStore, numpy_rng, seed_sequence
-from ..data import DATASET_SHAPES, load_dataset, resolve_dataset as _resolve
-from ..split import MODELS, model_profile, sample_system
-from .estimate import pilot_constants
-from .latency import table_i
-from .problem import Problem, eps_with_slack
-from .strategies import STRATEGIES, strategy
-from .theory import HasflConstants
+from ... import __version__
+from ...core import RECORD_CODE, ResultStore, numpy_rng, seed_sequence
+from ...data import DATASET_SHAPES, load_dataset, resolve_dataset as _resolve
+from ...split import MODELS, model_profile, sample_system
+from ..bound.estimate import pilot_constants
+from ..bound.latency import table_i
+from ..bound.problem import Problem, eps_with_slack
+from ..optimiser.strategies import STRATEGIES, strategy
+from ..bound.theory import HasflConstants
 
 #: the paper's dataset of each model (HASFL Sec. VII-A)
 PAPER_DATASET = {"vgg16": "cifar10", "resnet18": "cifar100"}
@@ -46,14 +46,13 @@ def constants_config(model: str, dataset: str, pilot_steps: int, lr: float, batc
                 batch_size=batch_size, num_batches=num_batches, power_iters=power_iters, seed=seed, width=width)
 
 
-STORE_CODE = tuple(f"fedlib.hasfl.{m}" for m in (
-    "batch_search", "bcd", "calibrate", "estimate", "exhaustive", "experiments", "instances", "latency", "p1", "p2",
-    "plan_analysis", "problem", "refinement",
-    "strategies", "theory", "train_config", "train_jobs", "train_plan", "train_run", "training")) + (
+STORE_CODE = ("fedlib.hasfl.bound", "fedlib.hasfl.optimiser", *(f"fedlib.hasfl.runs.{m}" for m in (
+    "calibrate", "experiments", "plan_analysis", "train_config", "train_jobs", "train_plan", "train_run", "training")),
     *RECORD_CODE, "fedlib.data", "fedlib.split.config", "fedlib.split.engine", "fedlib.split.latency",
     "fedlib.split.models", "fedlib.split.ops", "fedlib.split.profile", "fedlib.split.records", "fedlib.split.system")
-"""The source a HASFL result depends on: the modules of ``fedlib.hasfl`` that compute records (all but the figure
-modules :mod:`.plots` and :mod:`.train_plots` and the package's ``__init__``, which only re-exports), core's RECORD_CODE, data
+"""The source a HASFL result depends on: the modules of ``fedlib.hasfl`` that compute records (the system model and
+bound, the optimiser, the runs but :mod:`.plan_status`, which writes no record; not the figures, nor the packages'
+``__init__``, which only re-export), core's RECORD_CODE, data
 and the modules of ``fedlib.split`` that HASFL runs (not the split package as a whole, so that DTFL's models and
 the literal test reference there leave HASFL's cache valid). Editing any of them invalidates HASFL's cached runs
 (and nothing else does); a figure edit redraws from the cache."""
@@ -108,8 +107,8 @@ def compare_strategies(problem: Problem, num_draws: int, seed: int, strategies=S
         One row per strategy: ``method``, ``theta`` (mean over feasible draws, s), ``theta_std``, ``infeasible``
         (draws with Θ = inf), ``solve_s``, ``N``, and for HASFL its decision (``b``, ``cuts``).
     """
-    from ..core.validate import check_choice, check_int, check_list
-    from .problem import check_problem
+    from ...core.validate import check_choice, check_int, check_list
+    from ..bound.problem import check_problem
     check_problem(problem)
     check_int("num_draws", num_draws, 1)
     check_int("seed", seed, 0)
@@ -138,7 +137,7 @@ def check_sensitivity(factors, device_counts) -> tuple[list, list]:
     Raises:
         ValueError / ParameterTypeError: naming ``factors[i]`` / ``device_counts[i]``.
     """
-    from ..core.validate import check_float, check_int, check_list
+    from ...core.validate import check_float, check_int, check_list
     return (check_list("factors", factors, lambda k, v: check_float(k, v, 0, low_open=True), distinct=True),
             check_list("device_counts", device_counts, lambda k, v: check_int(k, v, 1), distinct=True))
 

@@ -1,4 +1,4 @@
-"""Training a HASFL plan's runs in worker processes (:func:`fedlib.hasfl.train_plan.run_plan` with ``workers`` > 1):
+"""Training a HASFL plan's runs in worker processes (:func:`fedlib.hasfl.runs.train_plan.run_plan` with ``workers`` > 1):
 one job per not yet stored run config (or the extension it needs), started in :data:`TRAIN_ORDER`, costliest first
 within a group; each worker loads the dataset once and trains through the result store, so the rows are then built
 from cache hits.
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import functools
 
-from ..core import ResultStore, map_jobs
-from ..data import TensorDataset, load_dataset
+from ...core import ResultStore, map_jobs
+from ...data import TensorDataset, load_dataset
 from .train_config import needs_extension, train
 from .train_run import train_store
 
@@ -21,7 +21,7 @@ def _dataset(name: str) -> TensorDataset:
 
 def train_job(store: ResultStore, config: dict, problem, dataset: str, device: str = "auto",
               extend: dict | None = None) -> None:
-    """:func:`fedlib.hasfl.train_config.train` of one run config (and its ``extend`` run when it needs one) with the
+    """:func:`fedlib.hasfl.runs.train_config.train` of one run config (and its ``extend`` run when it needs one) with the
     dataset loaded by name (a job for :func:`fedlib.core.map_jobs`; the records land in ``store``, nothing is
     returned)."""
     train(store, config, problem, _dataset(dataset), device, extend)
@@ -29,7 +29,7 @@ def train_job(store: ResultStore, config: dict, problem, dataset: str, device: s
 
 TRAIN_ORDER = (("fig5", "fig6"), ("fig2a", "fig3a", "calibration"), ("fig10", "fig11"), ("fig9",),
                ("fig7", "fig8"))
-"""The order in which :func:`fedlib.hasfl.train_plan.run_plan` trains with workers: the headline runs first (Figs. 5 / 6 on Table I),
+"""The order in which :func:`fedlib.hasfl.runs.train_plan.run_plan` trains with workers: the headline runs first (Figs. 5 / 6 on Table I),
 then the calibration's inputs, Figs. 10 / 11, Fig. 9 and Figs. 7-8; costliest first within a group. Choice
 (ours): a profile that takes longer than one sitting (``converged`` on 2 cores) resumes from the store, so the
 runs that test the paper's main claim are the first to exist."""
@@ -44,8 +44,8 @@ def train_priority(figs, scale=None) -> int:
 
 
 def stored_run(runs_store: ResultStore, config: dict, extend: dict | None, data: TensorDataset) -> bool:
-    """True when ``config``'s training record is in ``runs_store`` (:func:`fedlib.hasfl.train_run.train_store`)
-    and, if it needs its ``extend`` run (:func:`fedlib.hasfl.train_config.needs_extension`, chance = 1 /
+    """True when ``config``'s training record is in ``runs_store`` (:func:`fedlib.hasfl.runs.train_run.train_store`)
+    and, if it needs its ``extend`` run (:func:`fedlib.hasfl.runs.train_config.needs_extension`, chance = 1 /
     ``data.num_classes``), so is that one."""
     if not runs_store.has(config):
         return False
@@ -57,7 +57,7 @@ def _train_parallel(store, runs: list[dict], data: TensorDataset, device: str, w
     """Train the not yet cached configs of ``runs`` in ``workers`` processes (one torch thread each), in
     :data:`TRAIN_ORDER` (a config that several figures share takes its earliest group), costliest (most device
     samples x rounds) first within a group; identical configs once. A stored run that needs its extension
-    (:func:`fedlib.hasfl.train_config.needs_extension`) is a job for that extension."""
+    (:func:`fedlib.hasfl.runs.train_config.needs_extension`) is a job for that extension."""
     todo, runs_store = {}, train_store(store)
     for r in runs:
         key = runs_store.key(r["config"])

@@ -1,8 +1,8 @@
 """One HASFL training run (Figs. 2a, 3a, 5, 6, 9, 10, 11): its result-store key (:func:`run_config`), its
 extension past the cap (:func:`extension_config`), HASFL's latency clock applied to the cached record
 (:func:`hasfl_clock`, :func:`with_clock`, :func:`train`) and its metrics row (:func:`summary_row`). The choices
-(run length, convergence, extension, clock) are in :mod:`fedlib.hasfl.training`'s docstring; the settings are its
-:class:`~fedlib.hasfl.training.TrainSettings`.
+(run length, convergence, extension, clock) are in :mod:`fedlib.hasfl.runs.training`'s docstring; the settings are its
+:class:`~fedlib.hasfl.runs.training.TrainSettings`.
 """
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from dataclasses import asdict
 
 import numpy as np
 
-from ..core import ResultStore
-from ..core.validate import check_choice, check_float, check_int
-from ..data import TensorDataset
-from ..split import time_to_target
-from .latency import round_latency
-from .problem import Problem, check_problem
+from ...core import ResultStore
+from ...core.validate import check_choice, check_float, check_int
+from ...data import TensorDataset
+from ...split import time_to_target
+from ..bound.latency import round_latency
+from ..bound.problem import Problem, check_problem
 from .train_run import train_record
 from .training import TrainSettings
 
@@ -72,13 +72,13 @@ def extension_config(s: TrainSettings, config: dict, num_train: int) -> dict | N
 
 
 def needs_extension(record: dict, chance: float) -> bool:
-    """True when a :func:`fedlib.hasfl.train_run.train_record` has no converged point although one of its test
+    """True when a :func:`fedlib.hasfl.runs.train_run.train_record` has no converged point although one of its test
     accuracies reached twice ``chance`` (module docstring, "Extension")."""
     return record["converged_index"] is None and max(record["test_acc"]) >= 2 * chance
 
 
 def with_clock(record: dict, problem: Problem) -> dict:
-    """``record`` (:func:`fedlib.hasfl.train_run.train_record`) with ``sim_s`` (simulated s at each evaluation)
+    """``record`` (:func:`fedlib.hasfl.runs.train_run.train_record`) with ``sim_s`` (simulated s at each evaluation)
     and ``converged_time_s`` on ``problem``'s clock (:func:`hasfl_clock`), summed round by round in the engine's
     order (HASFL's b and cuts stay fixed through a run): the same floats as a clock inside the run."""
     clock, cfg = hasfl_clock(problem), record["config"]
@@ -95,7 +95,7 @@ def with_clock(record: dict, problem: Problem) -> dict:
 
 def train(store: ResultStore, config: dict, problem: Problem, data: TensorDataset, device: str = "auto",
           extend: dict | None = None) -> dict:
-    """Train one :func:`run_config` (:func:`fedlib.hasfl.train_run.train_record`: cached beside ``store`` under
+    """Train one :func:`run_config` (:func:`fedlib.hasfl.runs.train_run.train_record`: cached beside ``store`` under
     the training code alone, a rerun is a cache hit) and charge it on ``problem``'s clock (:func:`with_clock`).
     With ``extend`` (:func:`extension_config` of ``config``), a run that :func:`needs_extension` is replaced by
     that longer run (trained from the start, cached likewise).

@@ -17,13 +17,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..core.seeding import numpy_rng
-from ..core.validate import check_choice, check_float, check_int, check_list
-from ..split import model_profile, sample_system
-from ..split.config import NUM_UNITS
-from .latency import TABLE_I
-from .problem import Problem
-from .theory import HasflConstants, bound_floor
+from ...core.seeding import numpy_rng
+from ...core.validate import check_choice, check_float, check_int, check_list
+from ...split import model_profile, sample_system
+from ...split.config import NUM_UNITS
+from ..bound.latency import TABLE_I
+from ..bound.problem import Problem
+from ..bound.theory import HasflConstants, bound_floor
 
 
 def random_instance(seed: int, num_devices: tuple = (2, 4), num_cuts: tuple = (4, 8),

@@ -1,9 +1,9 @@
 """One HASFL training run on the shared split engine, cached under its own code hash (:data:`TRAIN_CODE`).
 
-A training run is fixed by its :func:`fedlib.hasfl.training.run_config`: the model, data, optimiser, every
+A training run is fixed by its :func:`fedlib.hasfl.runs.training.run_config`: the model, data, optimiser, every
 device's batch size and cut layer, the rounds and the seed. How that decision was reached (the bound, its
 constants, the optimiser: ``bcd``, ``p1``, ``p2``, ...) is not part of the run, and neither is the latency model
-that charges it (the clock is applied afterwards, :func:`fedlib.hasfl.training.train`). So the run's record is
+that charges it (the clock is applied afterwards, :func:`fedlib.hasfl.runs.training.train`). So the run's record is
 stored by a store that hashes only the code that trains it (:data:`TRAIN_CODE`): an edit of the optimiser or the
 bound recomputes the decisions, and a run whose b and cuts come out unchanged is a cache hit, while an edit of the
 engine, the models, the data or this module retrains everything. Choice (ours): the paper has no cache; this
@@ -14,11 +14,11 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from ..core import RECORD_CODE, ResultStore
-from ..data import TensorDataset
-from ..split import SplitConfig, converged_at, run_split
+from ...core import RECORD_CODE, ResultStore
+from ...data import TensorDataset
+from ...split import SplitConfig, converged_at, run_split
 
-TRAIN_CODE = ("fedlib.hasfl.train_run", *RECORD_CODE, "fedlib.data", "fedlib.split.config", "fedlib.split.engine",
+TRAIN_CODE = ("fedlib.hasfl.runs.train_run", *RECORD_CODE, "fedlib.data", "fedlib.split.config", "fedlib.split.engine",
               "fedlib.split.models", "fedlib.split.ops", "fedlib.split.records")
 """The source a HASFL training record depends on: this module, core's :data:`fedlib.core.RECORD_CODE`, data and the modules of ``fedlib.split``
 that train (not the latency model, the profiles or the system draw: they enter through the clock, applied after
@@ -37,7 +37,7 @@ def train_store(store: ResultStore) -> ResultStore:
 
 
 def split_config(config: dict) -> SplitConfig:
-    """The engine's :class:`fedlib.split.SplitConfig` of a :func:`fedlib.hasfl.training.run_config`."""
+    """The engine's :class:`fedlib.split.SplitConfig` of a :func:`fedlib.hasfl.runs.training.run_config`."""
     part = "iid" if config["setting"] == "iid" else "shards"
     return SplitConfig(model=config["model"], width=config["width"], num_devices=config["num_devices"],
                        batch_sizes=tuple(config["b"]), cuts=tuple(config["cuts"]), interval=config["interval"],
@@ -48,7 +48,7 @@ def split_config(config: dict) -> SplitConfig:
 
 def converged_index(accs: list[float], chance: float) -> int | None:
     """The paper's rule (:func:`fedlib.split.converged_at`) on a run's test accuracies (fractions), looked at from
-    the first evaluation at or above twice ``chance`` (:mod:`fedlib.hasfl.training`, "Convergence"); None if it
+    the first evaluation at or above twice ``chance`` (:mod:`fedlib.hasfl.runs.training`, "Convergence"); None if it
     never fires."""
     start = next((i for i, a in enumerate(accs) if a >= 2 * chance), len(accs))
     return converged_at(accs, start=start)

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.validate import check_array, check_float, check_instance, check_int, check_list
-from ..split import EdgeDevices, LayerProfile, Servers, memory_bits
+from ...core.validate import check_array, check_float, check_instance, check_int, check_list
+from ...split import EdgeDevices, LayerProfile, Servers, memory_bits
 from .latency import round_latency
 from .theory import HasflConstants, bound_floor
 

@@ -9,8 +9,8 @@ import numpy as np
 
 from dataclasses import replace
 
-from ..core.validate import ParameterTypeError, check_array, check_choice, check_float, check_int
-from ..split import EdgeDevices, LayerProfile, Servers, SystemSpec, device_terms, server_compute
+from ...core.validate import ParameterTypeError, check_array, check_choice, check_float, check_int
+from ...split import EdgeDevices, LayerProfile, Servers, SystemSpec, device_terms, server_compute
 
 TABLE_I = SystemSpec(num_devices=20, server_flops=20e12, device_flops=(1e12, 2e12), rate_up=(75e6, 80e6),
                      rate_down=(360e6, 380e6), rate_servers=(360e6, 380e6), memory_bytes=(0.25e9, 1e9))

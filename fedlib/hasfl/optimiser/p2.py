@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.validate import check_array, check_float, check_int
-from .problem import Problem, aux_variables, check_problem, feasible_cuts, initial_cuts, theta
+from ...core.validate import check_array, check_float, check_int
+from ..bound.problem import Problem, aux_variables, check_problem, feasible_cuts, initial_cuts, theta
 
 
 def _check_b(problem: Problem, b) -> np.ndarray:

@@ -1,10 +1,10 @@
 """Where a HASFL training plan stands in its result store, without training anything
-(``python -m fedlib.hasfl.plan_status --profile converged``).
+(``python -m fedlib.hasfl.runs.plan_status --profile converged``).
 
 The ``converged`` profile is hours of training on 2 cores, longer than one sitting; it resumes from the records
 in its store (``figures/converged/store/``, tracked in git). This module answers, for a profile: which of the
-plan's distinct training runs are stored, in the order :func:`fedlib.hasfl.train_plan.run_plan` trains them
-(:data:`fedlib.hasfl.train_plan.TRAIN_ORDER`), how much worker time the stored ones took, and the converged time and
+plan's distinct training runs are stored, in the order :func:`fedlib.hasfl.runs.train_plan.run_plan` trains them
+(:data:`fedlib.hasfl.runs.train_plan.TRAIN_ORDER`), how much worker time the stored ones took, and the converged time and
 accuracy (the paper's rule) of every stored run. It also builds the notebooks' :class:`TrainSettings` and
 :class:`TrainPlan` from their parameters (:func:`settings_and_plan`), so the notebooks and this report cannot
 describe different plans.
@@ -21,10 +21,10 @@ import json
 import warnings
 from pathlib import Path
 
-from ..core.paths import REPO_ROOT, use_profile
-from ..core.validate import check_choice, check_float
-from ..data import TensorDataset, load_dataset
-from ..split import time_to_target
+from ...core.paths import REPO_ROOT, use_profile
+from ...core.validate import check_choice, check_float
+from ...data import TensorDataset, load_dataset
+from ...split import time_to_target
 from .experiments import resolve_dataset, result_store
 from .train_jobs import TRAIN_ORDER, stored_run, train_priority
 from .train_plan import TrainPlan, _check_inputs, _decided_runs, calibrated_models, calibration_runs
@@ -41,7 +41,7 @@ GROUP_NAMES = tuple("/".join(g) for g in TRAIN_ORDER) + ("other",)
 def settings_and_plan(p: dict, dataset: str) -> tuple[TrainSettings, TrainPlan]:
     """The :class:`TrainSettings` (first model) and :class:`TrainPlan` of the training notebooks' parameters ``p``
     (the names of ``hasfl_4_train_experiments``'s parameters cell; ``dataset`` already resolved by
-    :func:`fedlib.hasfl.experiments.resolve_dataset`). Optional parts are switched by ``sweep`` and
+    :func:`fedlib.hasfl.runs.experiments.resolve_dataset`). Optional parts are switched by ``sweep`` and
     ``calibrate_later_models``.
 
     Raises:
@@ -73,7 +73,7 @@ def profile_parameters(profile: str, notebook: Path = NOTEBOOK) -> dict:
     Raises:
         ValueError: unknown profile, or one with no HASFL file.
     """
-    from ..core.notebooks import PROFILES, notebook_parameters
+    from ...core.notebooks import PROFILES, notebook_parameters
     import papermill as pm
 
     check_choice("profile", profile, PROFILES)
@@ -105,7 +105,7 @@ def plan_progress(store, s: TrainSettings, plan: TrainPlan, seeds: list[int], ta
     ``waits for calibration`` per (model, setting) until their calibration runs are stored.
 
     Raises:
-        ValueError / TypeError: as :func:`fedlib.hasfl.train_plan.run_plan`.
+        ValueError / TypeError: as :func:`fedlib.hasfl.runs.train_plan.run_plan`.
     """
     _check_inputs(store, s, plan, data)
     check_float("target_acc", target_acc, 0, 1, low_open=True)
@@ -149,13 +149,13 @@ def plan_progress(store, s: TrainSettings, plan: TrainPlan, seeds: list[int], ta
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m fedlib.hasfl.plan_status [--profile converged] [--store DIR] [--json FILE]``: print the plan's
+    """``python -m fedlib.hasfl.runs.plan_status [--profile converged] [--store DIR] [--json FILE]``: print the plan's
     progress (one line per distinct run, then per group stored / total and worker time). The store defaults to
     the profile's, as a notebook's (:mod:`fedlib.core.paths`): ``$FEDLIB_CACHE_DIR``, else ``.cache/results`` read
     before the committed ``figures/<profile>/store`` (the committed store alone with ``FEDLIB_COMMIT=1``)."""
-    from ..plotting import format_table
+    from ...plotting import format_table
 
-    ap = argparse.ArgumentParser(prog="python -m fedlib.hasfl.plan_status", description=main.__doc__)
+    ap = argparse.ArgumentParser(prog="python -m fedlib.hasfl.runs.plan_status", description=main.__doc__)
     ap.add_argument("--profile", default="converged")
     ap.add_argument("--store", default=None, help="result store folder")
     ap.add_argument("--json", default=None, help="also write the rows to this JSON file")

@@ -10,9 +10,9 @@ import itertools
 
 import numpy as np
 
-from ..core.validate import check_array, check_bool, check_int
+from ...core.validate import check_array, check_bool, check_int
 from .batch_search import exact_batches
-from .problem import Problem, batch_caps, check_cuts, check_problem, theta
+from ..bound.problem import Problem, batch_caps, check_cuts, check_problem, theta
 
 
 def _decision(problem: Problem, b, cuts) -> tuple[np.ndarray, np.ndarray]:
@@ -88,7 +88,7 @@ def line_search_batches(problem: Problem, b: np.ndarray, cuts: np.ndarray, max_c
 
 
 def refine(problem: Problem, b: np.ndarray, cuts: np.ndarray, line_search: bool = False, max_rounds: int = 10) -> tuple:
-    """Alternate the exact batch sizes at the current cuts (:func:`fedlib.hasfl.batch_search.exact_batches`, or
+    """Alternate the exact batch sizes at the current cuts (:func:`fedlib.hasfl.optimiser.batch_search.exact_batches`, or
     :func:`line_search_batches` when ``line_search`` and the enumeration is too large) and :func:`polish` (which
     may move cuts), until Θ stops decreasing. Returns ``(b, cuts)`` ([N] int64 each), never worse than the input."""
     check_bool("line_search", line_search)
@@ -111,7 +111,7 @@ def refine(problem: Problem, b: np.ndarray, cuts: np.ndarray, line_search: bool 
 
 def cut_moves(problem: Problem, b: np.ndarray, cuts: np.ndarray, max_sweeps: int = 20) -> tuple:
     """Coordinate descent over the cuts with the batch sizes re-optimised exactly: the best single-device cut
-    change, each scored at :func:`fedlib.hasfl.batch_search.exact_batches` for the new cuts (a cut move usually pays
+    change, each scored at :func:`fedlib.hasfl.optimiser.batch_search.exact_batches` for the new cuts (a cut move usually pays
     only together with other devices' batch sizes, which :func:`polish`'s ±1 steps cannot reach), repeated while Θ
     decreases. Returns ``(b, cuts)``, never worse than the input; for small N (|cuts|·N exact searches a sweep)."""
     check_int("max_sweeps", max_sweeps, 1)
@@ -139,7 +139,7 @@ def cut_moves(problem: Problem, b: np.ndarray, cuts: np.ndarray, max_sweeps: int
 
 def enumerate_cuts(problem: Problem, limit: int = 256) -> tuple | None:
     """Every cut vector whose cuts each fit their device's memory at b = 1 (C4), each scored at its exact batch
-    sizes (:func:`fedlib.hasfl.batch_search.exact_batches`): the global optimum of problem (41) when that is at most
+    sizes (:func:`fedlib.hasfl.optimiser.batch_search.exact_batches`): the global optimum of problem (41) when that is at most
     ``limit`` vectors (small N, or tight memory leaving few cuts per device) and each exact search fits its work
     limit. Returns ``(b, cuts)``, or ``None`` when there are more vectors than ``limit`` or none is feasible.
 

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.validate import check_int
-from .latency import round_latency
+from ...core.validate import check_int
+from ..bound.latency import round_latency
 from .p1 import p1_coefficients
-from .problem import Problem, aux_variables, batch_caps, check_cuts, check_problem
+from ..bound.problem import Problem, aux_variables, batch_caps, check_cuts, check_problem
 
 #: Default work limit of :func:`exact_batches` (threshold pairs × devices per Dinkelbach step, ~1 s of numpy).
 EXACT_WORK = 60_000_000

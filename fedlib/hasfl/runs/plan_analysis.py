@@ -1,22 +1,22 @@
 """Analyses of HASFL's training runs beside the bound: decisions at several ε (:func:`decisions_by_eps`), the
 bound's predicted rounds against the measured ones (:func:`bound_vs_training`) and the paper's claims as ratios
-(:func:`claim_ratios`). Split out of :mod:`fedlib.hasfl.train_plan` (which re-exports them); nothing here computes
+(:func:`claim_ratios`). Split out of :mod:`fedlib.hasfl.runs.train_plan` (which re-exports them); nothing here computes
 a cached record."""
 from __future__ import annotations
 
 from dataclasses import replace
 
-from ..core import ResultStore
-from ..core.validate import check_choice, check_instance, check_list
-from ..data import TensorDataset
-from .bcd import bcd
+from ...core import ResultStore
+from ...core.validate import check_choice, check_instance, check_list
+from ...data import TensorDataset
+from ..optimiser.bcd import bcd
 from .calibrate import calibrated_constants
 from .training import (CONSTANTS_MODES, TrainSettings, bound_constants, floors_by_cut, pilot, target_eps,
                        training_problem)
 
 #: Methods run under other constants modes than the settings' (``<method>-<mode>``): Fig. 5's HASFL under every
 #: mode (``HASFL-max``: the worst-case constants, same ε rule as the main settings; ``HASFL-calibrated``:
-#: :mod:`fedlib.hasfl.calibrate`), Figs. 10 / 11's HABS / HAMS under the pilot and the calibrated constants
+#: :mod:`fedlib.hasfl.runs.calibrate`), Figs. 10 / 11's HABS / HAMS under the pilot and the calibrated constants
 VARIANT_MODES = {"HASFL": CONSTANTS_MODES, "HABS": ("pilot", "calibrated"), "HAMS": ("pilot", "calibrated")}
 
 
@@ -172,9 +172,9 @@ def calibration_transfer(entries: list[dict], model: str, fit: dict, constants, 
         reached), ``rounds_predicted`` (None: ε at or below the floor) and ``ratio`` (predicted / measured).
 
     Raises:
-        ValueError: ``fit`` lacks eps / kappa / lambda, or a value out of range (:func:`fedlib.hasfl.calibrate`).
+        ValueError: ``fit`` lacks eps / kappa / lambda, or a value out of range (:func:`fedlib.hasfl.runs.calibrate`).
     """
-    from ..split import time_to_target
+    from ...split import time_to_target
     from .calibrate import fitted_rounds
     if missing := [k for k in ("eps", "kappa", "lambda") if not isinstance(fit, dict) or fit.get(k) is None]:
         raise ValueError(f"fit must hold eps, kappa and lambda (a calibration row), missing {missing}")
@@ -192,3 +192,37 @@ def calibration_transfer(entries: list[dict], model: str, fit: dict, constants, 
                     "rounds_measured": measured, "rounds_predicted": pred,
                     "ratio": pred / measured if pred is not None and measured else None})
     return out
+
+
+def committed_fit(profile: str, model: str, width: float) -> tuple[dict, float]:
+    """The calibration committed at ``profile`` (its ``hasfl_5_train_figures`` metrics: the first model's fit, first
+    seed) and its target accuracy, for :func:`calibration_transfer`. That fit belongs to the first model and width
+    of ``profile``'s parameters, so it is refused for any other.
+
+    Returns:
+        ``(fit, target_acc)``: the calibration row (``eps``, ``kappa``, ``lambda``, ...) and its target.
+
+    Raises:
+        ValueError: an unknown profile, a profile without committed HASFL metrics, or one whose first model or width
+            is not ``model`` / ``width`` (naming both); a committed calibration without a fit.
+    """
+    import json
+
+    from ...core.notebooks import PROFILES, notebook_parameters
+    from ...core.params import declared_parameters
+    from ...core.paths import REPO_ROOT
+    check_choice("transfer_fit_from", profile, PROFILES)
+    nb = REPO_ROOT / "notebooks" / "hasfl" / "hasfl_5_train_figures.ipynb"
+    path = REPO_ROOT / "figures" / ("" if profile == "quick" else profile) / "metrics" / "hasfl_5_train_figures.json"
+    if not path.is_file():
+        raise ValueError(f"transfer_fit_from = {profile!r} has no committed calibration ({path} is missing)")
+    params = {**declared_parameters(nb), **notebook_parameters(nb, profile)}   # defaults, then the profile's files
+    theirs = (params["models"][0], float(params["widths"][0]))
+    if theirs != (model, float(width)):
+        raise ValueError(f"transfer_fit_from = {profile!r} calibrated {theirs[0]} at width {theirs[1]:g}, but this "
+                         f"run's first model is {model} at width {float(width):g}: a fit applies to its own model")
+    other = json.loads(path.read_text())
+    fits = [r for r in other["calibration"] if r.get("kappa") is not None]
+    if not fits:
+        raise ValueError(f"transfer_fit_from = {profile!r}: its committed calibration holds no fit")
+    return fits[0], other["target_acc"]

@@ -2,7 +2,7 @@
 λ on the variance term, fitted to the measured rounds-to-target of fixed-cut and fixed-batch training runs.
 
 **This estimator is ours: the paper has none.** It estimates β, σ_j², G_j² and ϑ from training and plugs them
-into Corollary 1 (spec ``shared/spec/hasfl.md``). With the pilot estimates (:func:`fedlib.hasfl.training.
+into Corollary 1 (spec ``shared/spec/hasfl.md``). With the pilot estimates (:func:`fedlib.hasfl.runs.training.
 bound_constants`), the bound predicts that deeper cuts need far more rounds than training measures (quick
 profile: 4× more rounds at cut 13 than at cut 8 predicted, 1.09× measured), so the optimiser puts every device at
 cut 1, whose rounds are the costliest; and it predicts that the batch size barely matters (the variance term is
@@ -23,7 +23,7 @@ term is scaled down the optimiser picks b = 1, which does not learn. Here the bo
 - The calibrated problem keeps β and ϑ, scales G_j² by κ and σ_j² by λ (:func:`calibrated_constants`) and uses
   the fitted ε as C1's target, so Corollary 1 reproduces the measured rounds at the fitted runs.
 
-What it is calibrated on (:func:`fedlib.hasfl.train_plan.plan_calibration`): the IID fixed-cut runs of Figs. 3a /
+What it is calibrated on (:func:`fedlib.hasfl.runs.train_plan.plan_calibration`): the IID fixed-cut runs of Figs. 3a /
 11 (every device at b = ``fixed_batch``, cuts ``cut_grid``) and the IID fixed-batch runs of Figs. 2a / 10 (every
 device at cut ``fixed_cut``, batch sizes ``batch_grid``), first model, ``num_devices`` devices, the same seed,
 rounds to the IID target accuracy; runs that never reach the target are left out. The same (ε, κ, λ) are
@@ -38,8 +38,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.optimize import nnls
 
-from ..core.validate import ParameterTypeError, check_bool, check_float, check_int, check_list
-from .theory import HasflConstants, _floor_terms
+from ...core.validate import ParameterTypeError, check_bool, check_float, check_int, check_list
+from ..bound.theory import HasflConstants, _floor_terms
 
 
 @dataclass(frozen=True)
