@@ -10,6 +10,8 @@
 #   ./run_all.sh --verify --only hist rerun notebooks into a temporary folder and compare every committed metric
 #                                     (figures/metrics) with the rerun, within stated tolerances; exit 1 if any is off
 #   ./run_all.sh --lab                set up, then open JupyterLab on notebooks/ with the project's kernel (fedlib)
+#   ./run_all.sh --site               set up, then build the results site (site/html/index.html) from the executed
+#                                     notebooks (.executed/); never trains (python -m fedlib.core.site)
 #
 # Setup: .venv with requirements.txt (exact pins), fedlib installed in editable mode (pip install -e .), the
 # project's kernel "fedlib" registered into .venv, Fashion-MNIST prepared under data/.
@@ -26,16 +28,20 @@ ONLY_SET=0
 TESTS=0
 VERIFY=0
 LAB=0
+SITE=0
 PROFILE_SET=0
-usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --tests) TESTS=1 ;;
     --verify) VERIFY=1 ;;
     --lab) LAB=1 ;;
-    --profile) PROFILE="${2:?--profile needs smoke, quick, converged or paper}"; PROFILE_SET=1; shift ;;
+    --site) SITE=1 ;;
+    --profile) case "${2:-}" in ""|-*) echo "run_all.sh: --profile needs a value: smoke, quick, converged or paper (got '${2:-}')" >&2; exit 2 ;; esac
+               PROFILE="$2"; PROFILE_SET=1; shift ;;
     --profile=*) PROFILE="${1#*=}"; PROFILE_SET=1 ;;
-    --only) [ $# -ge 2 ] || { echo "run_all.sh: --only needs a pattern" >&2; exit 2; }; ONLY="$2"; ONLY_SET=1; shift ;;
+    --only) case "${2:-}" in -*) echo "run_all.sh: --only needs a pattern, got the option '$2'" >&2; exit 2 ;; esac
+            [ $# -ge 2 ] || { echo "run_all.sh: --only needs a pattern" >&2; exit 2; }; ONLY="$2"; ONLY_SET=1; shift ;;
     --only=*) ONLY="${1#*=}"; ONLY_SET=1 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run_all.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
@@ -43,11 +49,11 @@ while [ $# -gt 0 ]; do
   shift
 done
 case "$PROFILE" in smoke|quick|converged|paper) ;; *) echo "run_all.sh: --profile must be smoke, quick, converged or paper (got '$PROFILE')" >&2; exit 2 ;; esac
-if [ $((TESTS + VERIFY + LAB)) -gt 1 ]; then
-  echo "run_all.sh: --tests, --verify and --lab exclude each other" >&2; exit 2
+if [ $((TESTS + VERIFY + LAB + SITE)) -gt 1 ]; then
+  echo "run_all.sh: --tests, --verify, --lab and --site exclude each other" >&2; exit 2
 fi
-if { [ "$TESTS" = 1 ] || [ "$LAB" = 1 ]; } && { [ "$ONLY_SET" = 1 ] || [ "$PROFILE_SET" = 1 ]; }; then
-  echo "run_all.sh: --only and --profile select notebooks to run; --tests and --lab take neither" >&2; exit 2
+if { [ "$TESTS" = 1 ] || [ "$LAB" = 1 ] || [ "$SITE" = 1 ]; } && { [ "$ONLY_SET" = 1 ] || [ "$PROFILE_SET" = 1 ]; }; then
+  echo "run_all.sh: --only and --profile select notebooks to run; --tests, --lab and --site take neither" >&2; exit 2
 fi
 
 # --only is checked before any setup: an empty pattern or one that matches no notebook fails at once.
@@ -129,6 +135,11 @@ fi
 if [ "$TESTS" = 1 ]; then
   echo "== test suite (unit tests + every notebook at the smoke profile)"
   exec .venv/bin/python -m pytest -q -p no:cacheprovider tests
+fi
+
+if [ "$SITE" = 1 ]; then
+  echo "== results site from the executed notebooks (converged where committed, else quick; cache hits only)"
+  exec .venv/bin/python -m fedlib.core.site
 fi
 
 if [ "$VERIFY" = 1 ]; then

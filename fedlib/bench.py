@@ -166,10 +166,17 @@ def main(argv: list[str] | None = None) -> int:
     exits 2 with argparse's message naming it."""
     parser = argparse.ArgumentParser(prog="python -m fedlib.bench", description="fedlib benchmarks; prints one JSON line.")
     parser.add_argument("which", choices=["hist", "hasfl", "sfl", "dtfl"])
-    parser.add_argument("--repeats", type=_positive_int, default=3, help="timed repeats (>= 1; hist, sfl)")
-    parser.add_argument("--device", type=_device, default="auto", help="auto, cpu, cuda or cuda:N (hist, sfl, dtfl)")
-    parser.add_argument("--rounds", type=_positive_int, default=3, help="rounds per timing (>= 1; dtfl)")
+    parser.add_argument("--repeats", type=_positive_int, default=None, help="timed repeats (>= 1; hist, sfl; default 3)")
+    parser.add_argument("--device", type=_device, default=None,
+                        help="auto, cpu, cuda or cuda:N (hist, sfl, dtfl; default auto)")
+    parser.add_argument("--rounds", type=_positive_int, default=None, help="rounds per timing (>= 1; dtfl; default 3)")
     args = parser.parse_args(argv)
+    takes = {"repeats": ("hist", "sfl"), "device": ("hist", "sfl", "dtfl"), "rounds": ("dtfl",)}
+    for name, which in takes.items():
+        if getattr(args, name) is not None and args.which not in which:
+            parser.error(f"argument --{name}: applies to {', '.join(which)} only, not {args.which}")
+    args.repeats, args.rounds = args.repeats or 3, args.rounds or 3
+    args.device = args.device or "auto"
     if args.which == "sfl":
         from .split.bench import bench_sfl
         print(json.dumps(bench_sfl(repeats=args.repeats, device=args.device)))

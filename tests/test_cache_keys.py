@@ -39,6 +39,7 @@ INFRASTRUCTURE = {
     "fedlib.core.params": "notebook parameters", "fedlib.core.notebooks": "the notebook runner",
     "fedlib.core.jupyter_setup": "installs the Jupyter kernel and settings",
     "fedlib.core.verify": "compares metrics", "fedlib.core.roofline": "a benchmark's matmul roofline",
+    "fedlib.core.site": "renders executed notebooks as HTML; computes nothing",
 }
 
 

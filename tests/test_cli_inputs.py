@@ -36,3 +36,28 @@ def test_threads_parameter_is_named(bad):
     with pytest.raises(ValueError, match="threads"):
         set_threads(bad)
     assert set_threads(0) >= 1
+
+
+@pytest.mark.parametrize("argv, message", [(["sfl", "--rounds", "3"], "--rounds: applies to dtfl only, not sfl"),
+                                           (["hasfl", "--device", "cuda"], "--device: applies to hist, sfl, dtfl only")])
+def test_bench_refuses_arguments_that_do_not_apply(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        bench.main(argv)
+    assert exc.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_data_command_names_itself_and_refuses_a_missing_debian_folder(tmp_path, capsys):
+    from fedlib.data.datasets import main
+    with pytest.raises(SystemExit):
+        main(["fashion-mnist", "--debian-dir", str(tmp_path / "nope")])
+    err = capsys.readouterr().err
+    assert err.startswith("usage: python -m fedlib.data") and "is not a folder" in err
+
+
+@pytest.mark.parametrize("args, message", [(["--profile", "--only", "hist"], "--profile needs a value"),
+                                           (["--only", "--tests"], "--only needs a pattern, got the option")])
+def test_run_all_names_a_missing_option_value(args, message):
+    import subprocess
+    from fedlib.core.paths import REPO_ROOT
+    res = subprocess.run(["bash", str(REPO_ROOT / "run_all.sh"), *args], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and message in res.stderr

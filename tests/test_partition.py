@@ -62,7 +62,7 @@ def test_dirichlet_properties():
     (lambda: partition.iid(5, 6, np.random.default_rng(0)), "num_clients (6) must be <= the number of samples (5)"),
     (lambda: partition.dirichlet(LABELS, 10, 0.0, np.random.default_rng(0)), "alpha must be > 0"),
     (lambda: partition.dirichlet(LABELS, 10, -1.0, np.random.default_rng(0)), "alpha must be > 0"),
-    (lambda: partition.dirichlet(LABELS, 100, 0.5, np.random.default_rng(0), min_size=100), "exceeds the 6000 samples"),
+    (lambda: partition.dirichlet(LABELS, 100, 0.5, np.random.default_rng(0), min_size=100), "training data holds 6000"),
     (lambda: partition.cell_iid_client_shards(LABELS, 7, 2, 2, np.random.default_rng(0)), "num_cells (7) must divide"),
 ])
 def test_partition_errors(call, needle):

@@ -209,3 +209,17 @@ def test_a_committed_calibration_is_refused_for_another_model():
     assert fit["kappa"] > 0 and 0 < target < 1
     with pytest.raises(ValueError, match="transfer_fit_from must be one of"):
         committed_fit("quik", "vgg16", 0.25)
+
+
+def test_time_model_refuses_a_column_of_per_client_values(tm):
+    with pytest.raises(ValueError, match=r"cpus must be one number or hold one entry per client on its last axis "
+                                         r"\(K = 3\), got shape \(3, 1\)"):
+        tm.times([1, 2, 3], np.array([[1.0], [2.0], [4.0]]), 10.0, 100)
+    assert tm.times(np.array([[1, 2, 3], [3, 2, 1]]), [1.0, 2.0, 4.0], 10.0, 100)["T"].shape == (2, 3)
+
+
+def test_hasfl_bound_figure_parameters_before_the_pilot():
+    from fedlib.hasfl.figures import plots as hp
+    with pytest.raises(ValueError, match=r"cut_for_eps must be an integer in \[1, 16\] \(cut layers of vgg16: 1..16\)"):
+        hp.check_bound_terms("vgg16", 20, 16, [1, 2], [1, 15], [10.0])
+    hp.check_bound_terms("vgg16", 1, 16, [1, 2], [1, 15], [10.0])

@@ -50,6 +50,16 @@ streams and the input checks (``check_array`` converts dtypes). Every paper's st
 the roofline benchmark) is infrastructure and is not hashed."""
 
 
+class CacheMiss(LookupError):
+    """A record is missing while ``FEDLIB_CACHE_ONLY=1`` forbids computing it (the results site's build)."""
+
+
+def cache_only() -> bool:
+    """Whether ``FEDLIB_CACHE_ONLY=1``: :meth:`ResultStore.get_or_run` then returns stored records only and raises
+    :class:`CacheMiss` instead of computing one (a build that must never train)."""
+    return os.environ.get("FEDLIB_CACHE_ONLY", "") == "1"
+
+
 class CorruptRecordError(ValueError):
     """A stored record that cannot be used: unreadable JSON, wrong schema, or another config's or code's record.
     The message names the file."""
@@ -267,12 +277,20 @@ class ResultStore:
     def get_or_run(self, config: dict, run: Callable[[], dict], force: bool = False) -> dict:
         """The stored record for ``config``, or ``run()``'s record, saved first (always when ``force``).
 
-        A corrupt or mismatched file is reported (``warnings.warn`` naming the file and the problem) and that
+        With ``FEDLIB_CACHE_ONLY=1`` (:func:`cache_only`) a missing record raises :class:`CacheMiss` and nothing
+        runs. A corrupt or mismatched file is reported (``warnings.warn`` naming the file and the problem) and that
         run alone is recomputed and overwritten. Before ``run()`` the caller claims ``<key>.lock``
         (:mod:`fedlib.core.runlock`); while another live writer holds it, the caller polls every ``poll_s`` until
         that writer's record appears (and returns it), or raises :class:`fedlib.core.runlock.RunInProgress` at
         once inside :func:`fedlib.core.runlock.deferring`. ``force`` computes without claiming or waiting.
         """
+        if cache_only():
+            rec = self._cached(config, set())
+            if rec is None:
+                raise CacheMiss(f"FEDLIB_CACHE_ONLY=1: no stored record for {self.path(config).name} in {self.root}"
+                                f"{' or ' + ', '.join(map(str, self.read_only)) if self.read_only else ''}; config "
+                                f"{json.dumps(config, sort_keys=True)[:300]}")
+            return rec
         if force:
             self.save(config, run())
             return self.load(config)

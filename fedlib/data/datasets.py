@@ -313,12 +313,17 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m fedlib.data NAME [--download] [--root DIR]``: prepare (Fashion-MNIST) or load and check the files,
     print their source; exit 1 with a hint if missing. CINIC-10 and HAM10000 cannot be downloaded (``--download``
     is ignored for them)."""
-    parser = argparse.ArgumentParser(description="Prepare a dataset for fedlib.")
+    parser = argparse.ArgumentParser(prog="python -m fedlib.data", description="Prepare a dataset for fedlib.")
     parser.add_argument("name", choices=sorted(DATASETS))
     parser.add_argument("--download", action="store_true", help="allow torchvision's download (CIFAR, FMNIST)")
     parser.add_argument("--root", default=None, help="data folder (default: <repo>/data)")
-    parser.add_argument("--debian-dir", default=str(DEBIAN_FASHION_MNIST), help="Debian package folder")
+    parser.add_argument("--debian-dir", default=None, help=f"Debian package folder (default {DEBIAN_FASHION_MNIST})")
     args = parser.parse_args(argv)
+    if args.debian_dir is not None and not Path(args.debian_dir).is_dir():
+        parser.error(f"argument --debian-dir: {args.debian_dir} is not a folder")
+    if args.debian_dir is not None and args.name != "fashion-mnist":
+        parser.error("argument --debian-dir: applies to fashion-mnist only")
+    args.debian_dir = args.debian_dir or str(DEBIAN_FASHION_MNIST)
     try:
         if args.name == "fashion-mnist":
             print(prepare_fashion_mnist(args.root, allow_download=args.download, debian_dir=args.debian_dir))

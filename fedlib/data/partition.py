@@ -138,7 +138,9 @@ def dirichlet(labels, num_clients: int, alpha: float, rng: np.random.Generator, 
     if num_clients > n:
         raise ValueError(f"num_clients ({num_clients}) must be <= the number of samples ({n})")
     if num_clients * min_size > n:
-        raise ValueError(f"num_clients * min_size = {num_clients * min_size} exceeds the {n} samples")
+        raise ValueError(f"num_clients = {num_clients} clients of at least min_size = {min_size} samples each need "
+                         f"{num_clients * min_size} samples, but the training data holds {n} (raise train_subset or "
+                         "lower num_clients)")
     classes = np.unique(labels)
     for _ in range(max_retries):
         parts: list[list[np.ndarray]] = [[] for _ in range(num_clients)]

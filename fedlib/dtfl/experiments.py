@@ -113,10 +113,10 @@ def check_profile_parameters(models, train_model: str, width: float, dataset: st
     return resolve_dataset(dataset)
 
 
-def check_lists(cases=None, tiers_list=None) -> None:
-    """Table 1's and Fig. 3's list parameters, before any run: ``cases`` distinct names of
-    :data:`fedlib.dtfl.timing.CASES`, ``tiers_list`` distinct M in 1..7 (each named ``tiers_list[i]``). None: not
-    checked.
+def check_lists(cases=None, tiers_list=None, settings=None) -> None:
+    """The notebooks' list parameters, before any run: ``cases`` distinct names of :data:`fedlib.dtfl.timing.CASES`,
+    ``tiers_list`` distinct M in 1..7 (each named ``tiers_list[i]``), ``settings`` distinct of ``iid`` / ``noniid``.
+    None: not checked.
 
     Raises:
         ValueError / ParameterTypeError: naming the list entry and the allowed values.
@@ -125,6 +125,8 @@ def check_lists(cases=None, tiers_list=None) -> None:
         check_list("cases", cases, lambda k, v: check_choice(k, v, tuple(CASES)), distinct=True)
     if tiers_list is not None:
         check_list("tiers_list", tiers_list, lambda k, v: check_num_tiers(v, k), distinct=True)
+    if settings is not None:
+        check_list("settings", settings, lambda k, v: check_choice(k, v, ("iid", "noniid")), distinct=True)
 
 
 @functools.lru_cache(maxsize=16)

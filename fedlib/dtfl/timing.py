@@ -209,6 +209,10 @@ class TimeModel:
         if not shape:
             raise ValueError("tiers, cpus, mbps and samples: at least one must be a [K] array (one entry per client), "
                              "got only single numbers")
+        for name, v in (("cpus", cpus), ("mbps", mbps), ("samples", n)):
+            if v.ndim and v.shape[-1] != shape[-1]:   # a [K, 1] column would broadcast into K scenarios x K clients
+                raise ValueError(f"{name} must be one number or hold one entry per client on its last axis (K = "
+                                 f"{shape[-1]}), got shape {v.shape}")
         tiers, cpus, mbps, n = (np.broadcast_to(v, shape) for v in (tiers, cpus, mbps, n))
         k, rate = tiers - 1, mbps * 1e6
         flat = lambda v: np.ascontiguousarray(v).reshape(-1, shape[-1])

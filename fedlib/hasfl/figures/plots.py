@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from ...core.validate import check_int, check_list
+from ...core.validate import check_float, check_int, check_list
 from ...plotting import colour, label_log_axis, log_floor, new_figure
 from ...split import LayerProfile
 from ..bound.latency import round_latency
@@ -71,6 +71,23 @@ def fig2b_latency_vs_batch(profile: LayerProfile, devices, servers, batch_sizes:
            title=f"{profile.name}: T_S + T_A/I, N={n}, I={interval}")
     ax.legend(fontsize=7)
     return fig
+
+
+def check_bound_terms(model: str, cut_for_eps: int, batch_for_eps: int, batch_sizes: list, interval_grid: list,
+                      eps_grid: list) -> None:
+    """The bound figure's parameters together, before the pilot: ``cut_for_eps`` a cut layer of ``model``
+    (1..L of :func:`fedlib.split.model_profile`), ``batch_for_eps`` >= 1, the grids non-empty lists of numbers > 0.
+
+    Raises:
+        ValueError / ParameterTypeError: naming the parameter, the model and its layers.
+    """
+    from ...split import model_profile
+    L = model_profile(model).num_layers
+    check_int("cut_for_eps", cut_for_eps, 1, L, extra=f" (cut layers of {model}: 1..{L})")
+    check_int("batch_for_eps", batch_for_eps, 1)
+    check_list("batch_sizes", batch_sizes, lambda k, v: check_int(k, v, 1), distinct=True)
+    check_list("interval_grid", interval_grid, lambda k, v: check_int(k, v, 1), distinct=True)
+    check_list("eps_grid", eps_grid, lambda k, v: check_float(k, v, 0, low_open=True), distinct=True)
 
 
 def fig_bound_terms(c: HasflConstants, gamma: float, num_devices: int, batch_sizes: list[int], interval_grid: list[int],
