@@ -28,11 +28,14 @@ from .paths import REPO_ROOT
 
 PAPERS = ("hist", "dtfl", "hasfl")
 CONF = '''project = "fedlib-notebooks: results"
+copyright = "the fedlib-notebooks authors, MIT licence"
 extensions = ["myst_nb"]
 nb_execution_mode = "off"          # executed notebooks are rendered as they are: the site never trains
+nb_output_stderr = "remove"        # progress bars and warnings, not results
 myst_enable_extensions = ["dollarmath"]
+myst_heading_anchors = 3           # the READMEs' section links (#results-at-a-glance) resolve
 html_theme = "alabaster"
-html_theme_options = {"page_width": "1200px", "sidebar_width": "260px"}
+html_theme_options = {"page_width": "96%", "body_max_width": "none", "sidebar_width": "240px"}
 exclude_patterns = ["_build"]
 suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
 '''
@@ -148,8 +151,11 @@ def build_site(out: str | Path, executed: str | Path | None = None, profile: str
         body = [f"# {title}", "", intro, "", f"The notebooks below are executed at the `{prof}` profile.", ""]
         glance = _section(text, "Results at a glance")
         if glance:
-            body += ["## Results at a glance", "", _relink(glance, readme, src / paper, src, names), ""]
-        toc = []
+            glance = re.sub(r"\]\(#", "](readme.md#", _relink(glance, readme, src / paper, src, names))
+            body += ["## Results at a glance", "", glance, ""]
+        body += [f"The evidence behind every verdict, the deviations from the paper and the commands: the paper's "
+                 f"[full README](readme.md).", ""]
+        toc = ["readme"]
         base = Path(executed) if executed else REPO_ROOT / ".executed" / prof
         for nb in (n for n in nbs if n.parent.name == paper):
             done = base / paper / nb.name
@@ -167,6 +173,11 @@ def build_site(out: str | Path, executed: str | Path | None = None, profile: str
             toc += [nb.stem] if not reason else []
             if reason:
                 body += [f"- `{nb.stem}`: {reason}"]
+        rendered = set(toc[1:])
+        (src / paper / "readme.md").write_text(_relink(text, readme, src / paper, src, rendered))
+        for stem in toc[1:]:   # the verdict tables' notebook column links to the rendered notebook
+            body = [re.sub(rf"`{stem}`", f"[`{stem}`]({stem}.ipynb)", line) if line.startswith("|") else line
+                    for line in body]
         body += ["", "```{toctree}", ":maxdepth: 1", ""] + toc + ["```", ""]
         (src / paper / "index.md").write_text("\n".join(body))
     (src / "index.md").write_text("\n".join(landing))
