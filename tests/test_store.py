@@ -339,3 +339,14 @@ def test_a_cache_path_that_is_a_file_asks_for_a_folder(tmp_path, monkeypatch):
         paths.cache_dir()
     with pytest.raises(NotADirectoryError, match="needs a folder"):
         ResultStore(f)
+
+
+def test_cache_only_mode_returns_stored_records_and_never_computes(tmp_path, monkeypatch):
+    from fedlib.core.store import CacheMiss, ResultStore
+    store = ResultStore(tmp_path, code=("fedlib.core.seeding",))
+    store.get_or_run({"x": 1}, lambda: {"v": 1.0})
+    monkeypatch.setenv("FEDLIB_CACHE_ONLY", "1")
+    assert store.get_or_run({"x": 1}, lambda: pytest.fail("computed a stored record"))["v"] == 1.0
+    with pytest.raises(CacheMiss, match="FEDLIB_CACHE_ONLY=1: no stored record"):
+        store.get_or_run({"x": 2}, lambda: pytest.fail("computed under FEDLIB_CACHE_ONLY"))
+    assert not store.has({"x": 2})

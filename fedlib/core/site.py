@@ -176,8 +176,8 @@ def build_site(out: str | Path, executed: str | Path | None = None, profile: str
         rendered = set(toc[1:])
         (src / paper / "readme.md").write_text(_relink(text, readme, src / paper, src, rendered))
         for stem in toc[1:]:   # the verdict tables' notebook column links to the rendered notebook
-            body = [re.sub(rf"`{stem}`", f"[`{stem}`]({stem}.ipynb)", line) if line.startswith("|") else line
-                    for line in body]
+            body = ["\n".join(re.sub(rf"`{stem}`", f"[`{stem}`]({stem}.ipynb)", line) if line.startswith("|")
+                               else line for line in part.split("\n")) for part in body]
         body += ["", "```{toctree}", ":maxdepth: 1", ""] + toc + ["```", ""]
         (src / paper / "index.md").write_text("\n".join(body))
     (src / "index.md").write_text("\n".join(landing))
