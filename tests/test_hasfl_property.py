@@ -167,3 +167,28 @@ def test_bcd_on_300_widened_instances():
     gaps, _ = _check_wide(range(1000, 1300))
     assert len(gaps) >= 200
     assert (gaps <= 0.01).mean() >= 0.98 and gaps.max() <= 0.03, np.sort(gaps)[-5:]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_bcd_returns_no_worse_than_the_best_candidate_it_scored_at_12_to_20_devices(seed):
+    """Algorithm 2 scores many candidates (BCD fixed points, group moves, restarts); what it returns must be at least
+    as good as the best of them (the candidates are ranked before the refinement)."""
+    from fedlib.hasfl import bcd, theta
+    from fedlib.hasfl.optimiser.instances import random_instance
+    p = random_instance(100 + seed, num_devices=(12, 20))
+    d = bcd(p)
+    scored = [v for k, v in d.info.items() if k in ("theta_bcd", "theta_group", "theta_restarts") and v is not None]
+    assert 12 <= p.num_devices <= 20 and scored
+    assert d.theta <= min(scored) * (1 + 1e-9), (d.theta, min(scored))
+    assert d.theta == pytest.approx(float(theta(p, d.b, d.cuts)), rel=1e-12)
+
+
+def test_bcd_pinned_decision_at_20_devices():
+    """One N = 20 instance pinned (Θ in seconds, as computed by fedlib 0.4.0): a change of the optimiser that moves
+    it must be deliberate."""
+    from fedlib.hasfl import bcd
+    from fedlib.hasfl.optimiser.instances import random_instance
+    p = random_instance(7, num_devices=(20, 20))
+    d = bcd(p)
+    assert p.num_devices == 20 and d.theta == pytest.approx(81.5328849117285, rel=1e-6)
+    assert d.b.tolist() == [3] * 20 and d.cuts.tolist() == [3] * 20
