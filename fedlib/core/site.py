@@ -87,25 +87,24 @@ def _relink(md: str, src: Path, page_dir: Path, out_dir: Path, notebooks: set) -
 
 
 def _execute(paper: str, profile: str, nb: Path, out: Path, scratch: Path) -> str:
-    """Execute one notebook cache-only into ``out``; returns '' or the reason it could not be rendered."""
-    import papermill as pm
-
-    from .notebooks import kernel_name, notebook_parameters
+    """Execute one notebook cache-only (the notebook runner, :func:`fedlib.core.notebooks.run_notebooks`) and copy
+    it to ``out``; returns '' or the reason it could not be rendered."""
+    from .notebooks import run_notebooks
     env_keys = ("FEDLIB_CACHE_ONLY", "FEDLIB_FIGURES_DIR", "FEDLIB_COMMIT")
     saved = {k: os.environ.get(k) for k in env_keys}
     os.environ.update(FEDLIB_CACHE_ONLY="1", FEDLIB_FIGURES_DIR=str(scratch / profile))
     os.environ.pop("FEDLIB_COMMIT", None)
     try:
-        pm.execute_notebook(str(nb), str(out), parameters=notebook_parameters(nb, profile), kernel_name=kernel_name(),
-                            cwd=str(nb.parent), progress_bar=False)
-        return ""
-    except Exception as exc:   # papermill's PapermillExecutionError carries the cell's error
-        miss = "CacheMiss" in str(exc)
-        return (f"needs training at {profile} (`./run_all.sh --profile {profile} --only {nb.stem}`)" if miss
-                else f"failed: {str(exc).strip().splitlines()[-1][:200]}")
+        row = run_notebooks(profile, scratch / "executed", only=nb.stem)[0]
     finally:
         for k, v in saved.items():
             os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+    if row["status"] == "ok":
+        shutil.copy2(scratch / "executed" / paper / nb.name, out)
+        return ""
+    if "CacheMiss" in row["error"] or "no stored result" in row["error"]:   # hist_2 reads hist_1's records
+        return f"needs training at {profile} (`./run_all.sh --profile {profile} --only {paper}`)"
+    return f"failed: {row['error'][:200]}"
 
 
 def build_site(out: str | Path, executed: str | Path | None = None, profile: str | None = None,
