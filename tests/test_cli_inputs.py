@@ -46,12 +46,12 @@ def test_bench_refuses_arguments_that_do_not_apply(argv, message, capsys):
     assert exc.value.code == 2 and message in capsys.readouterr().err
 
 
-def test_data_command_names_itself_and_refuses_a_missing_debian_folder(tmp_path, capsys):
+def test_data_command_names_itself_and_refuses_an_option_that_does_not_apply(tmp_path, capsys):
     from fedlib.data.datasets import main
     with pytest.raises(SystemExit):
-        main(["fashion-mnist", "--debian-dir", str(tmp_path / "nope")])
+        main(["cifar10", "--debian-dir", str(tmp_path)])
     err = capsys.readouterr().err
-    assert err.startswith("usage: python -m fedlib.data") and "is not a folder" in err
+    assert err.startswith("usage: python -m fedlib.data") and "--debian-dir: applies to fashion-mnist only" in err
 
 
 @pytest.mark.parametrize("args, message", [(["--profile", "--only", "hist"], "--profile needs a value"),

@@ -94,7 +94,7 @@ def test_work_limit_returns_none_and_bad_inputs_name_the_parameter():
 
 
 def test_refine_reaches_the_enumerated_optimum_from_a_feasible_start():
-    from fedlib.hasfl.optimiser import exhaustive
+    from fedlib.hasfl import exhaustive
     p = random_instance(7, num_devices=(2, 2), num_cuts=(4, 4), b_max=(10, 10), links="mixed")
     ref = exhaustive(p, b_max=p.max_batch)
     start_cuts = np.full(2, p.allowed_cuts[0], dtype=np.int64)
@@ -111,7 +111,7 @@ def test_cut_enumeration_finds_a_pair_move_that_single_cut_moves_miss():
     # a tight-memory instance (3 devices, cuts 3, 4, 11, 15, I = 1): the alternation, group moves and single-device
     # cut moves end at cuts [3, 3, 3], 9.3 % above the optimum [4, 3, 4] (two devices must move together)
     from fedlib.hasfl import enumerate_cuts
-    from fedlib.hasfl.optimiser import bcd, exhaustive
+    from fedlib.hasfl import bcd, exhaustive
     p = random_instance(36, num_devices=(3, 4), num_cuts=(4, 5), b_max=(16, 64), memory="tight")
     ref = exhaustive(p, b_max=p.max_batch)
     assert ref.cuts.tolist() == [4, 3, 4] and p.allowed_cuts == (3, 4, 11, 15)

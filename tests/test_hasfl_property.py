@@ -13,7 +13,7 @@ import pytest
 
 from fedlib.hasfl import theta
 
-from fedlib.hasfl.optimiser import bcd, exhaustive
+from fedlib.hasfl import bcd, exhaustive
 from fedlib.hasfl.optimiser.instances import random_instance
 from fedlib.hasfl.bound.problem import batch_caps
 from fedlib.split import memory_bits

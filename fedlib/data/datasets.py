@@ -319,8 +319,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", default=None, help="data folder (default: <repo>/data)")
     parser.add_argument("--debian-dir", default=None, help=f"Debian package folder (default {DEBIAN_FASHION_MNIST})")
     args = parser.parse_args(argv)
-    if args.debian_dir is not None and not Path(args.debian_dir).is_dir():
-        parser.error(f"argument --debian-dir: {args.debian_dir} is not a folder")
     if args.debian_dir is not None and args.name != "fashion-mnist":
         parser.error("argument --debian-dir: applies to fashion-mnist only")
     args.debian_dir = args.debian_dir or str(DEBIAN_FASHION_MNIST)
