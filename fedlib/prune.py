@@ -45,6 +45,9 @@ REKEYED = {
     # fedlib 0.4.0 added input checks (refusals only) and moved HASFL's modules into sub-packages; a sample of
     # records retrained with 0.3.0 and 0.4.0 code came out bit-identical (notebooks' run log), so the records move.
     "677d2c711f61a00e": "hist", "a9c2bf08e3b6b6c3": "dtfl", "5b347fc5eea42391": "hasfl", "2d31a37c5f245d3a": "hasfl_train",
+    # 0.4.0 before a change of fedlib.data's command line only (python -m fedlib.data --debian-dir), which computes
+    # no record; a sample retrained after it is bit-identical (run log)
+    "cb6c7374e02d5dce": "hist", "bd97686a97f61b0c": "dtfl", "a859c978d6bc0623": "hasfl", "542076dc687cdec7": "hasfl_train",
 }
 """Code hashes of earlier fedlib whose records are valid under the current code: ``{old hash: store name}``."""
 
