@@ -117,7 +117,7 @@ def build_site(out: str | Path, executed: str | Path | None = None, profile: str
             (default :func:`site_profile` per paper). execute_missing: run a missing notebook cache-only.
 
     Returns:
-        ``{"html": path, "seconds": s, "pages": {notebook: "ok" | reason}}``.
+        ``{"html": path, "seconds": s, "pages": {notebook: "ok" | reason}, "warnings": [Sphinx warning lines]}``.
 
     Raises:
         ValueError: unknown profile. RuntimeError: sphinx-build failed (its output in the message).
@@ -147,7 +147,7 @@ def build_site(out: str | Path, executed: str | Path | None = None, profile: str
         title = text.splitlines()[0].lstrip("# ").strip()
         (src / paper).mkdir()
         intro = _relink(text.split("\n## ", 1)[0].split("\n", 1)[1].strip(), readme, src / paper, src, names)
-        body = [f"# {title}", "", intro, "", f"The notebooks below are executed at the `{prof}` profile.", ""]
+        body = [f"# {title}", "", intro, "", f"Notebooks of the `{prof}` profile.", ""]
         glance = _section(text, "Results at a glance")
         if glance:
             glance = re.sub(r"\]\(#", "](readme.md#", _relink(glance, readme, src / paper, src, names))
@@ -166,12 +166,12 @@ def build_site(out: str | Path, executed: str | Path | None = None, profile: str
                 reason = _execute(paper, prof, nb, dest, out / "scratch")
             else:
                 reason = f"not executed (run `./run_all.sh --profile {prof} --only {nb.stem}`)"
+            pages[nb.stem] = reason or "ok"
             if reason:
                 dest.unlink(missing_ok=True)
-            pages[nb.stem] = reason or "ok"
-            toc += [nb.stem] if not reason else []
-            if reason:
                 body += [f"- `{nb.stem}`: {reason}"]
+            else:
+                toc.append(nb.stem)
         rendered = set(toc[1:])
         (src / paper / "readme.md").write_text(_relink(text, readme, src / paper, src, rendered))
         for stem in toc[1:]:   # the verdict tables' notebook column links to the rendered notebook
