@@ -224,6 +224,31 @@ def test_table_i_system_hasfl_beats_benchmarks(vgg, vgg_consts):
         ho.strategy(p, "RANDOM", np.random.default_rng(0))
 
 
+def test_rms_draws_among_memory_feasible_cuts_and_its_c1_variant_among_reachable_ones(vgg, vgg_consts):
+    # the estimated G² scale: ε reachable only at cut 1, every cut up to 8 fits memory at b = 64
+    from fedlib.hasfl.bound.problem import admissible_cuts, feasible_cuts
+    p = _problem(vgg, vgg_consts, 3, 3, 15, 1.0, tuple(range(1, 9)))
+    assert admissible_cuts(p, np.full(3, 64)).sum(1).tolist() == [1, 1, 1]
+    assert feasible_cuts(p, np.full(3, 64))[:, :8].all()                 # allowed_cuts: 1..8
+    drawn = set()
+    for seed in range(6):
+        paper, c1 = (ho.strategy(p, n, np.random.default_rng(seed)) for n in ("RBS+RMS", "RBS+RMS(C1)"))
+        b = np.random.default_rng(seed).integers(1, 65, 3)
+        assert paper.b.tolist() == c1.b.tolist() == b.tolist()       # one stream: the same batch sizes
+        assert c1.cuts.tolist() == [1, 1, 1] and np.isfinite(c1.theta)
+        drawn |= set(paper.cuts.tolist())
+        if paper.cuts.max() > 1:                                        # a deep draw leaves ε unreachable
+            assert paper.theta == np.inf and "C1" in paper.info["infeasible"]
+        habs = ho.strategy(p, "HABS+RMS", np.random.default_rng(seed))
+        if habs.cuts.max() > 1:                  # HABS at the drawn cuts, for ε = 1.1 x their floor at b = 64
+            floor = ho.bound_floor(p.constants, p.gamma, np.full(3, 64.0), int(habs.cuts.max()), p.interval)
+            assert "1.1 x the floor" in habs.info["note"] and f"{1.1 * floor:.4g}" in habs.info["note"]
+            q = replace(p, eps=1.1 * floor)
+            assert habs.b.tolist() == ho.exact_batches(q, habs.cuts).tolist()
+    assert len(drawn) >= 6                                          # the paper's draw reaches deep cuts
+    assert ho.draw_stream("HABS+RMS(C1)") == "HABS+RMS" and ho.draw_stream("RBS+HAMS") == "RBS+HAMS"
+
+
 def test_infeasible_inputs_name_the_constraint(vgg, vgg_consts):
     p = _problem(vgg, vgg_consts, 3, 0, 15, 1.0, ())
     unreachable = ho.Problem(p.profile, p.devices, p.servers, p.constants, p.gamma, 1e-3, p.interval)
@@ -303,12 +328,42 @@ def test_habs_batch_sizes_are_the_brute_force_optimum(vgg, vgg_consts):
     assert got.theta == pytest.approx(low, rel=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="HABS sets one budget scale for T3 and T4 (latency_budget_search): on a device "
-                   "with a slow uplink it keeps near-equal batch sizes, Θ 2.2x the optimum at the same cut")
 def test_habs_batch_sizes_follow_a_slow_uplink(vgg, vgg_consts):
     from fedlib.hasfl.runs.training import decide
     p = _hetero(vgg, vgg_consts)
     best, low, _ = _best_batches(p, [1, 1, 1])
     assert best == [29, 2, 29]
-    d = decide(p, "HABS", 0, cut=1)                   # measured: b = [6, 6, 6], Θ = 568 s vs 262 s
+    d = decide(p, "HABS", 0, cut=1)                   # P1 alone: b = [6, 6, 6], Θ = 568 s against 262 s
     assert d["b"] == best and d["theta"] == pytest.approx(low, rel=1e-9)
+
+
+def test_habs_gives_the_slow_device_a_small_batch_hand_checked(vgg):
+    """Two devices at cut 1 of VGG-16 (32x32x3), one on a 5 Mbit/s uplink, the other on 78: Θ (eq. 42) at fixed
+    cuts is K·(max_i a_i b_i + Σ c_i b_i + max_i d_i b_i + E) / (A − B·Σ 1/b_i), whose per-sample terms are
+    computed here by hand from cut 1's smashed data (64·32·32 floats = 2,097,152 bits, eqs. 29 and 32) and
+    FLOPs (3,538,944 forward = backward, eqs. 28 and 33)."""
+    from fedlib.hasfl.optimiser.batch_search import batch_coefficients
+    from fedlib.hasfl.runs.training import decide
+    sig = np.linspace(1.0, 0.1, vgg.num_layers)
+    c = HasflConstants(326.0, sig, sig * 1e-6, 2.31)
+    dev = EdgeDevices(flops=[1.5e12, 1.5e12], rate_up=[78e6, 5e6], rate_down=[372e6, 372e6],
+                      rate_up_fed=[79e6, 79e6], rate_down_fed=[377e6, 377e6], memory_bits=[8e9] * 2)
+    p = ho.Problem(vgg, dev, Servers(20e12, 366e6, 368e6), c, 5e-4, ho.eps_with_slack(c, 5e-4, 5, 2, 20.0), 5,
+                   (1,), max_batch=64)
+    assert vgg.act_bits[0] == vgg.grad_bits[0] == 2_097_152 and vgg.fwd_flops[0] == 3_538_944
+    a = np.array([2_097_152 / 78e6, 2_097_152 / 5e6]) + 3_538_944 / 1.5e12     # uplink + device forward, s/sample
+    d = 2_097_152 / 372e6 + 3_538_944 / 1.5e12                                # downlink + device backward
+    co = batch_coefficients(p, [1, 1])
+    assert co["a"] == pytest.approx(a, rel=1e-12) and co["d"] == pytest.approx([d, d], rel=1e-12)
+    cc, E, A, B, K = co["c"][0], co["E"], co["A"], co["B"], co["K"]
+
+    def hand(b0, b1):
+        return K * (max(a[0] * b0, a[1] * b1) + cc * (b0 + b1) + d * max(b0, b1) + E) / (A - B * (1 / b0 + 1 / b1))
+
+    grid = [(b0, b1) for b0 in range(1, 65) for b1 in range(1, 65) if A - B * (1 / b0 + 1 / b1) > 0]
+    best = min(grid, key=lambda b: hand(*b))
+    assert best == (29, 3)                                    # the slow device gets a tenth of the fast one's batch
+    assert hand(29, 3) == pytest.approx(127_238.5, rel=1e-6)
+    assert hand(*best) < 0.63 * hand(6, 6)                    # P1 alone: [6, 6], Θ 203,521 s
+    got = decide(p, "HABS", 0, cut=1)
+    assert tuple(got["b"]) == best and got["theta"] == pytest.approx(hand(*best), rel=1e-12)

@@ -234,6 +234,29 @@ def test_plan_adds_the_other_constants_modes_and_records_kappa(monkeypatch):
     assert by_cut[2]["pred_ratio_pilot"] < 1
 
 
+def test_plan_out_of_sample_decides_seed_1_with_the_fit_of_seed_0(monkeypatch):
+    from fedlib.hasfl.runs.training import training_problem
+    configs, problems = _fake(monkeypatch, {2: 20, 8: 30})
+    rows = [e["row"] for e in train_plan.run_plan(None, S, PLAN, [1], 0.6, DATA, progress=False, fit_seed=0,
+                                                  only_figures=("fig5",))]
+    eps, kappa = _expected_fit()
+    assert rows and all("fig5" in r["figures"] and r["seed"] == 1 for r in rows)
+    assert {r["method"] for r in rows} == set(train_plan.STRATEGIES) | {"HASFL-max", "HASFL-calibrated"}
+    cal = [r for r in rows if r["method"] == "HASFL-calibrated"]
+    assert len(cal) == 2 and all(r["kappa"] == pytest.approx(kappa) and r["eps"] == pytest.approx(eps) for r in cal)
+    # the fit's runs are seed 0's (b = 16 at cuts 2 and 8, IID); nothing of Figs. 2a / 3a / 9-11 at seed 1
+    fixed = [c for c in configs if len(set(c["b"])) == 1 and c["b"][0] == 16]
+    assert {(c["seed"], c["cuts"][0], c["setting"]) for c in fixed} == {(0, 2, "iid"), (0, 8, "iid")}
+    assert {c["seed"] for c in configs if c not in fixed} == {1}
+    # the calibrated decision is made on seed 1's system
+    p = next(p for m, p in problems if m == "HASFL" and p.eps == pytest.approx(eps))
+    own = training_problem(S, p.constants, eps, PLAN.num_devices, 1)
+    assert p.devices.flops.tolist() == own.devices.flops.tolist()
+    assert p.devices.flops.tolist() != training_problem(S, p.constants, eps, PLAN.num_devices, 0).devices.flops.tolist()
+    with pytest.raises(ValueError, match="only_figures"):
+        train_plan.run_plan(None, S, PLAN, [1], 0.6, DATA, progress=False, only_figures=("fig12",))
+
+
 def test_plan_without_a_calibration(monkeypatch):
     _fake(monkeypatch, {2: 20, 8: None})                      # only cut 2 reaches the target
     with pytest.warns(UserWarning, match="HASFL-calibrated skipped"):

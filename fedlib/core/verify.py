@@ -99,7 +99,7 @@ UNRULED = Tolerance("exact", why="no rule of its own: add one to fedlib.core.ver
 CONFIG_NAMES = ("notebook", "profile", "dataset", "model", "method", "setting", "case", "seed", "seeds", "M", "N",
                 "num_clients", "fraction", "tier", "alpha", "cut", "patches", "patch_shuffling", "baseline",
                 "iid", "noniid", "paper_client", "paper_server", "claim", "note", "figure", "figures", "versus",
-                "width", "constants", "eps_factor", "scale_key", "runs")
+                "width", "constants", "eps_factor", "scale_key", "runs", "beta_estimator")
 PROFILED_NAMES = ("params", "MMACs", "client_ratio", "server_ratio", "layers", "forward_gflops",
                   "backward_gflops", "client_gflops", "client_model_mb", "smashed_kib")
 
@@ -122,7 +122,9 @@ RULES: list[tuple[str, str, Tolerance]] = [
     ("hasfl_*", "rounds", READ_OFF), ("hasfl_*", "sim_s", READ_OFF), ("hasfl_*", "extended_from_epochs", READ_OFF),
     ("hasfl_*", "scale_factor", READ_OFF),
     ("hasfl_*", "b_*", DECISION), ("hasfl_*", "batch", DECISION), ("hasfl_*", "cut", DECISION),
-    ("hasfl_*", "cut_*", DECISION), ("hasfl_*", "cuts", DECISION),
+    ("hasfl_*", "cut_*", DECISION), ("hasfl_*", "cuts", DECISION), ("hasfl_*", "L_c", DECISION),
+    # HASFL's eps sweep and the two beta estimators: decisions and values from the pilot constants
+    ("hasfl_*", "beta", PILOT), ("hasfl_*", "eps_over_floor1", PILOT), ("hasfl_*", "rule", CONFIG),
     ("*", "*acc*", ACC_CONV), ("*", "*loss*", ACC_CONV), ("*", "dcor", ACC_CONV),
     ("*", "psnr_db", Tolerance("abs", 1.0, "attacker trained by a conv net, dB")),
     ("*", "rounds_to_target", READ_OFF), ("*", "*_to_target*", READ_OFF), ("*", "converged_*", READ_OFF),

@@ -15,8 +15,8 @@ The public names below stay importable from ``fedlib.hasfl``.
 """
 from .optimiser.batch_search import batch_coefficients, exact_batches
 from .optimiser.bcd import bcd, start_batches, uniform_cut_candidates
-from .optimiser.refinement import cut_moves, enumerate_cuts, line_search_batches, polish, refine
-from .bound.estimate import estimate_at, pilot_constants
+from .optimiser.refinement import cut_moves, enumerate_cuts, habs_batches, line_search_batches, polish, refine
+from .bound.estimate import estimate_at, online_beta, pilot_constants
 from .optimiser.exhaustive import exhaustive
 from .bound.latency import TABLE_I, round_latency, table_i, total_latency
 from .optimiser.p1 import kappa, newton_jacobi, p1_closed_form, p1_coefficients, solve_p1
@@ -24,7 +24,7 @@ from .optimiser.p2 import min_round_latency_cuts, solve_p2
 from .optimiser.instances import random_instance
 from .bound.problem import (Decision, Problem, admissible_cuts, aux_variables, batch_caps, common_cut_floors, eps_with_slack,
                       feasible_cuts, initial_cuts, theta)
-from .optimiser.strategies import STRATEGIES, strategy
+from .optimiser.strategies import PAPER_STRATEGIES, STRATEGIES, draw_stream, strategy
 from .bound.theory import HasflConstants, bound_floor, rounds_needed, theorem1_bound
 from ..split import sample_system
 from .runs.train_config import hasfl_clock
@@ -33,10 +33,10 @@ from .runs.calibrate import CalibrationFit, calibrated_constants, fit_calibratio
 from .runs.train_plan import TrainPlan, calibration_table, claim_ratios, plan_calibration, run_plan
 
 __all__ = ["TABLE_I", "table_i", "round_latency", "total_latency", "sample_system", "HasflConstants", "bound_floor",
-           "rounds_needed", "theorem1_bound", "estimate_at", "pilot_constants", "Problem", "Decision", "theta",
+           "rounds_needed", "theorem1_bound", "estimate_at", "online_beta", "pilot_constants", "Problem", "Decision", "theta",
            "feasible_cuts", "aux_variables", "eps_with_slack", "p1_coefficients", "newton_jacobi", "p1_closed_form",
            "kappa", "solve_p1", "solve_p2", "min_round_latency_cuts", "admissible_cuts", "initial_cuts", "polish",
-           "bcd", "exhaustive", "STRATEGIES", "strategy", "batch_caps", "common_cut_floors", "start_batches",
+           "bcd", "exhaustive", "STRATEGIES", "PAPER_STRATEGIES", "draw_stream", "strategy", "habs_batches", "batch_caps", "common_cut_floors", "start_batches",
            "line_search_batches", "uniform_cut_candidates", "batch_coefficients", "exact_batches", "refine", "cut_moves",
            "enumerate_cuts", "random_instance", "TRAIN_METHODS", "TrainSettings", "decide",
            "hasfl_clock", "training_problem", "TrainPlan", "run_plan", "claim_ratios", "CalibrationFit",

@@ -3,20 +3,31 @@
 Source: HASFL Sec. IV and V-B (spec ``shared/spec/hasfl.md``). Notation: N devices, batch sizes b_i, cut layers
 L_i, L_c = max_i L_i, aggregation interval I, step size γ, per-layer constants over the model's L units.
 
-Estimation method (the paper only says the constants are "estimated from training"; our choice, also in the
-README's deviations list):
+The paper says that β, G_j² and σ_j² "are estimated following the approach in [24]" (Wang et al., "Adaptive
+federated learning in resource constrained edge computing systems", IEEE JSAC 2019): [24] estimates the
+smoothness online, at each aggregation, as ‖∇F(w_local) − ∇F(w_global)‖ / ‖w_local − w_global‖, and the
+gradient's divergence and variance from the same gradients. What we do, and where it departs from [24] (also in
+the README's deviations list):
 
 - σ_j² (per-sample gradient variance of unit j): from M minibatch gradients of size b0 at a point w,
   σ_j² = b0 · (1/(M−1)) Σ_m ‖g_{m,j} − ḡ_j‖² (minibatch variance is σ_j²/b0, Assumption of Theorem 1).
 - G_j²: Assumption 2 bounds the second moment of the *mini-batch* stochastic gradient, E‖∇_j F_i(w; ξ_i)‖²; we
-  evaluate it at the pilot's batch size b0: G_j² = ‖ḡ_j‖² + σ_j²/b0 (E‖g‖² = ‖E g‖² + Var g). The paper treats
-  it as independent of b; a smaller b0 gives a larger G_j² (b0 = 1: the per-sample moment).
-- β: largest |Hessian eigenvalue| (power iteration, :func:`fedlib.core.estimators.hessian_top_eigenvalue`) of the
-  loss on b0·M distinct random training samples, the samples ϑ is taken on. Assumption 1 bounds the smoothness of
-  the local loss f_i, so the Hessian is taken on as many samples as the pilot evaluates; until 2026-11-24 it was
-  one minibatch of b0 samples, whose top eigenvalue varied 5x between minibatches at the same weights (VGG-16 at
-  width 1/4 after the quick pilot: 172-829 on 16 samples, 50-55 on 256) and made the bound's floor (∝ β² for the
-  split term) move 30 % between CPUs.
+  evaluate it at the pilot's batch size b0: G_j² = ‖∇_j f‖² + σ_j²/b0 (E‖g‖² = ‖E g‖² + Var g), with ‖∇_j f‖²
+  estimated without bias as ‖ḡ_j‖² − σ_j²/(b0·M) (the mean of M minibatch gradients has variance σ_j²/(b0·M)), so
+  G_j² = ‖ḡ_j‖² + σ_j²(M − 1)/(b0·M). Until 2026-11-26 the σ_j²/(b0·M) term was not removed (G_j² about 11 %
+  too large on VGG-16). The paper treats G_j² as independent of b; a smaller b0 gives a larger G_j².
+- β, used by the decisions: largest |Hessian eigenvalue| (power iteration,
+  :func:`fedlib.core.estimators.hessian_top_eigenvalue`) of the loss on b0·M distinct random training samples,
+  the samples ϑ is taken on. Assumption 1 bounds the smoothness everywhere; the top eigenvalue at the pilot's
+  points is that curvature, whereas [24]'s ratio is the curvature averaged along one step's direction, which is
+  at most the top eigenvalue there (it can understate β several times). Until 2026-11-24 the Hessian was taken on
+  one minibatch of b0 samples, whose top eigenvalue varied 5x between minibatches (VGG-16 at width 1/4 after the
+  quick pilot: 172-829 on 16 samples, 50-55 on 256).
+- β_online, [24]'s estimator, recorded beside it (:func:`online_beta`): at every aggregation point of the pilot
+  (each ``interval`` SGD steps) ‖g(w_t) − g(w_{t−I})‖ / ‖w_t − w_{t−I}‖, with g the full gradient on one fixed
+  set of b0·M training samples (the same samples at both points, as [24] uses a device's whole local data), the
+  maximum over the pilot's aggregation points. :func:`fedlib.hasfl.runs.plan_analysis.decisions_by_beta` shows the
+  decisions under both.
 - ϑ = f(w⁰) − f*: f(w⁰) on b0·M random training samples with f* replaced by 0 (cross-entropy >= 0), an upper
   bound.
 - Each is maximised over the pilot's points (w⁰ and the model after the pilot steps).
@@ -97,7 +108,8 @@ def estimate_at(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, batch_si
     mean = [g.mean(0) for g in per_unit]
     sigma2 = np.array([batch_size * float(((g - m) ** 2).sum(1).sum() / (num_batches - 1))
                        for g, m in zip(per_unit, mean)])
-    g2 = np.array([float((m ** 2).sum()) for m in mean]) + sigma2 / batch_size
+    # E‖ḡ‖² = ‖∇f‖² + σ²/(b0·M): remove that bias, then add the minibatch variance σ²/b0 (module docstring)
+    g2 = np.array([float((m ** 2).sum()) for m in mean]) + sigma2 * (num_batches - 1) / (batch_size * num_batches)
     # β and f(w) on the same batch_size·num_batches distinct samples (the VGG passes are the costly part)
     idx = torch.from_numpy(rng.choice(len(x), batch_size * num_batches, replace=False))
     xb, yb = x[idx], y[idx]
@@ -109,35 +121,85 @@ def estimate_at(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, batch_si
     return {"sigma2": sigma2.tolist(), "G2": g2.tolist(), "beta": beta, "loss": loss}
 
 
-def pilot_constants(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, pilot_steps: int, lr: float,
-                    batch_size: int, num_batches: int, power_iters: int, seed: int) -> dict:
-    """Estimate HASFL's constants at w⁰ and after ``pilot_steps`` SGD steps (lr, batch) on (x, y), on one torch
-    thread (see the module docstring).
+def _flat_grad(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    model.zero_grad(set_to_none=True)
+    F.cross_entropy(model(x), y).backward()
+    return torch.cat([p.grad.reshape(-1) for p in model.parameters()]).double()
+
+
+def _flat_params(model: nn.Sequential) -> torch.Tensor:
+    return torch.cat([p.detach().reshape(-1) for p in model.parameters()]).double()
+
+
+def online_beta(points: list[tuple[torch.Tensor, torch.Tensor]]) -> list[float]:
+    """[24]'s smoothness estimates (Wang et al., IEEE JSAC 2019, Sec. IV): for consecutive aggregation points
+    (w_{t−I}, g(w_{t−I})), (w_t, g(w_t)) of a pilot, ‖g(w_t) − g(w_{t−I})‖ / ‖w_t − w_{t−I}‖ (1/step-size units
+    of the loss: the same as β).
+
+    Args:
+        points: ``[(w, g)]``, each a flat parameter vector ``[P]`` and the gradient ``[P]`` at it, on one fixed
+            set of samples, in training order (at least 2).
 
     Returns:
-        ``{"constants": HasflConstants.to_dict(), "per_point": [...], "elapsed_s"}``; the constants are the
-        maxima over the points, ϑ the loss at w⁰.
+        One estimate per consecutive pair (``len(points) - 1`` floats); a pair whose weights did not move is
+        skipped (no direction to measure).
 
     Raises:
-        ValueError: bad counts / lr (see :func:`estimate_at`), or a diverged pilot (NaN / inf constants are
-            refused by :class:`HasflConstants`, so they are never cached).
+        ValueError: fewer than 2 points, or vectors of different sizes.
+    """
+    if len(points) < 2:
+        raise ValueError(f"points must hold at least 2 aggregation points, got {len(points)}")
+    if len({int(t.numel()) for pair in points for t in pair}) != 1:
+        raise ValueError("points must hold weight and gradient vectors of one size")
+    out = []
+    for (w0, g0), (w1, g1) in zip(points, points[1:]):
+        dw = float(torch.linalg.vector_norm(w1 - w0))
+        if dw > 0:
+            out.append(float(torch.linalg.vector_norm(g1 - g0)) / dw)
+    return out
+
+
+def pilot_constants(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, pilot_steps: int, lr: float,
+                    batch_size: int, num_batches: int, power_iters: int, seed: int, interval: int = 15) -> dict:
+    """Estimate HASFL's constants at w⁰ and after ``pilot_steps`` SGD steps (lr, batch) on (x, y), on one torch
+    thread, and [24]'s online β at every ``interval`` steps (see the module docstring).
+
+    Returns:
+        ``{"constants": HasflConstants.to_dict(), "per_point": [...], "beta_online": float or None (no two
+        aggregation points: ``pilot_steps < interval``), "beta_online_trace": [per aggregation], "interval",
+        "elapsed_s"}``; the constants are the maxima over the points (β the Hessian's), ϑ the loss at w⁰.
+
+    Raises:
+        ValueError: bad counts / lr (see :func:`estimate_at`), ``interval`` < 1, or a diverged pilot (NaN / inf
+            constants are refused by :class:`HasflConstants`, so they are never cached).
     """
     _check_model_data(model, x, y)
     check_int("pilot_steps", pilot_steps, 0)
+    check_int("interval", interval, 1)
     check_float("lr", lr, 0, low_open=True)
     t0 = time.perf_counter()
     rng = numpy_rng(seed, "data")
+    # [24]'s gradients are taken on one fixed sample set, drawn from a stream of its own (the others unchanged)
+    fixed = torch.from_numpy(numpy_rng(seed, "data/online_beta").choice(len(x), min(len(x), batch_size * num_batches),
+                                                                          replace=False))
+    xf, yf = x[fixed], y[fixed]
     model.train()
     with one_torch_thread():
         points = [estimate_at(model, x, y, batch_size, num_batches, power_iters, rng)]
+        trace = [(_flat_params(model), _flat_grad(model, xf, yf))]
         opt = torch.optim.SGD(model.parameters(), lr=lr)
-        for _ in range(pilot_steps):
+        for step in range(1, pilot_steps + 1):
             idx = torch.from_numpy(rng.integers(0, len(x), batch_size))
             opt.zero_grad(set_to_none=True)
             F.cross_entropy(model(x[idx]), y[idx]).backward()
             opt.step()
+            if step % interval == 0:
+                trace.append((_flat_params(model), _flat_grad(model, xf, yf)))
+        model.zero_grad(set_to_none=True)
         if pilot_steps > 0:
             points.append(estimate_at(model, x, y, batch_size, num_batches, power_iters, rng))
+    betas = online_beta(trace) if len(trace) >= 2 else []
     consts = HasflConstants(max(p["beta"] for p in points), np.max([p["sigma2"] for p in points], axis=0),
                             np.max([p["G2"] for p in points], axis=0), points[0]["loss"])
-    return {"constants": consts.to_dict(), "per_point": points, "elapsed_s": time.perf_counter() - t0}
+    return {"constants": consts.to_dict(), "per_point": points, "beta_online": max(betas) if betas else None,
+            "beta_online_trace": betas, "interval": interval, "elapsed_s": time.perf_counter() - t0}

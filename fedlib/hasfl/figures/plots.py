@@ -212,3 +212,41 @@ def fig_sensitivity(rows: list[dict]):
     axes[0, -1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.tight_layout()
     return fig
+
+
+def fig_eps_sweep(sweeps: dict[str, list[dict]]):
+    """HASFL's decision against C1's ε (:func:`fedlib.hasfl.runs.plan_analysis.eps_sweep`): mean batch size b̄
+    (range shaded), the deepest cut L_c and the predicted Θ (s), each against ε / the bound's floor at cut 1
+    (b = 64); one row per model (``sweeps``: model label -> rows), the project's ε rule (1.1 x that floor)
+    marked. An ε that no decision reaches leaves a gap.
+
+    Raises:
+        ValueError: ``sweeps`` empty, or a model without rows."""
+    check_list("sweeps", list(sweeps))
+    fig, axes = new_figure(ncols=3, nrows=len(sweeps), width=3.6, height=2.9)
+    for row, (name, rows) in enumerate(sweeps.items()):
+        check_list(f"sweeps[{name!r}]", rows)
+        ok = [r for r in rows if r["b_mean"] is not None]
+        x = np.array([r["eps_over_floor1"] for r in ok])
+        rule = [r["eps_over_floor1"] for r in rows if r["rule"]]
+        panels = [("mean batch size b̄ (range shaded)", [r["b_mean"] for r in ok], "log"),
+                  ("deepest cut layer L_c", [r["L_c"] for r in ok], "linear"),
+                  ("predicted Θ (s)", [r["theta"] for r in ok], "log")]
+        for k, (label, y, scale) in enumerate(panels):
+            ax = axes[row, k]
+            if k == 1:                                   # a cut layer holds between the sweep's points
+                ax.step(x, y, "o-", where="post", ms=3, color=colour(k))
+                ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+            else:
+                ax.plot(x, y, "o-", ms=3, color=colour(k))
+            if k == 0:
+                ax.fill_between(x, [r["b_min"] for r in ok], [r["b_max"] for r in ok], color=colour(0), alpha=0.2)
+                ax.set_ylim(0.8, max([r["b_max"] for r in ok], default=1) * 1.5)
+            for r in rule:
+                ax.axvline(r, ls="--", color="0.4", lw=1, label="our ε rule (1.1 x floor at cut 1)")
+            ax.set(xscale="log", yscale=scale, xlabel="ε / floor at cut 1 (b = 64)", ylabel=label,
+                   title=name if k == 0 else None)
+            ax.grid(alpha=0.3)
+        axes[row, 0].legend(fontsize=7, loc="upper right")
+    fig.tight_layout()
+    return fig

@@ -1,18 +1,38 @@
 """The paper's benchmark strategies (random batch size RBS, random split RMS, RHAMS) beside HASFL, with one
-interface (:func:`strategy`)."""
+interface (:func:`strategy`).
+
+RMS, as the paper defines it (Sec. VII-A: "randomly selecting model split points during model training"): each
+device's cut drawn uniformly among the cuts that fit its memory (C4) at its batch size. Our reading: drawn once
+per run, as RBS's batch sizes are, so that a run is one decision that the latency model charges and the bound
+scores (a re-draw every round would make the per-round latency and L_c random). The draw does not look at ε:
+a deep cut may make C1 unreachable, and then Θ = inf (the run is still trained). The variants ``HABS+RMS(C1)``
+and ``RBS+RMS(C1)`` draw only among the cuts that also keep ε reachable (:func:`fedlib.hasfl.bound.problem.
+admissible_cuts`), our earlier definition, kept beside the paper's: under the pilot constants and ε rule that
+leaves cut 1 alone. A variant draws from the same stream as its paper strategy (:func:`draw_stream`), so RBS+RMS
+and RBS+RMS(C1) share their batch sizes and differ only in the cuts."""
 from __future__ import annotations
 
+from dataclasses import replace
 
 import numpy as np
 
 from ...core.validate import check_instance
-from ..bound.problem import Decision, Problem, admissible_cuts, aux_variables, check_problem, theta
+from ..bound.problem import Decision, Problem, admissible_cuts, check_problem, feasible_cuts, theta
+from ..bound.theory import bound_floor
 from .bcd import bcd
-from .p1 import solve_p1
 from .p2 import min_round_latency_cuts, solve_p2
+from .refinement import habs_batches
 
 
-STRATEGIES = ("HASFL", "RBS+HAMS", "HABS+RMS", "RBS+RMS", "RBS+RHAMS")
+#: HASFL, the paper's four benchmarks, and the two RMS variants restricted to cuts that keep ε reachable
+STRATEGIES = ("HASFL", "RBS+HAMS", "HABS+RMS", "RBS+RMS", "RBS+RHAMS", "HABS+RMS(C1)", "RBS+RMS(C1)")
+#: the paper's five (Figs. 5, 6, 9)
+PAPER_STRATEGIES = STRATEGIES[:5]
+
+
+def draw_stream(name: str) -> str:
+    """The name of the random stream a strategy draws from: the paper strategy's for its ``(C1)`` variant."""
+    return name.removesuffix("(C1)")
 
 
 def random_batch_sizes(n: int, rng: np.random.Generator, low: int = 1, high: int = 64) -> np.ndarray:
@@ -20,19 +40,26 @@ def random_batch_sizes(n: int, rng: np.random.Generator, low: int = 1, high: int
     return rng.integers(low, high + 1, n)
 
 
-def random_cuts(problem: Problem, b, rng: np.random.Generator) -> np.ndarray:
-    """RMS: each device's cut uniform among its admissible cuts (memory C4 and ε reachable:
-    :func:`admissible_cuts`), so that a random split never makes C1 unreachable by itself."""
-    ok = admissible_cuts(problem, b)
+def random_cuts(problem: Problem, b, rng: np.random.Generator, reachable: bool = False) -> np.ndarray:
+    """RMS: each device's cut uniform among its memory-feasible cuts at batch size b_i (C4 and ``allowed_cuts``:
+    :func:`fedlib.hasfl.bound.problem.feasible_cuts`), the paper's; ``reachable``: only among those that also keep
+    ε reachable (:func:`fedlib.hasfl.bound.problem.admissible_cuts`), the ``(C1)`` variants. ``[N]`` int64.
+
+    Raises:
+        ValueError: a device fits no cut (C4), or, with ``reachable``, no cut keeps ε reachable (C1)."""
+    ok = admissible_cuts(problem, b) if reachable else feasible_cuts(problem, b)
     return np.array([rng.choice(np.flatnonzero(row)) + 1 for row in ok], dtype=np.int64)
 
 
 def strategy(problem: Problem, name: str, rng: np.random.Generator) -> Decision:
     """Decision of a named strategy (one of :data:`STRATEGIES`), scored by Θ (eq. 42).
 
-    HASFL = :func:`bcd`; RBS+HAMS = random b, cuts by P2; HABS+RMS = random cuts, b by P1 (T from the random
-    cuts at b = 64, then P1); RBS+RMS = both random; RBS+RHAMS = random b, cuts by :func:`min_round_latency_cuts`.
-    Random strategies whose draw makes ε unreachable get Θ = inf.
+    HASFL = :func:`bcd`; RBS+HAMS = random b, cuts by P2; HABS+RMS = random cuts (drawn at b = 64), b by HABS
+    (:func:`fedlib.hasfl.optimiser.refinement.habs_batches`; choice: where the drawn cuts leave ε unreachable,
+    HABS is solved for ε = 1.1 x the floor at those cuts with b = 64, as :func:`fedlib.hasfl.decide`'s HABS does,
+    and ``info["note"]`` says so); RBS+RMS = both random; RBS+RHAMS = random b, cuts by
+    :func:`min_round_latency_cuts`; the ``(C1)`` variants draw their cuts among those that keep ε reachable
+    (module docstring). A decision whose ε is unreachable gets Θ = inf (``info["infeasible"]`` says why).
 
     Raises:
         ValueError: unknown name (the message names ``name`` and lists :data:`STRATEGIES`).
@@ -45,18 +72,28 @@ def strategy(problem: Problem, name: str, rng: np.random.Generator) -> Decision:
     n = problem.num_devices
     if name == "HASFL":
         return bcd(problem)
-    b = np.full(n, 64, dtype=np.int64) if name == "HABS+RMS" else random_batch_sizes(n, rng)
+    base, reachable = draw_stream(name), name.endswith("(C1)")
+    b = np.full(n, 64, dtype=np.int64) if base == "HABS+RMS" else random_batch_sizes(n, rng)
     cuts = np.ones(n, dtype=np.int64)
+    info = {}
     try:
-        if name == "HABS+RMS":
-            cuts = random_cuts(problem, b, rng)
-            b = solve_p1(problem, cuts, aux_variables(problem, b, cuts))
-        elif name == "RBS+RMS":
-            cuts = random_cuts(problem, b, rng)
-        elif name == "RBS+HAMS":
+        if base == "HABS+RMS":
+            cuts = random_cuts(problem, b, rng, reachable)
+            target = problem
+            floor = float(bound_floor(problem.constants, problem.gamma, b.astype(float), cuts.max(), problem.interval))
+            if problem.eps <= floor:          # choice: ε unreachable at the drawn cuts -> 1.1 x their floor
+                target = replace(problem, eps=1.1 * floor)
+                info["note"] = f"HABS solved for eps = 1.1 x the floor at the drawn cuts: {target.eps:.4g}"
+            b = habs_batches(target, cuts)
+        elif base == "RBS+RMS":
+            cuts = random_cuts(problem, b, rng, reachable)
+        elif base == "RBS+HAMS":
             cuts = solve_p2(problem, b)[0]
         else:
             cuts = min_round_latency_cuts(problem, b)
     except ValueError as err:  # this random draw makes C1 or C4 unsatisfiable
         return Decision(b, cuts, np.inf, {"infeasible": str(err)})
-    return Decision(b, cuts, float(theta(problem, b, cuts)))
+    th = float(theta(problem, b, cuts))
+    if not np.isfinite(th):
+        info["infeasible"] = "convergence constraint C1: eps is at or below the bound's floor at these cuts"
+    return Decision(b, cuts, th, info)

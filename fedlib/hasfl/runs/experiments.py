@@ -39,11 +39,13 @@ def dataset_note(dataset: str, model: str) -> str:
 
 
 def constants_config(model: str, dataset: str, pilot_steps: int, lr: float, batch_size: int, num_batches: int,
-                     power_iters: int, seed: int, width: float = 1.0) -> dict:
+                     power_iters: int, seed: int, width: float = 1.0, interval: int = 15) -> dict:
     """The result-store key of a pilot estimation of HASFL's constants (``width``: the model's channel
-    multiplier; constants are estimated on the model actually trained)."""
+    multiplier; constants are estimated on the model actually trained; ``interval``: the aggregation interval I
+    at which [24]'s online β is taken, :func:`fedlib.hasfl.pilot_constants`)."""
     return dict(kind="hasfl_constants", model=model, dataset=dataset, pilot_steps=pilot_steps, lr=lr,
-                batch_size=batch_size, num_batches=num_batches, power_iters=power_iters, seed=seed, width=width)
+                batch_size=batch_size, num_batches=num_batches, power_iters=power_iters, seed=seed, width=width,
+                interval=interval)
 
 
 STORE_CODE = ("fedlib.hasfl.bound", "fedlib.hasfl.optimiser", *(f"fedlib.hasfl.runs.{m}" for m in (
@@ -78,7 +80,8 @@ def estimated_constants(store: ResultStore, config: dict, data=None) -> dict:
         torch.manual_seed(int(seed_sequence(config["seed"], "model").generate_state(1)[0]))  # torchvision init
         model = MODELS[config["model"]](ch, size, classes, width=config.get("width", 1.0))
         rec = pilot_constants(model, ds.x_train, ds.y_train, config["pilot_steps"], config["lr"],
-                              config["batch_size"], config["num_batches"], config["power_iters"], config["seed"])
+                              config["batch_size"], config["num_batches"], config["power_iters"], config["seed"],
+                              config.get("interval", 15))
         return dict(rec, config=config, fedlib_version=__version__, data_source=ds.source)
 
     return store.get_or_run(config, run)

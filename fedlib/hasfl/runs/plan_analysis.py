@@ -1,4 +1,5 @@
-"""Analyses of HASFL's training runs beside the bound: decisions at several ε (:func:`decisions_by_eps`), the
+"""Analyses of HASFL's training runs beside the bound: decisions at several ε (:func:`decisions_by_eps`,
+:func:`eps_sweep`, :func:`pilot_eps_sweep`) and under either β estimator (:func:`decisions_by_beta`), the
 bound's predicted rounds against the measured ones (:func:`bound_vs_training`) and the paper's claims as ratios
 (:func:`claim_ratios`). Split out of :mod:`fedlib.hasfl.runs.train_plan` (which re-exports them); nothing here computes
 a cached record."""
@@ -6,9 +7,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from ...core import ResultStore
-from ...core.validate import check_choice, check_instance, check_list
+from ...core.validate import check_choice, check_float, check_instance, check_int, check_list
 from ...data import TensorDataset
+from ..bound.problem import Problem, check_problem
+from ..bound.theory import HasflConstants
 from ..optimiser.bcd import bcd
 from .calibrate import calibrated_constants
 from .training import (CONSTANTS_MODES, TrainSettings, bound_constants, floors_by_cut, pilot, target_eps,
@@ -226,3 +231,77 @@ def committed_fit(profile: str, model: str, width: float) -> tuple[dict, float]:
     if not fits:
         raise ValueError(f"transfer_fit_from = {profile!r}: its committed calibration holds no fit")
     return fits[0], other["target_acc"]
+
+
+def eps_sweep(problem: Problem, points: int = 25, top: float = 10.0) -> list[dict]:
+    """HASFL's decision (:func:`fedlib.hasfl.bcd`) against C1's ε, from just above the bound's floor at cut 1 up
+    to ``top`` x the floor at the deepest allowed cut (every device at b = 64 for both floors), ``points`` values
+    spaced geometrically, plus the project's rule ε = 1.1 x the floor at cut 1
+    (:func:`fedlib.hasfl.runs.training.target_eps`, ``eps_mode="slack"``).
+
+    Returns:
+        One row per ε, ascending: ``eps``, ``eps_over_floor1`` (ε / the cut-1 floor), ``rule`` (True for the
+        project's ε), ``b_mean``, ``b_min``, ``b_max``, ``cuts`` (sorted distinct), ``L_c``, ``theta`` (s), or
+        ``b_mean`` None and ``unreachable`` (the optimiser's C1 / C4 message).
+
+    Raises:
+        ValueError: ``points`` < 2 or ``top`` <= 1.
+    """
+    check_problem(problem)
+    check_int("points", points, 2)
+    check_float("top", top, 1, low_open=True)
+    floors = floors_by_cut(problem, 64)
+    lo, hi = floors[problem.allowed_cuts[0] - 1], floors[problem.allowed_cuts[-1] - 1]
+    grid = sorted(set(np.geomspace(lo * 1.001, top * max(hi, lo), points).tolist()) | {1.1 * lo})
+    rows = []
+    for eps in grid:
+        row = {"eps": eps, "eps_over_floor1": eps / lo, "rule": bool(np.isclose(eps, 1.1 * lo, rtol=1e-12))}
+        try:
+            d = bcd(replace(problem, eps=eps))
+            row.update(b_mean=float(d.b.mean()), b_min=int(d.b.min()), b_max=int(d.b.max()),
+                       cuts=sorted({int(c) for c in d.cuts}), L_c=int(d.cuts.max()), theta=float(d.theta))
+        except ValueError as err:
+            row.update(b_mean=None, cuts=None, L_c=None, theta=None, unreachable=str(err).split("\n")[0][:160])
+        rows.append(row)
+    return rows
+
+
+def decisions_by_beta(store: ResultStore, s: TrainSettings, num_devices: int, seed: int,
+                      data: TensorDataset) -> list[dict]:
+    """HASFL's decision under the pilot constants with β from the Hessian (the decisions' β) and with [24]'s
+    online β (:func:`fedlib.hasfl.bound.estimate.online_beta`, recorded by the pilot), each at the ε rule of
+    ``s`` applied to its own constants (ε moves with β) on the Table I system of ``seed``.
+
+    Returns:
+        Two rows: ``beta_estimator`` (``"hessian"`` / ``"online"``), ``beta``, ``eps``, ``floor_cut1``, ``b_mean``,
+        ``cuts`` (sorted distinct), ``theta`` (s), or ``unreachable`` (the optimiser's message); the online row
+        says ``unreachable`` when γ > 1/β_online (Theorem 1's step size) or the pilot recorded no online β.
+    """
+    check_instance("s", s, TrainSettings)
+    rec = pilot(store, s, seed, data)
+    base = bound_constants(rec, "pilot")
+    rows = []
+    for name, beta in (("hessian", base.beta), ("online", rec.get("beta_online"))):
+        row = {"beta_estimator": name, "beta": beta}
+        try:
+            if beta is None:
+                raise ValueError("the pilot recorded no online beta (fewer than interval steps)")
+            consts = HasflConstants(beta, base.sigma2, base.G2, base.vartheta)
+            p = training_problem(s, consts, target_eps(rec, consts, s, num_devices), num_devices, seed)
+            row.update(eps=p.eps, floor_cut1=floors_by_cut(p, 64)[0])
+            d = bcd(p)
+            row.update(b_mean=float(d.b.mean()), cuts=sorted({int(c) for c in d.cuts}), theta=float(d.theta))
+        except ValueError as err:
+            row.update(b_mean=None, cuts=None, theta=None, unreachable=str(err).split("\n")[0][:160])
+        rows.append(row)
+    return rows
+
+
+def pilot_eps_sweep(store: ResultStore, s: TrainSettings, num_devices: int, seed: int, data: TensorDataset,
+                    points: int = 25) -> list[dict]:
+    """:func:`eps_sweep` of the problem the plan decides on for ``s`` (its model and width, the pilot constants
+    of ``seed``, ``num_devices`` devices of the Table I system of ``seed``; a cache hit of the pilot)."""
+    check_instance("s", s, TrainSettings)
+    rec = pilot(store, s, seed, data)
+    consts = bound_constants(rec, "pilot")
+    return eps_sweep(training_problem(s, consts, target_eps(rec, consts, s, num_devices), num_devices, seed), points)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from tqdm.auto import tqdm
 
 from ...core import ResultStore
-from ...core.validate import check_bool, check_float, check_instance, check_int, check_list
+from ...core.validate import check_bool, check_choice, check_float, check_instance, check_int, check_list
 from ...data import TensorDataset
 from ...split import time_to_target
 from .calibrate import CalibrationFit, calibrated_constants, fit_calibration, fitted_rounds
@@ -25,6 +25,10 @@ from .train_jobs import TRAIN_ORDER, _train_parallel, stored_run, train_job, tra
 from .training import (TrainSettings, bound_constants, check_plan, check_settings_data, decide, pilot, target_eps,
                        training_problem)
 from ..bound.latency import SCALE_KEYS
+
+#: the figure tags of the plan's jobs (:func:`_jobs`)
+FIGURES = ("fig2a", "fig3a", "fig5", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "calibration")
+
 
 @dataclass(frozen=True)
 class TrainPlan:
@@ -185,7 +189,8 @@ def plan_calibration(store: ResultStore, s: TrainSettings, plan: TrainPlan, seed
 
 
 def _decided_runs(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[int], calibration_target: float,
-                  data: TensorDataset, device: str, which: str = "all"):
+                  data: TensorDataset, device: str, which: str = "all", fit_seed: int | None = None,
+                  only_figures: tuple = ()):
     """Every (run, seed) of ``plan`` decided, in plan order: a dict with ``figs``, ``method``, ``sm`` (the job's
     settings), ``ss`` (with the decision's constants mode), ``setting``, ``n``, ``batch``, ``cut``, ``seed``,
     ``problem``, ``decision``, ``config`` and ``fit`` (when calibrated: the seed's fit of the run's model, or of
@@ -193,21 +198,26 @@ def _decided_runs(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: 
     ``which``: ``"all"``, ``"plain"`` (only runs whose decision needs no calibration: nothing is trained) or
     ``"calibrated"`` (only the calibrated ones; fitting them trains the calibration runs through ``store``).
     A calibrated variant whose calibration fails is skipped with a warning (raises when ``s`` itself is
-    calibrated)."""
+    calibrated). ``fit_seed``: calibrated decisions of every seed use the calibrated bound of that seed (its fit
+    and its pilot constants: out of sample for the other seeds) on the run's own system; ``only_figures``: only
+    the jobs of these figures (empty: all)."""
     cache: dict = {}
     fits: dict = {}
     for seed in seeds:
         for figs, sm, setting, n, method, batch, cut, scale in _jobs(plan, s):
+            if only_figures and not set(figs) & set(only_figures):
+                continue
             base, mode = split_variant(method)
             ss = replace(sm, constants=mode or sm.constants)
             calibrated = ss.constants == "calibrated"
             if (which == "plain" and calibrated) or (which == "calibrated" and not calibrated):
                 continue
             k = list(zip(plan.models, plan.widths)).index((sm.model, sm.width))
-            fk = (seed, k if k in calibrated_models(plan) else 0)     # a model without its own runs: the first's fit
+            fk = (seed if fit_seed is None else fit_seed,               # the seed whose calibration decides
+                  k if k in calibrated_models(plan) else 0)             # a model without its own runs: the first's fit
             if calibrated and fk not in fits:
                 try:
-                    fits[fk] = plan_calibration(store, s, plan, seed, calibration_target, data, device, k)[0]
+                    fits[fk] = plan_calibration(store, s, plan, fk[0], calibration_target, data, device, k)[0]
                 except ValueError as err:
                     if s.constants == "calibrated":
                         raise ValueError(f"constants 'calibrated' (seed {seed}, {sm.model}): {err}") from err
@@ -217,7 +227,7 @@ def _decided_runs(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: 
                 continue
             key = (ss, n, seed, scale)
             if key not in cache:
-                rec = pilot(store, ss, seed, data)
+                rec = pilot(store, ss, fk[0] if calibrated else seed, data)
                 if calibrated:
                     consts = calibrated_constants(bound_constants(rec, "pilot"), fits[fk].kappa, fits[fk].lam)
                     cache[key] = training_problem(ss, consts, fits[fk].eps, n, seed, dict(scale or ()))
@@ -235,7 +245,8 @@ def _decided_runs(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: 
 
 def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[int], target_acc: float,
              data: TensorDataset, device: str = "auto", progress: bool = True,
-             calibration_target: float | None = None, workers: int = 1) -> list[dict]:
+             calibration_target: float | None = None, workers: int = 1, fit_seed: int | None = None,
+             only_figures: tuple = ()) -> list[dict]:
     """Decide and train every run of ``plan`` for every seed (cache hits when already trained).
 
     Decisions use ``s.constants``; the variants (:data:`VARIANT_MODES`) their own mode. The calibrated problem of (settings, N, seed) = that model's pilot constants with G_j² x κ, σ_j² x λ
@@ -245,6 +256,9 @@ def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[
     fails (fewer than 2 cuts or batch sizes reach the target) is skipped with a warning. ``workers`` > 1 trains
     the runs in that many processes (:func:`fedlib.core.map_jobs`, one torch thread each): first every run whose
     decision needs no calibration, then the calibrated ones; the rows are then built from the store.
+    ``fit_seed`` (None: each seed its own): the seed whose calibration (fit and pilot constants) decides every
+    seed's calibrated runs, e.g. 0 for an out-of-sample reading at seed 1 (the fit's runs are trained at
+    ``fit_seed``). ``only_figures``: train and return only the runs of these figures (e.g. ``("fig5",)``).
 
     Returns:
         One entry per (run, seed): ``row`` (:func:`fedlib.hasfl.runs.train_config.summary_row` + ``figures``, ``method``,
@@ -264,17 +278,23 @@ def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[
     check_float("target_acc", target_acc, 0, 1, low_open=True)
     check_bool("progress", progress)
     check_int("workers", workers, 1)
+    if fit_seed is not None:
+        check_int("fit_seed", fit_seed, 0, extra=" or None")
+    only_figures = tuple(check_list("only_figures", list(only_figures), lambda k, v: check_choice(k, v, FIGURES),
+                                    min_len=0, distinct=True))
     calibration_target = target_acc if calibration_target is None else calibration_target
     check_float("calibration_target", calibration_target, 0, 1, low_open=True)
     args = (store, s, plan, seeds, calibration_target, data, device)
+    extra = dict(fit_seed=fit_seed, only_figures=only_figures)
     if workers > 1:
         with warnings.catch_warnings():                     # a skipped variant is reported by the pass below
             warnings.simplefilter("ignore")
             for which in ("plain", "calibrated"):
-                _train_parallel(store, list(_decided_runs(*args, which=which)), data, device, workers)
+                _train_parallel(store, list(_decided_runs(*args, which=which, **extra)), data, device, workers)
     out = []
-    bar = tqdm(total=len(_jobs(plan, s)) * len(seeds), desc="HASFL training runs", disable=not progress)
-    for r in _decided_runs(*args):
+    total = sum(1 for j in _jobs(plan, s) if not only_figures or set(j[0]) & set(only_figures)) * len(seeds)
+    bar = tqdm(total=total, desc="HASFL training runs", disable=not progress)
+    for r in _decided_runs(*args, **extra):
         bar.update()
         problem, decision, fit = r["problem"], r["decision"], r["fit"]
         record = train(store, r["config"], problem, data, device, r["extend"])

@@ -61,10 +61,10 @@ from ...data import TensorDataset
 from ...split import model_profile, sample_system
 from .experiments import DATASET_SHAPES, constants_config, estimated_constants
 from ..bound.latency import table_i
-from ..optimiser.p1 import solve_p1
 from ..optimiser.p2 import solve_p2
-from ..bound.problem import Problem, aux_variables, check_problem, eps_with_slack, theta
-from ..optimiser.strategies import STRATEGIES, strategy
+from ..optimiser.refinement import habs_batches
+from ..bound.problem import Problem, check_problem, eps_with_slack, theta
+from ..optimiser.strategies import STRATEGIES, draw_stream, strategy
 from ..bound.theory import HasflConstants, bound_floor
 from .train_run import converged_index, split_config, train_record  # noqa: F401 (re-exported)
 
@@ -214,7 +214,7 @@ def check_settings_data(s, data) -> None:
 def pilot(store: ResultStore, s: TrainSettings, seed: int, data: TensorDataset | None = None) -> dict:
     """The cached pilot estimation for ``s`` (model at its width, ``pilot_*`` settings, seed)."""
     cfg = constants_config(s.model, s.dataset, s.pilot_steps, s.pilot_lr, s.pilot_batch, s.num_batches,
-                           s.power_iters, seed, s.width)
+                           s.power_iters, seed, s.width, s.interval)
     return estimated_constants(store, cfg, data)
 
 
@@ -270,8 +270,9 @@ def floors_by_cut(problem: Problem, b: int = 16) -> list[float]:
 def decide(problem: Problem, method: str, seed: int, batch: int | None = None, cut: int | None = None) -> dict:
     """One decision for ``method`` (:data:`TRAIN_METHODS`) on ``problem``.
 
-    HASFL and the four benchmarks: :func:`fedlib.hasfl.strategy` (random ones draw from the ``system/<method>``
-    stream of ``seed``); HABS: cuts all ``cut``, batch sizes by P1 (choice: when ε is at or below the bound's
+    HASFL and the benchmarks: :func:`fedlib.hasfl.strategy` (random ones draw from the ``system/<method>``
+    stream of ``seed``, a ``(C1)`` variant from its paper strategy's, :func:`draw_stream`); HABS: cuts all
+    ``cut``, batch sizes by :func:`fedlib.hasfl.optimiser.refinement.habs_batches` (choice: when ε is at or below the bound's
     floor at that cut, P1 is solved for ε = 1.1 x that floor, and ``note`` says so); HAMS: batch sizes all
     ``batch``, cuts by P2 (choice: when ε is at or below the floor at that b even at cut 1, P2 is solved for
     ε = 1.1 x that floor, ``note`` says so); fixed: every device ``batch`` and ``cut``. Θ is always scored on ``problem``.
@@ -292,8 +293,9 @@ def decide(problem: Problem, method: str, seed: int, batch: int | None = None, c
     if method in ("HAMS", "fixed"):
         check_int("batch", batch, 1)
     if method in STRATEGIES:
-        d = strategy(problem, method, numpy_rng(seed, f"system/{method}"))
-        b, cuts, note = d.b, d.cuts, d.info.get("infeasible", "")
+        d = strategy(problem, method, numpy_rng(seed, f"system/{draw_stream(method)}"))
+        b, cuts = d.b, d.cuts
+        note = "; ".join(d.info[k] for k in ("note", "infeasible") if k in d.info)
     elif method == "fixed":
         b, cuts = np.full(n, batch), np.full(n, cut)
     else:
@@ -303,7 +305,7 @@ def decide(problem: Problem, method: str, seed: int, batch: int | None = None, c
             if problem.eps <= floor:  # choice: ε unreachable at this cut -> 1.1 x its floor (noted in the row)
                 problem = replace(problem, eps=1.1 * floor)
                 note = f"eps raised to 1.1 x the floor at cut {cut}: {problem.eps:.4g}"
-            b = solve_p1(problem, cuts, aux_variables(problem, np.full(n, 64), cuts))
+            b = habs_batches(problem, cuts)
         else:
             b = np.full(n, batch)
             floor = float(bound_floor(problem.constants, problem.gamma, b.astype(float), 1, problem.interval))
