@@ -51,7 +51,9 @@ Choices where the paper is silent (also in the README's deviations list):
   latency T_S + T_A/I (eqs. 38-39), ignoring convergence — the same MILP as P2 with the convergence
   denominator dropped.
 - RBS draws b_i uniformly from 1..64; RMS draws each cut uniformly among the device's cuts that satisfy memory
-  C4 and keep ε reachable (a cut past that point makes C1 impossible whatever the batch sizes).
+  C4 (the paper's definition, once per run); its ``(C1)`` variants only among those that also keep ε reachable
+  (:mod:`.strategies`). HABS is this module's batch block at fixed cuts
+  (:func:`fedlib.hasfl.optimiser.refinement.habs_batches`).
 - ε is a parameter; :func:`eps_with_slack` sets it to (1 + slack)·floor(b_i = 64, L_c = 1), the bound's floor
   at the shallowest cut, because the estimated split term 4β²γ²I²ΣG_j² dominates the bound.
 """
