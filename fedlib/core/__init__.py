@@ -6,7 +6,7 @@ Records depend only on :data:`RECORD_CODE` of this package (seeding, estimators,
 locks, process pool, notebook runner and verification are infrastructure that no record's value depends on, so
 editing them keeps every cached record valid."""
 from .estimators import hessian_top_eigenvalue
-from .parallel import map_jobs, set_threads
+from .parallel import cluster_executor, map_jobs, set_threads
 from .params import setup_notebook, validate_parameters
 from .paths import REPO_ROOT, cache_dir, data_dir, figures_dir, metrics_dir, use_profile
 from .seeding import STREAMS, numpy_rng, resolve_device, seed_sequence, torch_generator

@@ -1,0 +1,101 @@
+"""fedlib.core.map_jobs on any concurrent.futures.Executor and on a Dask cluster: DTFL's and HASFL's records do not
+depend on where, or in how many workers, they ran."""
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+import pytest
+import torch
+
+from fedlib.core import ResultStore, cluster_executor, map_jobs
+from fedlib.core.parallel import SCHEDULER_ENV
+
+
+def _threads_and_pid(tag: int) -> tuple:
+    return tag, torch.get_num_threads(), os.getpid()
+
+
+def test_map_jobs_takes_an_executor_and_pins_its_workers_threads():
+    jobs = [dict(tag=t) for t in range(4)]
+    before = torch.get_num_threads()
+    here = map_jobs(_threads_and_pid, jobs, workers=1, threads=1)
+    assert [(t, n) for t, n, _ in here] == [(t, 1) for t in range(4)]        # in-process jobs run as a worker's
+    assert torch.get_num_threads() == before                                 # and the caller's count comes back
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        pooled = map_jobs(_threads_and_pid, jobs, workers=pool, threads=1)
+    assert [(t, n) for t, n, _ in pooled] == [(t, 1) for t in range(4)]
+    assert {p for _, _, p in pooled} - {os.getpid()} and os.getpid() not in {p for _, _, p in pooled}
+    with pytest.raises(ValueError, match="workers"):
+        map_jobs(_threads_and_pid, jobs, workers=0)
+    with pytest.raises(Exception, match="workers"):
+        map_jobs(_threads_and_pid, jobs, workers=object())
+
+
+def test_scheduler_variable_is_checked(monkeypatch):
+    monkeypatch.delenv(SCHEDULER_ENV, raising=False)
+    with cluster_executor() as ex:
+        assert ex is None
+    monkeypatch.setenv(SCHEDULER_ENV, "localhost:8786")
+    with pytest.raises(ValueError, match="FEDLIB_DASK_SCHEDULER"):
+        map_jobs(_threads_and_pid, [dict(tag=0)], workers=1)
+
+
+def _hasfl_jobs(store):
+    from fedlib.hasfl import HasflConstants
+    from fedlib.hasfl.runs.train_config import run_config
+    from fedlib.hasfl.runs.training import TrainSettings, decide, training_problem
+    s = TrainSettings(model="resnet18", width=0.0625, epochs=0.0004, min_rounds=3, max_rounds=3, evals=5,
+                      test_subset=100, interval=2)
+    consts = HasflConstants(10.0, np.ones(10), np.ones(10), 2.3)
+    problem = training_problem(s, consts, 1e3, 3, 0)
+    jobs = []
+    for b, cut in ((4, 2), (6, 4)):
+        config = run_config(s, "iid", decide(problem, "fixed", 0, b, cut), 0, 60_000)
+        jobs.append(dict(store=store, config=config, problem=problem, dataset="fashion-mnist", device="cpu"))
+    return jobs
+
+
+def _dtfl_jobs(store):
+    from fedlib.dtfl import experiments as dx
+    s = dx.Setup(model="resnet20", width=0.125, num_clients=4, batch_size=8, train_subset=64, test_subset=50,
+                 rounds=2)
+    return [dict(store=store, s=s, num_tiers=3, case="all", setting=setting, seed=1, target_acc=0.5)
+            for setting in ("iid", "noniid")]
+
+
+def _hasfl_records(store, jobs):
+    from fedlib.hasfl.runs.train_run import train_store
+    runs = train_store(store)
+    return [{k: v for k, v in runs.load(j["config"]).items() if k != "elapsed_s"} for j in jobs]
+
+
+def _dtfl_records(entries):
+    return [{k: v for k, v in e["record"].items() if k != "elapsed_s"} for e in entries]
+
+
+def test_dask_cluster_records_equal_the_sequential_ones(tmp_path, monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    from fedlib.dtfl import experiments as dx
+    from fedlib.hasfl.runs.experiments import result_store as hasfl_store
+    from fedlib.hasfl.runs.train_jobs import train_job
+    seq_h, seq_d = hasfl_store(tmp_path / "seq_h"), dx.result_store(tmp_path / "seq_d")
+    map_jobs(train_job, _hasfl_jobs(seq_h), workers=1)
+    seq_dtfl = _dtfl_records(map_jobs(dx.entry_job, _dtfl_jobs(seq_d), workers=1))
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        # the environment variable sends every map_jobs call, whatever its workers, to the scheduler
+        monkeypatch.setenv(SCHEDULER_ENV, cluster.scheduler_address)
+        pids = {p for _, _, p in map_jobs(_threads_and_pid, [dict(tag=t) for t in range(4)], workers=1)}
+        assert os.getpid() not in pids
+        dask_h, dask_d = hasfl_store(tmp_path / "dask_h"), dx.result_store(tmp_path / "dask_d")
+        map_jobs(train_job, _hasfl_jobs(dask_h), workers=1)
+        dask_dtfl = _dtfl_records(map_jobs(dx.entry_job, _dtfl_jobs(dask_d), workers=2))
+    assert _hasfl_records(dask_h, _hasfl_jobs(dask_h)) == _hasfl_records(seq_h, _hasfl_jobs(seq_h))
+    assert dask_dtfl == seq_dtfl
+    # two local workers (a process pool) give the same records again
+    pool_h = hasfl_store(tmp_path / "pool_h")
+    monkeypatch.delenv(SCHEDULER_ENV)
+    map_jobs(train_job, _hasfl_jobs(pool_h), workers=2)
+    assert _hasfl_records(pool_h, _hasfl_jobs(pool_h)) == _hasfl_records(seq_h, _hasfl_jobs(seq_h))
+    assert isinstance(seq_h, ResultStore)
