@@ -47,8 +47,13 @@ def main(*roots: str) -> None:
             assert default, f"{name}: no run under the 'default' setting ({settings})"
             runs = {s: {run_key(name, r): r["final_test_acc"] for r in json.loads(f.read_text())["runs"]}
                     for s, f in files.items()}
-            spread = max(max(runs[s][k] for s in settings) - min(runs[s][k] for s in settings) for k in runs[default])
-            entry["final_test_acc"] = runs[default]
+            # HASFL's calibrated rows exist only where the smoke calibration succeeds, which CPU numerics decide
+            # (tests/test_notebooks.py accepts them as optional): expected values only for rows of every setting
+            common = [k for k in runs[default] if all(k in runs[s] for s in settings)]
+            dropped = [k for k in runs[default] if k not in common]
+            assert all("-calibrated/" in k for k in dropped), f"{name}: rows missing under some setting: {dropped}"
+            spread = max(max(runs[s][k] for s in settings) - min(runs[s][k] for s in settings) for k in common)
+            entry["final_test_acc"] = {k: runs[default][k] for k in common}
             entry["spread"] = round(spread, 4)
             entry["spread_settings"] = settings
             entry["tolerance"] = max(0.02, math.ceil(300 * spread - 1e-9) / 100)

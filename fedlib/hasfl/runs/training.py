@@ -273,7 +273,7 @@ def decide(problem: Problem, method: str, seed: int, batch: int | None = None, c
     HASFL and the benchmarks: :func:`fedlib.hasfl.strategy` (random ones draw from the ``system/<method>``
     stream of ``seed``, a ``(C1)`` variant from its paper strategy's, :func:`draw_stream`); HABS: cuts all
     ``cut``, batch sizes by :func:`fedlib.hasfl.optimiser.refinement.habs_batches` (choice: when ε is at or below the bound's
-    floor at that cut, P1 is solved for ε = 1.1 x that floor, and ``note`` says so); HAMS: batch sizes all
+    floor at that cut, HABS is solved for ε = 1.1 x that floor, and ``note`` says so); HAMS: batch sizes all
     ``batch``, cuts by P2 (choice: when ε is at or below the floor at that b even at cut 1, P2 is solved for
     ε = 1.1 x that floor, ``note`` says so); fixed: every device ``batch`` and ``cut``. Θ is always scored on ``problem``.
 
