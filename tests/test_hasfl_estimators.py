@@ -1,6 +1,7 @@
 """HASFL's estimators of Theorem 1's constants (fedlib.hasfl.bound.estimate) on a toy whose per-sample gradients are known
-by hand: σ_j² = b0 · (1/(M−1)) Σ_m ‖g_{m,j} − ḡ_j‖² and G_j² = ‖ḡ_j‖² + σ_j²/b0 per unit j (spec hasfl.md,
-"Convergence"; the module docstring of fedlib.hasfl.bound.estimate), and ϑ = f(w⁰) on b0·M distinct samples.
+by hand: σ_j² = b0 · (1/(M−1)) Σ_m ‖g_{m,j} − ḡ_j‖² and G_j² = ‖ḡ_j‖² − σ_j²/(b0·M) + σ_j²/b0 per unit j (the mean
+of M minibatch gradients overstates ‖∇f‖² by σ_j²/(b0·M); the module docstring of fedlib.hasfl.bound.estimate), and
+ϑ = f(w⁰) on b0·M distinct samples.
 
 The toy: units (1) Linear(1, 1) with weight a = 0 and bias c = 1, (2) ReLU, (3) Linear(1, 2) with
 W = [[1], [−1]] and bias v = (−1, 1). Every sample then has hidden value h = a·x + c = 1, logits W·h + v = (0, 0),
@@ -64,13 +65,13 @@ def test_toy_per_sample_gradients_are_the_hand_values():
 #   unit 1: minibatch means g_1 = ((1+3)/2, (1+1)/2) = (2, 1); g_2 = ((−2+0)/2, (−1+1)/2) = (−1, 0);
 #           g_3 = (−4, −1).  ḡ = ((2−1−4)/3, (1+0−1)/3) = (−1, 0).
 #           deviations (3, 1), (0, 0), (−3, −1): Σ‖·‖² = 10 + 0 + 10 = 20
-#           σ² = b0 · 20 / (M−1) = 2 · 20 / 2 = 20;  G² = ‖ḡ‖² + σ²/b0 = 1 + 10 = 11
+#           σ² = b0 · 20 / (M−1) = 2 · 20 / 2 = 20;  G² = ‖ḡ‖² − σ²/(b0·M) + σ²/b0 = 1 − 10/3 + 10 = 23/3
 #   unit 2: no parameters: σ² = G² = 0
 #   unit 3: minibatch means (mean s)·u: s̄ = 1, 0, −1 -> u, 0, −u; ḡ = 0
-#           Σ‖g_m − ḡ‖² = 1 + 0 + 1 = 2;  σ² = 2 · 2 / 2 = 2;  G² = 0 + 2/2 = 1
+#           Σ‖g_m − ḡ‖² = 1 + 0 + 1 = 2;  σ² = 2 · 2 / 2 = 2;  G² = 0 − 2/6 + 2/2 = 2/3
 #   loss: every sample's loss is ln 2, so f(w) = ln 2 on the b0·M = 6 distinct samples
 SIGMA2 = [20.0, 0.0, 2.0]
-G2 = [11.0, 0.0, 1.0]
+G2 = [23 / 3, 0.0, 2 / 3]
 
 
 def test_estimate_at_equals_the_hand_computed_sigma2_and_G2():
@@ -87,13 +88,13 @@ def test_estimate_at_equals_the_hand_computed_sigma2_and_G2():
 def test_estimate_at_single_sample_batches():
     # b0 = 1, M = 3 on samples 1, 2, 5: unit 1 gradients (3, 1), (−2, −1), (−2, 1); ḡ = (−1/3, 1/3)
     #   deviations (10/3, 2/3), (−5/3, −4/3), (−5/3, 2/3): Σ‖·‖² = (100 + 4 + 25 + 16 + 25 + 4)/9 = 174/9
-    #   σ² = 1 · (174/9) / 2 = 29/3;  G² = ‖ḡ‖² + σ² = 2/9 + 29/3 = 89/9
+    #   σ² = 1 · (174/9) / 2 = 29/3;  G² = ‖ḡ‖² − σ²/3 + σ² = 2/9 + (2/3)(29/3) = 60/9
     # unit 3: s = +1, −1, +1: ḡ = u/3, deviations (2/3)u, (−4/3)u, (2/3)u: Σ = (4 + 16 + 4)/9 = 24/9
-    #   σ² = (24/9)/2 = 4/3;  G² = 1/9 + 4/3 = 13/9
+    #   σ² = (24/9)/2 = 4/3;  G² = 1/9 + (2/3)(4/3) = 1
     model, x, y = toy()
     out = estimate.estimate_at(model, x, y, 1, 3, 1, ScriptedDraws([[1], [2], [5]]))
     assert out["sigma2"] == pytest.approx([29 / 3, 0.0, 4 / 3], rel=1e-12, abs=1e-12)
-    assert out["G2"] == pytest.approx([89 / 9, 0.0, 13 / 9], rel=1e-12, abs=1e-12)
+    assert out["G2"] == pytest.approx([60 / 9, 0.0, 1.0], rel=1e-12, abs=1e-12)
     assert out["loss"] == pytest.approx(math.log(2), rel=1e-12)        # on 3 distinct samples, each ln 2
 
 
