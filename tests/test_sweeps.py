@@ -110,6 +110,35 @@ def test_process_pool_sweep_equals_sequential(sequential, tmp_path):
     assert {p: p.stat().st_mtime_ns for p in (tmp_path / "pool").glob("*.json")} == mtimes
 
 
+def _thread_count_runner(cfg, dataset, device, progress):
+    """A runner whose record is the torch thread count it ran on (module level: pool workers unpickle it)."""
+    return {"threads": torch.get_num_threads(), "seed": cfg.seed}
+
+
+def test_every_run_is_pinned_to_the_same_thread_count(tmp_path):
+    # a record must not depend on the thread count a process starts with (torch's default is the core count,
+    # and a BLAS library may choose its own under load): run_sweep pins every run, in-process and in workers
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        recs = experiments.run_sweep(_configs()[:2], ResultStore(tmp_path / "seq"), device="cpu", progress=False,
+                                     runner=_thread_count_runner)
+        assert [r["threads"] for r in recs] == [1, 1]
+        assert torch.get_num_threads() == 2                      # the caller's count is restored
+        recs = experiments.run_sweep(_configs()[:2], ResultStore(tmp_path / "seq3"), device="cpu", progress=False,
+                                     runner=_thread_count_runner, threads=3)
+        assert [r["threads"] for r in recs] == [3, 3]
+    finally:
+        torch.set_num_threads(before)
+    # spawned workers start with torch's default (the core count); no initializer sets it
+    with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        recs = experiments.run_sweep(_configs(), ResultStore(tmp_path / "pool"), device="cpu", progress=False,
+                                     runner=_thread_count_runner, executor=pool)
+    assert [r["threads"] for r in recs] == [1] * 4
+    with pytest.raises(ValueError, match="threads"):
+        experiments.run_sweep(_configs()[:1], ResultStore(tmp_path / "bad"), progress=False, threads=0)
+
+
 def test_dask_local_cluster_sweep_equals_sequential(sequential, tmp_path, monkeypatch):
     distributed = pytest.importorskip("distributed")
     # workers are fresh processes: they import the installed (editable) fedlib of this checkout

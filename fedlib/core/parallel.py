@@ -47,9 +47,14 @@ def set_threads(threads: int) -> int:
 
 
 @contextlib.contextmanager
-def _torch_threads(threads: int) -> Iterator[None]:
-    """This process on ``threads`` torch threads for the block, the caller's count restored after."""
+def torch_threads(threads: int) -> Iterator[None]:
+    """This process on ``threads`` torch threads for the block, the caller's count restored after.
+
+    Raises:
+        ValueError / ParameterTypeError: ``threads`` not an integer >= 1.
+    """
     import torch
+    threads = check_int("threads", threads, 1)
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
@@ -136,7 +141,7 @@ def map_jobs(fn: Callable[..., dict], jobs: list[dict], workers: int | Executor 
         if cluster is not None:
             return _run_pool(cluster, fn, jobs, start, threads, desc)
     if workers == 1 or len(jobs) <= 1:
-        with _torch_threads(threads):        # as a worker would: the number of workers never changes a record
+        with torch_threads(threads):        # as a worker would: the number of workers never changes a record
             return [fn(**job) for job in tqdm(jobs, desc=desc)]
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=ctx, initializer=_init_worker,

@@ -11,6 +11,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ..core import RECORD_CODE, ResultStore
+from ..core.parallel import torch_threads
 from ..core.seeding import resolve_device
 from ..core.validate import (ParameterTypeError, check_bool, check_callable, check_choice, check_float, check_instance,
                              check_int, check_list)
@@ -57,15 +58,17 @@ def _dataset(name: str) -> TensorDataset:
 
 
 def _run_cached(cfg: HistConfig, store, device: str, force: bool, runner: Callable[..., dict],
-                dataset: TensorDataset | None = None) -> dict:
-    """One run through ``store`` (module level, so that process pools and Dask workers can unpickle it)."""
+                dataset: TensorDataset | None = None, threads: int = 1) -> dict:
+    """One run through ``store`` on ``threads`` torch threads (module level, so that process pools and Dask
+    workers can unpickle it)."""
     ds = dataset if dataset is not None and dataset.name == cfg.dataset else _dataset(cfg.dataset)
-    return store.get_or_run(cfg.to_dict(), lambda: runner(cfg, ds, device, False), force=force)
+    with torch_threads(threads):
+        return store.get_or_run(cfg.to_dict(), lambda: runner(cfg, ds, device, False), force=force)
 
 
 def run_sweep(configs: list[HistConfig], store, dataset: TensorDataset | None = None, device: str = "auto",
               force: bool = False, progress: bool = True, runner: Callable[..., dict] = run_hist,
-              executor: Executor | None = None) -> list[dict]:
+              executor: Executor | None = None, threads: int = 1) -> list[dict]:
     """Run every config through ``store`` (a :class:`fedlib.core.ResultStore`); finished runs are cache hits.
 
     An interrupted sweep resumes where it stopped: each finished run was written atomically.
@@ -79,7 +82,11 @@ def run_sweep(configs: list[HistConfig], store, dataset: TensorDataset | None = 
         executor: any ``concurrent.futures.Executor`` (a ``ProcessPoolExecutor``, or Dask's
             ``Client(...).get_executor()`` for a cluster whose workers share the store's folder); ``None`` runs
             the configs one after another in this process. Records do not depend on the executor: every run
-            draws from its own seed streams on the CPU.
+            draws from its own seed streams on the CPU, on ``threads`` torch threads.
+        threads: torch threads of every run, in this process and in each worker (>= 1; the caller's count is
+            restored after each run). Pinned because a thread count chosen by the machine (torch's default, the
+            BLAS library's dynamic threads on a loaded machine) may change the order of float sums, which the
+            cache key does not see (the same rule as :func:`fedlib.core.map_jobs`).
 
     Returns:
         The result records, in ``configs`` order.
@@ -102,12 +109,14 @@ def run_sweep(configs: list[HistConfig], store, dataset: TensorDataset | None = 
     check_bool("force", force)
     check_bool("progress", progress)
     check_callable("runner", runner, allow_none=False)
+    threads = check_int("threads", threads, 1)
     if executor is not None and not callable(getattr(executor, "submit", None)):
         raise TypeError(f"executor must be a concurrent.futures.Executor (with submit), got {type(executor).__name__}")
     if executor is None:
-        return [_run_cached(c, store, device, force, lambda cfg, ds, dev, _: runner(cfg, ds, dev, progress), dataset)
-                for c in tqdm(configs, desc="runs", disable=not progress)]
-    futures = {executor.submit(_run_cached, c, store, device, force, runner): i for i, c in enumerate(configs)}
+        return [_run_cached(c, store, device, force, lambda cfg, ds, dev, _: runner(cfg, ds, dev, progress), dataset,
+                            threads) for c in tqdm(configs, desc="runs", disable=not progress)]
+    futures = {executor.submit(_run_cached, c, store, device, force, runner, None, threads): i
+               for i, c in enumerate(configs)}
     out: list[dict | None] = [None] * len(configs)
     for fut in tqdm(as_completed(futures), total=len(futures), desc="runs", disable=not progress):
         out[futures[fut]] = fut.result()
