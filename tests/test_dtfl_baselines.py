@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from fedlib.data import TensorDataset
+from fedlib.split.stacked import BACKENDS
 from fedlib.dtfl import DtflConfig, YogiConfig, run_baseline, run_dtfl, run_literal, run_literal_baseline, yogi_update
 
 
@@ -29,12 +30,13 @@ PART = np.array([[True, True, True], [True, False, True], [False, True, False]])
 
 @pytest.mark.parametrize("method, cut", [("fedavg", 8), ("splitfed", 2), ("fedyogi", 8)])
 @pytest.mark.parametrize("participants", [None, PART])
-def test_engine_baselines_equal_literal_loops(tiny, float64, method, cut, participants):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_engine_baselines_equal_literal_loops(tiny, float64, method, cut, participants, backend):
     cfg = DtflConfig(model="resnet20", width=0.25, num_clients=3, batch_size=12, partition="dirichlet", alpha=1.0,
                      channels_last=False, seed=1)
     tiny = double(tiny)
     yogi = YogiConfig(eta=3e-3) if method == "fedyogi" else None
-    eng = run_baseline(cfg, tiny, method, 3, participants, yogi=yogi, keep_model=True)
+    eng = run_baseline(cfg, tiny, method, 3, participants, yogi=yogi, keep_model=True, backend=backend)
     assert eng["method"] == method and eng["round"] == [0, 1, 2, 3]
     lit = run_literal_baseline(cfg, tiny, cut, 3, participants, yogi=yogi)
     np.testing.assert_allclose(eng["test_acc"], lit["test_acc"], atol=1e-12)
@@ -77,15 +79,16 @@ def test_yogi_update_by_hand():
 SAMPLED_CUTS = [[1, 3, 7], [3, 1, 7], [7, 1, 3]]
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("partition", ["iid", "dirichlet"])
-def test_sampled_dtfl_equals_literal_over_participants(tiny, float64, partition):
+def test_sampled_dtfl_equals_literal_over_participants(tiny, float64, partition, backend):
     """Engine (run_dtfl, participants=) == literal loop over the same participants: non-participants sit the round
     out, the global model is the N_k-weighted average over the round's participants (renormalised), loaded into
     every client; heads averaged within a tier over its participants. Parameters, accuracies and losses."""
     tiny = double(tiny)
     cfg = DtflConfig(model="resnet20", width=0.25, num_clients=3, batch_size=12, partition=partition, alpha=1.0,
                      channels_last=False, seed=2)
-    eng = run_dtfl(cfg, tiny, SAMPLED_CUTS, participants=PART, keep_model=True)
+    eng = run_dtfl(cfg, tiny, SAMPLED_CUTS, participants=PART, keep_model=True, backend=backend)
     lit = run_literal(cfg, tiny, SAMPLED_CUTS, participants=PART)
     np.testing.assert_allclose(eng["test_acc"], lit["test_acc"], rtol=0, atol=1e-12)
     np.testing.assert_allclose(eng["test_loss"], lit["test_loss"], rtol=0, atol=1e-10)

@@ -6,6 +6,7 @@ import torch
 
 from fedlib.data import TensorDataset
 from fedlib.dtfl import DtflConfig, client_data, run_dtfl, run_literal
+from fedlib.split.stacked import BACKENDS
 from fedlib.dtfl.experiments import plateau
 from fedlib.dtfl.training import evaluate_heads
 
@@ -25,8 +26,9 @@ def tiny(fmnist):
 CUTS = [[1, 3, 7], [3, 1, 7], [7, 3, 1]]
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("partition", ["iid", "dirichlet"])
-def test_engine_equals_literal_per_client_loop(tiny, float64, partition):
+def test_engine_equals_literal_per_client_loop(tiny, float64, partition, backend):
     tiny = TensorDataset(tiny.name, tiny.x_train.double(), tiny.y_train, tiny.x_test.double(), tiny.y_test,
                          tiny.classes, tiny.source)
     cfg = DtflConfig(model="resnet20", width=0.25, num_clients=3, batch_size=8, partition=partition,
@@ -34,7 +36,7 @@ def test_engine_equals_literal_per_client_loop(tiny, float64, partition):
     sizes = [len(p) for p in client_data(cfg, tiny.y_train.numpy())]
     if partition == "dirichlet":
         assert len(set(sizes)) > 1            # clients sit out the last steps of a round
-    eng = run_dtfl(cfg, tiny, CUTS, keep_model=True)
+    eng = run_dtfl(cfg, tiny, CUTS, keep_model=True, backend=backend)
     lit = run_literal(cfg, tiny, CUTS)
     assert eng["round"] == [0, 1, 2, 3] and eng["samples_per_client"] == sizes
     np.testing.assert_allclose(eng["test_acc"], lit["test_acc"], atol=1e-12)

@@ -16,6 +16,7 @@ from fedlib.split import (SplitConfig, aggregate, build_model, global_model, glo
                           set_decision, train_round)
 from fedlib.split.records import client_partition, converged_at, draw_batches, run_split, time_to_target
 from fedlib.split.reference import Reference
+from fedlib.split.stacked import BACKENDS, StackedState, backend_functions
 
 
 @pytest.fixture(scope="module")
@@ -30,17 +31,19 @@ def aux_head(cut, shape):
     return nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(shape[0], 10))
 
 
-def run_both(ds, rounds=4, tol=1e-5, **kw):
-    """Engine and literal reference side by side for ``rounds`` rounds, in torch's default dtype (the inputs are
-    cast to it); each round's loss must agree to ``tol``."""
+def run_both(ds, rounds=4, tol=1e-5, backend="loop", absent=(), **kw):
+    """Engine (``backend``) and literal reference side by side for ``rounds`` rounds, in torch's default dtype
+    (the inputs are cast to it); each round's loss must agree to ``tol``. ``absent``: per round, the devices that
+    sit it out (copies mode; round r uses ``absent[(r - 1) % len(absent)]``)."""
     base = dict(model="vgg16", width=0.0625, num_devices=4, batch_sizes=(4, 6, 5, 8), cuts=(2, 5, 5, 9),
                 interval=1, lr=0.05, seed=1)
     base.update(kw)
     cfg = SplitConfig(**base)
+    f = backend_functions(backend)
     shape = tuple(ds.x_train.shape[1:])
     model = build_model(cfg, shape[0], shape[1], 10)
     head = aux_head if cfg.local_loss else None
-    st = init_state(cfg, model, shape, aux_head=head)
+    st = f["init_state"](cfg, model, shape, aux_head=head)
     ref = Reference(cfg, model, [None if c == len(model) else _aux_like(st, i) for i, c in enumerate(cfg.cuts)]
                     if cfg.local_loss else None)
     parts = [torch.from_numpy(p) for p in client_partition(cfg, ds.y_train)]
@@ -48,21 +51,29 @@ def run_both(ds, rounds=4, tol=1e-5, **kw):
     for r in range(1, rounds + 1):
         idx = draw_batches(parts, st.b, gen)
         xs, ys = [ds.x_train[i].to(torch.get_default_dtype()) for i in idx], [ds.y_train[i] for i in idx]
-        assert train_round(st, xs, ys) == pytest.approx(ref.round(xs, ys), abs=tol)
+        for i in (absent[(r - 1) % len(absent)] if absent else ()):
+            xs[i] = ys[i] = None
+        assert f["train_round"](st, xs, ys) == pytest.approx(ref.round(xs, ys), abs=tol)
         if r % cfg.interval == 0:
-            aggregate(st)
+            f["aggregate"](st)
             ref.aggregate()
     return st, ref
 
 
+def _aux_of(st, i):
+    """Device i's auxiliary head (a dict of tensors), whatever the backend."""
+    return st.device_aux(i) if isinstance(st, StackedState) else st.aux[i]
+
+
 def _aux_like(st, i):
     head = aux_head(int(st.cuts[i]), st.smashed_shapes[int(st.cuts[i]) - 1])
-    head.load_state_dict(st.aux[i])
+    head.load_state_dict(_aux_of(st, i))
     return head
 
 
 def assert_same(st, ref, atol=1e-5):
-    g1, g2 = global_model(st).state_dict(), ref.global_model().state_dict()
+    gm = backend_functions("stacked" if isinstance(st, StackedState) else "loop")["global_model"]
+    g1, g2 = gm(st).state_dict(), ref.global_model().state_dict()
     assert g1.keys() == g2.keys()
     for k in g1:
         torch.testing.assert_close(g1[k], g2[k], atol=atol, rtol=0, msg=k)
@@ -80,17 +91,26 @@ def assert_same(st, ref, atol=1e-5):
     dict(interval=2, batch_sizes=(5, 5, 5, 5)),                  # equal b: one batch-norm call over [b, G·C]
     dict(interval=2, mode="copies", cuts=(2, 5, 9, 16)),         # per-device server copies averaged every round
     dict(interval=2, local_loss=True, cuts=(2, 5, 5, 16)),       # aux-head loss, no gradient returned
-], ids=["I1", "I3", "I3-momentum", "I3-adam", "equal-b", "copies", "local-loss"])
-def test_engine_equals_literal_reference(fmnist, float64, kw):
+    dict(interval=2, mode="copies", cuts=(2, 5, 9, 16), absent=((1,), (0, 3), ())),   # devices sitting out
+    dict(interval=2, mode="copies", local_loss=True, cuts=(2, 5, 5, 16), optimizer="adam", lr=1e-3, eps=1e-4,
+         absent=((2,), (), (0, 1))),                              # DTFL-like: tiers, aux heads, Adam, absences
+], ids=["I1", "I3", "I3-momentum", "I3-adam", "equal-b", "copies", "local-loss", "copies-absent",
+        "copies-local-adam-absent"])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_engine_equals_literal_reference(fmnist, float64, kw, backend):
     """float64: in float32 BN over 5 samples amplifies the two paths' rounding differences (measured on the
     equal-b case: 1e-7 for three rounds, then 2e-4 in round 4); in float64 they agree to ~1e-15."""
-    st, ref = run_both(fmnist, tol=1e-9, **kw)
+    st, ref = run_both(fmnist, tol=1e-9, backend=backend, **kw)
     assert_same(st, ref, atol=1e-9)
-    assert st.samples == 4 * sum(st.b)
+    absent = kw.get("absent", ())
+    assert st.samples == 4 * sum(st.b) - sum(int(st.b[i]) for r in range(4) for i in
+                                             (absent[r % len(absent)] if absent else ()))
 
 
-def test_engine_equals_reference_resnet(fmnist, float64):
-    st, ref = run_both(fmnist, rounds=2, tol=1e-9, model="resnet18", width=0.0625, cuts=(1, 3, 3, 6), interval=2)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_engine_equals_reference_resnet(fmnist, float64, backend):
+    st, ref = run_both(fmnist, rounds=2, tol=1e-9, backend=backend, model="resnet18", width=0.0625,
+                       cuts=(1, 3, 3, 6), interval=2)
     assert_same(st, ref, atol=1e-9)
 
 

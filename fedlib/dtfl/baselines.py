@@ -103,7 +103,7 @@ class _Yogi:
 
 def run_baseline(cfg: DtflConfig, data: TensorDataset, method: str, rounds: int, participants=None,
                  device: str = "cpu", yogi: YogiConfig | None = None, progress=None,
-                 keep_model: bool = False) -> dict:
+                 keep_model: bool = False, backend: str = "loop") -> dict:
     """Train ``rounds`` rounds of ``method`` (``fedavg``, ``fedyogi``, ``splitfed``; module docstring) on the
     engine; record as :func:`fedlib.dtfl.run_dtfl` (global-model test accuracy per evaluation) plus
     ``method`` and, for FedYogi, ``yogi`` (its settings).
@@ -111,8 +111,8 @@ def run_baseline(cfg: DtflConfig, data: TensorDataset, method: str, rounds: int,
     Args:
         cfg: the training (model, data, clients, batch, Adam lr, partition, seed). rounds: R >= 1.
         participants: ``[R, K]`` bools (None = all clients every round). yogi: FedYogi's server optimiser
-            (default :class:`YogiConfig`); refused for the other methods. device, progress, keep_model: as
-            :func:`fedlib.dtfl.run_dtfl`.
+            (default :class:`YogiConfig`); refused for the other methods. device, progress, keep_model, backend: as
+            :func:`fedlib.dtfl.run_dtfl` / :func:`fedlib.dtfl.run_engine`.
 
     Raises:
         ValueError / ParameterTypeError: unknown method, rounds < 1, ``yogi`` given to another method, bad
@@ -126,7 +126,8 @@ def run_baseline(cfg: DtflConfig, data: TensorDataset, method: str, rounds: int,
         raise ValueError(f"yogi settings apply to method 'fedyogi' only, got method {method!r}")
     hook = _Yogi(yogi or YogiConfig()) if method == "fedyogi" else None
     cuts = np.full((rounds, cfg.num_clients), BASELINE_CUTS[method], dtype=np.int64)
-    rec = run_engine(cfg, data, cuts, method, device, progress, keep_model, participants, server_update=hook)
+    rec = run_engine(cfg, data, cuts, method, device, progress, keep_model, participants, server_update=hook,
+                     backend=backend)
     if hook is not None:
         rec["yogi"] = hook.cfg.to_dict()
     return rec

@@ -6,7 +6,9 @@ samples of real Fashion-MNIST, IID; one evaluation of the global model on 2,000 
 - ``dtfl_loop``: :func:`fedlib.dtfl.reference.run_literal` (per-client ``nn.Module`` s and ``torch.optim.Adam``
   s, clients one after another: the literal Algorithm 1);
 - ``fedavg_engine`` / ``fedavg_loop``: :func:`fedlib.dtfl.run_baseline` ("fedavg") and
-  :func:`fedlib.dtfl.reference.run_literal_baseline` (cut 8), the same way.
+  :func:`fedlib.dtfl.reference.run_literal_baseline` (cut 8), the same way;
+- ``dtfl_stacked`` / ``fedavg_stacked``: the same engine calls with ``backend="stacked"`` (per-client state
+  stacked ``[K, ...]``, one vmapped call per unit for all clients; :mod:`fedlib.split.stacked`).
 
 Both sides compute the same DTFL round (Algorithm 1 with the eq. 1 average; the tests check they agree); only
 their speed is compared here.
@@ -71,16 +73,22 @@ def bench_dtfl(rounds: int = 3, loop_rounds: int | None = None, device: str = "a
     warm = DtflConfig(**{**cfg.to_dict(), "train_subset": 500, "test_subset": 100})
     run_dtfl(warm, data, cuts(1), str(dev))                      # warm-up: allocator, kernel selection
     run_literal(warm, data, cuts(1), device=str(dev))
+    run_dtfl(warm, data, cuts(1), str(dev), backend="stacked")
     secs = {
         "dtfl_engine": _timed(lambda: run_dtfl(cfg, data, cuts(rounds), str(dev)), dev) / rounds,
         "dtfl_loop": _timed(lambda: run_literal(cfg, data, cuts(loop_rounds), device=str(dev)), dev) / loop_rounds,
         "fedavg_engine": _timed(lambda: run_baseline(cfg, data, "fedavg", rounds, device=str(dev)), dev) / rounds,
         "fedavg_loop": _timed(lambda: run_literal_baseline(cfg, data, 8, loop_rounds, device=str(dev)),
                               dev) / loop_rounds,
+        "dtfl_stacked": _timed(lambda: run_dtfl(cfg, data, cuts(rounds), str(dev), backend="stacked"), dev) / rounds,
+        "fedavg_stacked": _timed(lambda: run_baseline(cfg, data, "fedavg", rounds, device=str(dev),
+                                                      backend="stacked"), dev) / rounds,
     }
     out = {f"{k}_samples_per_s": round(cfg.train_subset / s, 1) for k, s in secs.items()}
     out |= {"dtfl_speedup": round(secs["dtfl_loop"] / secs["dtfl_engine"], 3),
             "fedavg_speedup": round(secs["fedavg_loop"] / secs["fedavg_engine"], 3),
+            "dtfl_stacked_speedup": round(secs["dtfl_loop"] / secs["dtfl_stacked"], 3),
+            "fedavg_stacked_speedup": round(secs["fedavg_loop"] / secs["fedavg_stacked"], 3),
             "device": str(dev), "threads": torch.get_num_threads(), "rounds": rounds, "loop_rounds": loop_rounds,
             "torch": torch.__version__}
     if dev.type == "cuda":

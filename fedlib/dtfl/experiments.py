@@ -25,10 +25,14 @@ from .training import MODELS as DTFL_MODELS, DtflConfig, check_cuts, check_parti
 
 STORE_CODE = ("fedlib.dtfl.tiers", "fedlib.dtfl.timing", "fedlib.dtfl.scheduler", "fedlib.dtfl.training",
               "fedlib.dtfl.baselines", "fedlib.dtfl.baseline_time", "fedlib.dtfl.fedgkt", "fedlib.dtfl.privacy",
-              "fedlib.dtfl.experiments", "fedlib.dtfl.compare", "fedlib.split", *RECORD_CODE, "fedlib.data")
+              "fedlib.dtfl.experiments", "fedlib.dtfl.compare", *(f"fedlib.split.{m}" for m in (
+                  "config", "engine", "latency", "models", "ops", "profile", "records", "reference", "resnet_cifar",
+                  "system")), *RECORD_CODE, "fedlib.data")
 """The source a DTFL result depends on: editing it invalidates DTFL's cached runs (and nothing else does). The
 figure modules (:mod:`.plots`, :mod:`.compare_plots`) and the test reference (:mod:`.reference`) compute no
-record, so a figure edit redraws from the cache."""
+record, so a figure edit redraws from the cache. Of ``fedlib.split``, the modules the runs use (the engine's
+``loop`` backend): not its benchmark nor the ``stacked`` backend (:mod:`fedlib.split.stacked`), which no cached
+record is computed with."""
 
 #: the paper's Table 2 (ResNet-56, tiers 1..6, relative to tier 1)
 PAPER_TABLE2 = {"client": [1.00, 1.63, 2.16, 2.68, 3.30, 3.81], "server": [1.00, 0.82, 0.65, 0.51, 0.33, 0.20]}

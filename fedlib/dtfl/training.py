@@ -142,7 +142,7 @@ def check_participants(participants, rounds: int, num_clients: int) -> np.ndarra
 
 def run_dtfl(cfg: DtflConfig, data: TensorDataset, cuts, device: str = "cpu", progress=None,
              keep_model: bool = False, participants=None, client_loss=None, smashed_transform=None,
-             eval_transform=None) -> dict:
+             eval_transform=None, backend: str = "loop") -> dict:
     """Train ``R = len(cuts)`` DTFL rounds (module docstring) and evaluate the global model.
 
     Args:
@@ -157,6 +157,8 @@ def run_dtfl(cfg: DtflConfig, data: TensorDataset, cuts, device: str = "cpu", pr
                 global model applies ``eval_transform`` (default: ``smashed_transform`` itself; give a copy with
                 its own generator so that evaluations do not shift the training draws) at that cut, since the
                 server part was trained on transformed data. ``keep_model`` returns the model without it.
+            backend: the split engine's, ``"loop"`` (default; every cached record) or ``"stacked"``
+                (:mod:`fedlib.split.stacked`); float-close, not bit-identical, to each other.
 
     Returns:
         ``{"config", "device", "samples_per_client" [K], "round", "test_acc", "test_loss", "train_loss",
@@ -167,7 +169,33 @@ def run_dtfl(cfg: DtflConfig, data: TensorDataset, cuts, device: str = "cpu", pr
         ``smashed_transform``).
     """
     return run_engine(cfg, data, cuts, "dtfl", device, progress, keep_model, participants, client_loss,
-                      smashed_transform, eval_transform=eval_transform)
+                      smashed_transform, eval_transform=eval_transform, backend=backend)
+
+
+#: the split engine's backends: ``loop`` (:mod:`fedlib.split.engine`, every cached record) and ``stacked``
+#: (:mod:`fedlib.split.stacked`, imported only when asked for, so the records of ``loop`` do not depend on it)
+BACKENDS = ("loop", "stacked")
+
+
+def _backend(backend: str) -> dict:
+    check_choice("backend", backend, BACKENDS)
+    if backend == "stacked":
+        from ..split.stacked import backend_functions
+        return backend_functions("stacked")
+    return {"init_state": init_state, "train_round": train_round, "aggregate": aggregate,
+            "set_decision": set_decision, "global_units": global_units, "global_model": global_model}
+
+
+def _device_aux(st, i: int) -> dict:
+    return st.device_aux(i) if hasattr(st, "device_aux") else st.aux[i]
+
+
+def _set_device_aux(st, i: int, head: dict) -> None:
+    if hasattr(st, "device_aux"):
+        from ..split.stacked import set_device_aux
+        set_device_aux(st, i, head)
+    else:
+        st.aux[i] = {key: v.clone() for key, v in head.items()}
 
 
 #: the top tier's cut (md1..md7 on the client): its averaged auxiliary head stands in for md8 in the diagnostic
@@ -224,14 +252,18 @@ class _AtCut(torch.nn.Module):
 
 def run_engine(cfg: DtflConfig, data: TensorDataset, cuts, method: str = "dtfl", device: str = "cpu",
                progress=None, keep_model: bool = False, participants=None, client_loss=None,
-               smashed_transform=None, server_update=None, eval_transform=None) -> dict:
+               smashed_transform=None, server_update=None, eval_transform=None, backend: str = "loop") -> dict:
     """The round loop shared by DTFL and the engine baselines (:mod:`fedlib.dtfl.baselines`): every round the
     participating clients run one local epoch on the engine (``mode="copies"``), then :func:`fedlib.split.aggregate`
     forms the N_k-weighted average over the participants (eq. 1 / FedAvg) and, when given,
     ``server_update(st, before, weights)`` replaces it (FedYogi; ``before`` = the global units at the round's
     start). ``method`` ``"dtfl"`` trains with the auxiliary heads' local loss; any other name trains the whole
     model end to end through the cut (the activation gradient returns: FedAvg with cut 8, SplitFed with cut 2).
-    Arguments and record as :func:`run_dtfl`; the record also holds ``method``.
+    Arguments and record as :func:`run_dtfl`; the record also holds ``method``. ``backend``: the split engine's
+    (:data:`fedlib.split.stacked.BACKENDS`): ``"loop"`` (every cached record) or ``"stacked"`` (per-client state
+    stacked, one vmapped call per unit; :mod:`fedlib.split.stacked`), used by ``python -m fedlib.bench dtfl``; no
+    notebook passes it, so no cached record comes from it (a record computed with it would need its module in
+    the store's code, :data:`fedlib.dtfl.experiments.STORE_CODE`).
     """
     check_instance("cfg", cfg, DtflConfig)
     check_choice("method", method, ("dtfl", "fedavg", "fedyogi", "splitfed"))
@@ -242,6 +274,7 @@ def run_engine(cfg: DtflConfig, data: TensorDataset, cuts, method: str = "dtfl",
                      ("server_update", server_update), ("eval_transform", eval_transform)):
         check_callable(name, fn)
     check_bool("keep_model", keep_model)
+    f = _backend(backend)
     local = method == "dtfl"
     eval_transform = smashed_transform if eval_transform is None else eval_transform
     cuts = check_cuts(cuts, cfg.num_clients, high=7 if local else 8)
@@ -262,8 +295,8 @@ def run_engine(cfg: DtflConfig, data: TensorDataset, cuts, method: str = "dtfl",
                        cuts=tuple(int(c) for c in cuts[0]), interval=1, lr=cfg.lr, eps=cfg.eps, optimizer="adam",
                        mode="copies", local_loss=local, rounds=len(cuts), seed=cfg.seed)
     assert NUM_UNITS[cfg.model] == 8
-    st = init_state(scfg, build_model(scfg, shape[0], shape[1], ds.num_classes), shape, dev,
-                    aux_head_factory(ds.num_classes) if local else None, channels_last=cfg.channels_last)
+    st = f["init_state"](scfg, build_model(scfg, shape[0], shape[1], ds.num_classes), shape, dev,
+                         aux_head_factory(ds.num_classes) if local else None, channels_last=cfg.channels_last)
     bank = {}                                                                           # tier head per cut
     gen = torch_generator(cfg.seed, "data")
     rec = {"config": cfg.to_dict(), "method": method, "device": str(dev),
@@ -275,7 +308,7 @@ def run_engine(cfg: DtflConfig, data: TensorDataset, cuts, method: str = "dtfl",
         rec.update(test_acc_aux=[], test_loss_aux=[])
 
     def record(r):
-        model = global_model(st, weights)
+        model = f["global_model"](st, weights)
         top = bank.get(TOP_CUT) if local and smashed_transform is None else None
         if smashed_transform is not None:
             c = int(cuts[0, 0])
@@ -297,32 +330,32 @@ def run_engine(cfg: DtflConfig, data: TensorDataset, cuts, method: str = "dtfl",
     record(0)
     for r, (round_cuts, here) in enumerate(zip(cuts, part), start=1):
         changed = np.flatnonzero(round_cuts != st.cuts)
-        set_decision(st, (b,) * k, round_cuts, weights=weights, seed=cfg.seed)
+        f["set_decision"](st, (b,) * k, round_cuts, weights=weights, seed=cfg.seed)
         for i in changed:
             if local and int(round_cuts[i]) in bank:
-                st.aux[i] = {key: v.clone() for key, v in bank[int(round_cuts[i])].items()}
+                _set_device_aux(st, i, bank[int(round_cuts[i])])
         order = [p[torch.randperm(len(p), generator=gen)].to(dev) for p in parts]    # every client: aligned streams
         order = [o if here[i] else o[:0] for i, o in enumerate(order)]
         steps = max(-(-len(p) // b) for p in order)
-        before = global_units(st, weights) if server_update is not None else None
+        before = f["global_units"](st, weights) if server_update is not None else None
         for s in range(steps):
             idx = [o[s * b:(s + 1) * b] if s * b < len(o) else None for o in order]
             xs = [None if i is None else x_train[i] for i in idx]
             ys = [None if i is None else y_train[i] for i in idx]
-            loss = train_round(st, xs, ys, weights, sync_copies=False, client_loss=client_loss,
+            loss = f["train_round"](st, xs, ys, weights, sync_copies=False, client_loss=client_loss,
                                smashed_transform=smashed_transform)
         w_round = np.where(here, weights, 0.0)
         w_round = w_round / w_round.sum()
-        aggregate(st, w_round)                                    # eq. 1 + aux heads within each tier
+        f["aggregate"](st, w_round)                               # eq. 1 + aux heads within each tier
         if server_update is not None:
             server_update(st, before, w_round)
         if local:
             for c in set(int(v) for v in st.cuts):
                 same = [i for i in range(k) if st.cuts[i] == c and here[i]]
                 if same:
-                    bank[c] = weighted_mean([st.aux[i] for i in same[:1]], [1.0])
+                    bank[c] = weighted_mean([_device_aux(st, same[0])], [1.0])
         if r % cfg.eval_every == 0 or r == len(cuts):
             record(r)
     if keep_model:
-        rec["model"] = global_model(st, weights)
+        rec["model"] = f["global_model"](st, weights)
     return rec

@@ -6,6 +6,8 @@ Fashion-MNIST, plain SGD) for
   ``torch.optim.SGD``, devices one after another);
 - ``engine``: :func:`fedlib.split.train_round` (per-device loop over units 1..L_c, one concatenated pass with
   per-device BN over the common part; conv weights channels-last);
+- ``stacked``: :func:`fedlib.split.stacked.train_round_stacked` (units 1..L_c stacked ``[N, ...]``, one vmapped
+  call per unit for the devices of one batch size, the same common part);
 
 timed interleaved in one process (median of ``repeats``), and the roofline: samples/s at the machine's measured
 large-matmul GFLOP/s for the forward + backward FLOPs per sample that :func:`fedlib.split.model_profile` counts
@@ -24,6 +26,7 @@ from .engine import init_state, train_round
 from .profile import model_profile
 from .records import client_partition, draw_batches
 from .reference import Reference
+from .stacked import init_stacked, train_round_stacked
 
 
 def _rate(step, batches, samples: int, device: torch.device) -> float:
@@ -41,8 +44,9 @@ def bench_sfl(widths: tuple = (0.25, 1.0), repeats: int = 3, rounds: dict | None
               threads: int | None = None) -> dict:
     """Measure loop / engine / roofline samples/s at each width; returns the JSON-able dict of the CLI.
 
-    Keys ``loop_samples_per_s_w025``, ``engine_samples_per_s_w025``, ``roofline_samples_per_s_w025`` (and
-    ``_w1``), ``speedup_w025`` (engine / loop), ``roofline_frac_w025`` (engine / roofline), ``gflops``,
+    Keys ``loop_samples_per_s_w025``, ``engine_samples_per_s_w025``, ``stacked_samples_per_s_w025``,
+    ``roofline_samples_per_s_w025`` (and ``_w1``), ``speedup_w025`` (engine / loop), ``stacked_speedup_w025``
+    (stacked / loop), ``roofline_frac_w025`` (engine / roofline), ``gflops``,
     ``device``, ``threads``. ``rounds``: rounds per timed call per width (default 4 at width 0.25, 1 at width 1;
     width 1 is timed at most twice). ``threads``: torch CPU threads during the benchmark (default: unchanged).
     On a shared machine, 2 threads next to other busy processes collapse (spin-waiting): compare loop and engine
@@ -74,6 +78,7 @@ def _bench(widths, repeats, rounds, device) -> dict:
         model = build_model(cfg, 1, 28, 10).to(dev)
         st = init_state(cfg, model, (1, 28, 28), dev, channels_last=True)
         ref = Reference(cfg, model)
+        stk = init_stacked(cfg, model, (1, 28, 28), dev)
         parts = [torch.as_tensor(p).to(dev) for p in client_partition(cfg, ds.y_train)]
         gen = torch_generator(0, "data")
         batches = []
@@ -83,15 +88,19 @@ def _bench(widths, repeats, rounds, device) -> dict:
         samples = int(st.b.sum())
         train_round(st, *batches[0])          # warm-up (allocator, kernel selection)
         ref.round(*batches[0])
-        res = {"loop": [], "engine": []}
+        train_round_stacked(stk, *batches[0])
+        res = {"loop": [], "engine": [], "stacked": []}
         for _ in range(repeats if width < 1 else min(repeats, 2)):
             res["loop"].append(_rate(ref.round, batches, samples, dev))
             res["engine"].append(_rate(lambda xs, ys: train_round(st, xs, ys), batches, samples, dev))
+            res["stacked"].append(_rate(lambda xs, ys: train_round_stacked(stk, xs, ys), batches, samples, dev))
         prof = model_profile("vgg16", 1, 28, 10, width=width)
         roof = gflops * 1e9 / (prof.fwd_flops[-1] + prof.bwd_flops[-1])
-        loop, eng = statistics.median(res["loop"]), statistics.median(res["engine"])
+        loop, eng, stacked = (statistics.median(res[k]) for k in ("loop", "engine", "stacked"))
         out |= {f"loop_samples_per_s_{tag}": round(loop, 1), f"engine_samples_per_s_{tag}": round(eng, 1),
+                f"stacked_samples_per_s_{tag}": round(stacked, 1),
                 f"roofline_samples_per_s_{tag}": round(roof, 1), f"speedup_{tag}": round(eng / loop, 3),
+                f"stacked_speedup_{tag}": round(stacked / loop, 3),
                 f"roofline_frac_{tag}": round(eng / roof, 3)}
     return out
 

@@ -1,0 +1,371 @@
+"""The split engine with stacked per-device state (the ``stacked`` backend of :mod:`.engine`'s round).
+
+:mod:`.engine` keeps one dict of tensors per device and unit and runs the per-device units in a Python loop over
+devices: on a GPU that is a few kernel launches per device, unit and optimiser tensor, and the loop loses to a
+plain per-client ``nn.Module`` loop. Here every per-device unit (units 1..L_c; every unit in ``copies`` mode)
+holds its parameters, buffers (BN running statistics per device) and optimiser state as stacked ``[N, ...]``
+tensors, and one ``torch.func.vmap`` of ``functional_call`` runs a unit for all devices of one batch size at once
+(HASFL's devices are grouped by b_i). The round is the engine's, step for step (module docstring of
+:mod:`.engine`; the tests check both against the literal per-device reference in float64):
+
+- devices without a batch (``None``, copies mode) are masked: their rows are not updated (bit-identical);
+- DTFL's tiers are masks, not shapes: at unit j the smashed data of the devices whose cut is j is detached
+  (``torch.where``) and their auxiliary heads (stacked per cut) give the local loss;
+- SGD / Adam are the formulas of ``torch.optim``'s single-tensor step applied to the stacked rows, with one step
+  count per device (Adam's bias corrections per row, from the host's step counts: no host sync);
+- the shared common part (HASFL) runs once over the concatenated smashed data with per-device BN statistics, as
+  in :mod:`.engine` (its optimizer state is :func:`.ops.optimizer_step`'s).
+
+Not here (yet): channels-last storage (5-D stacked conv weights have no such layout), CUDA graphs. The round
+returns the mean loss as a float (one host sync per round, as :func:`.engine.train_round`).
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.func import functional_call, vmap
+
+from ..core.validate import check_bool, check_instance, check_int, check_list
+from . import ops
+from .config import SplitConfig, validate_decision
+from .engine import _check_batches, _new_aux, _weights
+from .stacked_ops import assign_rows, average_server_copies, step_rows, weighted_rows
+
+
+@dataclass
+class StackedState:
+    """Everything a run changes, stacked. ``per[j]``: unit j+1's tensors ``{name: [N, ...]}`` (j < per_device)
+    or ``{name: [...]}`` (shared); ``opt[j]``: per-device units ``{name: {"exp_avg"|"exp_avg_sq"|"momentum_buffer":
+    [N, ...]}}`` with ``steps[j]`` ``[N]`` (host) optimizer steps per device, shared units the engine's per-tensor
+    dicts. ``aux[c]``: the auxiliary heads of cut c stacked ``{name: [N, ...]}`` (row i valid while device i is
+    at cut c), ``aux_opt[c]`` / ``aux_steps[c]`` likewise. Other fields as :class:`.engine.SplitState`."""
+
+    model: nn.Sequential
+    templates: list
+    pnames: list
+    per: list
+    opt: list
+    steps: list
+    b: np.ndarray
+    cuts: np.ndarray
+    mode: str
+    opt_cfg: dict
+    local_loss: bool = False
+    aux: dict = field(default_factory=dict)
+    aux_opt: dict = field(default_factory=dict)
+    aux_steps: dict = field(default_factory=dict)
+    aux_head: Callable | None = None
+    aux_templates: dict = field(default_factory=dict)
+    seed: int = 0
+    smashed_shapes: list = field(default_factory=list)
+    input_shape: tuple = ()
+    round: int = 0
+    samples: int = 0
+
+    @property
+    def num_devices(self) -> int:
+        return len(self.b)
+
+    @property
+    def num_units(self) -> int:
+        return len(self.templates)
+
+    @property
+    def per_device(self) -> int:
+        return int(self.cuts.max()) if self.mode == "common" else self.num_units
+
+    def device_aux(self, i: int) -> dict | None:
+        """Device i's auxiliary head (row views of its cut's stack; None at cut L or without local loss)."""
+        c = int(self.cuts[i])
+        return {k: v[i] for k, v in self.aux[c].items()} if self.local_loss and c < self.num_units else None
+
+    @property
+    def units(self) -> list:
+        """Per-device views, the engine's layout: ``units[j][k]`` = dict of row k's tensors of unit j+1 (views
+        into the stacks: read them, or write them in place)."""
+        n, p = self.num_devices, self.per_device
+        return [[{k: v[i] for k, v in d.items()} for i in range(n)] if j < p else [d] for j, d in enumerate(self.per)]
+
+
+def _stack(d: dict, n: int) -> dict:
+    return {k: v.detach().unsqueeze(0).repeat(n, *[1] * v.dim()) for k, v in d.items()}
+
+
+def _zeros_opt(st: StackedState, stack: dict, names: list) -> dict:
+    key = ("momentum_buffer",) if st.opt_cfg["name"] == "sgd" else ("exp_avg", "exp_avg_sq")
+    return {name: {k: torch.zeros_like(stack[name]) for k in key} for name in names}
+
+
+def init_stacked(cfg: SplitConfig, model: nn.Sequential, input_shape: tuple, device: torch.device | str = "cpu",
+                 aux_head: Callable | None = None, channels_last: bool = False) -> StackedState:
+    """Initial state, as :func:`.engine.init_state` (every device starts from ``model``'s weights; heads of one
+    cut start equal), stacked ``[N, ...]``. ``channels_last`` is accepted for the engine's signature and has no
+    effect: stacked 5-D conv weights have one layout (so a run asked for channels-last is float-close, not
+    bit-identical, to the engine's). Raises as :func:`.engine.init_state`."""
+    from .engine import init_state
+    check_bool("channels_last", channels_last)
+    ref = init_state(cfg, model, input_shape, device, aux_head)   # the engine's checks, shapes and first heads
+    n, p = ref.num_devices, ref.per_device
+    per = [_stack(c[0], n) if j < p else c[0] for j, c in enumerate(ref.units)]
+    st = StackedState(ref.model, ref.templates, ref.pnames, per, [], [], ref.b, ref.cuts, ref.mode, ref.opt_cfg,
+                      ref.local_loss, aux_head=aux_head, aux_templates=ref.aux_templates, seed=cfg.seed,
+                      smashed_shapes=ref.smashed_shapes, input_shape=ref.input_shape)
+    st.opt = [_zeros_opt(st, per[j], st.pnames[j]) if j < p else {} for j in range(st.num_units)]
+    st.steps = [np.zeros(n, dtype=np.int64) if j < p else None for j in range(st.num_units)]
+    for i, c in enumerate(int(c) for c in ref.cuts):
+        if ref.aux[i] is not None and c not in st.aux:
+            _new_cut(st, c, ref.aux[i])
+    return st
+
+
+def _new_cut(st: StackedState, cut: int, head: dict) -> None:
+    n = st.num_devices
+    st.aux[cut] = _stack(head, n)
+    names = [k for k, _ in st.aux_templates[cut].named_parameters()]
+    st.aux_opt[cut] = _zeros_opt(st, st.aux[cut], names)
+    st.aux_steps[cut] = np.zeros(n, dtype=np.int64)
+
+
+def _call(template: nn.Module, params: dict, x: torch.Tensor) -> torch.Tensor:
+    """One unit for G devices: ``params`` ``{name: [G, ...]}``, ``x`` ``[G, b, ...]`` -> ``[G, b, ...]``;
+    buffers (BN running statistics) are updated in place in the ``[G, ...]`` tensors given."""
+    return vmap(lambda p, h: functional_call(template, p, (h,)))(params, x)
+
+
+def _rows(stack: dict, idx: torch.Tensor, names: list, leaves: dict) -> dict:
+    """Rows ``idx`` of a stacked unit: parameters through ``index_select`` of the leaf (differentiable), buffers
+    as copies (written back by :func:`_put_buffers`)."""
+    return {k: (leaves[k] if k in names else v).index_select(0, idx) for k, v in stack.items()}
+
+
+def _put_buffers(stack: dict, rows: dict, idx: torch.Tensor, names: list) -> None:
+    for k, v in rows.items():
+        if k not in names:
+            stack[k].index_copy_(0, idx, v)
+
+
+def train_round_stacked(st: StackedState, xs: list, ys: list, weights=None, sync_copies: bool = True,
+                        client_loss: Callable | None = None, smashed_transform: Callable | None = None) -> float:
+    """:func:`.engine.train_round` on stacked state: same arguments, same round, same errors; returns the mean
+    over the training devices of the main loss."""
+    check_instance("st", st, StackedState, "a StackedState (fedlib.split.stacked.init_stacked)")
+    n, L, p = st.num_devices, st.num_units, st.per_device
+    check_list("xs", xs, min_len=0)
+    check_list("ys", ys, min_len=0)
+    if len(xs) != n or len(ys) != n:
+        raise ValueError(f"xs and ys must hold one entry per device (N = {n}), got {len(xs)} and {len(ys)}")
+    for i, (x, y) in enumerate(zip(xs, ys)):
+        if (x is None) != (y is None) or x is not None and not 0 < len(x) == len(y):
+            raise ValueError(f"device {i}: xs[{i}] and ys[{i}] must be equally long non-empty batches (or both "
+                             f"None), got {None if x is None else len(x)} and {None if y is None else len(y)} samples")
+    active = [i for i in range(n) if xs[i] is not None]
+    _check_batches(st, xs, ys, active)
+    if len(active) < n and st.mode != "copies":
+        raise ValueError("xs: every device must train in every round outside copies mode (no None entries)")
+    if not active:
+        raise ValueError("xs: at least one device must train (every entry is None)")
+    if (client_loss is not None or smashed_transform is not None) and not st.local_loss:
+        raise ValueError("client_loss / smashed_transform need local_loss=True (no gradient crosses the cut)")
+    dev = st.per[0][st.pnames[0][0]].device
+    leaves = [{k: st.per[j][k].detach().requires_grad_(True) for k in st.pnames[j]} for j in range(L)]
+    cuts_used = sorted({int(st.cuts[i]) for i in active if st.local_loss and st.cuts[i] < L})
+    aux_leaves = {c: {k: st.aux[c][k].detach().requires_grad_(True) for k in st.aux_opt[c]} for c in cuts_used}
+    groups: dict[int, list[int]] = {}
+    for i in active:
+        groups.setdefault(len(ys[i]), []).append(i)
+    outs, aux_terms = {}, []
+    for size, members in groups.items():
+        idx = torch.tensor(members, device=dev)
+        h = torch.stack([xs[i] for i in members])
+        y = torch.stack([ys[i] for i in members])
+        cuts = st.cuts[members]
+        for j in range(p):
+            rows = _rows(st.per[j], idx, st.pnames[j], leaves[j])
+            h = _call(st.templates[j], rows, h)
+            _put_buffers(st.per[j], rows, idx, st.pnames[j])
+            at = np.flatnonzero(cuts == j + 1) if st.local_loss and j + 1 < L else []
+            if len(at):
+                pos = torch.tensor(at, device=dev)
+                heads = _rows(st.aux[j + 1], idx.index_select(0, pos), list(aux_leaves[j + 1]), aux_leaves[j + 1])
+                z = h.index_select(0, pos)
+                out = _call(st.aux_templates[j + 1], heads, z)
+                _put_buffers(st.aux[j + 1], heads, idx.index_select(0, pos), list(aux_leaves[j + 1]))
+                for r, g in enumerate(at):
+                    i = members[g]
+                    aux_terms.append(F.cross_entropy(out[r], ys[i]) if client_loss is None
+                                     else client_loss(out[r], ys[i], xs[i], z[r]))
+                mask = torch.zeros(len(members), dtype=torch.bool, device=dev)
+                mask[pos] = True
+                cut_h = h.detach()
+                if smashed_transform is not None:
+                    cut_h = torch.stack([smashed_transform(cut_h[g]) if mask[g] else cut_h[g]
+                                         for g in range(len(members))])
+                h = torch.where(mask.view(-1, *[1] * (h.dim() - 1)), cut_h, h)
+        for g, i in enumerate(members):
+            outs[i] = h[g]
+    hs = [outs[i] for i in active]
+    if p < L:
+        ops._SEGMENTS = tuple(int(h.shape[0]) for h in hs)
+        try:
+            h = torch.cat(hs)
+            for j in range(p, L):
+                h = functional_call(st.templates[j], {**st.per[j], **leaves[j]}, (h,))
+        finally:
+            ops._SEGMENTS = None
+    else:
+        h = torch.cat(hs)
+    y = torch.cat([ys[i] for i in active])
+    ce = F.cross_entropy(h, y, reduction="none")
+    losses = torch.stack([c.mean() for c in ce.split([len(ys[i]) for i in active])])
+    total = losses.sum() + (sum(aux_terms) if aux_terms else 0.0)
+    flat = [(j, k) for j in range(L) for k in st.pnames[j]] + [("aux", c, k) for c in cuts_used for k in aux_leaves[c]]
+    grads = torch.autograd.grad(total, [leaves[f[0]][f[1]] if f[0] != "aux" else aux_leaves[f[1]][f[2]]
+                                        for f in flat])
+    grads = dict(zip(flat, grads))
+    on = np.zeros(n, dtype=bool)
+    on[active] = True
+    with torch.no_grad():
+        for j in range(L):
+            if j < p:
+                step_rows(st.opt_cfg, st.per[j], {k: grads[(j, k)] for k in st.pnames[j]}, st.opt[j], st.steps[j], on)
+            else:                                          # eq. 4: the mean of the per-device gradients
+                states = [st.opt[j].setdefault(k, {}) for k in st.pnames[j]]
+                ops.optimizer_step([st.per[j][k] for k in st.pnames[j]], [grads[(j, k)] / n for k in st.pnames[j]],
+                                   states, st.opt_cfg)
+        for c in cuts_used:
+            at_c = on & (st.cuts == c)
+            step_rows(st.opt_cfg, st.aux[c], {k: grads[("aux", c, k)] for k in aux_leaves[c]}, st.aux_opt[c],
+                          st.aux_steps[c], at_c)
+    if st.mode == "copies" and sync_copies:
+        average_server_copies(st, weights)
+    st.round += 1
+    st.samples += sum(len(ys[i]) for i in active)
+    return float(losses.detach().mean())
+
+
+def aggregate_stacked(st: StackedState, weights=None) -> None:
+    """:func:`.engine.aggregate` on stacked state (eq. 7; auxiliary heads averaged within each cut)."""
+    w = _weights(st.num_devices, weights)
+    everyone = list(range(st.num_devices))
+    for j in range(st.per_device):
+        assign_rows(st.per[j], everyone, weighted_rows(st.per[j], w, everyone))
+    if st.local_loss:
+        for cut in set(int(c) for c in st.cuts if c < st.num_units):
+            same = [i for i in everyone if st.cuts[i] == cut]
+            ws = w[same] / w[same].sum() if w[same].sum() > 0 else np.full(len(same), 1 / len(same))
+            assign_rows(st.aux[cut], same, weighted_rows(st.aux[cut], ws, same))
+
+
+def global_units_stacked(st: StackedState, weights=None) -> list[dict]:
+    """:func:`.engine.global_units` on stacked state (new tensors)."""
+    w = _weights(st.num_devices, weights)
+    everyone = list(range(st.num_devices))
+    return [weighted_rows(d, w, everyone) if j < st.per_device else {k: v.clone() for k, v in d.items()}
+            for j, d in enumerate(st.per)]
+
+
+def global_model_stacked(st: StackedState, weights=None) -> nn.Sequential:
+    """:func:`.engine.global_model` on stacked state."""
+    model = copy.deepcopy(st.model)
+    for unit, d in zip(model, global_units_stacked(st, weights)):
+        unit.load_state_dict(d)
+    return model.eval()
+
+
+def set_decision_stacked(st: StackedState, b, cuts, weights=None, seed: int = 0) -> None:
+    """:func:`.engine.set_decision` on stacked state: devices whose cut changes restart from the global model with
+    fresh optimizer state (and the averaged head of the devices already at the new cut, else a new one)."""
+    check_instance("st", st, StackedState, "a StackedState (fedlib.split.stacked.init_stacked)")
+    b, cuts = validate_decision(b, cuts, st.num_devices, st.num_units, names=("b", "cuts"))
+    check_int("seed", seed, 0)
+    _weights(st.num_devices, weights)
+    changed = cuts != st.cuts
+    st.b = b
+    if not changed.any():
+        return
+    n = st.num_devices
+    glob, old_p, old_cuts = global_units_stacked(st, weights), st.per_device, st.cuts
+    st.cuts = cuts
+    new_p = st.per_device
+    redo = list(np.flatnonzero(changed))
+    for j in range(st.num_units):
+        if j < new_p and j < old_p:
+            if redo:
+                assign_rows(st.per[j], redo, glob[j])
+                for s in st.opt[j].values():
+                    for v in s.values():
+                        v[redo] = 0
+                st.steps[j][redo] = 0
+        elif j < new_p:                                    # shared -> per device: every row the global unit
+            st.per[j] = _stack(glob[j], n)
+            st.opt[j] = _zeros_opt(st, st.per[j], st.pnames[j])
+            st.steps[j] = np.zeros(n, dtype=np.int64)
+        elif j < old_p:                                    # per device -> shared: the global average
+            st.per[j], st.opt[j], st.steps[j] = glob[j], {}, None
+    if st.local_loss:
+        for i in redo:
+            c = int(cuts[i])
+            if c == st.num_units:
+                continue
+            same = [k for k in range(n) if old_cuts[k] == c and not changed[k]]
+            if same:
+                head = weighted_rows(st.aux[c], np.full(len(same), 1 / len(same)), same)
+            else:
+                head = _new_aux(_HeadMaker(st), c, seed)
+            if c not in st.aux:
+                _new_cut(st, c, head)
+            assign_rows(st.aux[c], [i], head)
+            for s in st.aux_opt[c].values():
+                for v in s.values():
+                    v[i] = 0
+            st.aux_steps[c][i] = 0
+
+
+class _HeadMaker:
+    """The attributes :func:`.engine._new_aux` reads, for a :class:`StackedState`."""
+
+    def __init__(self, st: StackedState):
+        self.aux_head, self.smashed_shapes, self.aux_templates = st.aux_head, st.smashed_shapes, st.aux_templates
+        self.units = [[{"any": next(iter(st.per[0].values()))}]]
+
+
+def backend_functions(backend: str) -> dict:
+    """The round's functions of ``backend`` (``"loop"``: :mod:`.engine`; ``"stacked"``: this module), by the
+    engine's names: ``init_state``, ``train_round``, ``aggregate``, ``set_decision``, ``global_units``,
+    ``global_model``.
+
+    Raises:
+        ValueError: an unknown backend.
+    """
+    from . import engine
+    from ..core.validate import check_choice
+    check_choice("backend", backend, BACKENDS)
+    if backend == "loop":
+        return {k: getattr(engine, k) for k in ("init_state", "train_round", "aggregate", "set_decision",
+                                                 "global_units", "global_model")}
+    return {"init_state": init_stacked, "train_round": train_round_stacked, "aggregate": aggregate_stacked,
+            "set_decision": set_decision_stacked, "global_units": global_units_stacked,
+            "global_model": global_model_stacked}
+
+
+#: the split engine's backends: the per-device loop (:mod:`.engine`) and stacked per-device state (this module)
+BACKENDS = ("loop", "stacked")
+
+
+def device_aux(st, i: int) -> dict | None:
+    """Device i's auxiliary head as a dict of tensors (None without one), for either backend's state."""
+    return st.device_aux(i) if isinstance(st, StackedState) else st.aux[i]
+
+
+def set_device_aux(st, i: int, head: dict) -> None:
+    """Give device i the auxiliary head ``head`` (values copied), for either backend's state."""
+    if isinstance(st, StackedState):
+        assign_rows(st.aux[int(st.cuts[i])], [i], head)
+    else:
+        st.aux[i] = {k: v.clone() for k, v in head.items()}
