@@ -22,8 +22,9 @@ memory (``getrusage``), data and interpreter included. ``state_mib`` counts the 
 buffers, optimiser state) after the steps; ``state_mib_trained`` is what they grow to once every client has its
 optimiser state (DTFL's clients that have not trained yet hold none). Seconds per step are the median over the
 timed steps after one untimed warm-up step; ``s_per_sample`` divides by the samples a step trains.
-``run_samples`` / ``run_cpu_h``: the training samples of one run of the profile and its projected CPU hours at the
-measured rate (training only; evaluations add to it). These are measurements of one machine, not tests of speed.
+``run_samples`` / ``run_h``: the training samples of one run of the profile and its projected hours on this
+device at the measured rate (training only; evaluations add to it). These are measurements of one machine, not
+tests of speed.
 """
 from __future__ import annotations
 
@@ -156,7 +157,7 @@ def first_steps(paper: str, steps: int = 2, device: str = "cpu", active: int = 2
         ``{"paper", "config", "steps", "samples_per_step", "loss" (the last step's training loss),
         "s_per_step" (median, s; None with steps = 0), "s_per_sample" (s),
         "peak_rss_mib" (MiB, this process), "state_mib", "state_mib_trained" (MiB; None for HIST), "run_samples",
-        "run_cpu_h" (h; None for HIST), "threads", "device", "torch", "fedlib"}``.
+        "run_h" (h; None for HIST), "threads", "device", "torch", "fedlib"}``.
 
     Raises:
         ValueError / ParameterTypeError: unknown paper, steps < 0 or active < 1.
@@ -171,10 +172,13 @@ def first_steps(paper: str, steps: int = 2, device: str = "cpu", active: int = 2
     s_sample = None if s_step is None else s_step / out["samples_per_step"]
     out = {"paper": paper, **out, "steps": steps, "s_per_step": None if s_step is None else round(s_step, 4),
            "s_per_sample": s_sample, "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-           "run_cpu_h": None if out["run_samples"] is None or s_sample is None
+           "run_h": None if out["run_samples"] is None or s_sample is None
            else round(out["run_samples"] * s_sample / 3600, 1),
            "threads": torch.get_num_threads(), "device": str(device), "torch": torch.__version__,
            "fedlib": __version__}
+    if str(device).startswith("cuda"):
+        out["peak_gpu_mib"] = round(torch.cuda.max_memory_allocated() / 2 ** 20, 1)
+        out["gpu"] = torch.cuda.get_device_name()
     for key in ("state_mib", "state_mib_trained"):
         if out[key] is not None:
             out[key] = round(out[key], 1)
@@ -182,23 +186,24 @@ def first_steps(paper: str, steps: int = 2, device: str = "cpu", active: int = 2
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI: ``python -m fedlib.first_steps [--paper hist dtfl hasfl] [--steps 2]`` prints one JSON line per paper,
-    each measured in a fresh process (its own peak memory)."""
+    """CLI: ``python -m fedlib.first_steps [--paper hist dtfl hasfl] [--steps 2] [--device cpu]`` prints one JSON
+    line per paper, each measured in a fresh process (its own peak memory; on CUDA also ``peak_gpu_mib``)."""
     parser = argparse.ArgumentParser(prog="python -m fedlib.first_steps",
                                      description="First steps of each paper's paper profile; one JSON line each.")
     parser.add_argument("--paper", nargs="+", choices=PAPERS, default=list(PAPERS))
     parser.add_argument("--steps", type=int, default=2,
                         help="timed steps after one warm-up (>= 0; 0: the warm-up only; default 2)")
+    parser.add_argument("--device", default="cpu", help="torch device (cpu, cuda, cuda:N; default cpu)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.steps < 0:
         parser.error(f"argument --steps: must be an integer >= 0, got {args.steps}")
     if args.child:
-        print(json.dumps(first_steps(args.paper[0], args.steps)))
+        print(json.dumps(first_steps(args.paper[0], args.steps, args.device)))
         return 0
     for paper in args.paper:
         done = subprocess.run([sys.executable, "-m", "fedlib.first_steps", "--child", "--paper", paper,
-                               "--steps", str(args.steps)], capture_output=True, text=True)
+                               "--steps", str(args.steps), "--device", args.device], capture_output=True, text=True)
         if done.returncode:
             sys.stderr.write(done.stderr)
             return done.returncode
