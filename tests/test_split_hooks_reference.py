@@ -12,6 +12,7 @@ from fedlib.dtfl.privacy import distance_correlation, patch_shuffle
 from fedlib.split import SplitConfig, aggregate, build_model, global_model, init_state, set_decision, train_round
 from fedlib.split.records import client_partition, draw_batches
 from fedlib.split.reference import Reference
+from fedlib.split.stacked import BACKENDS, StackedState, backend_functions
 
 pytestmark = pytest.mark.usefixtures("one_thread", "float64")
 
@@ -40,7 +41,13 @@ class ShuffleNoise:
         return z + 0.1 * torch.randn(z.shape, generator=self.gen, dtype=z.dtype)
 
 
-def run_both(ds, rounds=4, weights=None, decisions=None, hooks=False, sit_out=None, **kw):
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    """Every test here runs against each backend of the engine."""
+    return request.param
+
+
+def run_both(ds, rounds=4, weights=None, decisions=None, hooks=False, sit_out=None, backend="loop", **kw):
     base = dict(model="vgg16", width=0.0625, num_devices=4, batch_sizes=(4, 6, 5, 8), cuts=(2, 5, 5, 9),
                 interval=1, lr=0.05, seed=1)
     cfg = SplitConfig(**(base | kw))
@@ -48,7 +55,8 @@ def run_both(ds, rounds=4, weights=None, decisions=None, hooks=False, sit_out=No
     model = build_model(cfg, shape[0], shape[1], 10)
     head = aux_head if cfg.local_loss else None
     ref = Reference(cfg, model, aux_head=head, input_shape=shape)       # heads built by the reference itself
-    st = init_state(cfg, model, shape, aux_head=head)
+    f = backend_functions(backend)
+    st = f["init_state"](cfg, model, shape, aux_head=head)
     loss_fn = client_loss if hooks else None
     t_eng, t_ref = (ShuffleNoise(7), ShuffleNoise(7)) if hooks else (None, None)
     parts = [torch.from_numpy(p) for p in client_partition(cfg, ds.y_train)]
@@ -56,23 +64,25 @@ def run_both(ds, rounds=4, weights=None, decisions=None, hooks=False, sit_out=No
     for r in range(1, rounds + 1):
         if r in (decisions or {}):
             b, cuts = decisions[r]
-            set_decision(st, b, cuts, weights, seed=cfg.seed)
+            f["set_decision"](st, b, cuts, weights, seed=cfg.seed)
             ref.set_decision(b, cuts, weights, seed=cfg.seed)
         idx = draw_batches(parts, st.b, gen)
         xs, ys = [ds.x_train[i].to(torch.get_default_dtype()) for i in idx], [ds.y_train[i] for i in idx]
         for i in (sit_out or {}).get(r, ()):           # copies mode: device i sits this round out
             xs[i] = ys[i] = None
-        eng = train_round(st, xs, ys, weights, client_loss=loss_fn, smashed_transform=t_eng)
+        eng = f["train_round"](st, xs, ys, weights, client_loss=loss_fn, smashed_transform=t_eng)
         assert eng == pytest.approx(ref.round(xs, ys, weights, loss_fn, t_ref), abs=ATOL)
         if r % cfg.interval == 0:
-            aggregate(st, weights)
+            f["aggregate"](st, weights)
             ref.aggregate(weights)
     return st, ref, weights
 
 
 def assert_same(st, ref, weights):
     assert list(st.cuts) == ref.cuts and st.per_device == ref.lc
-    g1, g2 = global_model(st, weights).state_dict(), ref.global_model(weights).state_dict()
+    stacked = isinstance(st, StackedState)
+    gm = backend_functions("stacked" if stacked else "loop")["global_model"]
+    g1, g2 = gm(st, weights).state_dict(), ref.global_model(weights).state_dict()
     assert g1.keys() == g2.keys()
     for k in g1:
         assert g1[k].dtype == g2[k].dtype
@@ -81,10 +91,11 @@ def assert_same(st, ref, weights):
         for j in range(st.per_device):
             for k, v in ref._unit_sd(i, j).items():
                 torch.testing.assert_close(st.units[j][i][k], v, atol=ATOL, rtol=0, msg=f"device {i} unit {j} {k}")
-        assert (st.aux[i] is None) == (ref.aux[i] is None) if st.local_loss else True
+        head = st.device_aux(i) if stacked else st.aux[i]
+        assert (head is None) == (ref.aux[i] is None) if st.local_loss else True
         if st.local_loss and ref.aux[i] is not None:
             for k, v in ref.aux[i].state_dict().items():
-                torch.testing.assert_close(st.aux[i][k], v, atol=ATOL, rtol=0, msg=f"device {i} head {k}")
+                torch.testing.assert_close(head[k], v, atol=ATOL, rtol=0, msg=f"device {i} head {k}")
     for j in range(st.per_device, st.num_units):
         for k, v in ref.common[j - ref.lc].state_dict().items():
             torch.testing.assert_close(st.units[j][0][k], v, atol=ATOL, rtol=0, msg=f"common unit {j} {k}")
@@ -94,8 +105,8 @@ def assert_same(st, ref, weights):
     dict(mode="copies", cuts=(2, 5, 5, 16)),           # DTFL's setting: server copies per device, one at cut L
     dict(cuts=(2, 4, 5, 9), interval=2),                # common part after L_c = 9 sees the transformed data
 ], ids=["copies", "common"])
-def test_client_loss_and_smashed_transform_hooks(fmnist, kw):
-    st, ref, w = run_both(fmnist, local_loss=True, hooks=True, **kw)
+def test_client_loss_and_smashed_transform_hooks(fmnist, kw, backend):
+    st, ref, w = run_both(fmnist, local_loss=True, hooks=True, backend=backend, **kw)
     assert_same(st, ref, w)
 
 
@@ -106,8 +117,8 @@ def test_client_loss_and_smashed_transform_hooks(fmnist, kw):
          sit_out={2: [1], 3: [0, 3]}),                       # (also those of devices sitting the round out)
     dict(mode="copies", cuts=(2, 5, 5, 9), local_loss=True, interval=2),   # heads of one cut: weights renormalised
 ], ids=["common", "common-equal-b", "copies", "copies-local"])
-def test_non_uniform_weights(fmnist, kw):
-    st, ref, w = run_both(fmnist, weights=W4, **kw)
+def test_non_uniform_weights(fmnist, kw, backend):
+    st, ref, w = run_both(fmnist, weights=W4, backend=backend, **kw)
     assert_same(st, ref, w)
 
 
@@ -128,17 +139,17 @@ LOCAL_DECISIONS = {3: ((3, 6, 7, 5), (5, 5, 2, 7)), 4: ((2, 2, 9, 4), (5, 5, 2, 
     dict(mode="copies", cuts=(2, 5, 5, 16), interval=2, local_loss=True, optimizer="adam", lr=1e-3, eps=1e-4,
          decisions=LOCAL_DECISIONS),
 ], ids=["common-sgd", "common-adam", "common-local", "copies-local-adam"])
-def test_set_decision_mid_run(fmnist, kw):
-    st, ref, w = run_both(fmnist, rounds=6, weights=W4, **kw)
+def test_set_decision_mid_run(fmnist, kw, backend):
+    st, ref, w = run_both(fmnist, rounds=6, weights=W4, backend=backend, **kw)
     assert_same(st, ref, w)
     assert st.samples == sum(sum(b) for b in ((4, 6, 5, 8),) * 2 + ((3, 6, 7, 5), (2, 2, 9, 4))
                              + ((5, 4, 6, 3),) * 2)
 
 
-def test_everything_at_once_dtfl_style(fmnist):
+def test_everything_at_once_dtfl_style(fmnist, backend):
     """copies mode + local loss + both hooks + weights + tier changes + devices sitting steps out (DTFL's
     clients with fewer batches); the transform's draws follow the active devices."""
-    st, ref, w = run_both(fmnist, rounds=5, weights=W4, hooks=True, mode="copies", cuts=(2, 5, 5, 16),
+    st, ref, w = run_both(fmnist, rounds=5, weights=W4, hooks=True, backend=backend, mode="copies", cuts=(2, 5, 5, 16),
                           local_loss=True, interval=2, optimizer="adam", lr=1e-3, eps=1e-4, sit_out={2: [2], 4: [0, 1]},
                           decisions={3: ((3, 6, 7, 5), (5, 5, 2, 7)), 5: ((5, 4, 6, 3), (5, 2, 2, 9))})
     assert_same(st, ref, w)

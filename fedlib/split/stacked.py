@@ -153,7 +153,12 @@ def _put_buffers(stack: dict, rows: dict, idx: torch.Tensor, names: list) -> Non
 def train_round_stacked(st: StackedState, xs: list, ys: list, weights=None, sync_copies: bool = True,
                         client_loss: Callable | None = None, smashed_transform: Callable | None = None) -> float:
     """:func:`.engine.train_round` on stacked state: same arguments, same round, same errors; returns the mean
-    over the training devices of the main loss."""
+    over the training devices of the main loss.
+
+    Devices are processed in groups of equal batch size (one vmapped call per unit and group), so a random
+    ``smashed_transform`` is called for the devices at one cut in device order, and cut after cut within a group
+    (the engine: device after device). The two orders agree when every device has its own batch size or all
+    share one cut (DTFL's privacy runs: a fixed tier); otherwise the transform's draws go to other devices."""
     check_instance("st", st, StackedState, "a StackedState (fedlib.split.stacked.init_stacked)")
     n, L, p = st.num_devices, st.num_units, st.per_device
     check_list("xs", xs, min_len=0)
