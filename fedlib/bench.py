@@ -160,9 +160,20 @@ def _device(text: str) -> str:
     raise argparse.ArgumentTypeError(f"must be auto, cpu, cuda or cuda:N, got {text!r}")
 
 
+def _width(text: str) -> float:
+    """argparse type: a finite number in (0, 4]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 4], got {text!r}") from None
+    if not 0 < value <= 4:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 4], got {text}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     """CLI: ``python -m fedlib.bench {hist,hasfl,sfl,dtfl}`` prints one JSON line (``--device`` for hist, sfl and
-    dtfl; ``--repeats`` for hist and sfl; ``--rounds`` for dtfl). Arguments are checked before any work: a bad one
+    dtfl; ``--repeats`` for hist and sfl; ``--rounds`` and ``--width`` for dtfl). Arguments are checked before any work: a bad one
     exits 2 with argparse's message naming it."""
     parser = argparse.ArgumentParser(prog="python -m fedlib.bench", description="fedlib benchmarks; prints one JSON line.")
     parser.add_argument("which", choices=["hist", "hasfl", "sfl", "dtfl"])
@@ -170,8 +181,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", type=_device, default=None,
                         help="auto, cpu, cuda or cuda:N (hist, sfl, dtfl; default auto)")
     parser.add_argument("--rounds", type=_positive_int, default=None, help="rounds per timing (>= 1; dtfl; default 3)")
+    parser.add_argument("--width", type=_width, default=None,
+                        help="ResNet-20 width multiplier in (0, 4] (dtfl; default 0.25, the converged profile's; "
+                             "1: the paper's)")
     args = parser.parse_args(argv)
-    takes = {"repeats": ("hist", "sfl"), "device": ("hist", "sfl", "dtfl"), "rounds": ("dtfl",)}
+    takes = {"repeats": ("hist", "sfl"), "device": ("hist", "sfl", "dtfl"), "rounds": ("dtfl",), "width": ("dtfl",)}
     for name, which in takes.items():
         if getattr(args, name) is not None and args.which not in which:
             parser.error(f"argument --{name}: applies to {', '.join(which)} only, not {args.which}")
@@ -182,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(bench_sfl(repeats=args.repeats, device=args.device)))
     elif args.which == "dtfl":
         from .dtfl.bench import bench_dtfl
-        print(json.dumps(bench_dtfl(args.rounds, device=args.device)))
+        print(json.dumps(bench_dtfl(args.rounds, device=args.device, width=args.width or 0.25)))
     else:
         print(json.dumps(bench_hist(args.repeats, device=args.device) if args.which == "hist" else bench_hasfl()))
     return 0

@@ -30,8 +30,9 @@ UNHASHED = {
 #: modules a hashed module imports that its paper's records still do not depend on
 NOT_NEEDED = {"hasfl": {"fedlib.split.resnet_cifar": "DTFL's CIFAR ResNets, imported by split.models; HASFL builds "
                                                      "only vgg16 / resnet18"},
-              "dtfl": {"fedlib.split.stacked": "the engine's stacked backend, imported by run_engine only when asked "
-                                               "for backend='stacked' (the benchmark); no cached record uses it"}}
+              "dtfl": {m: "the engine's stacked backend: its source enters the keys of the records it computes "
+                          "(fedlib.dtfl.training.keyed_by_backend adds fedlib.split.backends.STACKED_CODE), not "
+                          "those of the loop backend" for m in ("fedlib.split.stacked", "fedlib.split.stacked_ops")}}
 #: fedlib.core's infrastructure: imported by computing modules, hashed by no store, because no record's value
 #: depends on it (fedlib.core.RECORD_CODE is hashed)
 INFRASTRUCTURE = {

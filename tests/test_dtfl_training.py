@@ -39,6 +39,8 @@ def test_engine_equals_literal_per_client_loop(tiny, float64, partition, backend
     eng = run_dtfl(cfg, tiny, CUTS, keep_model=True, backend=backend)
     lit = run_literal(cfg, tiny, CUTS)
     assert eng["round"] == [0, 1, 2, 3] and eng["samples_per_client"] == sizes
+    assert eng.get("backend") == (None if backend == "loop" else "stacked")     # loop records as before
+    assert all(isinstance(v, float) for v in eng["train_loss"][1:])              # the lazy loss, read as a float
     np.testing.assert_allclose(eng["test_acc"], lit["test_acc"], atol=1e-12)
     # the md8-lag diagnostic: md1..md7 + the top tier's averaged head (client 2 holds cut 7 in rounds 1-2, client 0
     # in round 3), none before any training
@@ -113,3 +115,20 @@ def test_plateau_by_hand():
     assert p["plateau_rise"] == pytest.approx(-0.002 * 3)
     with pytest.raises(ValueError, match="record"):
         plateau({"round": [0], "test_acc": [0.1]})
+
+
+def test_backend_default_per_device_and_record_keys(tmp_path):
+    from fedlib.core import ResultStore
+    from fedlib.dtfl.training import keyed_by_backend
+    from fedlib.split.backends import STACKED_CODE, resolve_backend
+    assert resolve_backend("auto", "cpu") == "loop"
+    assert resolve_backend("auto", "cuda") == resolve_backend("auto", torch.device("cuda:1")) == "stacked"
+    assert resolve_backend("stacked", "cpu") == "stacked" and resolve_backend("loop", "cuda") == "loop"
+    with pytest.raises(ValueError, match="backend"):
+        resolve_backend("gpu", "cpu")
+    store = ResultStore(tmp_path, code=("fedlib.dtfl.training",))
+    config = {"kind": "dtfl_train", "seed": 0}
+    assert keyed_by_backend(store, config, "cpu") == (store, config, "loop")      # the loop's keys unchanged
+    s2, c2, used = keyed_by_backend(store, config, "cpu", "stacked")
+    assert used == "stacked" and c2 == {**config, "backend": "stacked"}
+    assert s2.code == store.code + STACKED_CODE and s2.key(c2) != store.key(config)

@@ -103,7 +103,7 @@ class _Yogi:
 
 def run_baseline(cfg: DtflConfig, data: TensorDataset, method: str, rounds: int, participants=None,
                  device: str = "cpu", yogi: YogiConfig | None = None, progress=None,
-                 keep_model: bool = False, backend: str = "loop") -> dict:
+                 keep_model: bool = False, backend: str = "auto") -> dict:
     """Train ``rounds`` rounds of ``method`` (``fedavg``, ``fedyogi``, ``splitfed``; module docstring) on the
     engine; record as :func:`fedlib.dtfl.run_dtfl` (global-model test accuracy per evaluation) plus
     ``method`` and, for FedYogi, ``yogi`` (its settings).

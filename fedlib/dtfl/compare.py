@@ -32,7 +32,7 @@ from .baselines import BASELINE_CUTS, run_baseline
 from .experiments import (DATASET_SHAPES, Setup, dataset_by_name, plateau, run_entry, system_inputs, time_to_target)
 from .fedgkt import gkt_client_model, gkt_server_model, run_fedgkt
 from .privacy import dcor_loss, patch_shuffle, reconstruction_attack
-from .training import run_dtfl
+from .training import keyed_by_backend, run_dtfl
 
 METHODS = ("dtfl", "fedavg", "splitfed", "fedyogi", "fedgkt")
 #: FedGKT's server epochs per round (He et al. run several; one keeps its server work equal to the others')
@@ -91,12 +91,14 @@ def baseline_entry(store: ResultStore, s: Setup, data: TensorDataset, method: st
     trained = "fedavg" if method == "splitfed" else method
     config = dict(kind="dtfl_baseline", method=trained, **cfg.to_dict(), rounds=s.rounds,
                   participants=None if part is None else part.astype(int).tolist())
+    if trained != "fedgkt":                          # FedGKT does not run on the split engine
+        store, config, backend = keyed_by_backend(store, config, device)
 
     def run() -> dict:
         if trained == "fedgkt":
             rec = run_fedgkt(cfg, data, s.rounds, part, device, server_epochs=GKT_SERVER_EPOCHS)
         else:
-            rec = run_baseline(cfg, data, trained, s.rounds, part, device)
+            rec = run_baseline(cfg, data, trained, s.rounds, part, device, backend=backend)
         return dict(rec, data_source=data.source)
     rec = store.get_or_run(config, run)
     row = dict(method=method, M=None, case=case, tier=None, setting=setting, seed=seed, model=s.model,
@@ -208,12 +210,13 @@ def privacy_entry(store: ResultStore, s: Setup, data: TensorDataset, alpha: floa
     cuts = np.full((s.rounds, s.num_clients), cut, dtype=np.int64)
     config = dict(kind="dtfl_privacy", **cfg.to_dict(), rounds=s.rounds, cut=cut, dcor_alpha=alpha, patches=patches,
                   attack_fit=attack_fit, attack_eval=attack_eval, attack_epochs=attack_epochs)
+    store, config, backend = keyed_by_backend(store, config, device)
 
     def run() -> dict:
         shuffle = PatchShuffle(patches, seed) if patches > 1 else None
         rec = run_dtfl(cfg, data, cuts, device, keep_model=True, client_loss=dcor_loss(alpha) if alpha else None,
                        smashed_transform=shuffle, eval_transform=PatchShuffle(patches, seed, "system/shuffle_eval")
-                       if patches > 1 else None)
+                       if patches > 1 else None, backend=backend)
         client = rec.pop("model")[:cut]
         lo = data.x_train.amin(dim=(0, 2, 3))                      # 8-bit images hold pixels 0 and 255 in every
         hi = data.x_train.amax(dim=(0, 2, 3))                      # channel: pixels = (x - lo) / (hi - lo)

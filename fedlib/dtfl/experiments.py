@@ -21,18 +21,19 @@ from ..split import MODELS
 from .scheduler import EMA_ALPHA, SCHEDULERS, profile_schedule, sample_participants, simulate
 from .tiers import check_num_tiers
 from .timing import CASES, TimeModel, case_profiles, tier_costs
-from .training import MODELS as DTFL_MODELS, DtflConfig, check_cuts, check_participants, client_data, run_dtfl, subset
+from .training import (MODELS as DTFL_MODELS, DtflConfig, check_cuts, check_participants, client_data,
+                       keyed_by_backend, run_dtfl, subset)
 
 STORE_CODE = ("fedlib.dtfl.tiers", "fedlib.dtfl.timing", "fedlib.dtfl.scheduler", "fedlib.dtfl.training",
               "fedlib.dtfl.baselines", "fedlib.dtfl.baseline_time", "fedlib.dtfl.fedgkt", "fedlib.dtfl.privacy",
               "fedlib.dtfl.experiments", "fedlib.dtfl.compare", *(f"fedlib.split.{m}" for m in (
-                  "config", "engine", "latency", "models", "ops", "profile", "records", "reference", "resnet_cifar",
-                  "system")), *RECORD_CODE, "fedlib.data")
+                  "backends", "config", "engine", "latency", "models", "ops", "profile", "records", "reference",
+                  "resnet_cifar", "system")), *RECORD_CODE, "fedlib.data")
 """The source a DTFL result depends on: editing it invalidates DTFL's cached runs (and nothing else does). The
 figure modules (:mod:`.plots`, :mod:`.compare_plots`) and the test reference (:mod:`.reference`) compute no
 record, so a figure edit redraws from the cache. Of ``fedlib.split``, the modules the runs use (the engine's
-``loop`` backend): not its benchmark nor the ``stacked`` backend (:mod:`fedlib.split.stacked`), which no cached
-record is computed with."""
+``loop`` backend): not its benchmark nor the ``stacked`` backend (:mod:`fedlib.split.stacked`), whose source
+enters only the keys of the records it computed (:func:`fedlib.dtfl.training.keyed_by_backend`: runs on CUDA)."""
 
 #: the paper's Table 2 (ResNet-56, tiers 1..6, relative to tier 1)
 PAPER_TABLE2 = {"client": [1.00, 1.63, 2.16, 2.68, 3.30, 3.81], "server": [1.00, 0.82, 0.65, 0.51, 0.33, 0.20]}
@@ -195,7 +196,8 @@ def train(store: ResultStore, s: Setup, setting: str, cuts, seed: int, data: Ten
           device: str = "cpu", participants=None) -> dict:
     """:func:`fedlib.dtfl.run_dtfl` of ``s`` with ``cuts`` ``[R, K]`` (and ``participants``) through ``store``:
     the key is the training config, the cuts and the participants (runs with the same tiers share a record:
-    Table 1's top tier = Fig. 3's M = 1)."""
+    Table 1's top tier = Fig. 3's M = 1), and the split engine's backend where it is not the loop
+    (:func:`fedlib.dtfl.training.keyed_by_backend`: on CUDA the stacked backend trains)."""
     check_instance("s", s, Setup)
     cfg = s.config(setting, seed)
     check_instance("data", data, TensorDataset, "a fedlib.data.TensorDataset")
@@ -206,9 +208,11 @@ def train(store: ResultStore, s: Setup, setting: str, cuts, seed: int, data: Ten
     if participants is not None:
         config["participants"] = np.asarray(participants).astype(int).tolist()
 
+    store, config, backend = keyed_by_backend(store, config, device)
+
     def run() -> dict:
         rec = run_dtfl(cfg, data, cuts, device, participants=None if participants is None else
-                       np.asarray(participants, dtype=bool))
+                       np.asarray(participants, dtype=bool), backend=backend)
         return dict(rec, data_source=data.source)
     return store.get_or_run(config, run)
 

@@ -31,8 +31,8 @@ from ..core.seeding import numpy_rng, resolve_device, torch_generator
 from ..core.validate import check_bool, check_callable, check_choice, check_float, check_instance, check_int
 from ..data import TensorDataset, partition
 from ..data.datasets import DATASETS
-from ..split import (SplitConfig, aggregate, build_model, evaluate, global_model, global_units, init_state,
-                     set_decision, train_round)
+from ..split import SplitConfig, build_model, evaluate
+from ..split.backends import BACKENDS, STACKED_CODE, backend_functions, device_aux, resolve_backend, set_device_aux
 from ..split.config import NUM_UNITS
 from ..split.ops import weighted_mean
 from .tiers import aux_head_factory
@@ -142,7 +142,7 @@ def check_participants(participants, rounds: int, num_clients: int) -> np.ndarra
 
 def run_dtfl(cfg: DtflConfig, data: TensorDataset, cuts, device: str = "cpu", progress=None,
              keep_model: bool = False, participants=None, client_loss=None, smashed_transform=None,
-             eval_transform=None, backend: str = "loop") -> dict:
+             eval_transform=None, backend: str = "auto") -> dict:
     """Train ``R = len(cuts)`` DTFL rounds (module docstring) and evaluate the global model.
 
     Args:
@@ -157,8 +157,9 @@ def run_dtfl(cfg: DtflConfig, data: TensorDataset, cuts, device: str = "cpu", pr
                 global model applies ``eval_transform`` (default: ``smashed_transform`` itself; give a copy with
                 its own generator so that evaluations do not shift the training draws) at that cut, since the
                 server part was trained on transformed data. ``keep_model`` returns the model without it.
-            backend: the split engine's, ``"loop"`` (default; every cached record) or ``"stacked"``
-                (:mod:`fedlib.split.stacked`); float-close, not bit-identical, to each other.
+            backend: the split engine's (:mod:`fedlib.split.backends`): ``"auto"`` (default: ``"stacked"`` on
+                CUDA, ``"loop"`` elsewhere, the faster one on each), ``"loop"`` or ``"stacked"``; float-close,
+                not bit-identical, to each other (a record of ``stacked`` holds ``"backend": "stacked"``).
 
     Returns:
         ``{"config", "device", "samples_per_client" [K], "round", "test_acc", "test_loss", "train_loss",
@@ -172,30 +173,19 @@ def run_dtfl(cfg: DtflConfig, data: TensorDataset, cuts, device: str = "cpu", pr
                       smashed_transform, eval_transform=eval_transform, backend=backend)
 
 
-#: the split engine's backends: ``loop`` (:mod:`fedlib.split.engine`, every cached record) and ``stacked``
-#: (:mod:`fedlib.split.stacked`, imported only when asked for, so the records of ``loop`` do not depend on it)
-BACKENDS = ("loop", "stacked")
+def keyed_by_backend(store, config: dict, device: str, backend: str = "auto") -> tuple:
+    """``(store, config, backend)`` for a record trained on ``device`` with ``backend`` (resolved,
+    :func:`fedlib.split.backends.resolve_backend`): a record of the loop backend keeps ``store`` and ``config``
+    as they are (every record computed before the stacked backend existed); one of the stacked backend adds
+    ``"backend": "stacked"`` to its config and the stacked modules' source to the store's code.
 
-
-def _backend(backend: str) -> dict:
-    check_choice("backend", backend, BACKENDS)
-    if backend == "stacked":
-        from ..split.stacked import backend_functions
-        return backend_functions("stacked")
-    return {"init_state": init_state, "train_round": train_round, "aggregate": aggregate,
-            "set_decision": set_decision, "global_units": global_units, "global_model": global_model}
-
-
-def _device_aux(st, i: int) -> dict:
-    return st.device_aux(i) if hasattr(st, "device_aux") else st.aux[i]
-
-
-def _set_device_aux(st, i: int, head: dict) -> None:
-    if hasattr(st, "device_aux"):
-        from ..split.stacked import set_device_aux
-        set_device_aux(st, i, head)
-    else:
-        st.aux[i] = {key: v.clone() for key, v in head.items()}
+    Raises:
+        ValueError: an unknown backend or device.
+    """
+    used = resolve_backend(backend, resolve_device(device))
+    if used == "loop":
+        return store, config, used
+    return store.with_code(tuple(store.code) + STACKED_CODE), {**config, "backend": used}, used
 
 
 #: the top tier's cut (md1..md7 on the client): its averaged auxiliary head stands in for md8 in the diagnostic
@@ -252,18 +242,17 @@ class _AtCut(torch.nn.Module):
 
 def run_engine(cfg: DtflConfig, data: TensorDataset, cuts, method: str = "dtfl", device: str = "cpu",
                progress=None, keep_model: bool = False, participants=None, client_loss=None,
-               smashed_transform=None, server_update=None, eval_transform=None, backend: str = "loop") -> dict:
+               smashed_transform=None, server_update=None, eval_transform=None, backend: str = "auto") -> dict:
     """The round loop shared by DTFL and the engine baselines (:mod:`fedlib.dtfl.baselines`): every round the
     participating clients run one local epoch on the engine (``mode="copies"``), then :func:`fedlib.split.aggregate`
     forms the N_k-weighted average over the participants (eq. 1 / FedAvg) and, when given,
     ``server_update(st, before, weights)`` replaces it (FedYogi; ``before`` = the global units at the round's
     start). ``method`` ``"dtfl"`` trains with the auxiliary heads' local loss; any other name trains the whole
     model end to end through the cut (the activation gradient returns: FedAvg with cut 8, SplitFed with cut 2).
-    Arguments and record as :func:`run_dtfl`; the record also holds ``method``. ``backend``: the split engine's
-    (:data:`fedlib.split.stacked.BACKENDS`): ``"loop"`` (every cached record) or ``"stacked"`` (per-client state
-    stacked, one vmapped call per unit; :mod:`fedlib.split.stacked`), used by ``python -m fedlib.bench dtfl``; no
-    notebook passes it, so no cached record comes from it (a record computed with it would need its module in
-    the store's code, :data:`fedlib.dtfl.experiments.STORE_CODE`).
+    Arguments and record as :func:`run_dtfl`; the record also holds ``method`` (and ``"backend": "stacked"``
+    when that backend trained it: :func:`keyed_by_backend` keys such records apart). The stacked backend's rounds
+    run without a host sync: the loss is read at each evaluation, and the labels need no check per round
+    (:class:`fedlib.data.TensorDataset` refuses labels outside its classes when it is built).
     """
     check_instance("cfg", cfg, DtflConfig)
     check_choice("method", method, ("dtfl", "fedavg", "fedyogi", "splitfed"))
@@ -274,7 +263,7 @@ def run_engine(cfg: DtflConfig, data: TensorDataset, cuts, method: str = "dtfl",
                      ("server_update", server_update), ("eval_transform", eval_transform)):
         check_callable(name, fn)
     check_bool("keep_model", keep_model)
-    f = _backend(backend)
+    check_choice("backend", backend, BACKENDS + ("auto",))
     local = method == "dtfl"
     eval_transform = smashed_transform if eval_transform is None else eval_transform
     cuts = check_cuts(cuts, cfg.num_clients, high=7 if local else 8)
@@ -283,6 +272,8 @@ def run_engine(cfg: DtflConfig, data: TensorDataset, cuts, method: str = "dtfl",
         raise ValueError("smashed_transform needs every client at one cut for the whole run (a fixed tier)")
     t0 = time.perf_counter()
     dev = resolve_device(device)
+    used = resolve_backend(backend, dev)
+    f = backend_functions(used)
     ds = subset(data, cfg.train_subset, cfg.test_subset)
     parts = client_data(cfg, ds.y_train.numpy())
     sizes = np.array([len(p) for p in parts], dtype=float)
@@ -302,6 +293,8 @@ def run_engine(cfg: DtflConfig, data: TensorDataset, cuts, method: str = "dtfl",
     rec = {"config": cfg.to_dict(), "method": method, "device": str(dev),
            "samples_per_client": sizes.astype(int).tolist(), "round": [], "test_acc": [], "test_loss": [],
            "train_loss": [], "elapsed_s": []}
+    if used != "loop":
+        rec["backend"] = used
     loss = None
 
     if local:
@@ -318,7 +311,8 @@ def run_engine(cfg: DtflConfig, data: TensorDataset, cuts, method: str = "dtfl",
         else:                     # md1..md7 once, then md8 and the top tier's averaged head (the md8 lag)
             head = _Functional(st.aux_templates[TOP_CUT], top)
             (acc, tl), aux = evaluate_heads(model[:TOP_CUT], [model[TOP_CUT:], head], x_test, y_test)
-        for key, v in (("round", r), ("test_acc", acc), ("test_loss", tl), ("train_loss", loss),
+        for key, v in (("round", r), ("test_acc", acc), ("test_loss", tl),
+                       ("train_loss", None if loss is None else float(loss)),
                        ("elapsed_s", time.perf_counter() - t0)):
             rec[key].append(v)
         if local:
@@ -333,7 +327,7 @@ def run_engine(cfg: DtflConfig, data: TensorDataset, cuts, method: str = "dtfl",
         f["set_decision"](st, (b,) * k, round_cuts, weights=weights, seed=cfg.seed)
         for i in changed:
             if local and int(round_cuts[i]) in bank:
-                _set_device_aux(st, i, bank[int(round_cuts[i])])
+                set_device_aux(st, i, bank[int(round_cuts[i])])
         order = [p[torch.randperm(len(p), generator=gen)].to(dev) for p in parts]    # every client: aligned streams
         order = [o if here[i] else o[:0] for i, o in enumerate(order)]
         steps = max(-(-len(p) // b) for p in order)
@@ -342,8 +336,8 @@ def run_engine(cfg: DtflConfig, data: TensorDataset, cuts, method: str = "dtfl",
             idx = [o[s * b:(s + 1) * b] if s * b < len(o) else None for o in order]
             xs = [None if i is None else x_train[i] for i in idx]
             ys = [None if i is None else y_train[i] for i in idx]
-            loss = f["train_round"](st, xs, ys, weights, sync_copies=False, client_loss=client_loss,
-                               smashed_transform=smashed_transform)
+            loss = f["train_round_nosync"](st, xs, ys, weights, sync_copies=False, client_loss=client_loss,
+                                           smashed_transform=smashed_transform)
         w_round = np.where(here, weights, 0.0)
         w_round = w_round / w_round.sum()
         f["aggregate"](st, w_round)                               # eq. 1 + aux heads within each tier
@@ -353,7 +347,7 @@ def run_engine(cfg: DtflConfig, data: TensorDataset, cuts, method: str = "dtfl",
             for c in set(int(v) for v in st.cuts):
                 same = [i for i in range(k) if st.cuts[i] == c and here[i]]
                 if same:
-                    bank[c] = weighted_mean([_device_aux(st, same[0])], [1.0])
+                    bank[c] = weighted_mean([device_aux(st, same[0])], [1.0])
         if r % cfg.eval_every == 0 or r == len(cuts):
             record(r)
     if keep_model:

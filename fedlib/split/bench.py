@@ -6,8 +6,9 @@ Fashion-MNIST, plain SGD) for
   ``torch.optim.SGD``, devices one after another);
 - ``engine``: :func:`fedlib.split.train_round` (per-device loop over units 1..L_c, one concatenated pass with
   per-device BN over the common part; conv weights channels-last);
-- ``stacked``: :func:`fedlib.split.stacked.train_round_stacked` (units 1..L_c stacked ``[N, ...]``, one vmapped
-  call per unit for the devices of one batch size, the same common part);
+- ``stacked``: :func:`fedlib.split.stacked.train_round_stacked` (units 1..L_c stacked ``[N, ...]``, one batched
+  call per unit for the devices of one batch size, the same common part; without its two optional host syncs,
+  ``sync=False, check_labels=False``, as a training loop calls it after checking the dataset's labels once);
 
 timed interleaved in one process (median of ``repeats``), and the roofline: samples/s at the machine's measured
 large-matmul GFLOP/s for the forward + backward FLOPs per sample that :func:`fedlib.split.model_profile` counts
@@ -29,14 +30,17 @@ from .reference import Reference
 from .stacked import init_stacked, train_round_stacked
 
 
-def _rate(step, batches, samples: int, device: torch.device) -> float:
+def _rate(step, batches, samples: int, device: torch.device, peaks: dict | None = None, key: str = "") -> float:
     if device.type == "cuda":
         torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats(device)
     t = time.perf_counter()
     for xs, ys in batches:
         step(xs, ys)
     if device.type == "cuda":
         torch.cuda.synchronize()
+        if peaks is not None:
+            peaks[key] = max(peaks.get(key, 0.0), round(torch.cuda.max_memory_allocated(device) / 2 ** 20, 1))
     return samples * len(batches) / (time.perf_counter() - t)
 
 
@@ -47,7 +51,9 @@ def bench_sfl(widths: tuple = (0.25, 1.0), repeats: int = 3, rounds: dict | None
     Keys ``loop_samples_per_s_w025``, ``engine_samples_per_s_w025``, ``stacked_samples_per_s_w025``,
     ``roofline_samples_per_s_w025`` (and ``_w1``), ``speedup_w025`` (engine / loop), ``stacked_speedup_w025``
     (stacked / loop), ``roofline_frac_w025`` (engine / roofline), ``gflops``,
-    ``device``, ``threads``. ``rounds``: rounds per timed call per width (default 4 at width 0.25, 1 at width 1;
+    ``device``, ``threads``; on CUDA ``peak_gpu_mib_w025`` (MiB per variant: peak allocated memory during its
+    timed rounds; the state of all three variants stays allocated, so each peak includes the others' state) and
+    ``gpu``. ``rounds``: rounds per timed call per width (default 4 at width 0.25, 1 at width 1;
     width 1 is timed at most twice). ``threads``: torch CPU threads during the benchmark (default: unchanged).
     On a shared machine, 2 threads next to other busy processes collapse (spin-waiting): compare loop and engine
     only within one call.
@@ -90,10 +96,13 @@ def _bench(widths, repeats, rounds, device) -> dict:
         ref.round(*batches[0])
         train_round_stacked(stk, *batches[0])
         res = {"loop": [], "engine": [], "stacked": []}
+        peaks: dict = {}
         for _ in range(repeats if width < 1 else min(repeats, 2)):
-            res["loop"].append(_rate(ref.round, batches, samples, dev))
-            res["engine"].append(_rate(lambda xs, ys: train_round(st, xs, ys), batches, samples, dev))
-            res["stacked"].append(_rate(lambda xs, ys: train_round_stacked(stk, xs, ys), batches, samples, dev))
+            res["loop"].append(_rate(ref.round, batches, samples, dev, peaks, "loop"))
+            res["engine"].append(_rate(lambda xs, ys: train_round(st, xs, ys), batches, samples, dev, peaks,
+                                       "engine"))
+            res["stacked"].append(_rate(lambda xs, ys: train_round_stacked(stk, xs, ys, sync=False, check_labels=False),
+                                        batches, samples, dev, peaks, "stacked"))
         prof = model_profile("vgg16", 1, 28, 10, width=width)
         roof = gflops * 1e9 / (prof.fwd_flops[-1] + prof.bwd_flops[-1])
         loop, eng, stacked = (statistics.median(res[k]) for k in ("loop", "engine", "stacked"))
@@ -102,6 +111,10 @@ def _bench(widths, repeats, rounds, device) -> dict:
                 f"roofline_samples_per_s_{tag}": round(roof, 1), f"speedup_{tag}": round(eng / loop, 3),
                 f"stacked_speedup_{tag}": round(stacked / loop, 3),
                 f"roofline_frac_{tag}": round(eng / roof, 3)}
+        if dev.type == "cuda":
+            out[f"peak_gpu_mib_{tag}"] = peaks
+    if dev.type == "cuda":
+        out["gpu"] = torch.cuda.get_device_name(dev)
     return out
 
 

@@ -4,20 +4,23 @@
 devices: on a GPU that is a few kernel launches per device, unit and optimiser tensor, and the loop loses to a
 plain per-client ``nn.Module`` loop. Here every per-device unit (units 1..L_c; every unit in ``copies`` mode)
 holds its parameters, buffers (BN running statistics per device) and optimiser state as stacked ``[N, ...]``
-tensors, and one ``torch.func.vmap`` of ``functional_call`` runs a unit for all devices of one batch size at once
-(HASFL's devices are grouped by b_i). The round is the engine's, step for step (module docstring of
-:mod:`.engine`; the tests check both against the literal per-device reference in float64):
+tensors, and one call runs a unit for all devices of one batch size at once (HASFL's devices are grouped by
+b_i), in the grouped layout of :mod:`.stacked_layers` (the devices' channels side by side: one grouped
+convolution, one batch norm, one batched matrix product per layer). The round is the engine's, step for step
+(module docstring of :mod:`.engine`; the tests check both against the literal per-device reference in float64):
 
 - devices without a batch (``None``, copies mode) are masked: their rows are not updated (bit-identical);
 - DTFL's tiers are masks, not shapes: at unit j the smashed data of the devices whose cut is j is detached
   (``torch.where``) and their auxiliary heads (stacked per cut) give the local loss;
-- SGD / Adam are the formulas of ``torch.optim``'s single-tensor step applied to the stacked rows, with one step
-  count per device (Adam's bias corrections per row, from the host's step counts: no host sync);
+- SGD / Adam are ``torch.optim``'s formulas applied to the stacked rows with ``torch._foreach_*`` over a unit's
+  tensors, with one step count per device (Adam's bias corrections per row, from the host's step counts);
+- host values (row indices, masks, step sizes) reach the GPU from pinned memory without blocking
+  (:func:`.stacked_ops.host_tensor`), so with ``sync=False, check_labels=False`` a round has no host sync;
 - the shared common part (HASFL) runs once over the concatenated smashed data with per-device BN statistics, as
   in :mod:`.engine` (its optimizer state is :func:`.ops.optimizer_step`'s).
 
-Not here (yet): channels-last storage (5-D stacked conv weights have no such layout), CUDA graphs. The round
-returns the mean loss as a float (one host sync per round, as :func:`.engine.train_round`).
+Not here (yet): channels-last storage, CUDA graphs. By default the round returns the mean loss as a float (one
+host sync per round, as :func:`.engine.train_round`).
 """
 from __future__ import annotations
 
@@ -29,13 +32,15 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.func import functional_call, vmap
+from torch.func import functional_call
 
 from ..core.validate import check_bool, check_instance, check_int, check_list
 from . import ops
 from .config import SplitConfig, validate_decision
 from .engine import _check_batches, _new_aux, _weights
-from .stacked_ops import assign_rows, average_server_copies, step_rows, weighted_rows
+from .backends import BACKENDS, backend_functions, device_aux, set_device_aux  # noqa: F401 (re-exported)
+from .stacked_layers import call, grouped, per_device, to_grouped
+from .stacked_ops import assign_rows, average_server_copies, host_tensor, step_rows, weighted_rows
 
 
 @dataclass
@@ -67,6 +72,7 @@ class StackedState:
     input_shape: tuple = ()
     round: int = 0
     samples: int = 0
+    grouped: dict = field(default_factory=dict)
 
     @property
     def num_devices(self) -> int:
@@ -132,10 +138,11 @@ def _new_cut(st: StackedState, cut: int, head: dict) -> None:
     st.aux_steps[cut] = np.zeros(n, dtype=np.int64)
 
 
-def _call(template: nn.Module, params: dict, x: torch.Tensor) -> torch.Tensor:
-    """One unit for G devices: ``params`` ``{name: [G, ...]}``, ``x`` ``[G, b, ...]`` -> ``[G, b, ...]``;
-    buffers (BN running statistics) are updated in place in the ``[G, ...]`` tensors given."""
-    return vmap(lambda p, h: functional_call(template, p, (h,)))(params, x)
+def _unit(st: StackedState, key) -> nn.Module:
+    """The grouped-layout template of unit ``key`` (an int j) or of the auxiliary head of cut c (``("aux", c)``)."""
+    if key not in st.grouped:
+        st.grouped[key] = grouped(st.templates[key] if isinstance(key, int) else st.aux_templates[key[1]])
+    return st.grouped[key]
 
 
 def _rows(stack: dict, idx: torch.Tensor, names: list, leaves: dict) -> dict:
@@ -150,16 +157,31 @@ def _put_buffers(stack: dict, rows: dict, idx: torch.Tensor, names: list) -> Non
             stack[k].index_copy_(0, idx, v)
 
 
+class _ShapesOnly:
+    """The attributes :func:`.engine._check_batches` reads, without the label range (``check_labels=False``)."""
+
+    def __init__(self, st: StackedState):
+        self.input_shape, self.smashed_shapes = st.input_shape, [()]
+
+
 def train_round_stacked(st: StackedState, xs: list, ys: list, weights=None, sync_copies: bool = True,
-                        client_loss: Callable | None = None, smashed_transform: Callable | None = None) -> float:
+                        client_loss: Callable | None = None, smashed_transform: Callable | None = None,
+                        sync: bool = True, check_labels: bool = True) -> float | torch.Tensor:
     """:func:`.engine.train_round` on stacked state: same arguments, same round, same errors; returns the mean
     over the training devices of the main loss.
 
-    Devices are processed in groups of equal batch size (one vmapped call per unit and group), so a random
+    Devices are processed in groups of equal batch size (one call per unit and group), so a random
     ``smashed_transform`` is called for the devices at one cut in device order, and cut after cut within a group
     (the engine: device after device). The two orders agree when every device has its own batch size or all
-    share one cut (DTFL's privacy runs: a fixed tier); otherwise the transform's draws go to other devices."""
+    share one cut (DTFL's privacy runs: a fixed tier); otherwise the transform's draws go to other devices.
+
+    Host syncs on a GPU: none inside the round with ``sync=False`` (the loss is returned as a 0-d tensor on the
+    device; ``float()`` it when needed) and ``check_labels=False`` (the caller has checked the labels once, e.g.
+    the whole training set before the run: an out-of-range label on CUDA is a device-side assert, not an
+    error message). The defaults sync once per round each, as the engine does."""
     check_instance("st", st, StackedState, "a StackedState (fedlib.split.stacked.init_stacked)")
+    check_bool("sync", sync)
+    check_bool("check_labels", check_labels)
     n, L, p = st.num_devices, st.num_units, st.per_device
     check_list("xs", xs, min_len=0)
     check_list("ys", ys, min_len=0)
@@ -170,7 +192,7 @@ def train_round_stacked(st: StackedState, xs: list, ys: list, weights=None, sync
             raise ValueError(f"device {i}: xs[{i}] and ys[{i}] must be equally long non-empty batches (or both "
                              f"None), got {None if x is None else len(x)} and {None if y is None else len(y)} samples")
     active = [i for i in range(n) if xs[i] is not None]
-    _check_batches(st, xs, ys, active)
+    _check_batches(st if check_labels else _ShapesOnly(st), xs, ys, active)
     if len(active) < n and st.mode != "copies":
         raise ValueError("xs: every device must train in every round outside copies mode (no None entries)")
     if not active:
@@ -186,34 +208,24 @@ def train_round_stacked(st: StackedState, xs: list, ys: list, weights=None, sync
         groups.setdefault(len(ys[i]), []).append(i)
     outs, aux_terms = {}, []
     for size, members in groups.items():
-        idx = torch.tensor(members, device=dev)
-        h = torch.stack([xs[i] for i in members])
+        g = len(members)
+        whole = members == list(range(n))          # every device, in order: the stacks themselves, no gather
+        idx = None if whole else host_tensor(members, torch.int64, dev)
+        x = torch.stack([xs[i] for i in members], dim=1)                           # [b, G, C, H, W]
+        x = x.reshape(size, -1, *x.shape[3:])                                      # grouped layout [b, G·C, H, W]
         y = torch.stack([ys[i] for i in members])
         cuts = st.cuts[members]
         for j in range(p):
-            rows = _rows(st.per[j], idx, st.pnames[j], leaves[j])
-            h = _call(st.templates[j], rows, h)
-            _put_buffers(st.per[j], rows, idx, st.pnames[j])
+            rows = {**st.per[j], **leaves[j]} if whole else _rows(st.per[j], idx, st.pnames[j], leaves[j])
+            x = call(_unit(st, j), rows, x, g)
+            if not whole:
+                _put_buffers(st.per[j], rows, idx, st.pnames[j])
             at = np.flatnonzero(cuts == j + 1) if st.local_loss and j + 1 < L else []
             if len(at):
-                pos = torch.tensor(at, device=dev)
-                heads = _rows(st.aux[j + 1], idx.index_select(0, pos), list(aux_leaves[j + 1]), aux_leaves[j + 1])
-                z = h.index_select(0, pos)
-                out = _call(st.aux_templates[j + 1], heads, z)
-                _put_buffers(st.aux[j + 1], heads, idx.index_select(0, pos), list(aux_leaves[j + 1]))
-                for r, g in enumerate(at):
-                    i = members[g]
-                    aux_terms.append(F.cross_entropy(out[r], ys[i]) if client_loss is None
-                                     else client_loss(out[r], ys[i], xs[i], z[r]))
-                mask = torch.zeros(len(members), dtype=torch.bool, device=dev)
-                mask[pos] = True
-                cut_h = h.detach()
-                if smashed_transform is not None:
-                    cut_h = torch.stack([smashed_transform(cut_h[g]) if mask[g] else cut_h[g]
-                                         for g in range(len(members))])
-                h = torch.where(mask.view(-1, *[1] * (h.dim() - 1)), cut_h, h)
-        for g, i in enumerate(members):
-            outs[i] = h[g]
+                x = _local_loss(st, j + 1, members, at, x, y, xs, ys, aux_leaves[j + 1], aux_terms, client_loss,
+                                smashed_transform)
+        for i, h in zip(members, per_device(x, g).unbind(0)):
+            outs[i] = h
     hs = [outs[i] for i in active]
     if p < L:
         ops._SEGMENTS = tuple(int(h.shape[0]) for h in hs)
@@ -227,7 +239,9 @@ def train_round_stacked(st: StackedState, xs: list, ys: list, weights=None, sync
         h = torch.cat(hs)
     y = torch.cat([ys[i] for i in active])
     ce = F.cross_entropy(h, y, reduction="none")
-    losses = torch.stack([c.mean() for c in ce.split([len(ys[i]) for i in active])])
+    sizes = [len(ys[i]) for i in active]
+    losses = ce.view(len(active), -1).mean(1) if len(set(sizes)) == 1 else \
+        torch.stack([c.mean() for c in ce.split(sizes)])
     total = losses.sum() + (sum(aux_terms) if aux_terms else 0.0)
     flat = [(j, k) for j in range(L) for k in st.pnames[j]] + [("aux", c, k) for c in cuts_used for k in aux_leaves[c]]
     grads = torch.autograd.grad(total, [leaves[f[0]][f[1]] if f[0] != "aux" else aux_leaves[f[1]][f[2]]
@@ -244,14 +258,52 @@ def train_round_stacked(st: StackedState, xs: list, ys: list, weights=None, sync
                 ops.optimizer_step([st.per[j][k] for k in st.pnames[j]], [grads[(j, k)] / n for k in st.pnames[j]],
                                    states, st.opt_cfg)
         for c in cuts_used:
-            at_c = on & (st.cuts == c)
+            # rows of devices at another cut are dead (a device entering cut c gets its row and fresh optimizer
+            # state from set_decision), so they step with zero gradients; only devices at c sitting out are kept
+            at_c = on | (st.cuts != c)
             step_rows(st.opt_cfg, st.aux[c], {k: grads[("aux", c, k)] for k in aux_leaves[c]}, st.aux_opt[c],
-                          st.aux_steps[c], at_c)
+                      st.aux_steps[c], at_c)
     if st.mode == "copies" and sync_copies:
         average_server_copies(st, weights)
     st.round += 1
     st.samples += sum(len(ys[i]) for i in active)
-    return float(losses.detach().mean())
+    loss = losses.detach().mean()
+    return float(loss) if sync else loss
+
+
+def _local_loss(st: StackedState, cut: int, members: list, at: np.ndarray, x: torch.Tensor, y: torch.Tensor,
+                xs: list, ys: list, leaves: dict, terms: list, client_loss, smashed_transform) -> torch.Tensor:
+    """DTFL's local loss of the group's devices ``members[at]`` at ``cut``: their auxiliary heads' losses are
+    appended to ``terms``; returns ``x`` (grouped layout, G = len(members)) with their smashed data detached (and
+    transformed)."""
+    dev, g, k = x.device, len(members), len(at)
+    full = k == g
+    pos = None if full else host_tensor(at, torch.int64, dev)
+    rows_at = host_tensor(np.asarray(members)[at], torch.int64, dev)
+    names = list(leaves)
+    heads = _rows(st.aux[cut], rows_at, names, leaves)
+    xv = x.reshape(x.shape[0], g, -1, *x.shape[2:])                              # [b, G, C, H, W]
+    z = x if full else xv.index_select(1, pos).reshape(x.shape[0], -1, *x.shape[2:])
+    out = per_device(call(_unit(st, ("aux", cut)), heads, z, k), k)              # [k, b, classes]
+    _put_buffers(st.aux[cut], heads, rows_at, names)
+    if client_loss is None:
+        yz = y if full else y.index_select(0, pos)
+        terms.append(F.cross_entropy(out.flatten(0, 1), yz.flatten(), reduction="none").view(k, -1).mean(1).sum())
+    else:
+        zd = per_device(z, k)
+        for r, pos_r in enumerate(at):
+            i = members[pos_r]
+            terms.append(client_loss(out[r], ys[i], xs[i], zd[r]))
+    cut_x = x.detach()
+    if smashed_transform is not None:
+        marked, cv = set(int(r) for r in at), per_device(cut_x, g)
+        cut_x = to_grouped(torch.stack([smashed_transform(cv[r]) if r in marked else cv[r] for r in range(g)]))
+    if full:
+        return cut_x
+    mask = np.zeros(g, dtype=bool)
+    mask[at] = True
+    keep = host_tensor(mask, torch.bool, dev).view(1, g, *[1] * (xv.dim() - 2))
+    return torch.where(keep, cut_x.reshape(xv.shape), xv).reshape(x.shape)
 
 
 def aggregate_stacked(st: StackedState, weights=None) -> None:
@@ -338,39 +390,3 @@ class _HeadMaker:
     def __init__(self, st: StackedState):
         self.aux_head, self.smashed_shapes, self.aux_templates = st.aux_head, st.smashed_shapes, st.aux_templates
         self.units = [[{"any": next(iter(st.per[0].values()))}]]
-
-
-def backend_functions(backend: str) -> dict:
-    """The round's functions of ``backend`` (``"loop"``: :mod:`.engine`; ``"stacked"``: this module), by the
-    engine's names: ``init_state``, ``train_round``, ``aggregate``, ``set_decision``, ``global_units``,
-    ``global_model``.
-
-    Raises:
-        ValueError: an unknown backend.
-    """
-    from . import engine
-    from ..core.validate import check_choice
-    check_choice("backend", backend, BACKENDS)
-    if backend == "loop":
-        return {k: getattr(engine, k) for k in ("init_state", "train_round", "aggregate", "set_decision",
-                                                 "global_units", "global_model")}
-    return {"init_state": init_stacked, "train_round": train_round_stacked, "aggregate": aggregate_stacked,
-            "set_decision": set_decision_stacked, "global_units": global_units_stacked,
-            "global_model": global_model_stacked}
-
-
-#: the split engine's backends: the per-device loop (:mod:`.engine`) and stacked per-device state (this module)
-BACKENDS = ("loop", "stacked")
-
-
-def device_aux(st, i: int) -> dict | None:
-    """Device i's auxiliary head as a dict of tensors (None without one), for either backend's state."""
-    return st.device_aux(i) if isinstance(st, StackedState) else st.aux[i]
-
-
-def set_device_aux(st, i: int, head: dict) -> None:
-    """Give device i the auxiliary head ``head`` (values copied), for either backend's state."""
-    if isinstance(st, StackedState):
-        assign_rows(st.aux[int(st.cuts[i])], [i], head)
-    else:
-        st.aux[i] = {k: v.clone() for k, v in head.items()}
