@@ -199,7 +199,7 @@ def fig9_vs_devices(rows: list[dict]):
                 if lower:
                     missing[j] = True
                     ax.plot(*zip(*lower), "x", ms=8, mew=1.5, color=colour(i),
-                            label=f"{method}: not {'reached' if j == 0 else 'converged'} (× at the run's end)")
+                            label=f"{method} (not {'reached' if j == 0 else 'converged'})")
         target = sel[0]["target_acc"] if sel else 0
         name = "IID" if setting == "iid" else "non-IID"
         titles = (f"{name}: time to {100 * target:.0f} % accuracy",
