@@ -40,6 +40,7 @@ import numpy as np
 import torch
 
 from . import __version__
+from .core.seeding import resolve_device
 from .core.validate import check_choice, check_int
 
 PAPERS = ("hist", "dtfl", "hasfl")
@@ -160,11 +161,13 @@ def first_steps(paper: str, steps: int = 2, device: str = "cpu", active: int = 2
         "run_h" (h; None for HIST), "threads", "device", "torch", "fedlib"}``.
 
     Raises:
-        ValueError / ParameterTypeError: unknown paper, steps < 0 or active < 1.
+        ValueError / ParameterTypeError: unknown paper, steps < 0, active < 1, an unknown device or CUDA asked for
+        but absent.
     """
     check_choice("paper", paper, PAPERS)
     steps = check_int("steps", steps, 0)
     active = check_int("active", active, 1)
+    device = str(resolve_device(device))
     out = {"hist": lambda: _hist(steps, device), "dtfl": lambda: _dtfl(steps, device, active),
            "hasfl": lambda: _hasfl(steps, device)}[paper]()
     times = out.pop("times")
@@ -198,6 +201,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.steps < 0:
         parser.error(f"argument --steps: must be an integer >= 0, got {args.steps}")
+    try:
+        resolve_device(args.device)
+    except ValueError as exc:
+        parser.error(f"argument --device: {exc}")
     if args.child:
         print(json.dumps(first_steps(args.paper[0], args.steps, args.device)))
         return 0

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from fedlib.data import TensorDataset
-from fedlib.split.stacked import BACKENDS
+from fedlib.split.backends import BACKENDS
 from fedlib.dtfl import DtflConfig, YogiConfig, run_baseline, run_dtfl, run_literal, run_literal_baseline, yogi_update
 
 

@@ -6,7 +6,7 @@ import torch
 
 from fedlib.data import TensorDataset
 from fedlib.dtfl import DtflConfig, client_data, run_dtfl, run_literal
-from fedlib.split.stacked import BACKENDS
+from fedlib.split.backends import BACKENDS
 from fedlib.dtfl.experiments import plateau
 from fedlib.dtfl.training import evaluate_heads
 

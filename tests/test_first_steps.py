@@ -64,3 +64,8 @@ def test_first_steps_rejects_bad_input(capsys):
     with pytest.raises(SystemExit):
         main(["--steps", "-1"])
     assert "--steps" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="device"):
+        first_steps("hist", device="gpu")
+    with pytest.raises(SystemExit):
+        main(["--device", "gpu"])
+    assert "--device" in capsys.readouterr().err

@@ -12,11 +12,12 @@ from fedlib.core.seeding import torch_generator
 from fedlib.data import TensorDataset, load_fashion_mnist
 from fedlib.split import model_profile, resnet18, vgg16
 from fedlib.split import ops
-from fedlib.split import (SplitConfig, aggregate, build_model, global_model, global_units, init_state,
+from fedlib.split import (SplitConfig, aggregate, build_model, global_model, global_units,
                           set_decision, train_round)
 from fedlib.split.records import client_partition, converged_at, draw_batches, run_split, time_to_target
 from fedlib.split.reference import Reference
-from fedlib.split.stacked import BACKENDS, StackedState, backend_functions
+from fedlib.split.backends import BACKENDS, backend_functions, device_aux
+from fedlib.split.stacked import StackedState
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +63,7 @@ def run_both(ds, rounds=4, tol=1e-5, backend="loop", absent=(), **kw):
 
 def _aux_of(st, i):
     """Device i's auxiliary head (a dict of tensors), whatever the backend."""
-    return st.device_aux(i) if isinstance(st, StackedState) else st.aux[i]
+    return device_aux(st, i)
 
 
 def _aux_like(st, i):

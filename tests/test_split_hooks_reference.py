@@ -9,10 +9,11 @@ from torch import nn
 
 from fedlib.core.seeding import torch_generator
 from fedlib.dtfl.privacy import distance_correlation, patch_shuffle
-from fedlib.split import SplitConfig, aggregate, build_model, global_model, init_state, set_decision, train_round
+from fedlib.split import SplitConfig, build_model
 from fedlib.split.records import client_partition, draw_batches
 from fedlib.split.reference import Reference
-from fedlib.split.stacked import BACKENDS, StackedState, backend_functions
+from fedlib.split.backends import BACKENDS, backend_functions, device_aux
+from fedlib.split.stacked import StackedState
 
 pytestmark = pytest.mark.usefixtures("one_thread", "float64")
 
@@ -91,7 +92,7 @@ def assert_same(st, ref, weights):
         for j in range(st.per_device):
             for k, v in ref._unit_sd(i, j).items():
                 torch.testing.assert_close(st.units[j][i][k], v, atol=ATOL, rtol=0, msg=f"device {i} unit {j} {k}")
-        head = st.device_aux(i) if stacked else st.aux[i]
+        head = device_aux(st, i)
         assert (head is None) == (ref.aux[i] is None) if st.local_loss else True
         if st.local_loss and ref.aux[i] is not None:
             for k, v in ref.aux[i].state_dict().items():
@@ -116,7 +117,9 @@ def test_client_loss_and_smashed_transform_hooks(fmnist, kw, backend):
     dict(mode="copies", cuts=(2, 5, 9, 16), interval=3,     # server copies averaged every round with the weights
          sit_out={2: [1], 3: [0, 3]}),                       # (also those of devices sitting the round out)
     dict(mode="copies", cuts=(2, 5, 5, 9), local_loss=True, interval=2),   # heads of one cut: weights renormalised
-], ids=["common", "common-equal-b", "copies", "copies-local"])
+    dict(mode="copies", cuts=(2, 5, 9, 16), interval=2, momentum=0.9,      # momentum of devices sitting rounds
+         sit_out={2: [1], 3: [0, 3]}),                                      # out (their buffers kept)
+], ids=["common", "common-equal-b", "copies", "copies-local", "copies-momentum"])
 def test_non_uniform_weights(fmnist, kw, backend):
     st, ref, w = run_both(fmnist, weights=W4, backend=backend, **kw)
     assert_same(st, ref, w)

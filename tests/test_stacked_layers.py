@@ -24,10 +24,11 @@ def _units():
                              nn.MaxPool2d(2, 2, ceil_mode=True), nn.AdaptiveAvgPool2d((1, 1)), nn.Flatten(),
                              nn.Linear(6, 5), nn.ReLU(), nn.Linear(5, 3, bias=False))
     other = nn.Sequential(nn.Conv2d(8, 6, 3), nn.GroupNorm(2, 6), nn.ReLU())      # no grouped form: vmap
-    return {"bottleneck": block, "vgg_like": vgg_like, "fallback": other}
+    mixing = nn.Sequential(nn.Conv2d(8, 6, 3), nn.Softmax(dim=1))                 # no parameters, mixes channels
+    return {"bottleneck": block, "vgg_like": vgg_like, "fallback": other, "channel_mixing": mixing}
 
 
-@pytest.mark.parametrize("name", ["bottleneck", "vgg_like", "fallback"])
+@pytest.mark.parametrize("name", ["bottleneck", "vgg_like", "fallback", "channel_mixing"])
 def test_grouped_call_equals_one_call_per_device(float64, name):
     unit = engine_template(_units()[name]).double()
     gen = torch.Generator().manual_seed(1)
@@ -45,7 +46,7 @@ def test_grouped_call_equals_one_call_per_device(float64, name):
                for k in states[0]}
     params = {k: v for k, v in stacked.items()}
     g_unit = grouped(unit)
-    assert isinstance(g_unit, _Vmapped) == (name == "fallback")
+    assert isinstance(g_unit, _Vmapped) == (name in ("fallback", "channel_mixing"))
     out = per_device(call(g_unit, params, to_grouped(x), G), G)
     for i in range(G):
         ref_state = {k: v.clone().requires_grad_(v.is_floating_point() and "running" not in k)

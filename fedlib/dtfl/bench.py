@@ -1,6 +1,7 @@
 """Benchmark of DTFL's training (``python -m fedlib.bench dtfl``): samples/s of whole rounds on the converged
-profile's workload (ResNet-20 at width 0.25, K = 10 clients, batch 50, Adam lr 3e-3, the first 6,000 training
-samples of real Fashion-MNIST, IID; one evaluation of the global model on 2,000 test images per round), for
+profile's workload (ResNet-20 at width 0.25, or 1 with ``--width 1``, K = 10 clients, batch 50, Adam lr 3e-3,
+the first 6,000 training samples of real Fashion-MNIST, IID; one evaluation of the global model on 2,000 test
+images per round), for
 
 - ``dtfl_engine``: :func:`fedlib.dtfl.run_dtfl` with ``backend="loop"`` (the shared split engine, local loss at
   each client's tier);

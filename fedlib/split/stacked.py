@@ -38,7 +38,6 @@ from ..core.validate import check_bool, check_instance, check_int, check_list
 from . import ops
 from .config import SplitConfig, validate_decision
 from .engine import _check_batches, _new_aux, _weights
-from .backends import BACKENDS, backend_functions, device_aux, set_device_aux  # noqa: F401 (re-exported)
 from .stacked_layers import call, grouped, per_device, to_grouped
 from .stacked_ops import assign_rows, average_server_copies, host_tensor, step_rows, weighted_rows
 

@@ -10,11 +10,12 @@ channels are ``g·C .. g·C + C - 1``), and ``[b, G·F]`` after a flatten. Every
   device): one ``F.batch_norm`` over the G·C channels, so each device's mini-batch is normalised with its own
   statistics and its running statistics ``[G, C]`` are updated in place (as G separate layers would);
 - ``Linear``: one batched matrix product ``[G, b, in] @ [G, in, out]``;
-- ReLU, pooling, flatten and the residual additions of torchvision's blocks act per channel, so they run as they
-  are.
+- ReLU, pooling, ``Flatten(1)`` and the residual additions of torchvision's blocks act per channel, so they run as
+  they are.
 
-A unit holding any other module with parameters or buffers runs through ``torch.func.vmap`` of
-``functional_call`` instead (:class:`_Vmapped`), in the same layout. The templates are built once per unit
+A unit holding any other layer (with parameters or without: a softmax over channels would mix the devices), or a
+container other than ``nn.Sequential`` and torchvision's ``BasicBlock`` / ``Bottleneck``, runs through
+``torch.func.vmap`` of ``functional_call`` instead (:class:`_Vmapped`), in the same layout. The templates are built once per unit
 (:func:`grouped`) and called with ``functional_call``: the parameters are the stacked rows ``{name: [G, ...]}``.
 """
 from __future__ import annotations
@@ -26,9 +27,15 @@ import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call, vmap
 
+from torchvision.models.resnet import BasicBlock, Bottleneck
+
 from .ops import GroupBatchNorm
 
-_PER_CHANNEL = (nn.ReLU, nn.MaxPool2d, nn.AvgPool2d, nn.AdaptiveAvgPool2d, nn.Flatten, nn.Identity, nn.Sequential)
+#: layers without parameters that act on each channel alone (so on each device alone in the grouped layout)
+_PER_CHANNEL = (nn.ReLU, nn.MaxPool2d, nn.AvgPool2d, nn.AdaptiveAvgPool2d, nn.Identity)
+#: containers whose own forward only chains its children, adds residuals and applies per-channel ReLUs (exact
+#: types: a subclass may override forward)
+_BLOCKS = (nn.Sequential, Bottleneck, BasicBlock)
 
 
 class _GConv(nn.Module):
@@ -47,8 +54,6 @@ class _GConv(nn.Module):
 class _GBatchNorm(nn.Module):
     def __init__(self, bn: nn.Module):
         super().__init__()
-        if bn.momentum is None:
-            raise ValueError("batch norm with momentum=None (cumulative average) has no grouped form")
         self.eps, self.momentum = bn.eps, bn.momentum
         self.weight, self.bias = bn.weight, bn.bias
         for name in ("running_mean", "running_var", "num_batches_tracked"):
@@ -84,35 +89,35 @@ class _Vmapped(nn.Module):
         raise RuntimeError("_Vmapped runs through call(), not functional_call")
 
 
-def _convert(unit: nn.Module) -> nn.Module | None:
-    """``unit`` with its layers swapped for grouped ones (a copy), or None when it holds an unsupported layer."""
-    unit = copy.deepcopy(unit)
+def _swap(unit: nn.Module) -> bool:
+    """Swap ``unit``'s layers for grouped ones, in place; False when it holds a layer without a grouped form (any
+    other layer, a flatten that is not ``Flatten(1, -1)``, a batch norm without affine parameters, running
+    statistics or a momentum, or a container whose forward we cannot vouch for)."""
+    if type(unit) not in _BLOCKS or any(True for _ in unit.parameters(recurse=False)) or \
+            any(True for _ in unit.buffers(recurse=False)):
+        return False
     for name, child in list(unit.named_children()):
-        if type(child) is nn.Conv2d:
-            new = _GConv(child)
+        if type(child) is nn.Conv2d and child.padding_mode == "zeros":
+            setattr(unit, name, _GConv(child))
         elif isinstance(child, (nn.BatchNorm2d, GroupBatchNorm)) and child.weight is not None and \
-                child.running_mean is not None:
-            new = _GBatchNorm(child)
+                child.running_mean is not None and child.momentum is not None:
+            setattr(unit, name, _GBatchNorm(child))
         elif type(child) is nn.Linear:
-            new = _GLinear(child)
-        elif isinstance(child, _PER_CHANNEL) or not any(True for _ in child.children()) and \
-                not any(True for _ in child.parameters()) and not any(True for _ in child.buffers()):
-            new = _convert(child) if isinstance(child, nn.Sequential) else child
-        else:
-            new = _convert(child)
-        if new is None:
-            return None
-        setattr(unit, name, new)
-    own = [p for p in unit.parameters(recurse=False)] + [b for b in unit.buffers(recurse=False)]
-    return None if own and not isinstance(unit, (_GConv, _GBatchNorm, _GLinear)) else unit
+            setattr(unit, name, _GLinear(child))
+        elif type(child) is nn.Flatten:
+            if (child.start_dim, child.end_dim) != (1, -1):
+                return False
+        elif type(child) not in _PER_CHANNEL and not _swap(child):
+            return False
+    return True
 
 
 def grouped(template: nn.Module) -> nn.Module:
     """The grouped-layout form of a unit template (module docstring): its layers swapped for grouped ones, or a
     :class:`_Vmapped` wrapper when it holds a layer without a grouped form. Parameter and buffer names are the
     template's."""
-    unit = _convert(template)
-    return _Vmapped(copy.deepcopy(template)) if unit is None else unit.train()
+    unit = copy.deepcopy(template)
+    return unit.train() if _swap(unit) else _Vmapped(copy.deepcopy(template))
 
 
 def call(unit: nn.Module, params: dict, x: torch.Tensor, g: int) -> torch.Tensor:
@@ -120,10 +125,8 @@ def call(unit: nn.Module, params: dict, x: torch.Tensor, g: int) -> torch.Tensor
     (parameters and buffers; buffers updated in place), ``x`` ``[b, G·C, ...]`` -> ``[b, G·C', ...]``."""
     if not isinstance(unit, _Vmapped):
         return functional_call(unit, params, (x,))
-    b = x.shape[0]
-    h = x.reshape(b, g, -1, *x.shape[2:]).transpose(0, 1)                     # [G, b, C, ...]
-    out = vmap(lambda p, z: functional_call(unit.unit, p, (z,)))(params, h)
-    return out.transpose(0, 1).reshape(b, -1, *out.shape[3:])
+    out = vmap(lambda p, z: functional_call(unit.unit, p, (z,)))(params, per_device(x, g))
+    return to_grouped(out)
 
 
 def per_device(x: torch.Tensor, g: int) -> torch.Tensor:

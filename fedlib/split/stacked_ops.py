@@ -40,19 +40,20 @@ def step_rows(opt: dict, params: dict, grads: dict, state: dict, steps: np.ndarr
         opt: the engine's optimizer settings (``name``, ``lr``, ``momentum``, ``weight_decay``, ``betas``, ``eps``).
         params / grads: ``{name: [N, ...]}``. state: ``{name: {"exp_avg", "exp_avg_sq"} | {"momentum_buffer"}}``
             of ``[N, ...]`` tensors (updated in place or replaced). steps: ``[N]`` steps taken per row (host,
-            incremented for the rows ``on``); a row at 0 starts SGD's momentum buffer from its gradient.
+            incremented for the rows ``on``). SGD's momentum buffer of a row at step 0 must be zero (as every
+            buffer starts, and as :func:`.stacked.set_decision_stacked` resets it): ``0 · μ + g`` is then exactly
+            ``torch.optim``'s first buffer ``g``.
     """
     if not on.any():
         return
-    first = steps == 0
     steps += on
     if bool(on.all()):
-        _step_all(opt, params, grads, state, steps, first)
+        _step_all(opt, params, grads, state, steps)
     else:
-        _step_masked(opt, params, grads, state, steps, first, on)
+        _step_masked(opt, params, grads, state, steps, on)
 
 
-def _step_all(opt: dict, params: dict, grads: dict, state: dict, steps: np.ndarray, first: np.ndarray) -> None:
+def _step_all(opt: dict, params: dict, grads: dict, state: dict, steps: np.ndarray) -> None:
     names = list(grads)
     ps, gs = [params[k] for k in names], [grads[k] for k in names]
     if opt["weight_decay"]:
@@ -60,18 +61,9 @@ def _step_all(opt: dict, params: dict, grads: dict, state: dict, steps: np.ndarr
     if opt["name"] == "sgd":
         if opt["momentum"]:
             bufs = [state[k]["momentum_buffer"] for k in names]
-            if first.all():
-                for k, g in zip(names, gs):
-                    state[k]["momentum_buffer"] = g.clone()
-            elif not first.any():
-                torch._foreach_mul_(bufs, opt["momentum"])
-                torch._foreach_add_(bufs, gs)
-            else:
-                dev = ps[0].device
-                f = host_tensor(first, torch.bool, dev)
-                for k, g, buf in zip(names, gs, bufs):
-                    state[k]["momentum_buffer"] = torch.where(_bcast(f, buf), g, buf * opt["momentum"] + g)
-            gs = [state[k]["momentum_buffer"] for k in names]
+            torch._foreach_mul_(bufs, opt["momentum"])
+            torch._foreach_add_(bufs, gs)
+            gs = bufs
         torch._foreach_add_(ps, gs, alpha=-opt["lr"])
         return
     b1, b2 = opt["betas"]
@@ -102,25 +94,23 @@ def _adam_rows(opt: dict, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.array([-opt["lr"] / (1 - b1 ** float(x)) for x in t]), np.array([(1 - b2 ** float(x)) ** 0.5 for x in t])
 
 
-def _step_masked(opt, params, grads, state, steps, first, on) -> None:
+def _step_masked(opt, params, grads, state, steps, on) -> None:
     o = opt
     p0 = next(iter(params.values()))
     mask = host_tensor(on, torch.bool, p0.device)
     size, bc2 = _adam_rows(o, steps) if o["name"] == "adam" else (None, None)
     fac = host_tensor(np.stack([size, bc2]), p0.dtype, p0.device) if size is not None else None
-    fst = host_tensor(first, torch.bool, p0.device) if o["name"] == "sgd" and o["momentum"] and first.any() else None
+
+    def keep(new, old):
+        return torch.where(_bcast(mask, old), new, old)
     for k, g in grads.items():
         p, s = params[k], state[k]
-        keep = lambda new, old: torch.where(_bcast(mask, old), new, old)       # noqa: E731
         if o["weight_decay"]:
             g = g.add(p, alpha=o["weight_decay"])
         if o["name"] == "sgd":
             if o["momentum"]:
                 buf = s["momentum_buffer"]
-                new = buf * o["momentum"] + g
-                if fst is not None:
-                    new = torch.where(_bcast(fst, new), g, new)
-                s["momentum_buffer"] = keep(new, buf)
+                s["momentum_buffer"] = keep(buf * o["momentum"] + g, buf)
                 g = s["momentum_buffer"]
             p.copy_(keep(p + g * -o["lr"], p))
             continue
