@@ -17,9 +17,17 @@ from .core import paths
 from .core.validate import ParameterTypeError, check_bool, check_str
 
 
-def savefig(fig, name: str, formats: tuple[str, ...] = ("png", "pdf"), dpi: int = 150) -> list[Path]:
-    """Save ``fig`` as ``<figures_dir>/<name>.<fmt>`` for each format; returns the paths."""
-    out = []
+class SavedFigures(list):
+    """The paths :func:`savefig` wrote (a list of :class:`~pathlib.Path`). As a notebook cell's last value it shows
+    nothing (the figure itself is shown inline), so no page holds a path of the machine that ran it."""
+
+    def _ipython_display_(self):
+        pass
+
+
+def savefig(fig, name: str, formats: tuple[str, ...] = ("png", "pdf"), dpi: int = 150) -> SavedFigures:
+    """Save ``fig`` as ``<figures_dir>/<name>.<fmt>`` for each format; returns the paths (:class:`SavedFigures`)."""
+    out = SavedFigures()
     for fmt in formats:
         path = paths.figures_dir() / f"{name}.{fmt}"
         # no timestamp in the PDF, so an unchanged figure is an unchanged file

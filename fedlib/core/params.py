@@ -257,6 +257,8 @@ def setup_notebook(namespace: dict, paper: str) -> dict:
     where = {"parameters": params, "profile": profile, "figures": paths.figures_dir(),
              "metrics": paths.metrics_dir(), "store": paths.cache_dir(), "reads": paths.read_only_stores()}
     kind = "committed" if paths.committing() else "scratch (git ignores it)"
-    print(f"profile {profile}: figures -> {where['figures']} [{kind}]; new records -> {where['store']}"
-          + (f"; also reads {', '.join(map(str, where['reads']))}" if where["reads"] else ""))
+    from .story import display_path  # the project-relative path: no machine's absolute path in a rendered page
+    print(f"profile {profile}: figures -> {display_path(where['figures'])} [{kind}]; new records -> "
+          f"{display_path(where['store'])}"
+          + (f"; also reads {', '.join(map(display_path, where['reads']))}" if where["reads"] else ""))
     return where

@@ -1,0 +1,116 @@
+"""Every verdict table from the committed metrics, by one command: ``python -m fedlib.tables``.
+
+For each paper, :mod:`fedlib.<paper>.claims` names its claims, their rules (:mod:`fedlib.core.verdicts`) and the
+profile whose committed metrics decide them (``PROFILE``: ``figures/metrics/`` for quick, ``figures/<profile>/
+metrics/`` otherwise). The command writes
+
+- ``figures/verdicts/<paper>.json``: the machine-readable verdicts (claim, rule, values per seed, word);
+- the verdict table of ``notebooks/<paper>/README.md``, between ``<!-- verdicts:begin -->`` and
+  ``<!-- verdicts:end -->``;
+- the "Papers at a glance" table of the top ``README.md``, between ``<!-- glance:begin -->`` and
+  ``<!-- glance:end -->`` (the counts of each word).
+
+The site renders those README sections, so one generator feeds all three. ``--check`` writes nothing and exits 1
+naming each file that differs from what the generator would write (the test suite runs it).
+
+Usage::
+
+    python -m fedlib.tables            # regenerate
+    python -m fedlib.tables --check    # compare only
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+
+from .core.paths import REPO_ROOT
+from .core.verdicts import counts_text, judge_all, markdown_table
+
+PAPERS = ("hist", "dtfl", "hasfl")
+BEGIN, END = "<!-- verdicts:begin -->", "<!-- verdicts:end -->"
+GLANCE_BEGIN, GLANCE_END = "<!-- glance:begin -->", "<!-- glance:end -->"
+
+
+def metrics_dir(profile: str, root: Path = REPO_ROOT) -> Path:
+    """The committed metrics folder of ``profile``: ``figures/metrics`` (quick) or ``figures/<profile>/metrics``."""
+    return root / "figures" / "metrics" if profile == "quick" else root / "figures" / profile / "metrics"
+
+
+def paper_verdicts(paper: str, root: Path = REPO_ROOT) -> dict:
+    """``{"paper", "profile", "claims": [verdict, ...]}`` from the committed metrics of ``paper``'s profile.
+
+    Raises:
+        ValueError: unknown ``paper``. :class:`fedlib.core.verdicts.MissingMetrics`: a committed metrics file
+        lacks what a claim needs (or is missing).
+    """
+    if paper not in PAPERS:
+        raise ValueError(f"paper must be one of {', '.join(PAPERS)}, got {paper!r}")
+    mod = importlib.import_module(f"fedlib.{paper}.claims")
+    folder = metrics_dir(mod.PROFILE, root)
+    metrics = {nb: json.loads(p.read_text()) for nb in {c.notebook for c in mod.CLAIMS}
+               if (p := folder / f"{nb}.json").exists()}
+    return {"paper": paper, "profile": mod.PROFILE, "metrics": [f"{nb}.json" for nb in sorted(metrics)],
+            "claims": judge_all(mod.CLAIMS, metrics)}
+
+
+def _replace(text: str, begin: str, end: str, body: str, where: str) -> str:
+    if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
+        raise ValueError(f"{where}: needs exactly one {begin} ... {end} block")
+    head, rest = text.split(begin)
+    _, tail = rest.split(end)
+    return f"{head}{begin}\n{body}\n{end}{tail}"
+
+
+def _nb_link(paper: str):
+    return lambda nb: f"[`{nb}`]({nb}.ipynb)"
+
+
+def generated(root: Path = REPO_ROOT) -> dict[Path, str]:
+    """Every generated file's path and the text the generator writes there."""
+    out: dict[Path, str] = {}
+    glance = ["| paper | verdicts on its claims | our scale | card |", "|---|---|---|---|"]
+    for paper in PAPERS:
+        mod = importlib.import_module(f"fedlib.{paper}.claims")
+        v = paper_verdicts(paper, root)
+        out[root / "figures" / "verdicts" / f"{paper}.json"] = json.dumps(v, indent=1, sort_keys=True,
+                                                                          ensure_ascii=False) + "\n"
+        readme = root / "notebooks" / paper / "README.md"
+        body = (f"Profile `{v['profile']}`, from the committed metrics ({', '.join(v['metrics'])}); "
+                f"regenerate with `python -m fedlib.tables`.\n\n" + markdown_table(v["claims"], _nb_link(paper)))
+        out[readme] = _replace(readme.read_text(), BEGIN, END, body, str(readme.relative_to(root)))
+        glance.append(f"| {mod.SUMMARY['title']} ([{mod.SUMMARY['ref']}]({mod.SUMMARY['link']})) | "
+                      f"{counts_text(v['claims'])} | {mod.SUMMARY['scale']} | "
+                      f"[{paper.upper()}](notebooks/{paper}/README.md) |")
+    top = root / "README.md"
+    out[top] = _replace(top.read_text(), GLANCE_BEGIN, GLANCE_END, "\n".join(glance), "README.md")
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m fedlib.tables", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 naming each generated file that differs")
+    args = parser.parse_args(argv)
+    files = generated()
+    stale = [p for p, text in files.items() if not p.exists() or p.read_text() != text]
+    if args.check:
+        for p in stale:
+            print(f"differs from the generator: {p.relative_to(REPO_ROOT)}", file=sys.stderr)
+        if stale:
+            print("run: python -m fedlib.tables", file=sys.stderr)
+        return 1 if stale else 0
+    for p in stale:
+        p.parent.mkdir(parents=True, exist_ok=True) if p.parent.name == "verdicts" else None
+        p.write_text(files[p])
+        print(f"wrote {p.relative_to(REPO_ROOT)}")
+    if not stale:
+        print("every table is up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
