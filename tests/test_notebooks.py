@@ -230,8 +230,12 @@ def test_notebook_hygiene(path):
     assert f'setup_notebook(globals(), "{path.parent.name}")' in "".join(code[1]["source"])
     params = [c for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])]
     assert len(params) == 1, "exactly one cell tagged 'parameters'"
-    for line in "".join(params[0]["source"]).splitlines():
+    lines = "".join(params[0]["source"]).splitlines()
+    for line in lines:
+        if line.startswith("# ---"):   # the one separator between the user-facing parameters and the plan settings
+            continue
         assert re.match(r"^\w+: \w+ = .+  # \S", line), f"parameter without type annotation or comment: {line!r}"
+    assert sum(line.startswith("# ---") for line in lines) <= 1, "at most one separator line in the parameters cell"
     for c in cells:
         if c["cell_type"] == "code":
             assert not c.get("outputs") and c.get("execution_count") is None, "commit notebooks with outputs cleared"
@@ -293,3 +297,56 @@ def test_results_site_builds_from_the_smoke_notebooks_with_every_link_and_image(
     assert "Papers at a glance" not in landing or "verdicts on its claims" in landing
     for paper in ("hist", "dtfl", "hasfl"):
         assert "Results at a glance" in (html / paper / "index.html").read_text()
+
+
+SECTIONS = ("## Claim", "## Setup here vs the paper", "## Verdict", "## Try this")
+
+
+@pytest.mark.parametrize("path", NBS, ids=[p.stem for p in NBS])
+def test_notebook_reads_as_a_section(path):
+    """A title naming the paper's figure or table, then Claim, Setup, Verdict and Try this in that order; the
+    parameters cell and the plumbing folded on the site (hide-input / remove-input tags)."""
+    cells = json.loads(path.read_text())["cells"]
+    md = ["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"]
+    assert md and md[0].startswith("# "), "the first cell is the title"
+    heads = [h for text in md for h in re.findall(r"^## .+$", text, re.M)]
+    found = [next((i for i, h in enumerate(heads) if h.startswith(s)), None) for s in SECTIONS]
+    assert None not in found, f"missing section(s): {[s for s, i in zip(SECTIONS, found) if i is None]}"
+    assert found == sorted(found), f"sections out of order: {heads}"
+    params = next(c for c in cells if "parameters" in c.get("metadata", {}).get("tags", []))
+    assert {"hide-input", "remove-input"} & set(params["metadata"]["tags"]), "the parameters cell is folded on the site"
+    code = [c for c in cells if c["cell_type"] == "code"]
+    src = ["".join(c["source"]) for c in code]
+    assert any("story.verdict_section(" in s for s in src), "the Verdict is computed in the notebook"
+    assert any("story.setup_section(" in s for s in src), "the Setup section is generated from the parameters"
+    assert not any(re.search(r"^print\(write_metrics", s, re.M) for s in src), "no metrics path shown"
+
+
+def _outputs_text(executed: dict) -> str:
+    out = []
+    for c in executed["cells"]:
+        for o in c.get("outputs", []):
+            out.append("".join(o.get("text", "")) if isinstance(o.get("text"), (list, str)) else "")
+            for mime, value in o.get("data", {}).items():
+                if mime.startswith("text/"):
+                    out.append("".join(value) if isinstance(value, list) else value)
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize("path", NBS, ids=[p.stem for p in NBS])
+def test_executed_smoke_notebook_shows_no_raw_paths(smoke, path):
+    """What a reader sees of a run: no ``PosixPath(``, no absolute path of the machine (the project root, the home
+    folder or the temporary folder), a Claim and a Verdict section, and the verdict cell's output (a table or the
+    sentence naming the missing metrics)."""
+    import tempfile
+
+    executed = json.loads((smoke["executed"] / path.parent.name / path.name).read_text())
+    text = _outputs_text(executed)
+    assert "PosixPath(" not in text
+    for root in {str(ROOT), str(Path.home()), tempfile.gettempdir(), str(smoke["executed"].parent)}:
+        assert root not in text, f"absolute path {root} in the outputs"
+    md = "\n".join("".join(c["source"]) for c in executed["cells"] if c["cell_type"] == "markdown")
+    assert "## Claim" in md and "## Verdict" in md
+    verdict = [c for c in executed["cells"] if c["cell_type"] == "code" and "story.verdict_section(" in "".join(c["source"])]
+    shown = _outputs_text({"cells": verdict})
+    assert "| claim |" in shown or "No verdict from this run" in shown, shown[:500]

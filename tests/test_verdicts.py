@@ -1,0 +1,160 @@
+"""The one written verdict rule (fedlib.core.verdicts), the notebooks' story sections (fedlib.core.story) and the
+generated tables (python -m fedlib.tables): hand-computed words at and around every threshold."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fedlib.core import story, verdicts as v
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _claim(rule, values, variants=("ours",)):
+    return v.Claim("c", "a claim", "Fig. 1", "≥ 4×", "nb", rule, lambda m: m["x"], variants=variants), {"x": values}
+
+
+@pytest.mark.parametrize("value, word", [(4.0, "holds"), (5.5, "holds"), (3.99, "partly"), (1.01, "partly"),
+                                         (1.0, "fails"), (0.3, "fails")])
+def test_at_least_with_a_partly_band(value, word):
+    # "≥ 4× faster": holds at 4, partly in (1, 4), fails at 1 (not faster at all) and below
+    c, m = _claim(v.AtLeast(target=4.0, partly=1.0, unit="×"), {"ours": [value]})
+    assert v.judge(c, m)["cells"]["ours"]["word"] == word
+
+
+@pytest.mark.parametrize("value, word", [(1.0, "holds"), (1.2, "holds"), (0.99, "fails")])
+def test_at_least_without_a_partly_band(value, word):
+    c, m = _claim(v.AtLeast(target=1.0), {"ours": [value]})
+    assert v.judge(c, m)["cells"]["ours"]["word"] == word
+
+
+@pytest.mark.parametrize("value, word", [(0.05, "holds"), (0.02, "holds"), (0.07, "partly"), (0.1, "fails"),
+                                         (0.2, "fails")])
+def test_at_most(value, word):
+    c, m = _claim(v.AtMost(target=0.05, partly=0.1), {"ours": [value]})
+    assert v.judge(c, m)["cells"]["ours"]["word"] == word
+
+
+@pytest.mark.parametrize("value, word", [(0.011, "holds"), (0.01, "partly"), (0.0, "partly"), (-0.01, "partly"),
+                                         (-0.011, "fails")])
+def test_better_margin_is_the_resolution(value, word):
+    c, m = _claim(v.Better(margin=0.01), {"ours": [value]})
+    assert v.judge(c, m)["cells"]["ours"]["word"] == word
+
+
+@pytest.mark.parametrize("seq, word", [([1, 2, 3], "holds"), ([1, 3, 2], "partly"), ([3, 2, 1], "fails"),
+                                       ([1, 1.005, 1.2], "partly"), ([1, 1], "fails")])
+def test_trend_up(seq, word):
+    c, m = _claim(v.Trend(direction="up", margin=0.01), {"ours": [seq]})
+    assert v.judge(c, m)["cells"]["ours"]["word"] == word
+
+
+def test_trend_down_mirrors_up():
+    c, m = _claim(v.Trend(direction="down"), {"ours": [[3, 2, 1]]})
+    assert v.judge(c, m)["cells"]["ours"]["word"] == "holds"
+
+
+def test_seeds_judged_alone_and_disagreement_is_not_robust():
+    c, m = _claim(v.AtLeast(target=4.0, partly=1.0, unit="×"), {"ours": [4.5, 2.0, 5.0]})
+    cell = v.judge(c, m)["cells"]["ours"]
+    assert cell["word"] == "not robust across seeds" and cell["seeds"] == 3
+    assert cell["number"] == "2.00× – 5.00×"
+    c, m = _claim(v.AtLeast(target=4.0, partly=1.0, unit="×"), {"ours": [2.0, 3.0]})
+    assert v.judge(c, m)["cells"]["ours"]["word"] == "partly"      # agreeing seeds keep their word
+
+
+def test_censored_bounds_decide_only_when_every_admitted_value_agrees():
+    rule = v.AtLeast(target=4.0, partly=1.0, unit="×")
+    # a speed-up of at least 5x (the benchmark never reached the target): every value >= 5 holds
+    c, m = _claim(rule, {"ours": [v.Censored(5.0, "lower")]})
+    cell = v.judge(c, m)["cells"]["ours"]
+    assert cell["word"] == "holds" and cell["number"] == "≥ 5.00×"
+    # at least 2x: could be partly or holds: no verdict either way
+    c, m = _claim(rule, {"ours": [v.Censored(2.0, "lower")]})
+    assert v.judge(c, m)["cells"]["ours"]["word"] == "not reached"
+    # at most 0.5x (ours never reached it): fails whatever the value
+    c, m = _claim(rule, {"ours": [v.Censored(0.5, "upper")]})
+    assert v.judge(c, m)["cells"]["ours"]["word"] == "fails"
+    with pytest.raises(ValueError, match="side"):
+        v.Censored(1.0, "left")
+
+
+def test_variants_are_separate_cells_never_averaged():
+    c, m = _claim(v.AtLeast(target=1.0, unit="×"), {"pilot": [0.9], "calibrated": [1.3]},
+                  variants=("pilot", "calibrated"))
+    cells = v.judge(c, m)["cells"]
+    assert (cells["pilot"]["word"], cells["calibrated"]["word"]) == ("fails", "holds")
+    table = v.markdown_table([v.judge(c, m)])
+    assert table.splitlines()[0] == "| claim | paper | pilot | calibrated | notebook |"
+    assert "0.90× **fails**" in table and "1.30× **holds**" in table
+
+
+def test_unknown_claim_rule_or_variant_is_named():
+    c, m = _claim(v.AtLeast(), {"other": [1.0]})
+    with pytest.raises(v.UnknownClaim, match="'c'.*unknown variant 'other'"):
+        v.judge(c, m)
+    bad = v.Claim("weird", "t", "Fig. 1", "p", "nb", object(), lambda m: {"ours": [1.0]})
+    with pytest.raises(v.UnknownClaim, match="'weird'.*unknown rule"):
+        v.judge(bad, {})
+    with pytest.raises(v.UnknownClaim, match="unknown claim 'nope'"):
+        v.find([c], "nope")
+    with pytest.raises(v.UnknownClaim, match="decides no claim"):
+        v.judge_all([c], {"nb": m}, notebook="other_nb")
+
+
+@pytest.mark.parametrize("metrics", [{}, {"x": {"ours": []}}, {"x": {"ours": [float("nan")]}},
+                                     {"x": {"ours": ["0.9"]}}, {"x": {}}])
+def test_missing_or_partial_metrics_name_the_claim(metrics):
+    c = v.Claim("speedup", "t", "Fig. 1", "p", "nb", v.AtLeast(), lambda m: m["x"])
+    with pytest.raises(v.MissingMetrics, match="'speedup'"):
+        v.judge(c, metrics)
+
+
+def test_counts_text_counts_every_cell():
+    c, _ = _claim(v.AtLeast(target=1.0), None, variants=("a", "b"))
+    out = [v.judge(c, {"x": {"a": [2.0], "b": [0.5]}}), v.judge(c, {"x": {"a": [3.0]}})]
+    assert v.counts_text(out) == "2 holds, 1 fails"
+
+
+def test_verdict_section_says_what_is_missing_and_prints_no_verdict(monkeypatch):
+    import types
+    fake = types.SimpleNamespace(CLAIMS=(
+        v.Claim("a", "first", "Fig. 1", "p", "nb", v.AtLeast(), lambda m: {"ours": [m["ok"]]}),
+        v.Claim("b", "second", "Fig. 2", "p", "nb", v.AtLeast(), lambda m: {"ours": [m["gone"]]})))
+    monkeypatch.setattr(story, "_claims", lambda paper: fake)
+    shown = str(story.verdict_section("hist", "nb", {"ok": 2.0}))
+    assert "No verdict from this run" in shown and "'b'" in shown and "gone" in shown
+    assert "**holds**" not in shown                                  # nothing from partial data
+    shown = str(story.verdict_section("hist", "nb", {"ok": 2.0, "gone": 0.5}))
+    assert "2.00 **holds**" in shown and "0.50 **fails**" in shown
+
+
+def test_story_table_and_paths():
+    t = str(story.table([{"acc": 0.81234, "t": 12.3456, "name": "a|b"}], ["name", "acc", "t"],
+                        formats={"acc": "1%", "t": ".1f"}, headers={"t": "time (s)"}))
+    assert t.splitlines() == ["| name | acc | time (s) |", "|---|---|---|", "| a\\|b | 81.2 % | 12.3 |"]
+    assert story.display_path(ROOT / "figures" / "x.png") == "figures/x.png"
+    assert story.display_path("/somewhere/else/x.png") == "…/x.png"
+    rows = str(story.setup_section({"num_clients": 60, "profile": "smoke"}, [("clients", "num_clients", "60")],
+                                   ["Fashion-MNIST instead of CIFAR-10"]))
+    assert "| clients | 60 | 60 |" in rows and "| profile | smoke |" in rows and "- Fashion-MNIST" in rows
+    with pytest.raises(KeyError, match="num_cells"):
+        story.setup_section({}, [("cells", "num_cells", "5")])
+
+
+def test_committed_tables_are_the_generators_output():
+    """Every verdict table (paper READMEs, the top README's glance table, figures/verdicts/*.json) is what
+    ``python -m fedlib.tables`` writes from the committed metrics: edit a number by hand and this fails."""
+    out = subprocess.run([sys.executable, "-m", "fedlib.tables", "--check"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+
+
+def test_generated_verdict_files_match_the_rule():
+    for paper in ("hist", "dtfl", "hasfl"):
+        data = json.loads((ROOT / "figures" / "verdicts" / f"{paper}.json").read_text())
+        assert data["paper"] == paper and data["claims"]
+        for claim in data["claims"]:
+            assert claim["cells"] and all(c["word"] in v.WORDS for c in claim["cells"].values()), claim["id"]
