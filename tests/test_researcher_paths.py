@@ -2,6 +2,7 @@
 (a kernel in the notebook's folder, no FEDLIB_* variables, changed parameters) leaves ``git status`` clean and, at
 ``converged``, redraws from the committed store; the committed stores hold only records of the current code."""
 import json
+import math
 import os
 import re
 import subprocess
@@ -97,7 +98,8 @@ def test_output_rule(monkeypatch, tmp_path):
         assert paths.figures_dir() == tmp_path / "figures" / "converged"
         assert paths.cache_dir() == tmp_path / "figures" / "converged" / "store" and paths.read_only_stores() == []
         paths.use_profile("quick")
-        assert paths.figures_dir() == tmp_path / "figures" and paths.cache_dir() == tmp_path / ".cache" / "results"
+        assert paths.figures_dir() == tmp_path / "figures"
+        assert paths.cache_dir() == tmp_path / "figures" / "quick" / "store"   # quick's runs are committed too
         paths.use_profile("smoke")                                 # nothing of smoke is committed
         assert paths.figures_dir() == tmp_path / ".scratch" / "smoke"
         monkeypatch.setenv("FEDLIB_COMMIT", "maybe")
@@ -140,6 +142,24 @@ def test_notebook_by_hand_with_changed_parameters_leaves_git_clean(tmp_path):
 
 
 @pytest.mark.skipif(not (ROOT / "figures" / "converged" / "store").is_dir(), reason="no committed converged store")
+def _close(a, b, rel=1e-9) -> bool:
+    """``a == b`` for nested dicts / lists, floats within ``rel`` (exact for everything else)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k], rel) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y, rel) for x, y in zip(a, b))
+    if isinstance(a, float) or isinstance(b, float):
+        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and math.isclose(a, b, rel_tol=rel, abs_tol=1e-12)
+    return a == b
+
+
+def test_close_compares_nested_values():
+    assert _close([{"x": 0.028999999999999977, "m": "a"}], [{"x": 0.029000000000000064, "m": "a"}])
+    assert not _close([{"x": 0.029, "m": "a"}], [{"x": 0.0291, "m": "a"}])
+    assert not _close([{"x": 0.029, "m": "a"}], [{"x": 0.029, "m": "b"}])
+    assert not _close({"x": 1.0}, {"x": 1.0, "y": 2})
+
+
 def test_converged_redraw_by_hand_reads_the_committed_store(tmp_path):
     # DTFL's Table 1 at converged: 12 trainings; from the committed store a redraw of about 20 s
     nb = ROOT / "notebooks" / "dtfl" / "dtfl_2_table1.ipynb"
@@ -158,7 +178,9 @@ def test_converged_redraw_by_hand_reads_the_committed_store(tmp_path):
     committed = json.loads((ROOT / "figures" / "converged" / "metrics" / "dtfl_2_table1.json").read_text())
     # a redraw keeps what the runs measured (each row's training time included); only wall times differ
     drop = lambda rows: [{k: v for k, v in r.items() if k != "wall_s"} for r in rows]
-    assert drop(ours["runs"]) == drop(committed["runs"])
+    # every stored value read back exactly; values derived after the read (plateau_rise: a float reduction whose
+    # order depends on the CPU) agree within 1e-9, far below the 1e-4 that 2,000 test samples resolve
+    assert _close(drop(ours["runs"]), drop(committed["runs"])), "a redraw changed a stored value"
     assert {k for k in ours if ours[k] != committed[k]} <= {"notebook_wall_s", "runs", "data_source"}
     assert " /" not in ours["data_source"], ours["data_source"]                  # no absolute path
     assert wall < 600, wall

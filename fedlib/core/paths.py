@@ -2,8 +2,9 @@
 ``run_all.sh``.
 
 **Committed outputs** are the figures and metrics in git: ``figures/`` (profile ``quick``) and
-``figures/<profile>/`` (``converged``, ``paper``), with the long profiles' result store in
-``figures/<profile>/store/``. They are written only when asked for:
+``figures/<profile>/`` (``converged``, ``paper``), with the result store in ``figures/<profile>/store/``
+(``quick``, ``converged``, ``paper``: at ``quick`` it holds the runs the committed quick metrics come from, so a
+redraw or the site never trains them). They are written only when asked for:
 
 - by the regeneration command (``./run_all.sh`` sets ``FEDLIB_COMMIT=1`` for the notebooks it runs), or
 - explicitly, with ``FEDLIB_COMMIT=1`` in the environment, or by naming a folder in ``FEDLIB_FIGURES_DIR`` /
@@ -33,7 +34,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROFILES = ("smoke", "quick", "converged", "paper")
 #: profiles with a committed result store in ``figures/<profile>/store/``
-STORED_PROFILES = ("converged", "paper")
+STORED_PROFILES = ("quick", "converged", "paper")
 
 _profile = "quick"
 
@@ -85,8 +86,8 @@ def committed_figures_dir(profile: str) -> Path | None:
 
 
 def committed_store_dir(profile: str) -> Path | None:
-    """The committed result store of ``profile``: ``figures/<profile>/store/`` for converged and paper, else
-    None."""
+    """The committed result store of ``profile``: ``figures/<profile>/store/`` for quick, converged and paper, else
+    None (smoke)."""
     profile = _check_profile(profile)
     return REPO_ROOT / "figures" / profile / "store" if profile in STORED_PROFILES else None
 
