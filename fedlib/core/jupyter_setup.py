@@ -3,7 +3,13 @@
 Run by ``run_all.sh`` (and by hand in the README's steps). Into ``sys.prefix`` (the virtual environment), nothing
 in the user's home:
 
-- the project's kernel ``fedlib`` ("Python (fedlib)", this Python), which every notebook names in its metadata;
+- the project's kernel ``fedlib`` ("Python (fedlib)", this Python), which every notebook names in its metadata,
+  with ``OMP_NUM_THREADS=1`` and ``MKL_NUM_THREADS=1`` in its environment (``kernel.json``'s ``env``:
+  :data:`KERNEL_ENV`). JupyterLab and the papermill runner (:mod:`fedlib.core.notebooks`) both start this kernel,
+  so a notebook computes on one stated thread count wherever it runs; ``setup_notebook`` pins torch to the same
+  count (:func:`fedlib.core.params.pin_threads`), and ``FEDLIB_THREADS=<n>`` in the environment Jupyter starts
+  from states another count for torch. On a loaded 2-core machine ``hist_3_bounds`` took 813 s in JupyterLab
+  unpinned, 405 s with torch's default threads, 108 s with one OpenMP thread;
 - JupyterLab's autosave off (``share/jupyter/lab/settings/overrides.json``): a notebook opened from
   ``notebooks/`` and run with changed parameters is not written back into the committed file unless the user
   saves it (File > Save, or Save As into a folder of their own);
@@ -20,6 +26,8 @@ from pathlib import Path
 KERNEL, DISPLAY = "fedlib", "Python (fedlib)"
 LAB_OVERRIDES = {"@jupyterlab/docmanager-extension:plugin": {"autosave": False}}
 SERVER_CONFIG = {"MappingKernelManager": {"default_kernel_name": KERNEL}}
+#: the kernel's environment: one OpenMP / MKL thread (torch's count is set by ``setup_notebook``)
+KERNEL_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 def _merge(path: Path, update: dict) -> None:
@@ -38,7 +46,7 @@ def setup(prefix: str | Path | None = None) -> list[Path]:
     from ipykernel.kernelspec import install
 
     prefix = Path(prefix or sys.prefix)
-    kernel_dir = Path(install(prefix=str(prefix), kernel_name=KERNEL, display_name=DISPLAY))
+    kernel_dir = Path(install(prefix=str(prefix), kernel_name=KERNEL, display_name=DISPLAY, env=dict(KERNEL_ENV)))
     lab = prefix / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
     server = prefix / "etc" / "jupyter" / "jupyter_server_config.d" / "fedlib.json"
     _merge(lab, LAB_OVERRIDES)

@@ -10,7 +10,10 @@ opens, figures embedded) go to ``.executed/<profile>/<paper>/``.
 
 Each kernel starts in the notebook's own folder, as Jupyter starts it, with the project's kernel (``fedlib``,
 registered by ``run_all.sh``; ``python3`` where it is not registered), and imports the installed ``fedlib``
-(``pip install -e .``). Figures, metrics and records go where :mod:`fedlib.core.paths` says for the notebook's
+(``pip install -e .``). Threads are pinned as in JupyterLab: the kernel gets ``OMP_NUM_THREADS=1`` and
+``MKL_NUM_THREADS=1`` (:data:`fedlib.core.jupyter_setup.KERNEL_ENV`, the ``fedlib`` kernel's ``env``; set here
+too, so the ``python3`` fallback gets them) and ``setup_notebook`` pins torch to 1 thread, or to
+``FEDLIB_THREADS=<n>`` when the environment states it (checked before any notebook starts). Figures, metrics and records go where :mod:`fedlib.core.paths` says for the notebook's
 ``profile``: with ``--commit`` (``run_all.sh``'s regeneration) into the committed ``figures/`` folders, else
 into ``.scratch/<profile>/``.
 """
@@ -146,17 +149,24 @@ def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None, co
         ``skipped`` (the paper has no file at ``profile``: :func:`has_profile`).
 
     Raises:
-        ValueError: unknown profile, or ``only`` matches no notebook.
+        ValueError: unknown profile, ``only`` matches no notebook, or ``FEDLIB_THREADS`` is set but not a positive
+            integer.
     """
     import papermill as pm
+
+    from .jupyter_setup import KERNEL_ENV
+    from .params import notebook_threads
 
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
     nbs = list_notebooks(only)
+    notebook_threads()                              # a bad FEDLIB_THREADS fails once, here, not in every kernel
     out_dir = Path(out_dir)
     # the kernel is a child process: it shows figures inline, and writes the committed folders only if asked
     os.environ.pop("MPLBACKEND", None)
     saved_commit = os.environ.get("FEDLIB_COMMIT")
+    saved_env = {k: os.environ.get(k) for k in KERNEL_ENV}
+    os.environ.update(KERNEL_ENV)                   # the fedlib kernel's own env; the python3 fallback inherits it
     if commit:
         os.environ["FEDLIB_COMMIT"] = "1"           # read by the kernels this process starts; restored below
     kernel = kernel_name()
@@ -185,10 +195,11 @@ def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None, co
                      "status": status, "error": error})
         print(f"[{status}] {nb.parent.name}/{nb.stem} ({rows[-1]['seconds']:.1f} s) {error}".rstrip(), flush=True)
     socket_dir.cleanup()
-    if saved_commit is None:
-        os.environ.pop("FEDLIB_COMMIT", None)
-    else:
-        os.environ["FEDLIB_COMMIT"] = saved_commit
+    for key, value in {**saved_env, "FEDLIB_COMMIT": saved_commit}.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
     return rows
 
 
@@ -210,6 +221,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         return 0
     out = Path(args.out) if args.out else REPO_ROOT / ".executed" / args.profile
+    try:
+        from .params import notebook_threads
+        notebook_threads()
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     rows = run_notebooks(args.profile, out, args.only, commit=args.commit)
     assert len(rows) == len(nbs)
     width = max(len(f"{r['paper']}/{r['notebook']}") for r in rows)

@@ -238,11 +238,61 @@ def sibling_parameters(paper: str) -> frozenset:
     return _siblings(paper)
 
 
+THREADS_VAR = "FEDLIB_THREADS"
+"""The environment variable that states a notebook kernel's thread count (default 1: :func:`notebook_threads`)."""
+
+
+def notebook_threads(environ: Mapping[str, str] | None = None) -> int:
+    """The thread count a notebook computes with: ``FEDLIB_THREADS`` from ``environ`` (default ``os.environ``) when
+    set, else 1.
+
+    One thread is the default because on a shared or small machine torch's own default (one thread per core, each
+    spinning while it waits) is slower, not faster: ``hist_3_bounds`` on a loaded 2-core machine took 813 s in
+    JupyterLab before the pin, 405 s with torch's default threads and 108 s with one OpenMP thread.
+
+    Raises:
+        ValueError: ``FEDLIB_THREADS`` is set but not a positive integer (the message names the variable).
+    """
+    import os
+
+    raw = (os.environ if environ is None else environ).get(THREADS_VAR)
+    if raw is None:
+        return 1
+    text = str(raw).strip()
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise ValueError(f"{THREADS_VAR} must be a positive integer (the notebook's torch and OpenMP threads), "
+                         f"got {raw!r}; unset it for 1 thread")
+    return int(text)
+
+
+def pin_threads(environ: Mapping[str, str] | None = None) -> int:
+    """Set this process's torch threads (which are its OpenMP / MKL threads) to :func:`notebook_threads` and state
+    the count in ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS`` for the processes it starts. Returns the count.
+
+    Raises:
+        ValueError: as :func:`notebook_threads`.
+    """
+    import os
+
+    import torch
+
+    n = notebook_threads(environ)
+    torch.set_num_threads(n)
+    os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(n)
+    return n
+
+
 def setup_notebook(namespace: dict, paper: str) -> dict:
     """Start a notebook: check its parameters (:func:`validate_parameters` with ``paper``), make its ``profile``
     parameter the active profile (:func:`fedlib.core.paths.use_profile`) and print where its figures, metrics
     and new records go and which committed store it reads. Call it with ``globals()`` right after the
     parameters cell.
+
+    Threads: it pins torch to one thread (:func:`pin_threads`), the count the project's kernel ``fedlib`` also
+    gives OpenMP and MKL (``OMP_NUM_THREADS=1``, ``MKL_NUM_THREADS=1`` in its ``kernel.json``, written by
+    ``python -m fedlib.core.jupyter_setup``), in JupyterLab and under papermill alike. ``FEDLIB_THREADS=<n>``
+    in the environment the kernel starts from states another count. A notebook's own ``threads`` parameter,
+    where it has one and it is not 0, applies after this.
 
     Returns:
         ``{"parameters", "profile", "figures", "metrics", "store", "reads"}``: the checked parameters, the
@@ -250,8 +300,9 @@ def setup_notebook(namespace: dict, paper: str) -> dict:
 
     Raises:
         ValueError / ParameterTypeError: as :func:`validate_parameters`; ``profile`` is not one of smoke, quick,
-        converged, paper.
+        converged, paper; ``FEDLIB_THREADS`` is not a positive integer.
     """
+    pin_threads()
     params = validate_parameters(namespace, paper=paper)
     profile = paths.use_profile(params.get("profile", "quick"))
     where = {"parameters": params, "profile": profile, "figures": paths.figures_dir(),
