@@ -1,0 +1,86 @@
+"""HASFL's claims read the committed converged metrics: each extracts the value checked by hand against the JSON."""
+import json
+
+import pytest
+
+from fedlib.core.verdicts import Censored, MissingMetrics, judge
+from fedlib.core.verdicts import find
+from fedlib.hasfl import claims
+from fedlib.tables import metrics_dir
+
+DIR = metrics_dir(claims.PROFILE)
+
+
+def metrics(nb):
+    return json.loads((DIR / f"{nb}.json").read_text())
+
+
+def cell(claim_id, variant=claims.PILOT):
+    c = find(claims.CLAIMS, claim_id)
+    return judge(c, metrics(c.notebook))["cells"][variant]
+
+
+def test_speedup_every_benchmark_is_the_slowest_case():
+    # hand-checked in hasfl_5's runs: RBS+RHAMS ResNet-18 IID 1.92 s vs HASFL 15.41 s (pilot); RBS+RHAMS VGG-16
+    # non-IID 2.42 s vs HASFL-calibrated 3.52 s; seed 1 RBS+RHAMS IID 6.16 s vs HASFL-calibrated 8.74 s
+    assert cell("faster_every_benchmark")["values"][0] == pytest.approx(1.9245 / 15.4114, rel=2e-3)
+    assert cell("faster_every_benchmark", claims.CALIBRATED)["values"][0] == pytest.approx(2.4216 / 3.5201, rel=2e-3)
+    out = cell("faster_every_benchmark", claims.OUT)
+    assert out["values"][0] == pytest.approx(6.1601 / 8.7443, rel=1e-3)
+    assert out["word"] == "fails"
+
+
+def test_resnet_rbs_rms_never_converged_is_a_lower_bound():
+    c = cell("faster_rbs_rms_resnet")
+    # RBS+RMS ResNet-18 IID ran 504 rounds (88.16 simulated s) without the rule firing; HASFL converged at 15.41 s
+    assert c["values"][0] == {"censored": "lower", "value": pytest.approx(88.1649 / 15.4114, rel=1e-3)}
+    assert c["word"] == "not reached"  # >= 5.7x admits values below and above the paper's 6.4x
+
+
+def test_vgg_rbs_rms_and_accuracy():
+    assert cell("faster_rbs_rms_vgg")["values"][0] == pytest.approx(33.87 / 12.38, rel=2e-3)  # non-IID
+    assert cell("faster_rbs_rms_vgg")["word"] == "partly"
+    acc = cell("accuracy_every_benchmark", claims.OUT)
+    assert acc["values"][0] == pytest.approx(100 * (0.548 - 0.635), abs=0.01)  # RBS+HAMS non-IID at seed 1
+
+
+def test_trends_and_system_model_claims():
+    gap = cell("gap_grows_with_n")["values"][0]
+    assert [round(x, 2) for x in gap] == [0.50, 1.18, 1.79] and cell("gap_grows_with_n")["word"] == "holds"
+    assert cell("deeper_cut_more_rounds")["values"][0] == [140, 154, 238, 280]
+    assert cell("smashed_shrinks_with_depth")["values"][0] == [256.0, 32.0, 16.0, 8.0, 2.0]
+    assert cell("split_over_batch")["values"][0] == pytest.approx(41.70 / 37.48, rel=2e-3)  # ResNet-18 IID
+    assert cell("faster_every_resource")["values"][0] == pytest.approx(30.61 / 14.51, rel=2e-3)  # uplink x 4
+    assert cell("predicted_faster")["word"] == "holds"
+
+
+def test_habs_pilot_never_converged_is_an_upper_bound():
+    c = cell("habs_vs_fixed_batch")
+    assert isinstance(c["values"][0], dict) and c["values"][0]["censored"] == "upper"
+    assert c["word"] == "fails"
+    assert cell("habs_vs_fixed_batch", claims.CALIBRATED)["values"][0] == pytest.approx(3.07 / 6.06, rel=3e-3)
+
+
+@pytest.mark.parametrize("claim_id, drop", [("faster_every_benchmark", "runs"), ("accuracy_every_benchmark",
+                                                                              "runs_out_of_sample"),
+                                            ("split_term_grows_with_cut", "constants"),
+                                            ("predicted_faster", "sensitivity")])
+def test_missing_key_names_the_claim(claim_id, drop):
+    c = find(claims.CLAIMS, claim_id)
+    m = metrics(c.notebook)
+    del m[drop]
+    with pytest.raises(MissingMetrics) as e:
+        judge(c, m)
+    assert e.value.claim == claim_id and claim_id in str(e.value)
+
+
+def test_smallest_of_bounds():
+    assert claims.smallest([3.0, Censored(5.0, "lower")]) == 3.0
+    assert claims.smallest([6.0, Censored(5.0, "lower")]) == Censored(5.0, "lower")
+    assert claims.smallest([6.0, Censored(7.0, "upper")]) == Censored(6.0, "upper")
+
+
+def test_every_notebook_decides_a_claim_and_has_setup():
+    nbs = {"hasfl_1_latency", "hasfl_2_bound", "hasfl_3_optimiser", "hasfl_4_train_experiments", "hasfl_5_train_figures"}
+    assert {c.notebook for c in claims.CLAIMS} == nbs == set(claims.SETUP) == set(claims.DEVIATIONS)
+    assert len(claims.CLAIMS) <= 12
