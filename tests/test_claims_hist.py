@@ -1,0 +1,110 @@
+"""HIST's claims (fedlib.hist.claims) read the committed quick metrics as hand-checked, and refuse partial data."""
+import copy
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from fedlib.core.verdicts import Censored, MissingMetrics, judge, judge_all
+from fedlib.hist import claims as hc
+
+METRICS = Path(__file__).resolve().parents[1] / "figures" / "metrics"
+
+
+def _load(nb):
+    return json.loads((METRICS / f"{nb}.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def committed():
+    return {nb: _load(nb) for nb in ("hist_1_experiments", "hist_2_figures", "hist_3_bounds")}
+
+
+def _values(claim_id, metrics):
+    c = next(c for c in hc.CLAIMS if c.id == claim_id)
+    return {variant: cell["values"] for variant, cell in judge(c, metrics[c.notebook])["cells"].items()}
+
+
+# Hand-read from figures/metrics/hist_1_experiments.json (seed 0, final_test_acc / comm_to_target of each row)
+# and hist_3_bounds.json; accuracies in percent.
+EXPECTED = {
+    # fully non-iid HIST - HFedAvg per N: 78.43-76.93, 79.63-76.90, 80.04-76.75, 80.38-76.36 -> min 1.50;
+    # cell-iid: 77.17-76.26, 78.05-76.24, 79.60-76.54, 79.82-76.54 -> min 0.91
+    "fig2_higher_accuracy": {"fully non-iid": [1.50], "cell-iid": [0.91]},
+    # HFedAvg - HIST comm: non-iid 20-15, 20-10, 20-7.5, 25-10 -> 5; cell-iid 20-15, 20-10, 20-10, 20-8 -> 5
+    "fig3_less_communication": {"fully non-iid": [5.0], "cell-iid": [5.0]},
+    "fig2_hist_improves_n2_n4": {"fully non-iid": [[78.43, 79.63, 80.04]], "cell-iid": [[77.17, 78.05, 79.60]]},
+    "fig3_hist_comm_falls_n2_n4": {"fully non-iid": [[15.0, 10.0, 7.5]], "cell-iid": [[15.0, 10.0, 10.0]]},
+    "fig2_hist_degrades_n5": {"fully non-iid": [80.04 - 80.38], "cell-iid": [79.60 - 79.82]},
+    "fig2_hfedavg_degrades": {"fully non-iid": [[76.93, 76.90, 76.75, 76.36]],
+                              "cell-iid": [[76.26, 76.24, 76.54, 76.54]]},
+    # Fig. 4 (N = 3, 10 synchronisations): E/H 5, 10, 15 at H = 40; H 20, 40, 60 at E/H = 5
+    "fig4_larger_e_over_h": {"fully non-iid": [[77.25, 79.91, 81.03]], "cell-iid": [[76.23, 78.39, 79.48]]},
+    "fig4_h_peaks_at_40": {"fully non-iid": [77.25 - 78.63]},
+    "fig4_h_60_beats_40": {"cell-iid": [77.09 - 76.23]},
+    # log10(max_N bound / (2 L f_gap)): non-iid 348991930.57 / (2 * 185.386 * 2.2964); cell-iid 116672494.82 / ...
+    "thm1_bound_informative": {"fully non-iid": [math.log10(348991930.5721911 / (2 * 185.38607788085938 * 2.296398639678955))],
+                               "cell-iid": [math.log10(116672494.82174285 / (2 * 107.13455200195312 * 2.296398639678955))]},
+}
+
+
+@pytest.mark.parametrize("claim_id", sorted(EXPECTED))
+def test_claim_reads_the_committed_metrics(committed, claim_id):
+    got = _values(claim_id, committed)
+    assert set(got) == set(EXPECTED[claim_id])
+    for variant, want in EXPECTED[claim_id].items():
+        flat = lambda xs: [y for x in xs for y in (x if isinstance(x, list) else [x])]  # noqa: E731
+        assert flat(got[variant]) == pytest.approx(flat(want), abs=1e-6), (claim_id, variant)
+
+
+def test_every_claim_is_judged_and_words_as_documented(committed):
+    words = {v["id"]: {k: c["word"] for k, c in v["cells"].items()} for v in judge_all(hc.CLAIMS, committed)}
+    assert words["fig3_hist_comm_falls_n2_n4"] == {"fully non-iid": "holds", "cell-iid": "partly"}
+    assert words["fig2_hist_degrades_n5"] == {"fully non-iid": "fails", "cell-iid": "fails"}
+    assert words["thm1_bound_informative"] == {"fully non-iid": "fails", "cell-iid": "fails"}
+    assert {c.notebook for c in hc.CLAIMS} == {"hist_1_experiments", "hist_2_figures", "hist_3_bounds"}
+    assert all(c.why for c in hc.CLAIMS) and len({c.id for c in hc.CLAIMS}) == len(hc.CLAIMS)
+
+
+@pytest.mark.parametrize("claim_id, drop", [
+    ("fig2_higher_accuracy", "runs"),
+    ("fig2_hist_degrades_n5", "N5"),
+    ("fig4_h_peaks_at_40", "H60"),
+    ("thm1_bound_informative", "bound_total_vs_N"),
+])
+def test_missing_key_names_the_claim(committed, claim_id, drop):
+    c = next(c for c in hc.CLAIMS if c.id == claim_id)
+    m = copy.deepcopy(committed[c.notebook])
+    if drop == "N5":
+        m["runs"] = [r for r in m["runs"] if r["N"] != 5]
+    elif drop == "H60":
+        m["runs"] = [r for r in m["runs"] if r["H"] != 60]
+    else:
+        del m[drop]
+    with pytest.raises(MissingMetrics) as e:
+        judge(c, m)
+    assert e.value.claim == claim_id and claim_id in str(e.value)
+
+
+def test_a_run_that_never_reaches_the_target_gives_a_bound(committed):
+    m = copy.deepcopy(committed["hist_1_experiments"])
+    for r in m["runs"]:
+        if r["method"] == "hfedavg" and r["setting"] == "noniid" and r["N"] == 2:
+            r["comm_to_target"] = None                     # HFedAvg needs more than its 30 L0: saving >= 30 - 15
+    got = hc.less_communication(m)["fully non-iid"][0]
+    assert got == 10.0                                     # N = 3 (20 - 10) is below the bound 15: exact
+    for r in m["runs"]:
+        if r["method"] == "hist" and r["setting"] == "noniid" and r["N"] == 2 and r["comm_total_L0"] == 30.0:
+            r["comm_to_target"] = None                     # neither reaches: the minimum is only bounded above
+    assert hc.less_communication(m)["fully non-iid"][0] == Censored(10.0, "upper")
+
+
+def test_trend_with_an_unreached_target_gives_no_verdict(committed):
+    m = copy.deepcopy(committed["hist_1_experiments"])
+    for r in m["runs"]:
+        if r["method"] == "hist" and r["N"] == 3:
+            r["comm_to_target"] = None
+    c = next(c for c in hc.CLAIMS if c.id == "fig3_hist_comm_falls_n2_n4")
+    with pytest.raises(MissingMetrics, match="fig3_hist_comm_falls_n2_n4"):
+        judge(c, m)
