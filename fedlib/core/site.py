@@ -1,44 +1,59 @@
 """The results site: ``python -m fedlib.core.site`` (``./run_all.sh --site``) builds static HTML of the executed
-notebooks, with a landing page of the three papers' verdicts, using Sphinx with MyST-NB.
+notebooks, with a landing page of the three papers' verdicts, using Sphinx with MyST-NB. Its Sphinx configuration
+is the committed ``docs/conf.py``.
 
 For each paper the site shows one profile: ``converged`` where the paper has committed converged results (DTFL,
 HASFL), ``quick`` otherwise (HIST). The build never trains:
 
-- it renders the executed notebooks found in ``.executed/<profile>/<paper>/`` (what ``./run_all.sh`` leaves);
-- a notebook not found there is executed with ``FEDLIB_CACHE_ONLY=1`` (:func:`fedlib.core.store.cache_only`):
-  every record comes from the profile's committed store, and a missing record stops that notebook instead of
-  training; its page then says which command computes it. Outputs of these runs go to a scratch folder, never to
-  the committed figures.
+- it renders the executed notebooks found in ``.executed/<profile>/<paper>/`` (what ``./run_all.sh`` leaves) when
+  they are current (:func:`is_current`: a finished run of the committed notebook's cells);
+- a notebook not found there (or stale) is executed with ``FEDLIB_CACHE_ONLY=1``
+  (:func:`fedlib.core.store.cache_only`): every record comes from the profile's committed store, and a missing
+  record stops that notebook instead of training. The executed copy is kept in ``.executed/<profile>/`` for the
+  next build; figures and metrics of these runs go to a scratch folder, never to the committed figures. A
+  notebook that needs a record the store lacks gives ONE line naming the command that trains it
+  (:func:`cache_miss_line`); the runner's own output for it is captured.
 
-The landing page and each paper's page are the READMEs' own text (title and "Results at a glance"), so each number
-has one home. Links to files outside the site become plain text; figures are copied in.
+The site works offline, from its own files: tqdm's notebook progress bars are widget outputs that would make
+MyST-NB load require.js and the widget manager from a public CDN, so the site's copy of each notebook drops
+every widget output and the widget state (:func:`strip_widgets`; ``docs/conf.py`` also sets no widget scripts and
+shows math as TeX source instead of loading MathJax). A widget the site needs later (an explorer) must be served
+from the site's own static files. The build fails if a page still loads a script from another host
+(:func:`remote_scripts`).
+
+The site's copy of each notebook (never the committed notebook) also: leads with its claim and this run's
+verdict (:func:`add_lead`, from the ``## Claim`` cell and the ``## Verdict`` cell's output; a notebook without
+those sections is left as it is), and has the building machine's project folder replaced by a relative path in
+every output (:func:`scrub_paths`).
+
+The landing page and each paper's page are the READMEs' own text (title and "Results at a glance"; the top
+README's generated "Papers at a glance" table, without its generator markers), so each number has one home.
+Links to files outside the site become plain text; figures are copied in.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import copy
+import io
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 from .paths import REPO_ROOT
 
 PAPERS = ("hist", "dtfl", "hasfl")
-CONF = '''project = "fedlib-notebooks: results"
-copyright = "the fedlib-notebooks authors, MIT licence"
-extensions = ["myst_nb"]
-nb_execution_mode = "off"          # executed notebooks are rendered as they are: the site never trains
-nb_output_stderr = "remove"        # progress bars and warnings, not results
-myst_enable_extensions = ["dollarmath"]
-myst_heading_anchors = 3           # the READMEs' section links (#results-at-a-glance) resolve
-html_theme = "alabaster"
-html_theme_options = {"page_width": "96%", "body_max_width": "none", "sidebar_width": "240px"}
-exclude_patterns = ["_build"]
-suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
-'''
+CONF_DIR = REPO_ROOT / "docs"
+"""The folder of the site's Sphinx configuration, ``docs/conf.py`` (``sphinx-build -c``)."""
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+LEAD_TAG = "fedlib-site-lead"
+"""Metadata key of the cells :func:`add_lead` inserts (it never inserts twice)."""
 
 
 def site_profile(paper: str) -> str:
@@ -86,57 +101,258 @@ def _relink(md: str, src: Path, page_dir: Path, out_dir: Path, notebooks: set) -
     return re.sub(r"(?<!!)\[([^\]]+)\]\(([^)\s]+)\)", link, md)
 
 
-def _execute(paper: str, profile: str, nb: Path, out: Path, scratch: Path) -> str:
-    """Execute one notebook cache-only (the notebook runner, :func:`fedlib.core.notebooks.run_notebooks`) and copy
-    it to ``out``; returns '' or the reason it could not be rendered."""
+def strip_widgets(nb: dict) -> int:
+    """Drop every widget output (``application/vnd.jupyter.widget-view+json``: tqdm's notebook progress bars)
+    from ``nb``'s cells and the widget state from its metadata, in place; returns the number of outputs dropped.
+    Without them MyST-NB adds no widget script (from a CDN) to the page."""
+    dropped = 0
+    for cell in nb.get("cells", []):
+        outs = cell.get("outputs")
+        if not outs:
+            continue
+        keep = [o for o in outs if WIDGET_VIEW not in (o.get("data") or {})]
+        dropped += len(outs) - len(keep)
+        cell["outputs"] = keep
+    nb.get("metadata", {}).pop("widgets", None)
+    return dropped
+
+
+def _replace_in(value, old: str, new: str):
+    if isinstance(value, str):
+        return value.replace(old, new)
+    if isinstance(value, list):
+        return [_replace_in(v, old, new) for v in value]
+    if isinstance(value, dict):
+        return {k: _replace_in(v, old, new) for k, v in value.items()}
+    return value
+
+
+def scrub_paths(nb: dict, root: str | Path = REPO_ROOT) -> int:
+    """Replace the project folder ``root`` (the building machine's absolute path, as given and resolved) by a
+    relative path in every output of ``nb`` (text, markdown, HTML, JSON, tracebacks; not images), in place: a
+    safety net, since the notebooks show project-relative paths themselves. ``<root>/figures/a.png`` becomes
+    ``figures/a.png`` and ``<root>`` alone ``.``. Returns the number of outputs changed."""
+    roots = sorted({str(Path(root)), str(Path(root).resolve())}, key=len, reverse=True)
+    changed = 0
+    for cell in nb.get("cells", []):
+        for i, out in enumerate(cell.get("outputs") or []):
+            new = out
+            for r in roots:
+                text_only = {k: v for k, v in new.items() if k != "data"}
+                data = {k: (v if k.startswith("image/") else _replace_in(_replace_in(v, r + "/", ""), r, "."))
+                        for k, v in (new.get("data") or {}).items()}
+                new = {**_replace_in(_replace_in(text_only, r + "/", ""), r, "."),
+                       **({"data": data} if "data" in new else {})}
+            if new != out:
+                cell["outputs"][i] = new
+                changed += 1
+    return changed
+
+
+def _text(cell: dict) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else src
+
+
+def _heading_cell(nb: dict, heading: str) -> int | None:
+    """Index of the first markdown cell whose first line is ``## <heading>``."""
+    for i, cell in enumerate(nb.get("cells", [])):
+        if cell.get("cell_type") == "markdown" and re.match(rf"\s*##\s+{re.escape(heading)}\s*$",
+                                                             (_text(cell).lstrip().splitlines() or [""])[0]):
+            return i
+    return None
+
+
+def _verdict_markdown(nb: dict, at: int) -> str | None:
+    """The markdown the code cells after the ``## Verdict`` cell ``at`` displayed (up to the next markdown
+    cell), the rules below the table left out; None when they displayed no markdown."""
+    parts = []
+    for cell in nb["cells"][at + 1:]:
+        if cell.get("cell_type") == "markdown":
+            break
+        for out in cell.get("outputs") or []:
+            md = (out.get("data") or {}).get("text/markdown")
+            if md:
+                parts.append(md if isinstance(md, str) else "".join(md))
+    if not parts:
+        return None
+    return "\n\n".join(re.split(r"\n\s*Rules \(", p, maxsplit=1)[0].rstrip() for p in parts)
+
+
+def add_lead(nb: dict) -> bool:
+    """Make the site's copy of a notebook lead with its claim and verdict, in place: right after the title line
+    (``# ...``) a markdown cell with the ``## Claim`` cell's text and the table the ``## Verdict`` cell's code
+    displayed (its rules stay in the Verdict section). A notebook with neither section, or without a title, is
+    left as it is (False); the cell is inserted once (metadata ``fedlib-site-lead``). Returns whether it
+    inserted."""
+    cells = nb.get("cells", [])
+    if any(c.get("metadata", {}).get(LEAD_TAG) for c in cells):
+        return False
+    title_at = next((i for i, c in enumerate(cells) if c.get("cell_type") == "markdown"
+                     and _text(c).lstrip().startswith("# ")), None)
+    claim_at, verdict_at = _heading_cell(nb, "Claim"), _heading_cell(nb, "Verdict")
+    claim = _text(cells[claim_at]).lstrip().split("\n", 1)[1].strip() if claim_at is not None and \
+        "\n" in _text(cells[claim_at]).lstrip() else ""
+    verdict = _verdict_markdown(nb, verdict_at) if verdict_at is not None else None
+    if title_at is None or not (claim or verdict):
+        return False
+    lines = []
+    if claim:
+        lines += ["**Claim.**", "", claim, ""]
+    if verdict:
+        lines += ["**Verdict of this run** (how it is decided: the Verdict section below).", "", verdict, ""]
+    title_cell = cells[title_at]
+    title, _, rest = _text(title_cell).lstrip().partition("\n")
+    lead = {"cell_type": "markdown", "metadata": {LEAD_TAG: True}, "source": "\n".join(lines).rstrip() + "\n"}
+    new = [{**title_cell, "source": title}, lead]
+    if rest.strip():
+        new.append({"cell_type": "markdown", "metadata": {LEAD_TAG: "context"}, "source": rest.strip()})
+    if "id" in title_cell:          # nbformat 4.5: cell ids are unique
+        for c in new[1:]:
+            c["id"] = f"{title_cell['id'][:40]}-{'lead' if c is new[1] else 'context'}"
+    cells[title_at:title_at + 1] = new
+    return True
+
+
+def prepare_notebook(nb: dict, root: str | Path = REPO_ROOT) -> dict:
+    """The site's copy of an executed notebook: widgets stripped (:func:`strip_widgets`), the claim and verdict
+    lead added (:func:`add_lead`), the project folder scrubbed from outputs (:func:`scrub_paths`)."""
+    nb = copy.deepcopy(nb)
+    strip_widgets(nb)
+    add_lead(nb)
+    scrub_paths(nb, root)
+    return nb
+
+
+def _sources(nb: dict) -> list:
+    return [(c.get("cell_type"), _text(c).strip()) for c in nb.get("cells", [])
+            if "injected-parameters" not in c.get("metadata", {}).get("tags", [])]
+
+
+def is_current(executed: str | Path, source: str | Path) -> bool:
+    """Whether ``executed`` is a finished, error-free papermill run of ``source``'s cells as committed now (the
+    parameters papermill injected aside). A missing, partial (interrupted), failed or stale copy is not."""
+    try:
+        done = json.loads(Path(executed).read_text())
+    except (OSError, ValueError):
+        return False
+    pm = done.get("metadata", {}).get("papermill", {})
+    if not pm.get("end_time") or pm.get("exception"):
+        return False
+    return _sources(done) == _sources(json.loads(Path(source).read_text()))
+
+
+def cache_miss_line(notebook: str, paper: str, profile: str, error: str) -> str | None:
+    """The one line a build prints for a notebook stopped by an expected cache miss (``FEDLIB_CACHE_ONLY=1`` and
+    a record that is not committed: :class:`fedlib.core.store.CacheMiss`, or a record another notebook of the
+    paper computes), naming the command that trains it; None for any other error."""
+    if "CacheMiss" not in error and "no stored result" not in error:
+        return None
+    return (f"{notebook}: not rendered, a record it reads is not in the committed {profile} store; "
+            f"`./run_all.sh --profile {profile} --only {paper}` trains it")
+
+
+@contextlib.contextmanager
+def _captured():
+    """Everything written to stdout and stderr in the block, this process's and its child processes' (the
+    kernels'), collected instead of shown: ``with _captured() as out: ...; out[0]`` is the text."""
+    result = [""]
+    py_out, py_err = io.StringIO(), io.StringIO()
+    with tempfile.TemporaryFile() as tmp:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        saved = {fd: os.dup(fd) for fd in (1, 2)}
+        try:
+            for fd in saved:
+                os.dup2(tmp.fileno(), fd)
+            with contextlib.redirect_stdout(py_out), contextlib.redirect_stderr(py_err):
+                yield result
+        finally:
+            for stream in (sys.__stdout__, sys.__stderr__):
+                with contextlib.suppress(Exception):
+                    stream.flush()
+            for fd, dup in saved.items():
+                os.dup2(dup, fd)
+                os.close(dup)
+            tmp.seek(0)
+            result[0] = py_out.getvalue() + py_err.getvalue() + tmp.read().decode(errors="replace")
+
+
+def _execute(paper: str, profile: str, nb: Path, executed: Path, scratch: Path) -> str:
+    """Execute one notebook cache-only (the notebook runner, :func:`fedlib.core.notebooks.run_notebooks`) into
+    ``executed/<paper>/``, its output captured; returns '' or the one line that says why it is not rendered."""
     from .notebooks import run_notebooks
     env_keys = ("FEDLIB_CACHE_ONLY", "FEDLIB_FIGURES_DIR", "FEDLIB_COMMIT")
     saved = {k: os.environ.get(k) for k in env_keys}
     os.environ.update(FEDLIB_CACHE_ONLY="1", FEDLIB_FIGURES_DIR=str(scratch / profile))
     os.environ.pop("FEDLIB_COMMIT", None)
     try:
-        row = run_notebooks(profile, scratch / "executed", only=nb.stem)[0]
+        with _captured() as out:
+            row = run_notebooks(profile, executed, only=nb.stem)[0]
     finally:
         for k, v in saved.items():
             os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
     if row["status"] == "ok":
-        shutil.copy2(scratch / "executed" / paper / nb.name, out)
         return ""
-    if "CacheMiss" in row["error"] or "no stored result" in row["error"]:   # hist_2 reads hist_1's records
-        return f"needs training at {profile} (`./run_all.sh --profile {profile} --only {paper}`)"
-    return f"failed: {row['error'][:200]}"
+    (executed / paper / nb.name).unlink(missing_ok=True)     # a failed run's partial copy is no page
+    line = cache_miss_line(nb.stem, paper, profile, row["error"])
+    if line:
+        return line
+    tail = "\n".join(out[0].strip().splitlines()[-15:])
+    return f"{nb.stem}: failed: {row['error'][:300]}" + (f"\n{tail}" if tail else "")
+
+
+def remote_scripts(html_dir: str | Path) -> dict[str, list[str]]:
+    """``{page: [src, ...]}`` of the scripts a built page loads from another host (``<script src="http...">`` or
+    ``//host``); empty when the site loads only its own files."""
+    found = {}
+    for page in sorted(Path(html_dir).rglob("*.html")):
+        srcs = re.findall(r"""<script\b[^>]*\bsrc\s*=\s*["']((?:https?:)?//[^"']+)""", page.read_text(), re.I)
+        if srcs:
+            found[str(page.relative_to(html_dir))] = srcs
+    return found
+
+
+def _glance(md: str) -> str:
+    """A README section as the site shows it: the generator's marker comments (``<!-- glance:begin -->``)
+    removed."""
+    return re.sub(r"^[ \t]*<!--.*?-->[ \t]*\n?", "", md, flags=re.M).strip()
 
 
 def build_site(out: str | Path, executed: str | Path | None = None, profile: str | None = None,
-               execute_missing: bool = True) -> dict:
-    """Build the site into ``out`` (``out/html/index.html``).
+               execute_missing: bool = True, jobs: int = 1) -> dict:
+    """Build the site into ``out`` (``out/html/index.html``) with the configuration ``docs/conf.py``.
 
     Args:
         out: output folder (its ``src`` and ``html`` are replaced). executed: folder of executed notebooks
             ``<paper>/<notebook>.ipynb`` (default ``.executed/<profile>/``). profile: one profile for every paper
-            (default :func:`site_profile` per paper). execute_missing: run a missing notebook cache-only.
+            (default :func:`site_profile` per paper). execute_missing: run a missing or stale notebook
+            cache-only (into ``executed``; without it a stale copy is rendered as it is). jobs: Sphinx's
+            parallel workers (``-j``).
 
     Returns:
-        ``{"html": path, "seconds": s, "pages": {notebook: "ok" | reason}, "warnings": [Sphinx warning lines]}``.
+        ``{"html": path, "seconds": s, "pages": {notebook: "ok" | reason}, "warnings": [Sphinx warning lines],
+        "times": {"prepare": s, "execute": s, "sphinx": s}}``.
 
     Raises:
-        ValueError: unknown profile. RuntimeError: sphinx-build failed (its output in the message).
+        ValueError: unknown profile. RuntimeError: sphinx-build failed (its output in the message), or a page
+            loads a script from another host (:func:`remote_scripts`).
     """
     from .notebooks import PROFILES, list_notebooks
     if profile is not None and profile not in PROFILES:
         raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
     t0 = time.perf_counter()
+    times = {"prepare": 0.0, "execute": 0.0, "sphinx": 0.0}
     out = Path(out).resolve()
     src, html = out / "src", out / "html"
     for d in (src, html):
         shutil.rmtree(d, ignore_errors=True)
     src.mkdir(parents=True)
-    (src / "conf.py").write_text(CONF)
     nbs = list_notebooks(None)
     names = {nb.stem for nb in nbs}
     pages, landing = {}, ["# Results of three papers on training over heterogeneous edge devices", ""]
     top = (REPO_ROOT / "README.md").read_text()
-    glance = _section(top, "Papers at a glance")
+    glance = _glance(_section(top, "Papers at a glance"))
     if glance:
         landing += [_relink(glance, REPO_ROOT / "README.md", src, src, names), ""]
     landing += ["```{toctree}", ":maxdepth: 1", ""] + [f"{p}/index" for p in PAPERS] + ["```", ""]
@@ -148,7 +364,7 @@ def build_site(out: str | Path, executed: str | Path | None = None, profile: str
         (src / paper).mkdir()
         intro = _relink(text.split("\n## ", 1)[0].split("\n", 1)[1].strip(), readme, src / paper, src, names)
         body = [f"# {title}", "", intro, "", f"Notebooks of the `{prof}` profile.", ""]
-        glance = _section(text, "Results at a glance")
+        glance = _glance(_section(text, "Results at a glance"))
         if glance:
             glance = re.sub(r"\]\(#", "](readme.md#", _relink(glance, readme, src / paper, src, names))
             body += ["## Results at a glance", "", glance, ""]
@@ -158,34 +374,44 @@ def build_site(out: str | Path, executed: str | Path | None = None, profile: str
         base = Path(executed) if executed else REPO_ROOT / ".executed" / prof
         for nb in (n for n in nbs if n.parent.name == paper):
             done = base / paper / nb.name
-            dest = src / paper / nb.name
             reason = ""
-            if done.is_file():
-                shutil.copy2(done, dest)
-            elif execute_missing:
-                reason = _execute(paper, prof, nb, dest, out / "scratch")
-            else:
-                reason = f"not executed (run `./run_all.sh --profile {prof} --only {nb.stem}`)"
+            if execute_missing and not is_current(done, nb):
+                t = time.perf_counter()
+                reason = _execute(paper, prof, nb, base, out / "scratch")
+                times["execute"] += time.perf_counter() - t
+            elif not done.is_file():
+                reason = f"{nb.stem}: not executed (`./run_all.sh --profile {prof} --only {nb.stem}`)"
+            if not reason:
+                t = time.perf_counter()
+                site_nb = prepare_notebook(json.loads(done.read_text()))
+                (src / paper / nb.name).write_text(json.dumps(site_nb, ensure_ascii=False))
+                times["prepare"] += time.perf_counter() - t
             pages[nb.stem] = reason or "ok"
             if reason:
-                dest.unlink(missing_ok=True)
-                body += [f"- `{nb.stem}`: {reason}"]
+                print(f"  {reason}", file=sys.stderr, flush=True)
+                body += [f"- `{nb.stem}`: {reason.split(': ', 1)[1].splitlines()[0]}"]
             else:
                 toc.append(nb.stem)
         rendered = set(toc[1:])
-        (src / paper / "readme.md").write_text(_relink(text, readme, src / paper, src, rendered))
+        (src / paper / "readme.md").write_text(_glance(_relink(text, readme, src / paper, src, rendered)))
         for stem in toc[1:]:   # the verdict tables' notebook column links to the rendered notebook
             body = ["\n".join(re.sub(rf"`{stem}`", f"[`{stem}`]({stem}.ipynb)", line) if line.startswith("|")
-                               else line for line in part.split("\n")) for part in body]
+                              else line for line in part.split("\n")) for part in body]
         body += ["", "```{toctree}", ":maxdepth: 1", ""] + toc + ["```", ""]
         (src / paper / "index.md").write_text("\n".join(body))
     (src / "index.md").write_text("\n".join(landing))
-    res = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", str(src), str(html)],
-                         capture_output=True, text=True)
+    t = time.perf_counter()
+    res = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", str(CONF_DIR),
+                          "-j", str(jobs), str(src), str(html)], capture_output=True, text=True)
+    times["sphinx"] = time.perf_counter() - t
     if res.returncode != 0:
         raise RuntimeError(f"sphinx-build failed:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}")
+    remote = remote_scripts(html)
+    if remote:
+        raise RuntimeError(f"pages load scripts from other hosts (the site must work offline): {remote}")
     return {"html": str(html / "index.html"), "seconds": round(time.perf_counter() - t0, 1), "pages": pages,
-            "warnings": [w for w in res.stderr.splitlines() if "WARNING" in w]}
+            "warnings": [w for w in res.stderr.splitlines() if "WARNING" in w],
+            "times": {k: round(v, 1) for k, v in times.items()}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -195,12 +421,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", default=None, choices=("smoke", "quick", "converged", "paper"),
                     help="one profile for every paper (default: converged where committed, else quick)")
     ap.add_argument("--no-execute", action="store_true", help="render only notebooks already executed")
+    ap.add_argument("-j", "--jobs", type=int, default=1, help="Sphinx's parallel workers (default 1)")
     args = ap.parse_args(argv)
-    res = build_site(args.out, args.executed, args.profile, not args.no_execute)
+    res = build_site(args.out, args.executed, args.profile, not args.no_execute, jobs=args.jobs)
     missing = {k: v for k, v in res["pages"].items() if v != "ok"}
-    print(f"site: {res['html']} ({res['seconds']} s; {len(res['pages']) - len(missing)} notebooks rendered)")
-    for k, v in missing.items():
-        print(f"  {k}: {v}", file=sys.stderr)
+    t = res["times"]
+    print(f"site: {res['html']} ({res['seconds']} s: executing {t['execute']} s, preparing {t['prepare']} s, "
+          f"Sphinx {t['sphinx']} s; {len(res['pages']) - len(missing)} of {len(res['pages'])} notebooks rendered)")
     for w in res["warnings"]:
         print(f"  {w}", file=sys.stderr)
     return 0

@@ -1,0 +1,254 @@
+"""The results site's builder (fedlib.core.site), function by function: widget outputs stripped, the claim and
+verdict lead, the project folder scrubbed from outputs, one line for an expected cache miss, stale executed
+copies re-run, no script from another host."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fedlib.core import site
+
+ROOT = Path(__file__).resolve().parents[1]
+WIDGET = {"output_type": "display_data", "metadata": {},
+          "data": {"application/vnd.jupyter.widget-view+json": {"model_id": "abc", "version_major": 2,
+                                                                 "version_minor": 0},
+                   "text/plain": "  0%|          | 0/12 [00:00<?, ?it/s]"}}
+STATE = {"application/vnd.jupyter.widget-state+json": {"state": {"abc": {"model_name": "HBoxModel"}},
+                                                       "version_major": 2, "version_minor": 0}}
+PNG = {"output_type": "display_data", "metadata": {}, "data": {"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"}}
+
+
+def _md(text, **extra):
+    return {"cell_type": "markdown", "metadata": {}, "source": text, **extra}
+
+
+def _code(src, outputs=(), tags=()):
+    return {"cell_type": "code", "metadata": {"tags": list(tags)}, "source": src, "execution_count": 1,
+            "outputs": list(outputs)}
+
+
+def _nb(cells, **meta):
+    return {"cells": cells, "metadata": {"kernelspec": {"name": "fedlib"}, **meta}, "nbformat": 4,
+            "nbformat_minor": 5}
+
+
+def _verdict_output(table="| claim | verdict |\n|---|---|\n| speed-up | holds |"):
+    return {"output_type": "display_data", "metadata": {},
+            "data": {"text/markdown": table + "\n\nRules (`fedlib.core.verdicts`):\n\n- *speed-up*: at least 2x.",
+                     "text/plain": "<Markdown>"}}
+
+
+def _sectioned():
+    return _nb([_md("# Fig. 3: the speed-up\nContext sentence one. Context two."),
+                _md("## Claim\n> \"HIST is 2x faster\" (Sec. 5, Fig. 3)"),
+                _code("profile = 'quick'", tags=["parameters"]),
+                _code("plot()", [PNG]),
+                _md("## Verdict"),
+                _code("story.verdict_section('hist', 'hist_1', metrics)", [_verdict_output()], ["remove-input"]),
+                _md("## Try this\nChange `rounds`.")])
+
+
+# --- progress bars and widgets ------------------------------------------------------------------------------------
+
+def test_strip_widgets_drops_progress_bars_and_widget_state_and_keeps_the_rest():
+    stream = {"output_type": "stream", "name": "stdout", "text": "done\n"}
+    nb = _nb([_code("run()", [WIDGET, stream, PNG])], widgets=STATE)
+    assert site.strip_widgets(nb) == 1
+    assert nb["cells"][0]["outputs"] == [stream, PNG]
+    assert "widgets" not in nb["metadata"]
+    assert site.strip_widgets(nb) == 0
+
+
+def test_a_prepared_widget_notebook_builds_into_pages_that_load_no_script_from_another_host(tmp_path):
+    """docs/conf.py with the builder's copy of a notebook whose tqdm bars are widgets: no require.js, no
+    @jupyter-widgets/html-manager, no MathJax from a CDN; the page still shows the figure."""
+    src, html = tmp_path / "src", tmp_path / "html"
+    src.mkdir()
+    nb = _nb([_md("# A notebook\nWith math $a^2$."), _code("run()", [WIDGET, PNG])], widgets=STATE)
+    (src / "index.md").write_text("# Site\n\n```{toctree}\nnb\n```\n")
+    (src / "nb.ipynb").write_text(json.dumps(site.prepare_notebook(nb)))
+    res = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", str(site.CONF_DIR), str(src),
+                          str(html)], capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert res.returncode == 0, res.stderr[-2000:]
+    page = (html / "nb.html").read_text()
+    assert site.remote_scripts(html) == {}
+    for cdn in ("require.js", "require.min.js", "html-manager", "unpkg", "jsdelivr", "cdnjs", "mathjax@",
+                "tex-mml", "widget-state"):
+        assert cdn not in page.lower(), cdn
+    assert "<img" in page and "a^2" in page
+
+
+def test_remote_scripts_names_each_page_that_loads_a_script_from_another_host(tmp_path):
+    (tmp_path / "a.html").write_text('<script src="_static/doctools.js"></script>')
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.html").write_text('<script defer src="https://cdn.jsdelivr.net/npm/x.js"></script>'
+                                             "<script src='//unpkg.com/y.js'></script>")
+    assert site.remote_scripts(tmp_path) == {"sub/b.html": ["https://cdn.jsdelivr.net/npm/x.js", "//unpkg.com/y.js"]}
+
+
+# --- the claim and verdict lead ---------------------------------------------------------------------------------
+
+def test_add_lead_puts_the_claim_and_the_verdict_table_right_after_the_title():
+    nb = _sectioned()
+    n = len(nb["cells"])
+    assert site.add_lead(nb) is True
+    cells = nb["cells"]
+    assert len(cells) == n + 2
+    assert cells[0]["source"] == "# Fig. 3: the speed-up"
+    lead = cells[1]["source"]
+    assert '"HIST is 2x faster" (Sec. 5, Fig. 3)' in lead and "| speed-up | holds |" in lead
+    assert "## " not in lead and "Rules (" not in lead            # no second Claim/Verdict anchor; rules stay below
+    assert lead.index("HIST is 2x faster") < lead.index("| speed-up |")
+    assert cells[2]["source"] == "Context sentence one. Context two."
+    assert [c["source"] for c in cells[3:]] == [c["source"] for c in _sectioned()["cells"][1:]]
+    assert site.add_lead(nb) is False and len(nb["cells"]) == n + 2    # once
+
+
+def test_add_lead_is_a_no_op_on_a_notebook_without_claim_and_verdict_sections():
+    nb = _nb([_md("# Old notebook\nContext."), _code("plot()", [PNG]), _md("## Results\nText.")])
+    before = json.dumps(nb)
+    assert site.add_lead(nb) is False and json.dumps(nb) == before
+
+
+def test_add_lead_with_a_claim_but_an_unexecuted_verdict_shows_the_claim_only():
+    nb = _sectioned()
+    nb["cells"][5]["outputs"] = []
+    assert site.add_lead(nb) is True
+    assert "HIST is 2x faster" in nb["cells"][1]["source"] and "Verdict" not in nb["cells"][1]["source"]
+
+
+def test_add_lead_gives_its_cells_their_own_ids():
+    nb = _sectioned()
+    for i, c in enumerate(nb["cells"]):
+        c["id"] = f"cell-{i}"
+    site.add_lead(nb)
+    ids = [c["id"] for c in nb["cells"]]
+    assert len(set(ids)) == len(ids) and ids[0] == "cell-0"
+
+
+# --- no absolute path of the building machine ---------------------------------------------------------------------
+
+def test_scrub_paths_replaces_the_project_folder_in_every_text_output(tmp_path):
+    root = str(tmp_path / "repo")
+    outs = [{"output_type": "stream", "name": "stdout", "text": [f"wrote {root}/figures/a.png\n", f"in {root}\n"]},
+            {"output_type": "execute_result", "execution_count": 1, "metadata": {},
+             "data": {"text/plain": f"PosixPath('{root}/figures/metrics/x.json')",
+                      "text/html": f"<a href='{root}/figures/b.png'>b</a>", "image/png": f"{root}"}},
+            {"output_type": "error", "ename": "FileNotFoundError", "evalue": f"{root}/data missing",
+             "traceback": [f"File {root}/fedlib/core/store.py, line 3"]}]
+    nb = _nb([_code("x", outs), _md(f"Source text {root} is not an output")])
+    assert site.scrub_paths(nb, root) == 3
+    text = json.dumps(nb["cells"][0]["outputs"])
+    assert root + "/" not in text.replace(f'"image/png": "{root}"', "")
+    assert nb["cells"][0]["outputs"][0]["text"] == ["wrote figures/a.png\n", "in .\n"]
+    assert nb["cells"][0]["outputs"][1]["data"]["text/plain"] == "PosixPath('figures/metrics/x.json')"
+    assert nb["cells"][0]["outputs"][1]["data"]["image/png"] == root      # images are data, not text
+    assert nb["cells"][0]["outputs"][2]["traceback"] == ["File fedlib/core/store.py, line 3"]
+    assert nb["cells"][1]["source"] == f"Source text {root} is not an output"
+
+
+def test_prepare_notebook_leaves_the_executed_copy_as_it_was():
+    nb = _sectioned()
+    nb["cells"][3]["outputs"].append(WIDGET)
+    nb["cells"][3]["outputs"].append({"output_type": "stream", "name": "stdout", "text": f"{ROOT}/x"})
+    before = json.dumps(nb)
+    out = site.prepare_notebook(nb, ROOT)
+    assert json.dumps(nb) == before
+    assert str(ROOT) not in json.dumps(out) and "widget-view" not in json.dumps(out)
+    assert out["cells"][1]["metadata"].get(site.LEAD_TAG)
+
+
+# --- one line for an expected cache miss ----------------------------------------------------------------------
+
+CACHE_MISS = ("PapermillExecutionError: CacheMiss: FEDLIB_CACHE_ONLY=1: no stored record for 0998.json in "
+              "/somewhere/figures/quick/store; config {}")
+
+
+def test_cache_miss_line_is_one_line_naming_the_command_that_trains_it():
+    line = site.cache_miss_line("hist_1_experiments", "hist", "quick", CACHE_MISS)
+    assert "\n" not in line and "`./run_all.sh --profile quick --only hist`" in line
+    assert line.startswith("hist_1_experiments:") and "/somewhere" not in line
+    other = site.cache_miss_line("hist_2_figures", "hist", "quick", 'KeyError: "no stored result for config ..."')
+    assert other and "--only hist" in other
+    assert site.cache_miss_line("x", "hist", "quick", "PapermillExecutionError: ZeroDivisionError: 1/0") is None
+
+
+def test_an_expected_cache_miss_shows_one_line_not_the_runners_and_kernels_noise(monkeypatch, tmp_path, capfd):
+    """The runner prints [FAILED] ..., papermill logs, the kernel (a child process) writes
+    '[IPKernelApp] ERROR | KeyboardInterrupt' to the inherited stderr: all captured; _execute returns one line
+    and leaves no partial executed copy."""
+    from fedlib.core import notebooks
+
+    def noisy(profile, out_dir, only=None, commit=False):
+        (Path(out_dir) / "hist").mkdir(parents=True, exist_ok=True)
+        (Path(out_dir) / "hist" / "hist_1_experiments.ipynb").write_text("{}")      # papermill's partial copy
+        print("[FAILED] hist/hist_1_experiments (7.8 s) PapermillExecutionError: CacheMiss: ...")
+        print("papermill ERROR", file=sys.stderr)
+        subprocess.run([sys.executable, "-c", "import sys; sys.stderr.write('[IPKernelApp] ERROR | "
+                        "KeyboardInterrupt\\n'); print('kernel stdout')"], check=True)
+        return [{"notebook": "hist_1_experiments", "paper": "hist", "seconds": 7.8, "status": "FAILED",
+                 "error": CACHE_MISS}]
+
+    monkeypatch.setattr(notebooks, "run_notebooks", noisy)
+    env = dict(os.environ)
+    nb = ROOT / "notebooks" / "hist" / "hist_1_experiments.ipynb"
+    reason = site._execute("hist", "quick", nb, tmp_path / "executed", tmp_path / "scratch")
+    seen = capfd.readouterr()
+    assert seen.out == "" and seen.err == "", seen
+    assert reason == site.cache_miss_line("hist_1_experiments", "hist", "quick", CACHE_MISS)
+    assert not (tmp_path / "executed" / "hist" / "hist_1_experiments.ipynb").exists()
+    assert dict(os.environ) == env                               # FEDLIB_CACHE_ONLY and the rest restored
+
+
+def test_an_unexpected_failure_keeps_the_captured_output_for_the_reader(monkeypatch, tmp_path, capfd):
+    from fedlib.core import notebooks
+
+    def broken(profile, out_dir, only=None, commit=False):
+        print("Traceback: ZeroDivisionError in cell 4", file=sys.stderr)
+        return [{"notebook": "hist_1_experiments", "paper": "hist", "seconds": 1.0, "status": "FAILED",
+                 "error": "PapermillExecutionError: ZeroDivisionError: division by zero"}]
+
+    monkeypatch.setattr(notebooks, "run_notebooks", broken)
+    nb = ROOT / "notebooks" / "hist" / "hist_1_experiments.ipynb"
+    reason = site._execute("hist", "quick", nb, tmp_path / "executed", tmp_path / "scratch")
+    assert reason.startswith("hist_1_experiments: failed: ") and "ZeroDivisionError in cell 4" in reason
+
+
+# --- executed copies: current or re-run -------------------------------------------------------------------------
+
+def test_is_current_accepts_a_finished_run_of_the_committed_cells_only(tmp_path):
+    source = _sectioned()
+    (tmp_path / "nb.ipynb").write_text(json.dumps(source))
+    run = json.loads(json.dumps(source))
+    run["cells"].insert(3, _code("profile = 'converged'\n", tags=["injected-parameters"]))
+    run["metadata"]["papermill"] = {"end_time": "2025-01-01T00:00:00", "exception": None}
+    done = tmp_path / "done.ipynb"
+    done.write_text(json.dumps(run))
+    assert site.is_current(done, tmp_path / "nb.ipynb")
+    source["cells"][1]["source"] = "## Claim\nreworded"
+    (tmp_path / "nb.ipynb").write_text(json.dumps(source))
+    assert not site.is_current(done, tmp_path / "nb.ipynb")                        # stale
+    (tmp_path / "nb.ipynb").write_text(json.dumps(run | {"cells": [c for c in run["cells"] if "injected-parameters"
+                                                                   not in c["metadata"].get("tags", [])]}))
+    assert site.is_current(done, tmp_path / "nb.ipynb")
+    for meta in ({"end_time": None, "exception": None}, {"end_time": "t", "exception": True}):
+        run["metadata"]["papermill"] = meta
+        done.write_text(json.dumps(run))
+        assert not site.is_current(done, tmp_path / "nb.ipynb")                    # interrupted / failed
+    assert not site.is_current(tmp_path / "missing.ipynb", tmp_path / "nb.ipynb")
+
+
+def test_glance_drops_the_generator_markers_and_keeps_the_table():
+    md = "<!-- glance:begin -->\n| paper | verdicts |\n|---|---|\n| HIST | 3 hold |\n<!-- glance:end -->\n\nNotes."
+    assert site._glance(md) == "| paper | verdicts |\n|---|---|\n| HIST | 3 hold |\n\nNotes."
+
+
+def test_the_sphinx_configuration_is_the_committed_docs_conf_py():
+    conf = ROOT / "docs" / "conf.py"
+    assert site.CONF_DIR == conf.parent and conf.is_file()
+    assert "CONF =" not in (ROOT / "fedlib" / "core" / "site.py").read_text()
