@@ -229,9 +229,10 @@ def _sources(nb: dict) -> list:
             if "injected-parameters" not in c.get("metadata", {}).get("tags", [])]
 
 
-def is_current(executed: str | Path, source: str | Path) -> bool:
+def is_current(executed: str | Path, source: str | Path | None) -> bool:
     """Whether ``executed`` is a finished, error-free papermill run of ``source``'s cells as committed now (the
-    parameters papermill injected aside). A missing, partial (interrupted), failed or stale copy is not."""
+    parameters papermill injected aside; ``source=None``: of any cells). A missing, partial (interrupted), failed
+    or stale copy is not."""
     try:
         done = json.loads(Path(executed).read_text())
     except (OSError, ValueError):
@@ -239,7 +240,7 @@ def is_current(executed: str | Path, source: str | Path) -> bool:
     pm = done.get("metadata", {}).get("papermill", {})
     if not pm.get("end_time") or pm.get("exception"):
         return False
-    return _sources(done) == _sources(json.loads(Path(source).read_text()))
+    return source is None or _sources(done) == _sources(json.loads(Path(source).read_text()))
 
 
 def cache_miss_line(notebook: str, paper: str, profile: str, error: str) -> str | None:
@@ -349,28 +350,11 @@ def build_site(out: str | Path, executed: str | Path | None = None, profile: str
         shutil.rmtree(d, ignore_errors=True)
     src.mkdir(parents=True)
     nbs = list_notebooks(None)
-    names = {nb.stem for nb in nbs}
-    pages, landing = {}, ["# Results of three papers on training over heterogeneous edge devices", ""]
-    top = (REPO_ROOT / "README.md").read_text()
-    glance = _glance(_section(top, "Papers at a glance"))
-    if glance:
-        landing += [_relink(glance, REPO_ROOT / "README.md", src, src, names), ""]
-    landing += ["```{toctree}", ":maxdepth: 1", ""] + [f"{p}/index" for p in PAPERS] + ["```", ""]
+    pages, bodies = {}, {}
     for paper in PAPERS:
         prof = profile or site_profile(paper)
-        readme = REPO_ROOT / "notebooks" / paper / "README.md"
-        text = readme.read_text()
-        title = text.splitlines()[0].lstrip("# ").strip()
         (src / paper).mkdir()
-        intro = _relink(text.split("\n## ", 1)[0].split("\n", 1)[1].strip(), readme, src / paper, src, names)
-        body = [f"# {title}", "", intro, "", f"Notebooks of the `{prof}` profile.", ""]
-        glance = _glance(_section(text, "Results at a glance"))
-        if glance:
-            glance = re.sub(r"\]\(#", "](readme.md#", _relink(glance, readme, src / paper, src, names))
-            body += ["## Results at a glance", "", glance, ""]
-        body += [f"The evidence behind every verdict, the deviations from the paper and the commands: the paper's "
-                 f"[full README](readme.md).", ""]
-        toc = ["readme"]
+        toc, missing = ["readme"], []
         base = Path(executed) if executed else REPO_ROOT / ".executed" / prof
         for nb in (n for n in nbs if n.parent.name == paper):
             done = base / paper / nb.name
@@ -379,7 +363,7 @@ def build_site(out: str | Path, executed: str | Path | None = None, profile: str
                 t = time.perf_counter()
                 reason = _execute(paper, prof, nb, base, out / "scratch")
                 times["execute"] += time.perf_counter() - t
-            elif not done.is_file():
+            elif not is_current(done, None):      # missing, interrupted or failed (a stale copy is rendered)
                 reason = f"{nb.stem}: not executed (`./run_all.sh --profile {prof} --only {nb.stem}`)"
             if not reason:
                 t = time.perf_counter()
@@ -389,17 +373,35 @@ def build_site(out: str | Path, executed: str | Path | None = None, profile: str
             pages[nb.stem] = reason or "ok"
             if reason:
                 print(f"  {reason}", file=sys.stderr, flush=True)
-                body += [f"- `{nb.stem}`: {reason.split(': ', 1)[1].splitlines()[0]}"]
+                missing.append(f"- `{nb.stem}`: {reason.split(': ', 1)[1].splitlines()[0]}")
             else:
                 toc.append(nb.stem)
-        rendered = set(toc[1:])
-        (src / paper / "readme.md").write_text(_glance(_relink(text, readme, src / paper, src, rendered)))
-        for stem in toc[1:]:   # the verdict tables' notebook column links to the rendered notebook
-            body = ["\n".join(re.sub(rf"`{stem}`", f"[`{stem}`]({stem}.ipynb)", line) if line.startswith("|")
-                              else line for line in part.split("\n")) for part in body]
+        bodies[paper] = (prof, toc, missing)
+    rendered = {k for k, v in pages.items() if v == "ok"}
+    landing = ["# Results of three papers on training over heterogeneous edge devices", ""]
+    glance = _glance(_section((REPO_ROOT / "README.md").read_text(), "Papers at a glance"))
+    if glance:
+        landing += [_relink(glance, REPO_ROOT / "README.md", src, src, rendered), ""]
+    landing += ["```{toctree}", ":maxdepth: 1", ""] + [f"{p}/index" for p in PAPERS] + ["```", ""]
+    (src / "index.md").write_text("\n".join(landing))
+    for paper, (prof, toc, missing) in bodies.items():
+        readme = REPO_ROOT / "notebooks" / paper / "README.md"
+        text = readme.read_text()
+        title = text.splitlines()[0].lstrip("# ").strip()
+        intro = _relink(text.split("\n## ", 1)[0].split("\n", 1)[1].strip(), readme, src / paper, src, rendered)
+        body = [f"# {title}", "", intro, "", f"Notebooks of the `{prof}` profile.", ""]
+        glance = _glance(_section(text, "Results at a glance"))
+        if glance:
+            glance = re.sub(r"\]\(#", "](readme.md#", _relink(glance, readme, src / paper, src, rendered))
+            for stem in toc[1:]:   # a table's bare notebook name links to the rendered notebook
+                glance = "\n".join(re.sub(rf"(?<!\[)`{stem}`(?!\])", f"[`{stem}`]({stem}.ipynb)", line)
+                                   if line.startswith("|") else line for line in glance.split("\n"))
+            body += ["## Results at a glance", "", glance, ""]
+        body += [f"The evidence behind every verdict, the deviations from the paper and the commands: the paper's "
+                 f"[full README](readme.md).", ""] + missing
+        (src / paper / "readme.md").write_text(_glance(_relink(text, readme, src / paper, src, set(toc[1:]))))
         body += ["", "```{toctree}", ":maxdepth: 1", ""] + toc + ["```", ""]
         (src / paper / "index.md").write_text("\n".join(body))
-    (src / "index.md").write_text("\n".join(landing))
     t = time.perf_counter()
     res = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", str(CONF_DIR),
                           "-j", str(jobs), str(src), str(html)], capture_output=True, text=True)
