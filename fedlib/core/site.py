@@ -10,7 +10,7 @@ HASFL), ``quick`` otherwise (HIST). The build never trains:
 - a notebook not found there (or stale) is executed with ``FEDLIB_CACHE_ONLY=1``
   (:func:`fedlib.core.store.cache_only`): every record comes from the profile's committed store, and a missing
   record stops that notebook instead of training. The executed copy is kept in ``.executed/<profile>/`` for the
-  next build; figures and metrics of these runs go to a scratch folder, never to the committed figures. A
+  next build; figures and metrics of these runs go to ``.scratch/site/`` (git-ignored), never to the committed figures. A
   notebook that needs a record the store lacks gives ONE line naming the command that trains it
   (:func:`cache_miss_line`); the runner's own output for it is captured.
 
@@ -361,7 +361,7 @@ def build_site(out: str | Path, executed: str | Path | None = None, profile: str
             reason = ""
             if execute_missing and not is_current(done, nb):
                 t = time.perf_counter()
-                reason = _execute(paper, prof, nb, base, out / "scratch")
+                reason = _execute(paper, prof, nb, base, REPO_ROOT / ".scratch" / "site")
                 times["execute"] += time.perf_counter() - t
             elif not is_current(done, None):      # missing, interrupted or failed (a stale copy is rendered)
                 reason = f"{nb.stem}: not executed (`./run_all.sh --profile {prof} --only {nb.stem}`)"
