@@ -10,8 +10,8 @@ HASFL), ``quick`` otherwise (HIST). The build never trains:
 - a notebook not found there (or stale) is executed with ``FEDLIB_CACHE_ONLY=1``
   (:func:`fedlib.core.store.cache_only`): every record comes from the profile's committed store, and a missing
   record stops that notebook instead of training. The executed copy is kept in ``.executed/<profile>/`` for the
-  next build; figures and metrics of these runs go to ``.scratch/site/`` (git-ignored), never to the committed figures. A
-  notebook that needs a record the store lacks gives ONE line naming the command that trains it
+  next build; figures and metrics of these runs go to ``.scratch/site/`` (git-ignored), never to the committed
+  figures. A notebook that needs a record the store lacks gives ONE line naming the command that trains it
   (:func:`cache_miss_line`); the runner's own output for it is captured.
 
 The site works offline, from its own files: tqdm's notebook progress bars are widget outputs that would make
