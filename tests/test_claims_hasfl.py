@@ -74,6 +74,16 @@ def test_missing_key_names_the_claim(claim_id, drop):
     assert e.value.claim == claim_id and claim_id in str(e.value)
 
 
+def test_out_of_sample_cell_only_where_the_run_chose_a_seed():
+    c = find(claims.CLAIMS, "faster_every_benchmark")
+    m = metrics(c.notebook)
+    m["runs_out_of_sample"] = []
+    with pytest.raises(MissingMetrics, match="faster_every_benchmark"):
+        judge(c, m)  # out_of_sample_seed 1 promised runs that are not there
+    m["out_of_sample_seed"] = -1
+    assert set(judge(c, m)["cells"]) == {claims.PILOT, claims.CALIBRATED}
+
+
 def test_smallest_of_bounds():
     assert claims.smallest([3.0, Censored(5.0, "lower")]) == 3.0
     assert claims.smallest([6.0, Censored(5.0, "lower")]) == Censored(5.0, "lower")

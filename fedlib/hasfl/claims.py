@@ -118,10 +118,14 @@ def smallest(values: Sequence):
 
 # --- extract functions: metrics -> {variant: [value per seed]} ---------------------------------------------------
 
-def _oos_rows(metrics: Mapping) -> list:
+def _oos_rows(metrics: Mapping) -> list | None:
+    """The out-of-sample runs; ``None`` when the run chose none (``out_of_sample_seed`` -1: no such cell), a
+    ``KeyError`` when they should be there and are not."""
     rows = metrics["runs_out_of_sample"]
+    if not rows and metrics.get("out_of_sample_seed", -1) < 0:
+        return None
     if not rows:
-        raise KeyError("runs_out_of_sample is empty (out_of_sample_seed -1)")
+        raise KeyError(f"runs_out_of_sample is empty although out_of_sample_seed is {metrics['out_of_sample_seed']}")
     return rows
 
 
@@ -139,8 +143,8 @@ def speedup(metrics: Mapping, versus: Sequence[str] = BENCHMARKS, models: Sequen
     rows = metrics["runs"]
     out = {PILOT: [smallest(_speedups(rows, "HASFL", versus, models))],
            CALIBRATED: [smallest(_speedups(rows, "HASFL-calibrated", versus, models))]}
-    if out_of_sample and (models is None or "vgg16" in models):
-        out[OUT] = [smallest(_speedups(_oos_rows(metrics), "HASFL-calibrated", versus, models))]
+    if out_of_sample and (models is None or "vgg16" in models) and (oos := _oos_rows(metrics)) is not None:
+        out[OUT] = [smallest(_speedups(oos, "HASFL-calibrated", versus, models))]
     return out
 
 
@@ -150,8 +154,10 @@ def accuracy_gain(metrics: Mapping) -> dict:
         return smallest([acc_gain_points(_run(rows, ours, m, s), _run(rows, b, m, s))
                          for m, s in _models_settings(rows) for b in BENCHMARKS])
     rows = metrics["runs"]
-    return {PILOT: [gains(rows, "HASFL")], CALIBRATED: [gains(rows, "HASFL-calibrated")],
-            OUT: [gains(_oos_rows(metrics), "HASFL-calibrated")]}
+    out = {PILOT: [gains(rows, "HASFL")], CALIBRATED: [gains(rows, "HASFL-calibrated")]}
+    if (oos := _oos_rows(metrics)) is not None:
+        out[OUT] = [gains(oos, "HASFL-calibrated")]
+    return out
 
 
 def gap_vs_devices(metrics: Mapping) -> dict:
