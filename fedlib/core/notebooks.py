@@ -13,9 +13,9 @@ registered by ``run_all.sh``; ``python3`` where it is not registered), and impor
 (``pip install -e .``). Threads are pinned as in JupyterLab: the kernel gets ``OMP_NUM_THREADS=1`` and
 ``MKL_NUM_THREADS=1`` (:data:`fedlib.core.jupyter_setup.KERNEL_ENV`, the ``fedlib`` kernel's ``env``; set here
 too, so the ``python3`` fallback gets them) and ``setup_notebook`` pins torch to 1 thread, or to
-``FEDLIB_THREADS=<n>`` when the environment states it (checked before any notebook starts). Figures, metrics and records go where :mod:`fedlib.core.paths` says for the notebook's
-``profile``: with ``--commit`` (``run_all.sh``'s regeneration) into the committed ``figures/`` folders, else
-into ``.scratch/<profile>/``.
+``FEDLIB_THREADS=<n>`` when the environment states it (checked before any notebook starts). Figures, metrics and
+records go where :mod:`fedlib.core.paths` says for the notebook's ``profile``: with ``--commit`` (``run_all.sh``'s
+regeneration) into the committed ``figures/`` folders, else into ``.scratch/<profile>/``.
 """
 from __future__ import annotations
 
