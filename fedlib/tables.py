@@ -50,10 +50,16 @@ def paper_verdicts(paper: str, root: Path = REPO_ROOT) -> dict:
         raise ValueError(f"paper must be one of {', '.join(PAPERS)}, got {paper!r}")
     mod = importlib.import_module(f"fedlib.{paper}.claims")
     folder = metrics_dir(mod.PROFILE, root)
-    metrics = {nb: json.loads(p.read_text()) for nb in {c.notebook for c in mod.CLAIMS}
-               if (p := folder / f"{nb}.json").exists()}
-    return {"paper": paper, "profile": mod.PROFILE, "metrics": [f"{nb}.json" for nb in sorted(metrics)],
-            "claims": judge_all(mod.CLAIMS, metrics)}
+    notebooks = sorted({c.notebook for c in mod.CLAIMS})
+    metrics = {nb: json.loads(p.read_text()) for nb in notebooks if (p := folder / f"{nb}.json").exists()}
+    # further seeds, each run alone into figures/<profile>/seed<k>/metrics/ (CPU runs of the same profile)
+    seed_dirs = sorted(folder.parent.glob("seed[0-9]*/metrics")) if mod.PROFILE != "quick" else \
+        sorted((root / "figures").glob("seed[0-9]*/metrics"))
+    extra = {nb: [json.loads(p.read_text()) for d in seed_dirs if (p := d / f"{nb}.json").exists()] for nb in notebooks}
+    sources = [str(p.relative_to(root)) for nb in notebooks for p in [folder / f"{nb}.json"] +
+               [d / f"{nb}.json" for d in seed_dirs] if p.exists()]
+    return {"paper": paper, "profile": mod.PROFILE, "metrics": sources,
+            "claims": judge_all(mod.CLAIMS, metrics, extra_by_notebook=extra)}
 
 
 def _replace(text: str, begin: str, end: str, body: str, where: str) -> str:
@@ -78,8 +84,11 @@ def generated(root: Path = REPO_ROOT) -> dict[Path, str]:
         out[root / "figures" / "verdicts" / f"{paper}.json"] = json.dumps(v, indent=1, sort_keys=True,
                                                                           ensure_ascii=False) + "\n"
         readme = root / "notebooks" / paper / "README.md"
-        body = (f"Profile `{v['profile']}`, from the committed metrics ({', '.join(v['metrics'])}); "
-                f"regenerate with `python -m fedlib.tables`.\n\n" + markdown_table(v["claims"], _nb_link(paper)))
+        seeds = sorted({c["seeds"] for claim in v["claims"] for c in claim["cells"].values()})
+        body = (f"Profile `{v['profile']}`, from the committed metrics; each cell is the value (or range over "
+                f"{' or '.join(map(str, seeds))} seeds) and the word of the rule in "
+                f"[`fedlib/core/verdicts.py`](../../fedlib/core/verdicts.py). Regenerate with "
+                f"`python -m fedlib.tables`.\n\n" + markdown_table(v["claims"], _nb_link(paper)))
         out[readme] = _replace(readme.read_text(), BEGIN, END, body, str(readme.relative_to(root)))
         glance.append(f"| {mod.SUMMARY['title']} ([{mod.SUMMARY['ref']}]({mod.SUMMARY['link']})) | "
                       f"{counts_text(v['claims'])} | {mod.SUMMARY['scale']} | "

@@ -51,6 +51,14 @@ def test_trend_up(seq, word):
     assert v.judge(c, m)["cells"]["ours"]["word"] == word
 
 
+def test_a_step_of_exactly_the_margin_is_not_above_it():
+    # 76.91 % - 76.90 % is one test image in 10,000 but 0.00010000000000005 in floats
+    c, m = _claim(v.Trend(direction="up", margin=0.0001), {"ours": [[0.7690, 0.7691, 0.7699]]})
+    assert v.judge(c, m)["cells"]["ours"]["word"] == "partly"
+    c, m = _claim(v.Better(margin=0.0001), {"ours": [0.7691 - 0.7690]})
+    assert v.judge(c, m)["cells"]["ours"]["word"] == "partly"
+
+
 def test_trend_down_mirrors_up():
     c, m = _claim(v.Trend(direction="down"), {"ours": [[3, 2, 1]]})
     assert v.judge(c, m)["cells"]["ours"]["word"] == "holds"
@@ -123,9 +131,10 @@ def test_verdict_section_says_what_is_missing_and_prints_no_verdict(monkeypatch)
     fake = types.SimpleNamespace(CLAIMS=(
         v.Claim("a", "first", "Fig. 1", "p", "nb", v.AtLeast(), lambda m: {"ours": [m["ok"]]}),
         v.Claim("b", "second", "Fig. 2", "p", "nb", v.AtLeast(), lambda m: {"ours": [m["gone"]]})))
+    fake.PROFILE = "quick"
     monkeypatch.setattr(story, "_claims", lambda paper: fake)
     shown = str(story.verdict_section("hist", "nb", {"ok": 2.0}))
-    assert "No verdict from this run" in shown and "'b'" in shown and "gone" in shown
+    assert "No verdict from this run" in shown and "'b'" in shown and "gone" in shown and "profile quick" in shown
     assert "**holds**" not in shown                                  # nothing from partial data
     shown = str(story.verdict_section("hist", "nb", {"ok": 2.0, "gone": 0.5}))
     assert "2.00 **holds**" in shown and "0.50 **fails**" in shown
@@ -158,3 +167,12 @@ def test_generated_verdict_files_match_the_rule():
         assert data["paper"] == paper and data["claims"]
         for claim in data["claims"]:
             assert claim["cells"] and all(c["word"] in v.WORDS for c in claim["cells"].values()), claim["id"]
+
+
+def test_extra_seed_sources_join_the_seeds_and_a_source_of_another_scope_adds_nothing():
+    c = v.Claim("c", "t", "Fig. 1", "≥ 4×", "nb", v.AtLeast(target=4.0, partly=1.0, unit="×"),
+                lambda m: {"ours": [m["r"]]})
+    cell = v.judge(c, {"r": 4.5}, extra=[{"r": 2.0}, {"other": 1}])["cells"]["ours"]
+    assert cell["seeds"] == 2 and cell["word"] == "not robust across seeds"
+    with pytest.raises(v.MissingMetrics):
+        v.judge(c, {"other": 1}, extra=[{"r": 2.0}])       # the main metrics must hold it

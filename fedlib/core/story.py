@@ -142,12 +142,12 @@ def verdict_section(paper: str, notebook: str, metrics: Mapping[str, Any],
     Raises:
         ValueError: unknown ``paper``. :class:`fedlib.core.verdicts.UnknownClaim`: ``notebook`` decides no claim.
     """
-    claims = _claims(paper).CLAIMS
+    mod = _claims(paper)
     try:
-        verdicts = judge_all(claims, {notebook: metrics}, notebook=notebook)
+        verdicts = judge_all(mod.CLAIMS, {notebook: metrics}, notebook=notebook)
     except MissingMetrics as e:
-        return _Markdown(f"**No verdict from this run.** {e}. Run at a profile that computes it (e.g. "
-                         f"`-p profile converged`) for a verdict.")
+        return _Markdown(f"**No verdict from this run.** {e}. The profile the paper's verdicts are read at, "
+                         f"`{mod.PROFILE}` (`-p profile {mod.PROFILE}`), computes it.")
     rules = "\n".join(f"- *{v['text']}*: {v['rule']}." for v in verdicts)
     return _Markdown(markdown_table(verdicts, link) + f"\n\nRules ({_rule_doc()}):\n\n" + rules)
 

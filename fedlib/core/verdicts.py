@@ -69,6 +69,11 @@ class Censored:
             raise ValueError(f"Censored.value must be a finite number, got {self.value!r}")
 
 
+RESOLUTION_DIGITS = 9
+"""Differences are rounded to this many decimals before they meet a margin, so a step of exactly one test image
+(``0.7691 - 0.7690`` = ``0.00010000000000005``) counts as equal to a margin of one image, not above it."""
+
+
 def _finite(claim: str, v) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
         raise MissingMetrics(claim, f"a finite number (got {v!r})")
@@ -155,6 +160,7 @@ class Better(Rule):
     kind = "better"
 
     def word(self, v: float) -> str:
+        v = round(v, RESOLUTION_DIGITS)
         if v > self.margin:
             return "holds"
         return "partly" if v >= -self.margin else "fails"
@@ -178,10 +184,10 @@ class Trend(Rule):
             raise MissingMetrics(claim, f"a sequence of at least 2 values for a trend (got {value!r})")
         xs = [_finite(claim, x) for x in value]
         sign = 1.0 if self.direction == "up" else -1.0
-        steps = [sign * (b - a) for a, b in zip(xs, xs[1:])]
+        steps = [round(sign * (b - a), RESOLUTION_DIGITS) for a, b in zip(xs, xs[1:])]
         if all(s > self.margin for s in steps):
             return "holds"
-        return "partly" if sign * (xs[-1] - xs[0]) > self.margin else "fails"
+        return "partly" if round(sign * (xs[-1] - xs[0]), RESOLUTION_DIGITS) > self.margin else "fails"
 
     def fmt(self, value) -> str:
         if isinstance(value, (list, tuple)):
@@ -231,8 +237,22 @@ def _range(rule: Rule, values: list) -> str:
     return rule.fmt(lo) if rule.fmt(lo) == rule.fmt(hi) else f"{rule.fmt(lo)} – {rule.fmt(hi)}"
 
 
-def judge(claim: Claim, metrics: Mapping[str, Any]) -> dict:
+def _extract(claim: Claim, metrics: Mapping[str, Any]) -> Mapping[str, Sequence[Any]]:
+    try:
+        found = claim.extract(metrics)
+    except (KeyError, IndexError, TypeError, StopIteration) as e:
+        raise MissingMetrics(claim.id, f"{type(e).__name__}: {e}") from None
+    if not found:
+        raise MissingMetrics(claim.id, "every variant")
+    return found
+
+
+def judge(claim: Claim, metrics: Mapping[str, Any], extra: Sequence[Mapping[str, Any]] = ()) -> dict:
     """Apply ``claim.rule`` to ``claim.extract(metrics)``.
+
+    ``extra``: the same notebook's metrics of further seeds, each run alone at one seed (e.g.
+    ``figures/converged/seed1/metrics/``). Their values join the seeds of each variant; an extra source that
+    lacks what the claim needs (a run of another scope) adds nothing, while ``metrics`` itself must hold it.
 
     Returns:
         ``{"id", "text", "figure", "paper", "notebook", "rule", "cells": {variant: {"values", "seeds", "number",
@@ -244,12 +264,14 @@ def judge(claim: Claim, metrics: Mapping[str, Any]) -> dict:
     """
     if not isinstance(claim.rule, Rule) or RULES.get(claim.rule.kind) is not type(claim.rule):
         raise UnknownClaim(f"claim {claim.id!r}: unknown rule {claim.rule!r}; rules: {', '.join(RULES)}")
-    try:
-        found = claim.extract(metrics)
-    except (KeyError, IndexError, TypeError, StopIteration) as e:
-        raise MissingMetrics(claim.id, f"{type(e).__name__}: {e}") from None
-    if not found:
-        raise MissingMetrics(claim.id, "every variant")
+    found = {k: list(vs) for k, vs in _extract(claim, metrics).items()}
+    for more in extra:
+        try:
+            got = _extract(claim, more)
+        except MissingMetrics:
+            continue
+        for k, vs in got.items():
+            found.setdefault(k, []).extend(vs)
     cells = {}
     for variant, values in found.items():
         if variant not in claim.variants:
@@ -282,8 +304,10 @@ def find(claims: Sequence[Claim], claim_id: str) -> Claim:
 
 
 def judge_all(claims: Sequence[Claim], metrics_by_notebook: Mapping[str, Mapping[str, Any]],
-              notebook: str | None = None) -> list[dict]:
-    """:func:`judge` every claim (of ``notebook`` only, when given) on its notebook's metrics.
+              notebook: str | None = None,
+              extra_by_notebook: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> list[dict]:
+    """:func:`judge` every claim (of ``notebook`` only, when given) on its notebook's metrics, with
+    ``extra_by_notebook[notebook]`` as its further seeds.
 
     Raises:
         UnknownClaim: ``notebook`` decides no claim.
@@ -297,7 +321,7 @@ def judge_all(claims: Sequence[Claim], metrics_by_notebook: Mapping[str, Mapping
     for c in chosen:
         if c.notebook not in metrics_by_notebook:
             raise MissingMetrics(c.id, f"the metrics of notebook {c.notebook}")
-        out.append(judge(c, metrics_by_notebook[c.notebook]))
+        out.append(judge(c, metrics_by_notebook[c.notebook], (extra_by_notebook or {}).get(c.notebook, ())))
     return out
 
 
