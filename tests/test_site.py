@@ -230,6 +230,10 @@ def test_is_current_accepts_a_finished_run_of_the_committed_cells_only(tmp_path)
     done = tmp_path / "done.ipynb"
     done.write_text(json.dumps(run))
     assert site.is_current(done, tmp_path / "nb.ipynb")
+    run["metadata"]["papermill"]["parameters"] = {"profile": "smoke"}
+    done.write_text(json.dumps(run))
+    assert site.is_current(done, tmp_path / "nb.ipynb", "smoke")
+    assert not site.is_current(done, tmp_path / "nb.ipynb", "converged")         # another profile's run
     source["cells"][1]["source"] = "## Claim\nreworded"
     (tmp_path / "nb.ipynb").write_text(json.dumps(source))
     assert not site.is_current(done, tmp_path / "nb.ipynb")                        # stale

@@ -23,8 +23,9 @@ from the site's own static files. The build fails if a page still loads a script
 
 The site's copy of each notebook (never the committed notebook) also: leads with its claim and this run's
 verdict (:func:`add_lead`, from the ``## Claim`` cell and the ``## Verdict`` cell's output; a notebook without
-those sections is left as it is), and has the building machine's project folder replaced by a relative path in
-every output (:func:`scrub_paths`).
+those sections is left as it is), has the building machine's project folder replaced by a relative path in
+every output (:func:`scrub_paths`), and its markdown links rewritten as the READMEs' are (a link to a file outside
+the site, e.g. a module of ``fedlib/``, becomes its text).
 
 The landing page and each paper's page are the READMEs' own text (title and "Results at a glance"; the top
 README's generated "Papers at a glance" table, without its generator markers), so each number has one home.
@@ -229,16 +230,18 @@ def _sources(nb: dict) -> list:
             if "injected-parameters" not in c.get("metadata", {}).get("tags", [])]
 
 
-def is_current(executed: str | Path, source: str | Path | None) -> bool:
+def is_current(executed: str | Path, source: str | Path | None, profile: str | None = None) -> bool:
     """Whether ``executed`` is a finished, error-free papermill run of ``source``'s cells as committed now (the
-    parameters papermill injected aside; ``source=None``: of any cells). A missing, partial (interrupted), failed
-    or stale copy is not."""
+    parameters papermill injected aside; ``source=None``: of any cells), at ``profile`` when given. A missing,
+    partial (interrupted), failed, stale or other-profile copy is not."""
     try:
         done = json.loads(Path(executed).read_text())
     except (OSError, ValueError):
         return False
     pm = done.get("metadata", {}).get("papermill", {})
     if not pm.get("end_time") or pm.get("exception"):
+        return False
+    if profile is not None and (pm.get("parameters") or {}).get("profile", "quick") != profile:
         return False
     return source is None or _sources(done) == _sources(json.loads(Path(source).read_text()))
 
@@ -359,11 +362,11 @@ def build_site(out: str | Path, executed: str | Path | None = None, profile: str
         for nb in (n for n in nbs if n.parent.name == paper):
             done = base / paper / nb.name
             reason = ""
-            if execute_missing and not is_current(done, nb):
+            if execute_missing and not is_current(done, nb, prof):
                 t = time.perf_counter()
                 reason = _execute(paper, prof, nb, base, REPO_ROOT / ".scratch" / "site")
                 times["execute"] += time.perf_counter() - t
-            elif not is_current(done, None):      # missing, interrupted or failed (a stale copy is rendered)
+            elif not is_current(done, None, prof):      # missing, interrupted or failed (a stale copy is rendered)
                 reason = f"{nb.stem}: not executed (`./run_all.sh --profile {prof} --only {nb.stem}`)"
             if not reason:
                 t = time.perf_counter()
@@ -378,6 +381,15 @@ def build_site(out: str | Path, executed: str | Path | None = None, profile: str
                 toc.append(nb.stem)
         bodies[paper] = (prof, toc, missing)
     rendered = {k for k, v in pages.items() if v == "ok"}
+    for nb in (n for n in nbs if n.stem in rendered):   # markdown links: to rendered pages, copied images, or text
+        t = time.perf_counter()
+        page = src / nb.parent.name / nb.name
+        site_nb = json.loads(page.read_text())
+        for cell in site_nb["cells"]:
+            if cell.get("cell_type") == "markdown":
+                cell["source"] = _relink(_text(cell), nb, page.parent, src, rendered)
+        page.write_text(json.dumps(site_nb, ensure_ascii=False))
+        times["prepare"] += time.perf_counter() - t
     landing = ["# Results of three papers on training over heterogeneous edge devices", ""]
     glance = _glance(_section((REPO_ROOT / "README.md").read_text(), "Papers at a glance"))
     if glance:
