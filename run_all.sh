@@ -96,7 +96,9 @@ setup_venv() {
     .venv/bin/python -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e .
   fi
   # the project's kernel (named in every notebook's metadata), JupyterLab's autosave off, fedlib the default kernel
-  if [ ! -f .venv/etc/jupyter/jupyter_server_config.d/fedlib.json ]; then
+  # (again when the kernel predates the thread pin: its kernel.json lacks OMP_NUM_THREADS)
+  if [ ! -f .venv/etc/jupyter/jupyter_server_config.d/fedlib.json ] ||
+     ! grep -q OMP_NUM_THREADS .venv/share/jupyter/kernels/fedlib/kernel.json 2>/dev/null; then
     .venv/bin/python -m fedlib.core.jupyter_setup >/dev/null
   fi
 }

@@ -18,14 +18,16 @@ FEDLIB = Path(__file__).resolve().parents[1] / "fedlib"
 PAPERS = ("hist", "hasfl", "dtfl")
 #: per paper, the modules of its package that its store does not hash, and why
 UNHASHED = {
-    "hist": {"__init__": "re-exports", "plots": "figures", "reference": "literal test reference"},
+    "hist": {"__init__": "re-exports", "plots": "figures", "reference": "literal test reference", "claims": "the paper's claims and verdict rules: reads committed metrics, writes no record"},
     "hasfl": {"__init__": "re-exports",
               "runs.__init__": "docstring", "figures.__init__": "docstring",
               "figures.plots": "figures", "figures.train_plots": "figures",
-              "runs.plan_status": "a report on the store and the notebooks' plan builder: writes no record"},
+              "runs.plan_status": "a report on the store and the notebooks' plan builder: writes no record",
+              "claims": "the paper's claims and verdict rules: reads committed metrics, writes no record"},
     "dtfl": {"__init__": "re-exports", "plots": "figures", "compare_plots": "figures",
              "reference": "literal test reference",
-             "bench": "a benchmark command (python -m fedlib.bench dtfl): writes no record"},
+             "bench": "a benchmark command (python -m fedlib.bench dtfl): writes no record", "claims": "the paper's claims and verdict rules: reads committed metrics, writes no record",
+             "claims_setup": "the notebooks' Setup rows and deviations (text)"},
 }
 #: modules a hashed module imports that its paper's records still do not depend on
 NOT_NEEDED = {"hasfl": {"fedlib.split.resnet_cifar": "DTFL's CIFAR ResNets, imported by split.models; HASFL builds "
@@ -43,6 +45,8 @@ INFRASTRUCTURE = {
     "fedlib.core.jupyter_setup": "installs the Jupyter kernel and settings",
     "fedlib.core.verify": "compares metrics", "fedlib.core.roofline": "a benchmark's matmul roofline",
     "fedlib.core.site": "renders executed notebooks as HTML; computes nothing",
+    "fedlib.core.verdicts": "judges committed metrics by the written rule; computes no record",
+    "fedlib.core.story": "renders a notebook's Setup, Verdict and tables; computes no record",
 }
 
 
