@@ -23,6 +23,7 @@ UNHASHED = {
               "runs.__init__": "docstring", "figures.__init__": "docstring",
               "figures.plots": "figures", "figures.train_plots": "figures",
               "runs.plan_status": "a report on the store and the notebooks' plan builder: writes no record",
+              "claims_setup": "the notebooks' Setup rows and deviations (text)",
               "claims": "the paper's claims and verdict rules: reads committed metrics, writes no record"},
     "dtfl": {"__init__": "re-exports", "plots": "figures", "compare_plots": "figures",
              "reference": "literal test reference",
@@ -45,6 +46,7 @@ INFRASTRUCTURE = {
     "fedlib.core.jupyter_setup": "installs the Jupyter kernel and settings",
     "fedlib.core.verify": "compares metrics", "fedlib.core.roofline": "a benchmark's matmul roofline",
     "fedlib.core.site": "renders executed notebooks as HTML; computes nothing",
+    "fedlib.core.site_pages": "the site's copy of a notebook; computes nothing",
     "fedlib.core.verdicts": "judges committed metrics by the written rule; computes no record",
     "fedlib.core.story": "renders a notebook's Setup, Verdict and tables; computes no record",
 }

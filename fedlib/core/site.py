@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import copy
 import io
 import json
 import os
@@ -52,9 +51,8 @@ from .paths import REPO_ROOT
 PAPERS = ("hist", "dtfl", "hasfl")
 CONF_DIR = REPO_ROOT / "docs"
 """The folder of the site's Sphinx configuration, ``docs/conf.py`` (``sphinx-build -c``)."""
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-LEAD_TAG = "fedlib-site-lead"
-"""Metadata key of the cells :func:`add_lead` inserts (it never inserts twice)."""
+from .site_pages import (LEAD_TAG, WIDGET_VIEW, _text, add_lead, prepare_notebook,  # noqa: F401  (the site's API)
+                         scrub_paths, strip_widgets)
 
 
 def site_profile(paper: str) -> str:
@@ -100,129 +98,6 @@ def _relink(md: str, src: Path, page_dir: Path, out_dir: Path, notebooks: set) -
 
     md = re.sub(r"!\[([^\]]*)\]\(([^)\s]+)\)", image, md)
     return re.sub(r"(?<!!)\[([^\]]+)\]\(([^)\s]+)\)", link, md)
-
-
-def strip_widgets(nb: dict) -> int:
-    """Drop every widget output (``application/vnd.jupyter.widget-view+json``: tqdm's notebook progress bars)
-    from ``nb``'s cells and the widget state from its metadata, in place; returns the number of outputs dropped.
-    Without them MyST-NB adds no widget script (from a CDN) to the page."""
-    dropped = 0
-    for cell in nb.get("cells", []):
-        outs = cell.get("outputs")
-        if not outs:
-            continue
-        keep = [o for o in outs if WIDGET_VIEW not in (o.get("data") or {})]
-        dropped += len(outs) - len(keep)
-        cell["outputs"] = keep
-    nb.get("metadata", {}).pop("widgets", None)
-    return dropped
-
-
-def _replace_in(value, old: str, new: str):
-    if isinstance(value, str):
-        return value.replace(old, new)
-    if isinstance(value, list):
-        return [_replace_in(v, old, new) for v in value]
-    if isinstance(value, dict):
-        return {k: _replace_in(v, old, new) for k, v in value.items()}
-    return value
-
-
-def scrub_paths(nb: dict, root: str | Path = REPO_ROOT) -> int:
-    """Replace the project folder ``root`` (the building machine's absolute path, as given and resolved) by a
-    relative path in every output of ``nb`` (text, markdown, HTML, JSON, tracebacks; not images), in place: a
-    safety net, since the notebooks show project-relative paths themselves. ``<root>/figures/a.png`` becomes
-    ``figures/a.png`` and ``<root>`` alone ``.``. Returns the number of outputs changed."""
-    roots = sorted({str(Path(root)), str(Path(root).resolve())}, key=len, reverse=True)
-    changed = 0
-    for cell in nb.get("cells", []):
-        for i, out in enumerate(cell.get("outputs") or []):
-            new = out
-            for r in roots:
-                text_only = {k: v for k, v in new.items() if k != "data"}
-                data = {k: (v if k.startswith("image/") else _replace_in(_replace_in(v, r + "/", ""), r, "."))
-                        for k, v in (new.get("data") or {}).items()}
-                new = {**_replace_in(_replace_in(text_only, r + "/", ""), r, "."),
-                       **({"data": data} if "data" in new else {})}
-            if new != out:
-                cell["outputs"][i] = new
-                changed += 1
-    return changed
-
-
-def _text(cell: dict) -> str:
-    src = cell.get("source", "")
-    return "".join(src) if isinstance(src, list) else src
-
-
-def _heading_cell(nb: dict, heading: str) -> int | None:
-    """Index of the first markdown cell whose first line is ``## <heading>``."""
-    for i, cell in enumerate(nb.get("cells", [])):
-        if cell.get("cell_type") == "markdown" and re.match(rf"\s*##\s+{re.escape(heading)}\s*$",
-                                                             (_text(cell).lstrip().splitlines() or [""])[0]):
-            return i
-    return None
-
-
-def _verdict_markdown(nb: dict, at: int) -> str | None:
-    """The markdown the code cells after the ``## Verdict`` cell ``at`` displayed (up to the next markdown
-    cell), the rules below the table left out; None when they displayed no markdown."""
-    parts = []
-    for cell in nb["cells"][at + 1:]:
-        if cell.get("cell_type") == "markdown":
-            break
-        for out in cell.get("outputs") or []:
-            md = (out.get("data") or {}).get("text/markdown")
-            if md:
-                parts.append(md if isinstance(md, str) else "".join(md))
-    if not parts:
-        return None
-    return "\n\n".join(re.split(r"\n\s*Rules \(", p, maxsplit=1)[0].rstrip() for p in parts)
-
-
-def add_lead(nb: dict) -> bool:
-    """Make the site's copy of a notebook lead with its claim and verdict, in place: right after the title line
-    (``# ...``) a markdown cell with the ``## Claim`` cell's text and the table the ``## Verdict`` cell's code
-    displayed (its rules stay in the Verdict section). A notebook with neither section, or without a title, is
-    left as it is (False); the cell is inserted once (metadata ``fedlib-site-lead``). Returns whether it
-    inserted."""
-    cells = nb.get("cells", [])
-    if any(c.get("metadata", {}).get(LEAD_TAG) for c in cells):
-        return False
-    title_at = next((i for i, c in enumerate(cells) if c.get("cell_type") == "markdown"
-                     and _text(c).lstrip().startswith("# ")), None)
-    claim_at, verdict_at = _heading_cell(nb, "Claim"), _heading_cell(nb, "Verdict")
-    claim = _text(cells[claim_at]).lstrip().split("\n", 1)[1].strip() if claim_at is not None and \
-        "\n" in _text(cells[claim_at]).lstrip() else ""
-    verdict = _verdict_markdown(nb, verdict_at) if verdict_at is not None else None
-    if title_at is None or not (claim or verdict):
-        return False
-    lines = []
-    if claim:
-        lines += ["**Claim.**", "", claim, ""]
-    if verdict:
-        lines += ["**Verdict of this run** (how it is decided: the Verdict section below).", "", verdict, ""]
-    title_cell = cells[title_at]
-    title, _, rest = _text(title_cell).lstrip().partition("\n")
-    lead = {"cell_type": "markdown", "metadata": {LEAD_TAG: True}, "source": "\n".join(lines).rstrip() + "\n"}
-    new = [{**title_cell, "source": title}, lead]
-    if rest.strip():
-        new.append({"cell_type": "markdown", "metadata": {LEAD_TAG: "context"}, "source": rest.strip()})
-    if "id" in title_cell:          # nbformat 4.5: cell ids are unique
-        for c in new[1:]:
-            c["id"] = f"{title_cell['id'][:40]}-{'lead' if c is new[1] else 'context'}"
-    cells[title_at:title_at + 1] = new
-    return True
-
-
-def prepare_notebook(nb: dict, root: str | Path = REPO_ROOT) -> dict:
-    """The site's copy of an executed notebook: widgets stripped (:func:`strip_widgets`), the claim and verdict
-    lead added (:func:`add_lead`), the project folder scrubbed from outputs (:func:`scrub_paths`)."""
-    nb = copy.deepcopy(nb)
-    strip_widgets(nb)
-    add_lead(nb)
-    scrub_paths(nb, root)
-    return nb
 
 
 def _sources(nb: dict) -> list:
