@@ -84,3 +84,23 @@ def test_a_bad_fedlib_threads_is_refused_naming_the_variable(monkeypatch, restor
     assert torch.get_num_threads() == before
     with pytest.raises(ValueError, match="FEDLIB_THREADS"):
         run_notebooks("smoke", "/nonexistent", only="hist_3_bounds")
+
+
+def test_jupyter_setup_help_only_prints(monkeypatch, capsys):
+    from fedlib.core import jupyter_setup
+    monkeypatch.setattr(jupyter_setup, "setup", lambda *a, **k: pytest.fail("--help installed the kernel"))
+    with pytest.raises(SystemExit) as e:
+        jupyter_setup.main(["--help"])
+    assert e.value.code == 0 and "usage:" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e:
+        jupyter_setup.main(["--bogus"])
+    assert e.value.code == 2 and "--bogus" in capsys.readouterr().err
+
+
+def test_lab_settings_keep_the_news_prompt_off(tmp_path):
+    import json
+    from fedlib.core.jupyter_setup import setup
+    setup(tmp_path)
+    lab = json.loads((tmp_path / "share" / "jupyter" / "lab" / "settings" / "overrides.json").read_text())
+    assert lab["@jupyterlab/apputils-extension:notification"] == {"fetchNews": "false", "checkForUpdates": False}
+    assert lab["@jupyterlab/docmanager-extension:plugin"] == {"autosave": False}

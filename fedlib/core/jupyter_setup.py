@@ -12,7 +12,8 @@ in the user's home:
   unpinned, 405 s with torch's default threads, 108 s with one OpenMP thread;
 - JupyterLab's autosave off (``share/jupyter/lab/settings/overrides.json``): a notebook opened from
   ``notebooks/`` and run with changed parameters is not written back into the committed file unless the user
-  saves it (File > Save, or Save As into a folder of their own);
+  saves it (File > Save, or Save As into a folder of their own); in the same file, no news prompt and no update
+  check;
 - the server's default kernel for new notebooks: ``fedlib`` (``etc/jupyter/jupyter_server_config.d/fedlib.json``).
 
 Existing settings in those files are kept; only the keys above are set. Prints one line per file written.
@@ -24,7 +25,9 @@ import sys
 from pathlib import Path
 
 KERNEL, DISPLAY = "fedlib", "Python (fedlib)"
-LAB_OVERRIDES = {"@jupyterlab/docmanager-extension:plugin": {"autosave": False}}
+LAB_OVERRIDES = {"@jupyterlab/docmanager-extension:plugin": {"autosave": False},
+                 # no "get notified about Jupyter news?" prompt over the notebook, no update checks (offline machines)
+                 "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
 SERVER_CONFIG = {"MappingKernelManager": {"default_kernel_name": KERNEL}}
 #: the kernel's environment: one OpenMP / MKL thread (torch's count is set by ``setup_notebook``)
 KERNEL_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -54,7 +57,14 @@ def setup(prefix: str | Path | None = None) -> list[Path]:
     return [kernel_dir / "kernel.json", lab, server]
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m fedlib.core.jupyter_setup",
+                                     description="Install the project's Jupyter kernel 'Python (fedlib)' (one thread) "
+                                                 "and JupyterLab settings (autosave off) into this environment "
+                                                 f"({sys.prefix}); nothing in your home folder.")
+    parser.parse_args(argv)
     for path in setup():
         print(f"wrote {path}")
     return 0
