@@ -350,3 +350,21 @@ def test_cache_only_mode_returns_stored_records_and_never_computes(tmp_path, mon
     with pytest.raises(CacheMiss, match="FEDLIB_CACHE_ONLY=1: no stored record"):
         store.get_or_run({"x": 2}, lambda: pytest.fail("computed under FEDLIB_CACHE_ONLY"))
     assert not store.has({"x": 2})
+
+
+@pytest.mark.parametrize("name, read", [("FEDLIB_CACHE_ONLY", "cache_only"), ("FEDLIB_COMMIT", "committing")])
+def test_boolean_variables_read_one_way(monkeypatch, name, read):
+    from fedlib.core import paths, store
+    fn = getattr(store, read) if read == "cache_only" else getattr(paths, read)
+    for on in ("1", "true", "TRUE", "Yes", " yes "):
+        monkeypatch.setenv(name, on)
+        assert fn() is True, on
+    for off in ("0", "false", "No", ""):
+        monkeypatch.setenv(name, off)
+        assert fn() is False, off
+    monkeypatch.delenv(name)
+    assert fn() is False
+    for bad in ("2", "maybe", "on"):
+        monkeypatch.setenv(name, bad)
+        with pytest.raises(ValueError, match=f"{name} must be 1, true or yes"):
+            fn()

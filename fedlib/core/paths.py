@@ -62,18 +62,32 @@ def active_profile() -> str:
     return _profile
 
 
+TRUE, FALSE = ("1", "true", "yes"), ("", "0", "false", "no")
+
+
+def env_flag(name: str, meaning: str) -> bool:
+    """The boolean environment variable ``name``, read one way everywhere: ``1`` / ``true`` / ``yes`` (any case) is
+    on, ``0`` / ``false`` / ``no`` / unset / empty is off.
+
+    Raises:
+        ValueError: any other value; the message names the variable, what it turns on (``meaning``) and the values
+        allowed.
+    """
+    raw = os.environ.get(name, "").strip().lower()
+    if raw in FALSE:
+        return False
+    if raw in TRUE:
+        return True
+    raise ValueError(f"{name} must be 1, true or yes ({meaning}) or 0, false, no or unset, got {raw!r}")
+
+
 def committing() -> bool:
-    """Whether this process writes the committed folders: ``FEDLIB_COMMIT`` is ``1`` (``true`` / ``yes``).
+    """Whether this process writes the committed folders: ``FEDLIB_COMMIT`` is on (:func:`env_flag`).
 
     Raises:
         ValueError: ``FEDLIB_COMMIT`` holds anything but ``0``/``1``/``true``/``false``/``yes``/``no``/empty.
     """
-    raw = os.environ.get("FEDLIB_COMMIT", "").strip().lower()
-    if raw in ("", "0", "false", "no"):
-        return False
-    if raw in ("1", "true", "yes"):
-        return True
-    raise ValueError(f"FEDLIB_COMMIT must be 1 (write the committed figures and store) or 0, got {raw!r}")
+    return env_flag("FEDLIB_COMMIT", "write the committed figures and store")
 
 
 def committed_figures_dir(profile: str) -> Path | None:

@@ -55,9 +55,14 @@ class CacheMiss(LookupError):
 
 
 def cache_only() -> bool:
-    """Whether ``FEDLIB_CACHE_ONLY=1``: :meth:`ResultStore.get_or_run` then returns stored records only and raises
-    :class:`CacheMiss` instead of computing one (a build that must never train)."""
-    return os.environ.get("FEDLIB_CACHE_ONLY", "") == "1"
+    """Whether ``FEDLIB_CACHE_ONLY`` is on (``1`` / ``true`` / ``yes``, read as every boolean variable is:
+    :func:`fedlib.core.paths.env_flag`): :meth:`ResultStore.get_or_run` then returns stored records only and raises
+    :class:`CacheMiss` instead of computing one (a build that must never train).
+
+    Raises:
+        ValueError: ``FEDLIB_CACHE_ONLY`` holds a value that is neither on nor off (the message names it)."""
+    from .paths import env_flag
+    return env_flag("FEDLIB_CACHE_ONLY", "return stored records only, never compute one")
 
 
 class CorruptRecordError(ValueError):
