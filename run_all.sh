@@ -37,6 +37,11 @@ while [ $# -gt 0 ]; do
     --verify) VERIFY=1 ;;
     --lab) LAB=1 ;;
     --site) SITE=1 ;;
+    --profile|--profile=*|--only|--only=*)
+      opt=${1%%=*}
+      if { [ "$opt" = --profile ] && [ "$PROFILE_SET" = 1 ]; } || { [ "$opt" = --only ] && [ "$ONLY_SET" = 1 ]; }; then
+        echo "run_all.sh: $opt given twice; give it once (--only takes one glob or substring)" >&2; exit 2
+      fi ;;&
     --profile) case "${2:-}" in ""|-*) echo "run_all.sh: --profile needs a value: smoke, quick, converged or paper (got '${2:-}')" >&2; exit 2 ;; esac
                PROFILE="$2"; PROFILE_SET=1; shift ;;
     --profile=*) PROFILE="${1#*=}"; PROFILE_SET=1 ;;

@@ -55,7 +55,9 @@ def test_data_command_names_itself_and_refuses_an_option_that_does_not_apply(tmp
 
 
 @pytest.mark.parametrize("args, message", [(["--profile", "--only", "hist"], "--profile needs a value"),
-                                           (["--only", "--tests"], "--only needs a pattern, got the option")])
+                                           (["--only", "--tests"], "--only needs a pattern, got the option"),
+                                           (["--only", "hist", "--only", "dtfl"], "--only given twice"),
+                                           (["--profile", "smoke", "--profile=quick"], "--profile given twice")])
 def test_run_all_names_a_missing_option_value(args, message):
     import subprocess
     from fedlib.core.paths import REPO_ROOT
