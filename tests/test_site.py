@@ -256,3 +256,27 @@ def test_the_sphinx_configuration_is_the_committed_docs_conf_py():
     conf = ROOT / "docs" / "conf.py"
     assert site.CONF_DIR == conf.parent and conf.is_file()
     assert "CONF =" not in (ROOT / "fedlib" / "core" / "site.py").read_text()
+
+
+def test_site_out_folder_is_refused_unless_new_empty_or_an_earlier_build(tmp_path, capsys):
+    from fedlib.core import site
+    for bad in ("", "  "):
+        with pytest.raises(ValueError, match="--out must name a folder"):
+            site.check_out(bad)
+    mine = tmp_path / "mine"
+    (mine / "notes").mkdir(parents=True)
+    with pytest.raises(ValueError, match="holds notes"):
+        site.check_out(mine)
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(ValueError, match="is a file"):
+        site.check_out(tmp_path / "f")
+    earlier = tmp_path / "earlier"
+    (earlier / "html").mkdir(parents=True)
+    (earlier / "src").mkdir()
+    assert site.check_out(earlier) == earlier.resolve() and site.check_out(tmp_path / "new") == (tmp_path / "new").resolve()
+    with pytest.raises(SystemExit) as e:                  # the command refuses before any work, folder untouched
+        site.main(["--out", str(mine)])
+    assert e.value.code == 2 and "holds notes" in capsys.readouterr().err and (mine / "notes").is_dir()
+    with pytest.raises(SystemExit) as e:
+        site.main(["--out", ""])
+    assert e.value.code == 2

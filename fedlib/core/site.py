@@ -198,6 +198,31 @@ def _glance(md: str) -> str:
     return re.sub(r"^[ \t]*<!--.*?-->[ \t]*\n?", "", md, flags=re.M).strip()
 
 
+SITE_PARTS = {"src", "html", "jupyter_execute"}
+"""What a build leaves in its output folder: its sources, the HTML and MyST-NB's copies of the notebooks."""
+
+
+def check_out(out: str | Path) -> Path:
+    """The output folder ``out``, resolved, if the builder may write there: a new or empty folder, or one holding
+    only what an earlier build left (:data:`SITE_PARTS`). Anything else (``''``, the project itself, a folder of
+    the user's) is refused before any work, so a build never deletes a folder it did not make.
+
+    Raises:
+        ValueError: ``out`` is empty, a file, or a folder holding anything but ``src/`` and ``html/``.
+    """
+    if not str(out).strip():
+        raise ValueError("--out must name a folder (default site/), got ''")
+    path = Path(out).resolve()
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"--out {out}: is a file; name a new or empty folder")
+    if path.is_dir():
+        other = sorted(p.name for p in path.iterdir() if p.name not in SITE_PARTS)
+        if other:
+            raise ValueError(f"--out {out}: holds {', '.join(other[:5])}{' …' if len(other) > 5 else ''}, not only an "
+                             f"earlier site build (src/, html/); name a new or empty folder")
+    return path
+
+
 def build_site(out: str | Path, executed: str | Path | None = None, profile: str | None = None,
                execute_missing: bool = True, jobs: int = 1) -> dict:
     """Build the site into ``out`` (``out/html/index.html``) with the configuration ``docs/conf.py``.
@@ -220,9 +245,9 @@ def build_site(out: str | Path, executed: str | Path | None = None, profile: str
     from .notebooks import PROFILES, list_notebooks
     if profile is not None and profile not in PROFILES:
         raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
+    out = check_out(out)
     t0 = time.perf_counter()
     times = {"prepare": 0.0, "execute": 0.0, "sphinx": 0.0}
-    out = Path(out).resolve()
     src, html = out / "src", out / "html"
     for d in (src, html):
         shutil.rmtree(d, ignore_errors=True)
@@ -312,6 +337,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-execute", action="store_true", help="render only notebooks already executed")
     ap.add_argument("-j", "--jobs", type=int, default=1, help="Sphinx's parallel workers (default 1)")
     args = ap.parse_args(argv)
+    try:
+        check_out(args.out)                                   # before any work
+    except ValueError as e:
+        ap.error(str(e))
     res = build_site(args.out, args.executed, args.profile, not args.no_execute, jobs=args.jobs)
     missing = {k: v for k, v in res["pages"].items() if v != "ok"}
     t = res["times"]
