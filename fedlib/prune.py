@@ -160,6 +160,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rekey", action="store_true",
                         help="first move records of earlier code that is still valid (REKEYED) to the current keys")
     args = parser.parse_args(argv)
+    if args.dir is not None and not args.dir.is_dir():      # before any work: a misspelt folder is never created
+        print(f"error: --dir: no store folder at {args.dir}", file=sys.stderr)
+        return 2
     folder = args.dir if args.dir is not None else paths.cache_dir()
     try:
         moved = rekey(Path(folder)) if args.rekey else {}

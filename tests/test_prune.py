@@ -40,3 +40,11 @@ def test_command_reports_json_and_rejects_a_missing_folder(tmp_path, capsys):
     assert "no store folder" in capsys.readouterr().err
     with pytest.raises(FileNotFoundError, match="dir: no store folder"):
         prune.classify(tmp_path / "nope", set())
+
+
+def test_a_misspelt_store_folder_is_refused_and_never_created(tmp_path, capsys):
+    from fedlib.prune import main
+    for flags in ([], ["--rekey"], ["--rekey", "--delete"]):
+        assert main(["--dir", str(tmp_path / "stor"), *flags]) == 2
+        assert "no store folder" in capsys.readouterr().err
+        assert not (tmp_path / "stor").exists()
