@@ -25,6 +25,11 @@ html_theme_options = {"page_width": "96%", "body_max_width": "none", "sidebar_wi
 html_math_renderer = "texsource"   # no MathJax from a CDN
 exclude_patterns = ["_build"]
 suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
+nb_render_markdown_format = "myst"  # markdown outputs (story.table, the Setup and Verdict tables) with tables
+html_copy_source = False           # no _sources/ copies (they hold papermill's metadata)
+html_show_sourcelink = False
+html_static_path = ["_static"]
+html_css_files = ["fedlib.css"]    # compact verdict tables; wide tables scroll inside their box
 
 
 def _inline_math(self, node):

@@ -84,9 +84,10 @@ def generated(root: Path = REPO_ROOT) -> dict[Path, str]:
         out[root / "figures" / "verdicts" / f"{paper}.json"] = json.dumps(v, indent=1, sort_keys=True,
                                                                           ensure_ascii=False) + "\n"
         readme = root / "notebooks" / paper / "README.md"
-        seeds = sorted({c["seeds"] for claim in v["claims"] for c in claim["cells"].values()})
-        body = (f"Profile `{v['profile']}`, from the committed metrics; each cell is the value (or range over "
-                f"{' or '.join(map(str, seeds))} seeds) and the word of the rule in "
+        seeds = max(c["seeds"] for claim in v["claims"] for c in claim["cells"].values())
+        over = f" (a range: over the {seeds} seeds where a claim has several)" if seeds > 1 else " (one seed)"
+        body = (f"Profile `{v['profile']}`, from the committed metrics; each cell is the value{over} and the word of "
+                f"the rule in "
                 f"[`fedlib/core/verdicts.py`](../../fedlib/core/verdicts.py). Regenerate with "
                 f"`python -m fedlib.tables`.\n\n" + markdown_table(v["claims"], _nb_link(paper)))
         out[readme] = _replace(readme.read_text(), BEGIN, END, body, str(readme.relative_to(root)))

@@ -105,8 +105,31 @@ def test_add_lead_puts_the_claim_and_the_verdict_table_right_after_the_title():
     assert "## " not in lead and "Rules (" not in lead            # no second Claim/Verdict anchor; rules stay below
     assert lead.index("HIST is 2x faster") < lead.index("| speed-up |")
     assert cells[2]["source"] == "Context sentence one. Context two."
-    assert [c["source"] for c in cells[3:]] == [c["source"] for c in _sectioned()["cells"][1:]]
+    # the rest as it was, but the Claim section points up instead of repeating the claim
+    before = [c["source"] for c in _sectioned()["cells"][1:]]
+    after = [c["source"] for c in cells[3:]]
+    moved = [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
+    assert len(after) == len(before) and len(moved) == 1
+    assert after[moved[0]] == "## Claim\n\nAbove, at the top of this page." and before[moved[0]].startswith("## Claim")
     assert site.add_lead(nb) is False and len(nb["cells"]) == n + 2    # once
+
+
+def test_fold_plumbing_hides_the_injected_parameters_and_the_setup_line():
+    nb = {"cells": [
+        {"cell_type": "code", "metadata": {"tags": ["injected-parameters"]}, "source": "profile = 'converged'",
+         "outputs": []},
+        {"cell_type": "code", "metadata": {"tags": ["remove-input"]}, "source": 'setup_notebook(globals(), "hist")',
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": "profile quick: figures -> x\n"},
+                     {"output_type": "display_data", "data": {"text/plain": "kept"}}]},
+        {"cell_type": "code", "metadata": {}, "source": "print(1)",
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": "1\n"}]}],
+        "metadata": {"papermill": {"input_path": "/abs/in.ipynb", "output_path": "/abs/out.ipynb", "end_time": "t"}}}
+    assert site.fold_plumbing(nb) == 2
+    assert "hide-input" in nb["cells"][0]["metadata"]["tags"]
+    assert [o["output_type"] for o in nb["cells"][1]["outputs"]] == ["display_data"]
+    assert nb["cells"][2]["outputs"][0]["text"] == "1\n"                      # other cells' output untouched
+    site.scrub_metadata(nb)
+    assert nb["metadata"]["papermill"] == {"end_time": "t"}
 
 
 def test_add_lead_is_a_no_op_on_a_notebook_without_claim_and_verdict_sections():
@@ -245,6 +268,20 @@ def test_is_current_accepts_a_finished_run_of_the_committed_cells_only(tmp_path)
         done.write_text(json.dumps(run))
         assert not site.is_current(done, tmp_path / "nb.ipynb")                    # interrupted / failed
     assert not site.is_current(tmp_path / "missing.ipynb", tmp_path / "nb.ipynb")
+
+
+def test_a_run_older_than_the_library_is_stale(tmp_path):
+    # the verdicts, tables and figures come from fedlib: a copy executed before an edit of it is re-run
+    import os
+    source = _sectioned()
+    (tmp_path / "nb.ipynb").write_text(json.dumps(source))
+    run = json.loads(json.dumps(source))
+    run["metadata"]["papermill"] = {"end_time": "2025-01-01T00:00:00", "exception": None}
+    done = tmp_path / "done.ipynb"
+    done.write_text(json.dumps(run))
+    assert site.is_current(done, tmp_path / "nb.ipynb")                 # written now: newer than every module
+    os.utime(done, (1_000_000, 1_000_000))                               # 1970: older than fedlib/
+    assert not site.is_current(done, tmp_path / "nb.ipynb")
 
 
 def test_glance_drops_the_generator_markers_and_keeps_the_table():

@@ -176,3 +176,9 @@ def test_extra_seed_sources_join_the_seeds_and_a_source_of_another_scope_adds_no
     assert cell["seeds"] == 2 and cell["word"] == "not robust across seeds"
     with pytest.raises(v.MissingMetrics):
         v.judge(c, {"other": 1}, extra=[{"r": 2.0}])       # the main metrics must hold it
+
+
+def test_a_long_trend_shows_its_ends_and_first_step():
+    rule = v.Trend(direction="down", unit=" s", digits=0)
+    assert rule.fmt([309, 333, 274, 326, 288, 231, 155]) == "309 s → 333 s → … → 155 s"
+    assert rule.fmt([3, 2, 1]) == "3 s → 2 s → 1 s"

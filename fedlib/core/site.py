@@ -51,8 +51,8 @@ from .paths import REPO_ROOT
 PAPERS = ("hist", "dtfl", "hasfl")
 CONF_DIR = REPO_ROOT / "docs"
 """The folder of the site's Sphinx configuration, ``docs/conf.py`` (``sphinx-build -c``)."""
-from .site_pages import (LEAD_TAG, WIDGET_VIEW, _text, add_lead, prepare_notebook,  # noqa: F401  (the site's API)
-                         scrub_paths, strip_widgets)
+from .site_pages import (LEAD_TAG, WIDGET_VIEW, _text, add_lead, fold_plumbing,  # noqa: F401  (the site's API)
+                         prepare_notebook, scrub_metadata, scrub_paths, strip_widgets)
 
 
 def site_profile(paper: str) -> str:
@@ -107,8 +107,9 @@ def _sources(nb: dict) -> list:
 
 def is_current(executed: str | Path, source: str | Path | None, profile: str | None = None) -> bool:
     """Whether ``executed`` is a finished, error-free papermill run of ``source``'s cells as committed now (the
-    parameters papermill injected aside; ``source=None``: of any cells), at ``profile`` when given. A missing,
-    partial (interrupted), failed, stale or other-profile copy is not."""
+    parameters papermill injected aside; ``source=None``: of any cells), at ``profile`` when given, and newer than
+    every module of ``fedlib/`` (which computes its outputs). A missing, partial (interrupted), failed, stale or
+    other-profile copy is not."""
     try:
         done = json.loads(Path(executed).read_text())
     except (OSError, ValueError):
@@ -118,7 +119,13 @@ def is_current(executed: str | Path, source: str | Path | None, profile: str | N
         return False
     if profile is not None and (pm.get("parameters") or {}).get("profile", "quick") != profile:
         return False
-    return source is None or _sources(done) == _sources(json.loads(Path(source).read_text()))
+    if source is None:
+        return True
+    if _sources(done) != _sources(json.loads(Path(source).read_text())):
+        return False
+    # the library computes the outputs (verdicts, tables, figures): an edit of fedlib/ after the run makes it stale
+    ran = Path(executed).stat().st_mtime
+    return all(p.stat().st_mtime <= ran for p in (REPO_ROOT / "fedlib").rglob("*.py"))
 
 
 def cache_miss_line(notebook: str, paper: str, profile: str, error: str) -> str | None:
@@ -198,7 +205,7 @@ def _glance(md: str) -> str:
     return re.sub(r"^[ \t]*<!--.*?-->[ \t]*\n?", "", md, flags=re.M).strip()
 
 
-SITE_PARTS = {"src", "html", "jupyter_execute"}
+SITE_PARTS = {"src", "html", "doctrees", "jupyter_execute"}
 """What a build leaves in its output folder: its sources, the HTML and MyST-NB's copies of the notebooks."""
 
 
@@ -301,22 +308,23 @@ def build_site(out: str | Path, executed: str | Path | None = None, profile: str
         text = readme.read_text()
         title = text.splitlines()[0].lstrip("# ").strip()
         intro = _relink(text.split("\n## ", 1)[0].split("\n", 1)[1].strip(), readme, src / paper, src, rendered)
-        body = [f"# {title}", "", intro, "", f"Notebooks of the `{prof}` profile.", ""]
+        body = [f"# {title}", ""]
         glance = _glance(_section(text, "Results at a glance"))
-        if glance:
+        if glance:     # the verdicts first (the whole table in the first screen), then the paper and the notebooks
             glance = re.sub(r"\]\(#", "](readme.md#", _relink(glance, readme, src / paper, src, rendered))
             for stem in toc[1:]:   # a table's bare notebook name links to the rendered notebook
                 glance = "\n".join(re.sub(rf"(?<!\[)`{stem}`(?!\])", f"[`{stem}`]({stem}.ipynb)", line)
                                    if line.startswith("|") else line for line in glance.split("\n"))
             body += ["## Results at a glance", "", glance, ""]
+        body += ["## The paper", "", intro, "", f"Notebooks of the `{prof}` profile.", ""]
         body += [f"The evidence behind every verdict, the deviations from the paper and the commands: the paper's "
                  f"[full README](readme.md).", ""] + missing
         (src / paper / "readme.md").write_text(_glance(_relink(text, readme, src / paper, src, set(toc[1:]))))
         body += ["", "```{toctree}", ":maxdepth: 1", ""] + toc + ["```", ""]
         (src / paper / "index.md").write_text("\n".join(body))
     t = time.perf_counter()
-    res = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", str(CONF_DIR),
-                          "-j", str(jobs), str(src), str(html)], capture_output=True, text=True)
+    res = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", str(CONF_DIR), "-d",
+                          str(out / "doctrees"), "-j", str(jobs), str(src), str(html)], capture_output=True, text=True)
     times["sphinx"] = time.perf_counter() - t
     if res.returncode != 0:
         raise RuntimeError(f"sphinx-build failed:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}")

@@ -125,14 +125,48 @@ def add_lead(nb: dict) -> bool:
         for c in new[1:]:
             c["id"] = f"{title_cell['id'][:40]}-{'lead' if c is new[1] else 'context'}"
     cells[title_at:title_at + 1] = new
+    if claim:                       # the claim moved to the lead: its section keeps a pointer, not a second copy
+        at = _heading_cell(nb, "Claim")
+        cells[at] = {**cells[at], "source": "## Claim\n\nAbove, at the top of this page."}
     return True
+
+
+def fold_plumbing(nb: dict) -> int:
+    """Hide what a reader does not need on the site, in place: papermill's injected parameters cell (the values
+    this run was given, kept under a fold: ``hide-input``) and the stream output of the cell that calls
+    ``setup_notebook`` (where this build's figures went). Returns the number of cells changed."""
+    changed = 0
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+        if "injected-parameters" in tags and "hide-input" not in tags:
+            tags.append("hide-input")
+            changed += 1
+        if "setup_notebook(globals()" in _text(cell) and cell.get("outputs"):
+            kept = [o for o in cell["outputs"] if o.get("output_type") != "stream"]
+            if len(kept) != len(cell["outputs"]):
+                cell["outputs"] = kept
+                changed += 1
+    return changed
+
+
+def scrub_metadata(nb: dict) -> None:
+    """Drop papermill's input and output paths (absolute paths of the building machine) from the metadata."""
+    pm = nb.get("metadata", {}).get("papermill")
+    if isinstance(pm, dict):
+        for key in ("input_path", "output_path"):
+            pm.pop(key, None)
 
 
 def prepare_notebook(nb: dict, root: str | Path = REPO_ROOT) -> dict:
     """The site's copy of an executed notebook: widgets stripped (:func:`strip_widgets`), the claim and verdict
-    lead added (:func:`add_lead`), the project folder scrubbed from outputs (:func:`scrub_paths`)."""
+    lead added (:func:`add_lead`), the plumbing folded (:func:`fold_plumbing`), the project folder scrubbed from
+    outputs (:func:`scrub_paths`) and papermill's paths from the metadata (:func:`scrub_metadata`)."""
     nb = copy.deepcopy(nb)
     strip_widgets(nb)
     add_lead(nb)
+    fold_plumbing(nb)
     scrub_paths(nb, root)
+    scrub_metadata(nb)
     return nb

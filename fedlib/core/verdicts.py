@@ -190,8 +190,13 @@ class Trend(Rule):
         return "partly" if round(sign * (xs[-1] - xs[0]), RESOLUTION_DIGITS) > self.margin else "fails"
 
     def fmt(self, value) -> str:
+        """A sequence as ``a → b → c``; one of more than 4 values as ``a → b → … → z`` (the whole sequence is in the
+        verdict file and the notebook)."""
         if isinstance(value, (list, tuple)):
-            return " → ".join(Rule.fmt(self, x) for x in value)
+            shown = [Rule.fmt(self, x) for x in value]
+            if len(shown) > 4:
+                shown = shown[:2] + ["…"] + shown[-1:]
+            return " → ".join(shown)
         return Rule.fmt(self, value)
 
     def describe(self) -> str:
