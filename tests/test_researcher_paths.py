@@ -121,10 +121,10 @@ def test_store_reads_committed_records_and_writes_its_own_folder(tmp_path):
     assert store.with_code(("fedlib.core.validate",)).read_only == (committed,)
 
 
-def _papermill(nb: Path, out: Path, *args: str, timeout: int) -> subprocess.CompletedProcess:
+def _papermill(nb: Path, out: Path, *args: str, timeout: int, env: dict | None = None) -> subprocess.CompletedProcess:
     """papermill as a researcher types it in the notebook's folder (the kernel starts there)."""
     return subprocess.run([sys.executable, "-m", "papermill", nb.name, str(out), *args, "--no-progress-bar"],
-                          cwd=nb.parent, env=_clean_env(), capture_output=True, text=True, timeout=timeout)
+                          cwd=nb.parent, env=env or _clean_env(), capture_output=True, text=True, timeout=timeout)
 
 
 def test_notebook_by_hand_with_changed_parameters_leaves_git_clean(tmp_path):
@@ -212,3 +212,30 @@ def test_jupyter_setup_installs_kernel_and_turns_autosave_off(tmp_path):
     assert settings["@jupyterlab/apputils-extension:themes"]["theme"] == "JupyterLab Dark"     # kept
     server = json.loads(written[2].read_text())
     assert server["MappingKernelManager"]["default_kernel_name"] == "fedlib"
+
+
+def test_converged_hasfl_plan_is_wholly_in_the_committed_store(tmp_path):
+    """HASFL's converged redraw stays 100 % cache hits: every distinct training run of the converged plan (91, Figs.
+    2a-11) is in the committed store, and its pilots and decisions too (cache-only: a missing one raises instead of
+    computing). DTFL's is shown by the Table 1 redraw above, HIST's quick store by test_hist_quick_redraw_..."""
+    env = {**_clean_env(), "FEDLIB_CACHE_ONLY": "1", "OMP_NUM_THREADS": "1"}
+    res = subprocess.run([sys.executable, "-m", "fedlib.hasfl.runs.plan_status", "--profile", "converged", "--store",
+                          str(ROOT / "figures" / "converged" / "store"), "--json", str(tmp_path / "plan.json")],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, res.stderr[-3000:]
+    rows = json.loads((tmp_path / "plan.json").read_text())
+    assert len(rows) >= 90 and all(r["stored"] for r in rows), [r for r in rows if not r["stored"]][:3]
+
+
+def test_hist_quick_redraw_reads_the_committed_store(tmp_path):
+    """HIST's quick figures redraw from figures/quick/store without training (hist_2 reads every hist_1 run)."""
+    before = _git_status()
+    env = {**_clean_env(), "FEDLIB_CACHE_ONLY": "1", "FEDLIB_FIGURES_DIR": str(tmp_path / "figs")}
+    res = _papermill(ROOT / "notebooks" / "hist" / "hist_2_figures.ipynb", tmp_path / "out.ipynb", "-f",
+                     "../profiles/quick/hist.yaml", timeout=600, env=env)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert _git_status() == before
+    ours = json.loads((tmp_path / "figs" / "metrics" / "hist_2_figures.json").read_text())
+    committed = json.loads((ROOT / "figures" / "metrics" / "hist_2_figures.json").read_text())
+    assert _close([{k: v for k, v in r.items() if k != "wall_s"} for r in ours["runs"]],
+                  [{k: v for k, v in r.items() if k != "wall_s"} for r in committed["runs"]])
