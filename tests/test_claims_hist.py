@@ -106,5 +106,6 @@ def test_trend_with_an_unreached_target_gives_no_verdict(committed):
         if r["method"] == "hist" and r["N"] == 3:
             r["comm_to_target"] = None
     c = next(c for c in hc.CLAIMS if c.id == "fig3_hist_comm_falls_n2_n4")
-    with pytest.raises(MissingMetrics, match="fig3_hist_comm_falls_n2_n4"):
-        judge(c, m)
+    cells = judge(c, m)["cells"]          # N = 3 never reached 75 %: its budget is a lower bound, the trend undecided
+    assert {v["word"] for v in cells.values()} == {"not reached"}
+    assert all("≥ 30.0 L0" in v["number"] for v in cells.values())

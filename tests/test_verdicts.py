@@ -182,3 +182,19 @@ def test_a_long_trend_shows_its_ends_and_first_step():
     rule = v.Trend(direction="down", unit=" s", digits=0)
     assert rule.fmt([309, 333, 274, 326, 288, 231, 155]) == "309 s → 333 s → … → 155 s"
     assert rule.fmt([3, 2, 1]) == "3 s → 2 s → 1 s"
+
+
+def test_a_trend_with_a_censored_point_is_not_reached():
+    rule = v.Trend(direction="down", unit=" L0", digits=1)
+    c, m = _claim(rule, {"ours": [[15.0, 10.0, 7.5], [15.0, v.Censored(30.0), 10.0]]})
+    cell = v.judge(c, m)["cells"]["ours"]
+    assert cell["word"] == "not robust across seeds" and cell["number"] == "15.0 L0 → … → 7.5 L0 / 15.0 L0 → … → 10.0 L0"
+    assert rule.fmt([15.0, v.Censored(30.0), 10.0]) == "15.0 L0 → ≥ 30.0 L0 → 10.0 L0"
+    c, m = _claim(rule, {"ours": [[15.0, v.Censored(30.0), 10.0]]})
+    assert v.judge(c, m)["cells"]["ours"]["word"] == "not reached"
+
+
+def test_a_cell_judged_at_fewer_seeds_says_so():
+    c, _ = _claim(v.AtLeast(target=1.0, unit="×"), None)
+    table = v.markdown_table([v.judge(c, {"x": {"ours": [2.0, 3.0, 4.0]}}), v.judge(c, {"x": {"ours": [2.0]}})])
+    assert "2.00× – 4.00× **holds**" in table and "2.00× (1 of 3 seeds) **holds**" in table

@@ -173,7 +173,7 @@ class Better(Rule):
 class Trend(Rule):
     """A sequence ordered by the swept parameter moves the claimed way (``direction`` "up" or "down"): holds when
     every step does so by more than ``margin``, partly when only the last value is beyond the first by more than
-    ``margin``, else fails."""
+    ``margin``, else fails; a sequence holding a :class:`Censored` point is **not reached**."""
     direction: str = "up"
     margin: float = 0.0
 
@@ -182,6 +182,8 @@ class Trend(Rule):
     def word_of(self, claim: str, value) -> str:
         if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) < 2:
             raise MissingMetrics(claim, f"a sequence of at least 2 values for a trend (got {value!r})")
+        if any(isinstance(x, Censored) for x in value):   # a point that is only a bound: no word either way
+            return "not reached"
         xs = [_finite(claim, x) for x in value]
         sign = 1.0 if self.direction == "up" else -1.0
         steps = [round(sign * (b - a), RESOLUTION_DIGITS) for a, b in zip(xs, xs[1:])]
@@ -235,8 +237,12 @@ class Claim:
 
 
 def _range(rule: Rule, values: list) -> str:
+    if isinstance(rule, Trend) and len(values) > 1:
+        # several seeds: each seed's ends (``a → … → z``); every step is in the verdict file and the notebook
+        return " / ".join(rule.fmt(v) if len(v) <= 2 else
+                          f"{Rule.fmt(rule, v[0])} → … → {Rule.fmt(rule, v[-1])}" for v in values)
     if isinstance(rule, Trend) or len(values) == 1:
-        return rule.fmt(values[0]) if len(values) == 1 else " / ".join(rule.fmt(v) for v in values)
+        return rule.fmt(values[0])
     key = lambda v: v.value if isinstance(v, Censored) else v  # noqa: E731
     lo, hi = min(values, key=key), max(values, key=key)
     return rule.fmt(lo) if rule.fmt(lo) == rule.fmt(hi) else f"{rule.fmt(lo)} – {rule.fmt(hi)}"
@@ -342,10 +348,16 @@ def markdown_table(verdicts: Sequence[dict], link: Callable[[str], str] | None =
     """The verdict table as markdown: claim (figure), paper, one column per variant (``number word``), notebook.
     ``link(notebook)`` makes the notebook cell a link (default: the name in code font)."""
     cols = columns(verdicts)
+    most = max((c["seeds"] for v in verdicts for c in v["cells"].values()), default=1)
     head = ["claim", "paper", *(("ours" if c == "ours" else c) for c in cols), "notebook"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+    def cell(c):   # a cell judged at fewer seeds than the table's others says so
+        fewer = f" ({c['seeds']} of {most} seeds)" if c["seeds"] < most else ""
+        return f"{c['number']}{fewer} **{c['word']}**"
+
     for v in verdicts:
-        cells = [f"{c['number']} **{c['word']}**" if (c := v["cells"].get(col)) else "–" for col in cols]
+        cells = [cell(c) if (c := v["cells"].get(col)) else "–" for col in cols]
         nb = link(v["notebook"]) if link else f"`{v['notebook']}`"
         lines.append("| " + " | ".join([f"{v['text']} ({v['figure']})", v["paper"], *cells, nb]) + " |")
     return "\n".join(lines)
