@@ -96,6 +96,15 @@ def _model_variant(model: str) -> str:
     return MODEL_NAMES.get(model, model)
 
 
+def _per_seed(rows, value) -> dict[str, list]:
+    """``{model column: [value(the rows of one seed) for each seed]}``: the shape every extract returns."""
+    out: dict[str, list] = {}
+    for seed in _seeds(rows):
+        mine = [r for r in rows if r["seed"] == seed]
+        out.setdefault(_model_variant(mine[0]["model"]), []).append(value(mine))
+    return out
+
+
 # ---------------------------------------------------------------------------------------------------- extracts
 def _saving(baseline: str, setting: str):
     """Table 3: DTFL's saving 1 - T_DTFL / T_baseline per model and seed (bounds where a run never reached)."""
@@ -138,73 +147,53 @@ def _fastest(setting: str, first_model_only: bool = False):
 
 def _best_tier(case: str, paper_tier: int):
     """Table 1: T(our fastest tier) / T(the paper's fastest tier), per seed; 1 when the paper's tier is ours."""
-    def extract(m):
-        rows = _rows(m, case=case)
-        out: dict[str, list] = {}
-        for seed in _seeds(rows):
-            mine = [r for r in rows if r["seed"] == seed]
-            best = min(_time(r)[0] for r in mine), min(_time(r)[1] for r in mine)
-            lo, hi = _ratio(best, _time(_one(mine, tier=paper_tier)))
-            out.setdefault(_model_variant(mine[0]["model"]), []).append(_value(lo, min(hi, 1.0), 1.0, top=1.0))
-        return out
-    return extract
+    def value(mine):
+        best = min(_time(r)[0] for r in mine), min(_time(r)[1] for r in mine)
+        lo, hi = _ratio(best, _time(_one(mine, tier=paper_tier)))
+        return _value(lo, min(hi, 1.0), 1.0, top=1.0)
+    return lambda m: _per_seed(_rows(m, case=case), value)
 
 
 def _time_vs_m(case: str):
     """Fig. 3: time to target for M = 1, 2, ... per seed (a point that never reached: no value)."""
-    def extract(m):
-        rows = _rows(m, case=case)
-        out: dict[str, list] = {}
-        for seed in _seeds(rows):
-            mine = sorted((r for r in rows if r["seed"] == seed), key=lambda r: r["M"])
-            for r in mine:
-                if r["time_to_target_s"] is None:
-                    raise KeyError(f"time to target at M = {r['M']} (never reached the target; a trend needs every point)")
-            out.setdefault(_model_variant(mine[0]["model"]), []).append([r["time_to_target_s"] for r in mine])
-        return out
-    return extract
+    def value(mine):
+        mine = sorted(mine, key=lambda r: r["M"])
+        for r in mine:
+            if r["time_to_target_s"] is None:
+                raise KeyError(f"time to target at M = {r['M']} (never reached the target; a trend needs every point)")
+        return [r["time_to_target_s"] for r in mine]
+    return lambda m: _per_seed(_rows(m, case=case), value)
 
 
 def _scaling(dtfl_method: str):
     """Table 4: DTFL's speed-up against the fastest baseline at its worst K, per seed."""
     def extract(m):
-        rows = _rows(m, method=dtfl_method)
-        out: dict[str, list] = {}
-        for seed in _seeds(rows):
+        def value(mine):
             ivs = []
-            for d in (r for r in rows if r["seed"] == seed):
-                base = [r for r in m["runs"] if r["num_clients"] == d["num_clients"] and r["seed"] == seed
+            for d in mine:
+                base = [r for r in m["runs"] if r["num_clients"] == d["num_clients"] and r["seed"] == d["seed"]
                         and r["method"] in BASELINES]
                 if not base:
-                    raise KeyError(f"baseline runs at K = {d['num_clients']}, seed {seed}")
+                    raise KeyError(f"baseline runs at K = {d['num_clients']}, seed {d['seed']}")
                 ivs.append(_speedup(base, d))
-            out.setdefault(_model_variant(rows[0]["model"]), []).append(
-                _value(min(lo for lo, _ in ivs), min(hi for _, hi in ivs), 1.0))
-        return out
+            return _value(min(lo for lo, _ in ivs), min(hi for _, hi in ivs), 1.0)
+        return _per_seed(_rows(m, method=dtfl_method), value)
     return extract
 
 
 def _dcor_trend(key: str):
     """Table 5: ``key`` of the runs without patch shuffling, ordered by α, per seed."""
-    def extract(m):
-        rows = _rows(m, patch_shuffling=False)
-        out: dict[str, list] = {}
-        for seed in _seeds(rows):
-            mine = sorted((r for r in rows if r["seed"] == seed), key=lambda r: r["alpha"])
-            out.setdefault(_model_variant(mine[0]["model"]), []).append([r[key] for r in mine])
-        return out
-    return extract
+    return lambda m: _per_seed(_rows(m, patch_shuffling=False),
+                               lambda mine: [r[key] for r in sorted(mine, key=lambda r: r["alpha"])])
 
 
 def _shuffle_cost(m):
     """Table 5: accuracy lost to patch shuffling, in points: acc(α = 0) − acc(shuffled), per seed."""
-    rows = _rows(m, patch_shuffling=True)
-    out: dict[str, list] = {}
-    for seed in _seeds(rows):
-        s = _one(rows, seed=seed)
-        plain = _one(m["runs"], seed=seed, patch_shuffling=False, alpha=0.0)
-        out.setdefault(_model_variant(s["model"]), []).append(100 * (plain["final_test_acc"] - s["final_test_acc"]))
-    return out
+    def value(mine):
+        s = _one(mine)
+        plain = _one(m["runs"], seed=s["seed"], patch_shuffling=False, alpha=0.0)
+        return 100 * (plain["final_test_acc"] - s["final_test_acc"])
+    return _per_seed(_rows(m, patch_shuffling=True), value)
 
 
 def _table2(side: str):
@@ -222,13 +211,8 @@ def _table2(side: str):
 
 def _holds_target(setting: str):
     """dtfl_4: the global model's final accuracy minus the run's target, in points, per seed."""
-    def extract(m):
-        rows = _rows(m, setting=setting)
-        out: dict[str, list] = {}
-        for r in sorted(rows, key=lambda r: r["seed"]):
-            out.setdefault(_model_variant(r["model"]), []).append(100 * (r["final_test_acc"] - r["target_acc"]))
-        return out
-    return extract
+    return lambda m: _per_seed(_rows(m, setting=setting),
+                               lambda mine: 100 * (_one(mine)["final_test_acc"] - _one(mine)["target_acc"]))
 
 
 # ---------------------------------------------------------------------------------------------------- claims
