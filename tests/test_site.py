@@ -98,20 +98,34 @@ def test_add_lead_puts_the_claim_and_the_verdict_table_right_after_the_title():
     n = len(nb["cells"])
     assert site.add_lead(nb) is True
     cells = nb["cells"]
-    assert len(cells) == n + 2
+    assert len(cells) == n + 3
     assert cells[0]["source"] == "# Fig. 3: the speed-up"
     lead = cells[1]["source"]
     assert '"HIST is 2x faster" (Sec. 5, Fig. 3)' in lead and "| speed-up | holds |" in lead
     assert "## " not in lead and "Rules (" not in lead            # no second Claim/Verdict anchor; rules stay below
     assert lead.index("HIST is 2x faster") < lead.index("| speed-up |")
-    assert cells[2]["source"] == "Context sentence one. Context two."
+    assert cells[2]["outputs"] == [PNG] and "remove-input" in cells[2]["metadata"]["tags"]   # the headline figure
+    assert cells[3]["source"] == "Context sentence one. Context two."
     # the rest as it was, but the Claim section points up instead of repeating the claim
     before = [c["source"] for c in _sectioned()["cells"][1:]]
-    after = [c["source"] for c in cells[3:]]
+    after = [c["source"] for c in cells[4:]]
     moved = [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
     assert len(after) == len(before) and len(moved) == 1
     assert after[moved[0]] == "## Claim\n\nAbove, at the top of this page." and before[moved[0]].startswith("## Claim")
-    assert site.add_lead(nb) is False and len(nb["cells"]) == n + 2    # once
+    assert site.add_lead(nb) is False and len(nb["cells"]) == n + 3    # once
+
+
+def test_the_lead_shows_the_committed_verdict_when_given():
+    nb = _sectioned()
+    assert site.add_lead(nb, committed="| claim | ours |\n|---|---|\n| speed-up | 1.5x - 2.5x **not robust** |")
+    lead = nb["cells"][1]["source"]
+    assert "every committed seed" in lead and "**not robust**" in lead and "| speed-up | holds |" not in lead
+
+
+def test_committed_verdicts_reads_the_generated_file_for_its_profile_only():
+    rows = site.committed_verdicts("hist", "hist_1_experiments", "quick")
+    assert rows.startswith("| claim |") and "HIST beats HFedAvg" in rows and "Theorem 1" not in rows
+    assert site.committed_verdicts("hist", "hist_1_experiments", "smoke") is None
 
 
 def test_fold_plumbing_hides_the_injected_parameters_and_the_setup_line():

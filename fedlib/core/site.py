@@ -230,6 +230,20 @@ def check_out(out: str | Path) -> Path:
     return path
 
 
+def committed_verdicts(paper: str, notebook: str, profile: str) -> str | None:
+    """The generated verdict rows of ``notebook``'s claims as a markdown table (``figures/verdicts/<paper>.json``,
+    written by ``python -m fedlib.tables``), when that file judges ``profile``; else None."""
+    from .verdicts import markdown_table
+    path = REPO_ROOT / "figures" / "verdicts" / f"{paper}.json"
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text())
+    rows = [c for c in data.get("claims", []) if c.get("notebook") == notebook]
+    if data.get("profile") != profile or not rows:
+        return None
+    return markdown_table(rows, lambda nb: f"`{nb}`")
+
+
 def build_site(out: str | Path, executed: str | Path | None = None, profile: str | None = None,
                execute_missing: bool = True, jobs: int = 1) -> dict:
     """Build the site into ``out`` (``out/html/index.html``) with the configuration ``docs/conf.py``.
@@ -277,7 +291,7 @@ def build_site(out: str | Path, executed: str | Path | None = None, profile: str
                 reason = f"{nb.stem}: not executed (`./run_all.sh --profile {prof} --only {nb.stem}`)"
             if not reason:
                 t = time.perf_counter()
-                site_nb = prepare_notebook(json.loads(done.read_text()))
+                site_nb = prepare_notebook(json.loads(done.read_text()), committed=committed_verdicts(paper, nb.stem, prof))
                 (src / paper / nb.name).write_text(json.dumps(site_nb, ensure_ascii=False))
                 times["prepare"] += time.perf_counter() - t
             pages[nb.stem] = reason or "ok"

@@ -93,12 +93,27 @@ def _verdict_markdown(nb: dict, at: int) -> str | None:
     return "\n\n".join(re.split(r"\n\s*Rules \(", p, maxsplit=1)[0].rstrip() for p in parts)
 
 
-def add_lead(nb: dict) -> bool:
+def _first_figure(nb: dict, after: int) -> dict | None:
+    """A code cell (input removed) holding the first image output after cell ``after``: the page's headline figure."""
+    for cell in nb["cells"][after:]:
+        for out in cell.get("outputs") or [] if cell.get("cell_type") == "code" else []:
+            if "image/png" in (out.get("data") or {}):
+                return {"cell_type": "code", "execution_count": None, "metadata": {LEAD_TAG: "figure",
+                        "tags": ["remove-input"]}, "outputs": [out], "source": ""}
+    return None
+
+
+def add_lead(nb: dict, committed: str | None = None) -> bool:
     """Make the site's copy of a notebook lead with its claim and verdict, in place: right after the title line
     (``# ...``) a markdown cell with the ``## Claim`` cell's text and the table the ``## Verdict`` cell's code
     displayed (its rules stay in the Verdict section). A notebook with neither section, or without a title, is
     left as it is (False); the cell is inserted once (metadata ``fedlib-site-lead``). Returns whether it
-    inserted."""
+    inserted.
+
+    ``committed``: the paper's generated verdict rows of this notebook's claims (markdown, from
+    ``figures/verdicts/<paper>.json``: every committed seed), shown in place of this run's own table so that the
+    notebook page and the paper page agree; this run's verdict stays in the Verdict section. The page's first
+    figure follows the verdict (a copy of its output), so claim, figure and verdict open the page."""
     cells = nb.get("cells", [])
     if any(c.get("metadata", {}).get(LEAD_TAG) for c in cells):
         return False
@@ -113,17 +128,23 @@ def add_lead(nb: dict) -> bool:
     lines = []
     if claim:
         lines += ["**Claim.**", "", claim, ""]
-    if verdict:
+    if committed:
+        lines += ["**Verdict** at every committed seed (the paper's table; this run's own, and how it is decided: the "
+                  "Verdict section below).", "", committed, ""]
+    elif verdict:
         lines += ["**Verdict of this run** (how it is decided: the Verdict section below).", "", verdict, ""]
     title_cell = cells[title_at]
     title, _, rest = _text(title_cell).lstrip().partition("\n")
     lead = {"cell_type": "markdown", "metadata": {LEAD_TAG: True}, "source": "\n".join(lines).rstrip() + "\n"}
     new = [{**title_cell, "source": title}, lead]
+    figure = _first_figure(nb, title_at)
+    if figure is not None:
+        new.append(figure)
     if rest.strip():
         new.append({"cell_type": "markdown", "metadata": {LEAD_TAG: "context"}, "source": rest.strip()})
     if "id" in title_cell:          # nbformat 4.5: cell ids are unique
         for c in new[1:]:
-            c["id"] = f"{title_cell['id'][:40]}-{'lead' if c is new[1] else 'context'}"
+            c["id"] = f"{title_cell['id'][:40]}-{'lead' if c is new[1] else c['metadata'][LEAD_TAG]}"
     cells[title_at:title_at + 1] = new
     if claim:                       # the claim moved to the lead: its section keeps a pointer, not a second copy
         at = _heading_cell(nb, "Claim")
@@ -133,8 +154,9 @@ def add_lead(nb: dict) -> bool:
 
 def fold_plumbing(nb: dict) -> int:
     """Hide what a reader does not need on the site, in place: papermill's injected parameters cell (the values
-    this run was given, kept under a fold: ``hide-input``) and the stream output of the cell that calls
-    ``setup_notebook`` (where this build's figures went). Returns the number of cells changed."""
+    this run was given, kept under a fold: ``hide-input``), the notebook's own parameters cell beside it (its
+    defaults: ``remove-cell``) and the stream output of the cell that calls ``setup_notebook`` (where this build's
+    figures went). Returns the number of cells changed."""
     changed = 0
     for cell in nb.get("cells", []):
         if cell.get("cell_type") != "code":
@@ -142,6 +164,10 @@ def fold_plumbing(nb: dict) -> int:
         tags = cell.setdefault("metadata", {}).setdefault("tags", [])
         if "injected-parameters" in tags and "hide-input" not in tags:
             tags.append("hide-input")
+            changed += 1
+        if "parameters" in tags and "remove-cell" not in tags and any(
+                "injected-parameters" in c.get("metadata", {}).get("tags", []) for c in nb["cells"]):
+            tags.append("remove-cell")           # the defaults; the values in effect are in the injected cell
             changed += 1
         if "setup_notebook(globals()" in _text(cell) and cell.get("outputs"):
             kept = [o for o in cell["outputs"] if o.get("output_type") != "stream"]
@@ -159,13 +185,13 @@ def scrub_metadata(nb: dict) -> None:
             pm.pop(key, None)
 
 
-def prepare_notebook(nb: dict, root: str | Path = REPO_ROOT) -> dict:
+def prepare_notebook(nb: dict, root: str | Path = REPO_ROOT, committed: str | None = None) -> dict:
     """The site's copy of an executed notebook: widgets stripped (:func:`strip_widgets`), the claim and verdict
     lead added (:func:`add_lead`), the plumbing folded (:func:`fold_plumbing`), the project folder scrubbed from
     outputs (:func:`scrub_paths`) and papermill's paths from the metadata (:func:`scrub_metadata`)."""
     nb = copy.deepcopy(nb)
     strip_widgets(nb)
-    add_lead(nb)
+    add_lead(nb, committed)
     fold_plumbing(nb)
     scrub_paths(nb, root)
     scrub_metadata(nb)
