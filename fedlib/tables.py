@@ -81,8 +81,7 @@ def generated(root: Path = REPO_ROOT) -> dict[Path, str]:
     for paper in PAPERS:
         mod = importlib.import_module(f"fedlib.{paper}.claims")
         v = paper_verdicts(paper, root)
-        out[root / "figures" / "verdicts" / f"{paper}.json"] = json.dumps(v, indent=1, sort_keys=True,
-                                                                          ensure_ascii=False) + "\n"
+        out[root / "figures" / "verdicts" / f"{paper}.json"] = json.dumps(v, indent=1, ensure_ascii=False) + "\n"
         readme = root / "notebooks" / paper / "README.md"
         seeds = max(c["seeds"] for claim in v["claims"] for c in claim["cells"].values())
         over = f" (a range: over the {seeds} seeds where a claim has several)" if seeds > 1 else " (one seed)"

@@ -197,4 +197,6 @@ def test_a_trend_with_a_censored_point_is_not_reached():
 def test_a_cell_judged_at_fewer_seeds_says_so():
     c, _ = _claim(v.AtLeast(target=1.0, unit="×"), None)
     table = v.markdown_table([v.judge(c, {"x": {"ours": [2.0, 3.0, 4.0]}}), v.judge(c, {"x": {"ours": [2.0]}})])
-    assert "2.00× – 4.00× **holds**" in table and "2.00× (1 of 3 seeds) **holds**" in table
+    assert "2.00× – 4.00× **holds**" in table and "2.00× (1 seed) **holds**" in table
+    table = v.markdown_table([v.judge(c, {"x": {"ours": [2.0, 3.0, 4.0]}}), v.judge(c, {"x": {"ours": [2.0, 5.0]}})])
+    assert "2.00× – 5.00× (2 of 3 seeds) **holds**" in table

@@ -99,7 +99,8 @@ def _first_figure(nb: dict, after: int) -> dict | None:
         for out in cell.get("outputs") or [] if cell.get("cell_type") == "code" else []:
             if "image/png" in (out.get("data") or {}):
                 return {"cell_type": "code", "execution_count": None, "metadata": {LEAD_TAG: "figure",
-                        "tags": ["remove-input"]}, "outputs": [out], "source": ""}
+                        "tags": ["remove-input"]}, "outputs": [out],
+                        "source": "# the page's first figure, shown again at the top (MyST-NB skips an empty cell)"}
     return None
 
 

@@ -353,7 +353,7 @@ def markdown_table(verdicts: Sequence[dict], link: Callable[[str], str] | None =
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
 
     def cell(c):   # a cell judged at fewer seeds than the table's others says so
-        fewer = f" ({c['seeds']} of {most} seeds)" if c["seeds"] < most else ""
+        fewer = "" if c["seeds"] >= most else " (1 seed)" if c["seeds"] == 1 else f" ({c['seeds']} of {most} seeds)"
         return f"{c['number']}{fewer} **{c['word']}**"
 
     for v in verdicts:
