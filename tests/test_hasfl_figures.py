@@ -189,3 +189,11 @@ def test_log_tick_labels_beyond_9999_are_powers_of_ten():
     labels = [t.get_text() for t in ax.get_yticklabels() if 1.5e4 <= t.get_position()[1] <= 6e4]
     assert labels == ["$2\\times10^{4}$", "$5\\times10^{4}$"]
     plt.close(fig)
+
+
+def test_a_method_keeps_its_style_in_fig5_and_fig9():
+    from fedlib.hasfl.figures.train_plots import method_styles
+    fig5 = method_styles(["HASFL", "RBS+HAMS", "HABS+RMS", "RBS+RMS", "RBS+RHAMS", "HASFL-calibrated"])
+    fig9 = method_styles(["HASFL", "RBS+HAMS", "RBS+RHAMS", "HABS+RMS", "RBS+RMS"])
+    assert all(fig5[m] == fig9[m] for m in fig9)
+    assert method_styles(["new", "HASFL", "other"]) == {"new": 9, "HASFL": 0, "other": 10}

@@ -9,6 +9,18 @@ import numpy as np
 from ...plotting import colour, label_log_axis, log_floor, new_figure
 
 
+METHOD_ORDER = ("HASFL", "RBS+HAMS", "HABS+RMS", "RBS+RMS", "RBS+RHAMS", "HABS+RMS(C1)", "RBS+RMS(C1)", "HASFL-max",
+                "HASFL-calibrated")
+"""The methods in one order, so that a method keeps its colour and marker in every figure (Figs. 5, 9)."""
+
+
+def method_styles(methods) -> dict:
+    """``{method: style index}``: :data:`METHOD_ORDER`'s position, then any other method in the order given."""
+    methods = list(dict.fromkeys(methods))
+    extra = [m for m in methods if m not in METHOD_ORDER]
+    return {m: (METHOD_ORDER.index(m) if m in METHOD_ORDER else len(METHOD_ORDER) + extra.index(m)) for m in methods}
+
+
 def _label(row: dict) -> str:
     if row["method"] == "fixed":
         return f"b = {row['batch']}, cut {row['cut']}"
@@ -86,8 +98,7 @@ def fig5_accuracy_vs_time(entries: list[dict], models: tuple, settings: tuple):
     """Fig. 5: accuracy vs simulated time for HASFL and the benchmarks, one panel per model and setting; a method
     has the same colour and marker in every panel (a panel may lack a variant, e.g. HASFL-max for a model)."""
     fig, axes = new_figure(len(settings), len(models))
-    index = {label: i for i, label in enumerate(dict.fromkeys(
-        _label(e["row"]) for e in entries if "fig5" in e["row"]["figures"]))}
+    index = method_styles(_label(e["row"]) for e in entries if "fig5" in e["row"]["figures"])
     for row_axes, model in zip(axes, models):
         for ax, setting in zip(row_axes, settings):
             _draw_groups(ax, _groups(entries, "fig5", model=model, setting=setting), "sim_s", index)
@@ -187,7 +198,7 @@ def fig9_vs_devices(rows: list[dict]):
     for row_axes, setting in zip(axes, settings):
         sel = [r for r in sel_all if r["setting"] == setting]
         missing = [False, False]
-        for i, method in enumerate(dict.fromkeys(r["method"] for r in sel_all)):
+        for method, i in method_styles(r["method"] for r in sel_all).items():
             ns = sorted({r["N"] for r in sel if r["method"] == method})
             for j, (ax, key) in enumerate(zip(row_axes, ("time_to_target_s", "converged_time_s"))):
                 runs = [[r for r in sel if r["method"] == method and r["N"] == n] for n in ns]
