@@ -112,8 +112,8 @@ def main(argv=None) -> int:
         if stale:
             print("run: python -m fedlib.tables", file=sys.stderr)
         return 1 if stale else 0
+    (REPO_ROOT / "figures" / "verdicts").mkdir(parents=True, exist_ok=True)   # the generator's own output folder
     for p in stale:
-        p.parent.mkdir(parents=True, exist_ok=True) if p.parent.name == "verdicts" else None
         p.write_text(files[p])
         print(f"wrote {p.relative_to(REPO_ROOT)}")
     if not stale:

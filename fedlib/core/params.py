@@ -274,10 +274,10 @@ def pin_threads(environ: Mapping[str, str] | None = None) -> int:
     """
     import os
 
-    import torch
+    from .parallel import set_threads
 
     n = notebook_threads(environ)
-    torch.set_num_threads(n)
+    set_threads(n)
     os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(n)
     return n
 
