@@ -2,7 +2,8 @@
 # Regenerate every figure of the project, or run the test suite.
 #
 #   ./run_all.sh                      set up .venv, get the data, run every notebook at the default profile (quick)
-#   ./run_all.sh --tests              set up, get the data, run the test suite (unit tests + every notebook at smoke)
+#   ./run_all.sh --tests              set up, lint (ruff check, rules in pyproject.toml: a finding stops here), get
+#                                     the data, run the test suite (unit tests + every notebook at smoke)
 #   ./run_all.sh --profile converged  models that converge on Fashion-MNIST (<= 150 min per paper on 2 cores);
 #                                     resumes from the records committed in figures/converged/store/
 #   ./run_all.sh --profile paper      the paper's settings (long)
@@ -30,7 +31,7 @@ VERIFY=0
 LAB=0
 SITE=0
 PROFILE_SET=0
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR == 1 { next } !/^#/ { exit } { sub(/^# ?/, ""); print }' "$0"; }   # the header comment
 while [ $# -gt 0 ]; do
   case "$1" in
     --tests) TESTS=1 ;;
@@ -129,7 +130,18 @@ get_data() {
   exit 1
 }
 
+lint() {
+  # ruff (pinned in requirements.txt) with the bug rules of pyproject.toml ([tool.ruff]: which files, which rules)
+  echo "== lint: ruff check (rules in pyproject.toml)"
+  if ! .venv/bin/python -m ruff check --output-format concise; then
+    echo "run_all.sh: lint failed: fix the ruff findings above ('.venv/bin/ruff check --fix' fixes those marked [*])," \
+         "or silence a false positive with '# noqa: RULE' and the reason; the tests did not run" >&2
+    exit 1
+  fi
+}
+
 setup_venv
+if [ "$TESTS" = 1 ]; then lint; fi   # before the data and the tests: a lint finding fails at once
 get_data
 
 if [ "$LAB" = 1 ]; then

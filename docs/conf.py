@@ -13,7 +13,7 @@ no script from outside itself.
   from a CDN.
 """
 project = "fedlib-notebooks: results"
-copyright = "the fedlib-notebooks authors, MIT licence"
+copyright = "the fedlib-notebooks authors, MIT licence"  # noqa: A001  (the name Sphinx reads)
 extensions = ["myst_nb"]
 nb_execution_mode = "off"          # executed notebooks are rendered as they are: the site never trains
 nb_output_stderr = "remove"        # progress bars and warnings, not results

@@ -15,7 +15,7 @@ from .store import RECORD_CODE, ResultStore, config_key
 from .validate import (ParameterTypeError, check_array, check_bool, check_callable, check_choice, check_float,
                        check_instance, check_int, check_list, check_str)
 
-__all__ = ["map_jobs", "set_threads", "REPO_ROOT", "cache_dir", "data_dir", "figures_dir", "metrics_dir", "use_profile", "setup_notebook",
+__all__ = ["map_jobs", "set_threads", "cluster_executor", "REPO_ROOT", "cache_dir", "data_dir", "figures_dir", "metrics_dir", "use_profile", "setup_notebook",
            "RECORD_CODE", "STREAMS", "seed_sequence",
            "numpy_rng", "torch_generator", "resolve_device", "ResultStore", "config_key", "RunInProgress", "hessian_top_eigenvalue",
            "ParameterTypeError", "check_int", "check_float", "check_bool", "check_str", "check_choice", "check_list",

@@ -331,8 +331,8 @@ def build_site(out: str | Path, executed: str | Path | None = None, profile: str
                                    if line.startswith("|") else line for line in glance.split("\n"))
             body += ["## Results at a glance", "", glance, ""]
         body += ["## The paper", "", intro, "", f"Notebooks of the `{prof}` profile.", ""]
-        body += [f"The evidence behind every verdict, the deviations from the paper and the commands: the paper's "
-                 f"[full README](readme.md).", ""] + missing
+        body += ["The evidence behind every verdict, the deviations from the paper and the commands: the paper's "
+                 "[full README](readme.md).", ""] + missing
         (src / paper / "readme.md").write_text(_glance(_relink(text, readme, src / paper, src, set(toc[1:]))))
         body += ["", "```{toctree}", ":maxdepth: 1", ""] + toc + ["```", ""]
         (src / paper / "index.md").write_text("\n".join(body))
