@@ -69,6 +69,9 @@ def _non_finite(value, where: str):
 def write_metrics(name: str, payload: dict, require_runs: bool = False) -> Path:
     """Write ``payload`` as ``<metrics_dir>/<name>.json`` (sorted keys, indented); returns the path.
 
+    Every float is written at the precision it is measured at (:func:`measured`): accuracies to 1e-4, times to
+    1 ms, anything else to 6 significant digits, so a redraw writes the same file on every CPU.
+
     Metrics are what a reader compares with the paper, so nothing undefined is written: a NaN or ±inf anywhere in
     ``payload`` is refused (use ``None`` for "not reached" / "infeasible"). With ``require_runs=True`` (notebooks
     whose metrics are a sweep of runs: ``hist_1``, ``hist_2``, ``hasfl_3``), ``payload["runs"]`` must be a non-empty
@@ -115,15 +118,50 @@ def portable_source(text: str) -> str:
     return text
 
 
+#: decimals of an accuracy (a fraction of test samples; 2,000 test images resolve 5e-4) or a difference of two
+ACC_DECIMALS = 4
+#: decimals of a time in seconds (a key ending in ``_s``, not ``_per_s``)
+TIME_DECIMALS = 3
+#: significant digits of any other float (ratios, estimated constants, FLOPs): far finer than any estimate here,
+#: and coarse enough that the last digits a CPU's reduction order changes never reach a metrics file
+SIGNIFICANT = 6
+
+
+def measured(value: float, key: str) -> float:
+    """``value`` at the precision the metric ``key`` is measured at: accuracies and their differences (a key
+    holding ``acc``, or ``plateau_rise`` / ``plateau_spread``) to :data:`ACC_DECIMALS` decimals, times (a key
+    ending in ``_s``; rates ``*_per_s`` excluded) to :data:`TIME_DECIMALS` decimals (1 ms), any other float to
+    :data:`SIGNIFICANT` significant digits. A redraw of the same records then writes the same metrics on every CPU
+    (a reduction whose order depends on the CPU changes only the 15th-16th digit), except where a value sits on a
+    rounding boundary.
+
+    Raises:
+        ParameterTypeError: ``value`` is not a real number or ``key`` not a string."""
+    if isinstance(value, bool) or not isinstance(value, (float, int, np.floating, np.integer)):
+        raise ParameterTypeError(f"value must be a real number, got {type(value).__name__}")
+    if not isinstance(key, str):
+        raise ParameterTypeError(f"key must be a string, got {type(key).__name__}")
+    value = float(value)
+    if not math.isfinite(value):
+        return value
+    if "acc" in key or key in ("plateau_rise", "plateau_spread"):
+        return round(value, ACC_DECIMALS) + 0.0
+    if key.endswith("_s") and not key.endswith("_per_s"):
+        return round(value, TIME_DECIMALS) + 0.0
+    return float(f"{value:.{SIGNIFICANT}g}") + 0.0
+
+
 def _portable(value, key: str = ""):
     """``payload`` with every ``data_source`` string made :func:`portable_source` (committed metrics hold no
-    absolute path)."""
+    absolute path) and every float at its measured precision (:func:`measured`, by the key that holds it)."""
     if isinstance(value, dict):
-        return {k: _portable(v, k) for k, v in value.items()}
-    if isinstance(value, list):
+        return {k: _portable(v, str(k)) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
         return [_portable(v, key) for v in value]
     if key == "data_source" and isinstance(value, str):
         return portable_source(value)
+    if isinstance(value, (float, np.floating)):
+        return measured(value, key)
     return value
 
 

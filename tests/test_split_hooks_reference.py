@@ -42,6 +42,11 @@ class ShuffleNoise:
         return z + 0.1 * torch.randn(z.shape, generator=self.gen, dtype=z.dtype)
 
 
+def flip_scale(z):
+    """A transform without randomness: its result does not depend on the order the devices are called in."""
+    return 0.9 * torch.flip(z, dims=[-1]) + 0.01
+
+
 @pytest.fixture(params=BACKENDS)
 def backend(request):
     """Every test here runs against each backend of the engine."""
@@ -59,7 +64,8 @@ def run_both(ds, rounds=4, weights=None, decisions=None, hooks=False, sit_out=No
     f = backend_functions(backend)
     st = f["init_state"](cfg, model, shape, aux_head=head)
     loss_fn = client_loss if hooks else None
-    t_eng, t_ref = (ShuffleNoise(7), ShuffleNoise(7)) if hooks else (None, None)
+    t_eng, t_ref = ((ShuffleNoise(7), ShuffleNoise(7)) if hooks is True else
+                    (flip_scale, flip_scale) if hooks == "deterministic" else (None, None))
     parts = [torch.from_numpy(p) for p in client_partition(cfg, ds.y_train)]
     gen = torch_generator(cfg.seed, "data")
     for r in range(1, rounds + 1):
@@ -155,6 +161,22 @@ def test_everything_at_once_dtfl_style(fmnist, backend):
     st, ref, w = run_both(fmnist, rounds=5, weights=W4, hooks=True, backend=backend, mode="copies", cuts=(2, 5, 5, 16),
                           local_loss=True, interval=2, optimizer="adam", lr=1e-3, eps=1e-4, sit_out={2: [2], 4: [0, 1]},
                           decisions={3: ((3, 6, 7, 5), (5, 5, 2, 7)), 5: ((5, 4, 6, 3), (5, 2, 2, 9))})
+    assert_same(st, ref, w)
+
+
+@pytest.mark.parametrize("kw", [
+    # DTFL's privacy runs: every client at one tier with one batch size, so the stacked backend trains all four in
+    # one batched call per unit; the random transform's draws then follow device order on both backends
+    dict(mode="copies", cuts=(5, 5, 5, 5), batch_sizes=(5, 5, 5, 5), hooks=True),
+    # several clients per batched call at two cuts (devices 0-1 at cut 2, 2-3 at cut 5) with an order-free
+    # transform, in both modes
+    dict(mode="copies", cuts=(2, 2, 5, 5), batch_sizes=(6, 6, 6, 6), hooks="deterministic"),
+    dict(cuts=(2, 2, 5, 5), batch_sizes=(6, 6, 6, 6), hooks="deterministic"),
+], ids=["one-tier-random", "copies-two-cuts", "common-two-cuts"])
+def test_hooks_with_several_clients_in_one_batched_call(fmnist, kw, backend):
+    """The distance-correlation loss and a smashed-data transform with several clients sharing one batched call
+    of the stacked backend (equal batch sizes), against the literal per-device reference in float64."""
+    st, ref, w = run_both(fmnist, rounds=4, weights=W4, local_loss=True, interval=2, **kw, backend=backend)
     assert_same(st, ref, w)
 
 
