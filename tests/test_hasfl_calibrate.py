@@ -146,9 +146,17 @@ PLAN = train_plan.TrainPlan(settings=("iid", "noniid"), num_devices=3, batch_gri
 S = TrainSettings(width=0.0625)
 
 
+def pilot_of_seed(seed: int) -> dict:
+    """The fake pilot record of ``seed``: :data:`PILOT` at seed 0; at seed k its G_j² and σ_j² x (1 + k), so that
+    a decision made with another seed's pilot constants shows in its problem's constants."""
+    f = 1.0 + seed
+    return {"constants": {**PILOT["constants"], "sigma2": [2.0 * f] * L, "G2": [2.0 * f] * L},
+            "per_point": [{"beta": 100.0, "sigma2": [2.0 * f] * L, "G2": [1.0 * f] * L}]}
+
+
 def _fake(monkeypatch, reach: dict):
-    """Patch pilot / decide / train (the optimiser is tested elsewhere: here every decision is ``batch`` or 4 at
-    ``cut`` or 1); ``reach[cut]``: the round at which an IID fixed b = 16 run at that cut reaches 60 % (None:
+    """Patch pilot (:func:`pilot_of_seed`) / decide / train (the optimiser is tested elsewhere: here every decision
+    is ``batch`` or 4 at ``cut`` or 1); ``reach[cut]``: the round at which an IID fixed b = 16 run at that cut reaches 60 % (None:
     never), ``reach[(b, cut)]`` the same for any fixed batch size; every other run reaches it at round 20.
     Returns the trained configs and the (method, problem) pairs the decisions were made on."""
     configs, problems = [], []
@@ -168,7 +176,7 @@ def _fake(monkeypatch, reach: dict):
                 "epoch": [0.0, 0.1, 0.2, 0.3, 0.4], "converged_time_s": None, "converged_acc": None,
                 "config": config}
 
-    monkeypatch.setattr(train_plan, "pilot", lambda store, s, seed, data=None: PILOT)
+    monkeypatch.setattr(train_plan, "pilot", lambda store, s, seed, data=None: pilot_of_seed(seed))
     monkeypatch.setattr(train_plan, "train", train)
     monkeypatch.setattr(train_plan, "decide", decide)
     return configs, problems
@@ -253,6 +261,19 @@ def test_plan_out_of_sample_decides_seed_1_with_the_fit_of_seed_0(monkeypatch):
     own = training_problem(S, p.constants, eps, PLAN.num_devices, 1)
     assert p.devices.flops.tolist() == own.devices.flops.tolist()
     assert p.devices.flops.tolist() != training_problem(S, p.constants, eps, PLAN.num_devices, 0).devices.flops.tolist()
+    # ... with seed 0's calibrated bound: seed 0's fit AND seed 0's pilot constants (G_j² 1.0 x κ, σ_j² 2.0),
+    # not seed 1's own pilot (G_j² 2.0, σ_j² 4.0: pilot_of_seed)
+    seed0 = pilot_of_seed(0)["per_point"][-1]
+    cal_problems = [p for m, p in problems if m == "HASFL" and p.eps == pytest.approx(eps)]
+    assert len(cal_problems) == 2                                     # IID and non-IID
+    for p in cal_problems:
+        assert p.constants.G2 == pytest.approx([kappa * g for g in seed0["G2"]])
+        assert p.constants.sigma2 == pytest.approx(seed0["sigma2"]) and p.constants.beta == seed0["beta"]
+    # the runs that need no calibration decide with seed 1's own pilot (HASFL: its pilot point; HASFL-max: its max)
+    mine = [p for m, p in problems if p.eps != pytest.approx(eps) and m != "fixed"
+            and p.devices.flops.tolist() == own.devices.flops.tolist()]
+    assert mine and all(p.constants.sigma2 == pytest.approx([4.0] * L) for p in mine)
+    assert {round(float(p.constants.G2[0]), 9) for p in mine} == {2.0, 4.0}   # pilot point, max over points
     with pytest.raises(ValueError, match="only_figures"):
         train_plan.run_plan(None, S, PLAN, [1], 0.6, DATA, progress=False, only_figures=("fig12",))
 
