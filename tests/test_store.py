@@ -1,5 +1,6 @@
 """Result store: keys over config + source hash, cache hits, force, validated loads, atomic and concurrent
 writes, stale temporary files, file mode, resume of an interrupted sweep, run locks (one computation per run)."""
+import functools
 import json
 import multiprocessing
 import os
@@ -264,6 +265,109 @@ def test_map_jobs_computes_a_shared_run_once(tmp_path):
     assert len(set(out)) == 1                            # every job got the one record
     assert len((tmp_path / "computations.txt").read_text().split()) == 1
     assert not list(tmp_path.glob("*.lock"))
+
+
+# ---- a stale lock's takeover: many waiters find it at once, exactly one computes ---------------------------------
+
+_RACE_ROUNDS, _RACE_WORKERS = 200, 6
+
+
+def _race_worker(store, root, barrier, rounds):
+    def compute(r):
+        with open(os.path.join(root, "computations.txt"), "a") as fh:     # one short O_APPEND write per line
+            fh.write(f"{r} {os.getpid()}\n")
+        time.sleep(0.002)                                                   # hold the lock for a moment
+        return {"round": r}
+    for r in range(rounds):
+        barrier.wait(timeout=60)                                            # all waiters find the stale lock at once
+        store.get_or_run({"race": r}, functools.partial(compute, r))
+
+
+def test_waiters_that_race_to_take_over_one_stale_lock_compute_the_run_once(tmp_path):
+    # fork, not spawn: a spawned child re-imports fedlib.core and torch (4-9 s each on a loaded 2-core machine);
+    # the children touch no torch, so a running torch thread pool in this process cannot hang them
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("needs the fork start method")
+    ctx = multiprocessing.get_context("fork")
+    dead = ctx.Process(target=time.sleep, args=(0,))
+    dead.start()
+    dead.join()
+    store = ResultStore(tmp_path, stale_lock_s=60, poll_s=0.005)
+    for r in range(_RACE_ROUNDS):                    # every round's run starts with a stale lock of a dead writer
+        if r % 2:
+            _hold_lock(store, {"race": r}, pid=dead.pid)                    # a killed worker on this host
+        else:
+            _foreign_lock(store.path({"race": r}).with_suffix(".lock"), age_s=7200)   # another host, long dead
+    barrier = ctx.Barrier(_RACE_WORKERS)
+    procs = [ctx.Process(target=_race_worker, args=(store, str(tmp_path), barrier, _RACE_ROUNDS))
+             for _ in range(_RACE_WORKERS)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    assert [p.exitcode for p in procs] == [0] * _RACE_WORKERS
+    lines = (tmp_path / "computations.txt").read_text().split("\n")[:-1]
+    per_round = {r: sum(line.split()[0] == str(r) for line in lines) for r in range(_RACE_ROUNDS)}
+    twice = {r: n for r, n in per_round.items() if n != 1}
+    assert not twice, f"rounds computed other than once (round: computations): {twice}"
+    assert not list(tmp_path.glob("*.lock")) and not list(tmp_path.glob("*.stale-*"))
+
+
+def test_a_stale_lock_is_taken_over_under_its_guard_and_a_live_one_is_kept(tmp_path):
+    lock = tmp_path / "k.lock"
+    _foreign_lock(lock, age_s=7200)                      # another host's writer, not refreshed for 2 h: dead
+    assert runlock.try_acquire(lock, 60)
+    owner = json.loads(lock.read_text())
+    assert (owner["host"], owner["pid"]) == (socket.gethostname(), os.getpid())
+    assert (tmp_path / "k.lock.takeover").exists()       # the guard stays (deleting a flock file is unsafe)
+    assert not list(tmp_path.glob(".tmp-*"))             # the renamed stale lock is gone
+    fresh = tmp_path / "f.lock"
+    _foreign_lock(fresh, age_s=30)                       # refreshed 30 s ago on another host: a live writer
+    before = fresh.read_text()
+    assert not runlock.try_acquire(fresh, 60)
+    assert fresh.read_text() == before and not (tmp_path / "f.lock.takeover").exists()   # no guard for a live lock
+
+
+def test_a_takeover_waits_for_its_guard_and_puts_back_a_lock_claimed_meanwhile(tmp_path, monkeypatch):
+    import filelock
+    lock = tmp_path / "k.lock"
+    _foreign_lock(lock, age_s=7200)
+    monkeypatch.setattr(runlock, "TAKEOVER_WAIT_S", 0.05)
+    with filelock.FileLock(f"{lock}.takeover"):          # another waiter is taking it over: this one waits, then
+        assert not runlock.try_acquire(lock, 60)         # gives up for this poll and leaves the lock alone
+    assert json.loads(lock.read_text())["host"] == "another-host"
+    # the stale lock's owner releases it and a new writer claims the name between the inspection and the rename
+    real_rename = os.rename
+    claim = {"host": "third-host", "pid": 3, "time": time.time()}
+
+    def rename_after_a_new_claim(src, dst):
+        os.unlink(src)
+        Path(src).write_text(json.dumps(claim))
+        real_rename(src, dst)
+    monkeypatch.setattr(os, "rename", rename_after_a_new_claim)
+    assert not runlock.try_acquire(lock, 60)
+    assert json.loads(lock.read_text()) == claim         # the new writer's lock is back, not deleted
+    assert not list(tmp_path.glob(".tmp-*"))
+
+
+def test_the_heartbeat_keeps_a_lock_from_being_taken_over(tmp_path):
+    lock = tmp_path / "k.lock"
+    assert runlock.try_acquire(lock, 0.4)
+    with runlock.Heartbeat(lock, interval=0.03):
+        deadline = time.time() + 0.6                     # longer than stale_s: refreshed all along, never taken over
+        while time.time() < deadline:
+            assert not runlock.try_acquire(lock, 0.4)
+            time.sleep(0.02)
+    os.utime(lock, (time.time() - 1, time.time() - 1))  # the writer stopped refreshing: stale after 0.4 s
+    assert runlock.try_acquire(lock, 0.4)
+
+
+def test_another_hosts_lock_is_described_with_its_host_and_age(tmp_path):
+    lock = tmp_path / "k.lock"
+    _foreign_lock(lock, age_s=125)
+    text = runlock.describe(lock, now=lock.stat().st_mtime + 125)
+    assert "host another-host, process 1" in text and "refreshed 125 s ago" in text and "delete the lock file" in text
+    assert "released meanwhile" in runlock.describe(tmp_path / "gone.lock")
 
 
 # ---- the store's faults: a waiting caller says who holds the lock; locks are refreshed; read-only stores; files

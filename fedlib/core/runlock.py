@@ -12,7 +12,29 @@ it has not been refreshed for ``stale_s`` seconds (a writer on another host of a
 store's default is :data:`STALE_S`, ten missed refreshes), or when it has stayed empty for more than a minute.
 Taking over a live writer's lock (a clock skew, a reused pid) only costs a duplicate computation: records are
 written atomically, so the result stays one valid record. A caller that waits says so at once and every
-``NOTE_EVERY_S`` seconds (:func:`describe`: host, process, start time, and how to break the lock).
+``NOTE_EVERY_S`` seconds (:func:`describe`: host, process, start time, time since the last refresh, and how to
+break the lock).
+
+Takeovers are serialised, so that a stale lock's takeover never removes the lock that another waiter has just
+created. (Before, each waiter checked the lock and then deleted it: two waiters could both find the same stale lock,
+the first delete it and create its own, and the second then delete that fresh lock and create another, so that two
+writers computed the run.) A waiter that finds a stale lock takes it over only while it holds
+``<key>.lock.takeover``, a :class:`filelock.FileLock` (``flock`` on the store's folder, which the kernel releases
+when its holder dies; filelock's own soft lock on a file system without ``flock``), and waits at most
+:data:`TAKEOVER_WAIT_S` for it (then it polls again as for a live lock). Under that guard it reads the lock again and,
+if it is still stale, renames it to a unique ``.tmp-<key>.lock.stale-*`` name and deletes that file only if it is
+the file it inspected (same inode, same content). A different file means the inspected lock's owner released it
+and a new writer claimed the name just before the rename: that lock is put back (a hard link, which never
+replaces a lock created meanwhile) and the waiter keeps waiting. Creating a lock needs no guard: of the waiters
+that find the name free, ``O_EXCL`` lets exactly one win. The guard file is made only when a stale lock is found and
+then stays next to the lock (deleting a ``flock`` file while others wait on it would let two waiters lock two
+different files); it holds nothing, and ``figures/*/store/*.lock.takeover`` is git-ignored like the locks. (Only
+filelock's soft lock, without ``flock``, can outlive a waiter that died mid-takeover on another host; the others
+then keep waiting and say so, and deleting the lock file, as :func:`describe` advises, lets them claim it at once.)
+What stays possible: a live writer whose lock was judged stale (a clock skew, a reused pid, a writer that stopped
+refreshing) keeps computing after the takeover, and its release then deletes the new writer's lock; in the
+microseconds between the rename and the link back of that case a third waiter may claim the free name. Both cost
+only a duplicate computation, as above.
 """
 from __future__ import annotations
 
@@ -22,7 +44,10 @@ import os
 import socket
 import threading
 import time
+import uuid
 from pathlib import Path
+
+import filelock
 
 _STATE = threading.local()
 #: seconds between refreshes of a held lock (its mtime), and the default age after which an unrefreshed lock is stale
@@ -30,6 +55,8 @@ REFRESH_S = 60.0
 STALE_S = 600.0
 #: seconds between the notes of a caller waiting for another writer's record
 NOTE_EVERY_S = 300.0
+#: seconds a waiter waits for the takeover guard (``<key>.lock.takeover``) before it gives up for this poll
+TAKEOVER_WAIT_S = 10.0
 
 
 class RunInProgress(RuntimeError):
@@ -64,14 +91,20 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def is_stale(lock: Path, stale_s: float, now: float | None = None) -> bool:
-    """Whether the lock file ``lock`` belongs to no live writer (module docstring). A missing file is stale."""
-    now = time.time() if now is None else now
+def _inspect(lock: Path) -> tuple[os.stat_result, str] | None:
+    """The lock file's status and text, read from one open file; ``None`` when it does not exist."""
     try:
-        age = now - lock.stat().st_mtime
-        text = lock.read_text()
+        with open(lock, "rb") as fh:
+            return os.fstat(fh.fileno()), fh.read().decode("utf-8", "replace")
     except FileNotFoundError:
+        return None
+
+
+def _stale(seen: tuple[os.stat_result, str] | None, stale_s: float, now: float | None = None) -> bool:
+    if seen is None:
         return True
+    st, text = seen
+    age = (time.time() if now is None else now) - st.st_mtime
     if age > stale_s:
         return True
     try:
@@ -82,8 +115,60 @@ def is_stale(lock: Path, stale_s: float, now: float | None = None) -> bool:
     return host == socket.gethostname() and not _alive(pid)
 
 
+def is_stale(lock: Path, stale_s: float, now: float | None = None) -> bool:
+    """Whether the lock file ``lock`` belongs to no live writer (module docstring). A missing file is stale."""
+    return _stale(_inspect(lock), stale_s, now)
+
+
+def _same_file(a: tuple[os.stat_result, str], b: tuple[os.stat_result, str]) -> bool:
+    # the inode alone could be a new lock's (a freed inode number is reused); its text names host, pid and start
+    return (a[0].st_dev, a[0].st_ino, a[1]) == (b[0].st_dev, b[0].st_ino, b[1])
+
+
+def _take_over(lock: Path, stale_s: float) -> bool:
+    """Remove ``lock`` if it is stale; ``True`` when it is gone (the caller may then try to create it), ``False``
+    when a live writer holds it or the guard stayed busy for :data:`TAKEOVER_WAIT_S`. Module docstring."""
+    seen = _inspect(lock)
+    if seen is None:
+        return True
+    if not _stale(seen, stale_s):        # the common case, a live writer's lock: no guard (and no guard file)
+        return False
+    guard = filelock.FileLock(f"{lock}.takeover", timeout=TAKEOVER_WAIT_S, poll_interval=0.005)
+    try:
+        guard.acquire()
+    except filelock.Timeout:
+        return False
+    try:
+        seen = _inspect(lock)            # again, under the guard: another waiter may have taken it over already
+        if seen is None:
+            return True
+        if not _stale(seen, stale_s):
+            return False
+        # a name the store's clean-up of stale temporary files (.tmp-*) removes should this process die right here
+        grave = lock.with_name(f".tmp-{lock.name}.stale-{uuid.uuid4().hex}")
+        try:
+            os.rename(lock, grave)
+        except FileNotFoundError:        # its owner released it meanwhile
+            return True
+        moved = _inspect(grave)
+        if moved is not None and not _same_file(moved, seen):
+            # a writer released the inspected lock and another claimed the name before the rename: put its lock back
+            with contextlib.suppress(FileExistsError):
+                os.link(grave, lock)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(grave)
+            return False
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(grave)
+        return True
+    finally:
+        guard.release()
+
+
 def try_acquire(lock: Path, stale_s: float) -> bool:
-    """Create ``lock`` for this process; ``False`` when a live writer holds it (a stale lock is removed first).
+    """Create ``lock`` for this process; ``False`` when a live writer holds it. A stale lock is taken over first,
+    under the guard ``<key>.lock.takeover`` (module docstring), so that of many waiters that find the same stale
+    lock at once exactly one creates the next one.
 
     Raises:
         OSError: the folder is not writable (other than the lock existing).
@@ -92,10 +177,8 @@ def try_acquire(lock: Path, stale_s: float) -> bool:
         try:
             fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         except FileExistsError:
-            if not is_stale(lock, stale_s):
+            if not _take_over(Path(lock), stale_s):
                 return False
-            with contextlib.suppress(FileNotFoundError):
-                lock.unlink()
             continue
         with os.fdopen(fd, "w") as fh:
             json.dump({"host": socket.gethostname(), "pid": os.getpid(), "time": time.time()}, fh)
