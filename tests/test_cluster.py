@@ -2,14 +2,16 @@
 depend on where, or in how many workers, they ran."""
 import multiprocessing
 import os
+import sys
+import types
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 import pytest
 import torch
 
-from fedlib.core import ResultStore, cluster_executor, map_jobs
-from fedlib.core.parallel import SCHEDULER_ENV
+from fedlib.core import ParameterTypeError, ResultStore, cluster_executor, map_jobs
+from fedlib.core.parallel import SCHEDULER_ENV, check_scheduler_address
 
 
 def _threads_and_pid(tag: int) -> tuple:
@@ -39,6 +41,58 @@ def test_scheduler_variable_is_checked(monkeypatch):
     monkeypatch.setenv(SCHEDULER_ENV, "localhost:8786")
     with pytest.raises(ValueError, match="FEDLIB_DASK_SCHEDULER"):
         map_jobs(_threads_and_pid, [dict(tag=0)], workers=1)
+
+
+def _fake_distributed(monkeypatch, connected: list):
+    """``distributed`` replaced by a module whose Client records the address it would connect to."""
+    fake = types.ModuleType("distributed")
+
+    class Client:
+        def __init__(self, address):
+            connected.append(address)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return None
+
+        def get_executor(self):
+            return "executor"
+    fake.Client = Client
+    monkeypatch.setitem(sys.modules, "distributed", fake)
+
+
+@pytest.mark.parametrize("address, why", [
+    ("tcp://127.0.0.1:notaport", "port 'notaport'"), ("tcp://127.0.0.1:0", "port '0'"),
+    ("tcp://127.0.0.1:70000", "port '70000'"), ("tcp://:8786", "host is empty"), ("tls://[]:8786", "host is empty"),
+    ("tcp://127.0.0.1", "port is missing"), ("tcp://127.0.0.1:", "port ''"), ("tcp://127.0.0.1:-1", "port '-1'"),
+    ("tcp://::1:8786", "brackets"), ("tcp://[::1:8786", "closing bracket"), ("inproc://", "inproc:// address is empty"),
+    ("http://127.0.0.1:8786", "scheme"), ("", "scheme")])
+def test_a_scheduler_address_is_checked_whole_before_any_work(monkeypatch, address, why):
+    connected = []
+    _fake_distributed(monkeypatch, connected)
+    monkeypatch.setenv(SCHEDULER_ENV, address)
+    with pytest.raises(ValueError, match="FEDLIB_DASK_SCHEDULER") as err:
+        map_jobs(_threads_and_pid, [dict(tag=0)], workers=1)
+    assert why in str(err.value) and "1-65535" in str(err.value) and "tcp://HOST:PORT" in str(err.value)
+    assert connected == []                                   # refused before distributed is even asked
+    with pytest.raises(ValueError, match="FEDLIB_DASK_SCHEDULER"):
+        check_scheduler_address(address)
+
+
+def test_a_good_scheduler_address_passes_the_check_without_connecting(monkeypatch):
+    for address in ("tcp://127.0.0.1:8786", "tls://scheduler.example.org:1", "tcp://[::1]:65535",
+                    "inproc://10.0.0.1/1234/1"):
+        assert check_scheduler_address(address) == address
+    with pytest.raises(ParameterTypeError, match="address"):
+        check_scheduler_address(8786)
+    connected = []
+    _fake_distributed(monkeypatch, connected)
+    monkeypatch.setenv(SCHEDULER_ENV, "tcp://127.0.0.1:8786")
+    with cluster_executor() as ex:
+        assert ex == "executor"
+    assert connected == ["tcp://127.0.0.1:8786"]             # passed on unchanged
 
 
 def _hasfl_jobs(store):

@@ -77,25 +77,67 @@ def _call(fn: Callable[..., dict], job: dict, defer: bool, threads: int | None =
 
 #: the environment variable that points :func:`map_jobs` at a Dask scheduler
 SCHEDULER_ENV = "FEDLIB_DASK_SCHEDULER"
+_ADDRESS_FORMS = ("a Dask scheduler address: tcp://HOST:PORT or tls://HOST:PORT (HOST non-empty, an IPv6 host in "
+                  "brackets such as [::1]; PORT an integer 1-65535, e.g. tcp://127.0.0.1:8786) or inproc://ADDRESS")
+
+
+def check_scheduler_address(address: str) -> str:
+    """``address`` if it is a Dask scheduler address :func:`cluster_executor` can use: ``tcp://HOST:PORT`` or
+    ``tls://HOST:PORT`` with a non-empty HOST (an IPv6 host in brackets, ``tcp://[::1]:8786``) and PORT an integer
+    1-65535, or a non-empty ``inproc://`` address. Only the text is checked; nothing is connected to.
+
+    Raises:
+        ParameterTypeError: ``address`` is not a string.
+        ValueError: any other address; the message names ``FEDLIB_DASK_SCHEDULER`` (the variable that usually
+            carries it), what is wrong and what is allowed.
+    """
+    check_str("address", address, nonempty=False)
+
+    def refuse(why: str):
+        raise ValueError(f"{SCHEDULER_ENV} (address) must be {_ADDRESS_FORMS}; {why}, got {address!r}")
+    scheme, sep, rest = address.partition("://")
+    if not sep or scheme not in ("tcp", "tls", "inproc"):
+        refuse("the scheme must be tcp://, tls:// or inproc://")
+    if scheme == "inproc":
+        if not rest:
+            refuse("the inproc:// address is empty")
+        return address
+    if rest.startswith("["):                                     # IPv6: [host]:port
+        host, bracket, tail = rest[1:].partition("]")
+        if not bracket:
+            refuse("the IPv6 host has no closing bracket")
+        colon, port = tail[:1] == ":", tail[1:]
+    else:
+        host, colon_text, port = rest.rpartition(":")
+        colon = bool(colon_text)
+        if colon and ":" in host:
+            refuse("an IPv6 host needs brackets, such as tcp://[::1]:8786")
+    if not colon:
+        refuse("the port is missing")
+    if not host:
+        refuse("the host is empty")
+    if not (port.isascii() and port.isdigit()) or not 1 <= int(port) <= 65535:
+        refuse(f"the port {port!r} is not an integer 1-65535")
+    return address
 
 
 @contextlib.contextmanager
 def cluster_executor(address: str | None = None) -> Iterator[Executor | None]:
     """A ``concurrent.futures.Executor`` on the Dask scheduler at ``address`` (default: the environment's
-    ``FEDLIB_DASK_SCHEDULER``), closed on exit; ``None`` when neither names one (run locally).
+    ``FEDLIB_DASK_SCHEDULER``), closed on exit; ``None`` when neither names one (run locally). The address is
+    checked whole (:func:`check_scheduler_address`) before ``distributed`` is imported or anything is connected to.
 
     Raises:
-        ValueError: ``address`` (or the variable) is set but empty or not a ``tcp://`` / ``tls://`` / ``inproc://``
-            address. ImportError: ``distributed`` is not installed (the message names ``pip install -e .[dask]``).
+        ValueError / ParameterTypeError: ``address`` (or the variable) is set but is not a ``tcp://HOST:PORT`` /
+            ``tls://HOST:PORT`` address with a non-empty host and a port 1-65535, or an ``inproc://`` address (the
+            message names ``FEDLIB_DASK_SCHEDULER``). ImportError: ``distributed`` is not installed (the message
+            names ``pip install -e .[dask]``).
     """
     address = os.environ.get(SCHEDULER_ENV) if address is None else address
     if address is None:
         yield None
         return
-    check_str("address", address, nonempty=False)
-    if not address.startswith(("tcp://", "tls://", "inproc://")):
-        raise ValueError(f"{SCHEDULER_ENV} (address) must be a Dask scheduler address such as tcp://host:8786, "
-                         f"got {address!r}")
+    check_scheduler_address(address)
     try:
         from distributed import Client
     except ImportError as err:                # pragma: no cover - distributed is in requirements.txt
@@ -123,7 +165,8 @@ def map_jobs(fn: Callable[..., dict], jobs: list[dict], workers: int | Executor 
     Raises:
         ValueError / ParameterTypeError: workers not an integer >= 1 or an Executor, threads not an integer >= 1,
         ``jobs`` not a non-empty list of dicts, ``fn`` / ``cost`` not callable, a malformed
-        ``FEDLIB_DASK_SCHEDULER``. Whatever a job raises.
+        ``FEDLIB_DASK_SCHEDULER`` (:func:`check_scheduler_address`: scheme, non-empty host, port 1-65535; checked
+        before any job runs). Whatever a job raises.
     """
     check_callable("fn", fn, allow_none=False)
     if not isinstance(workers, Executor):
