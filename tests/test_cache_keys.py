@@ -18,17 +18,20 @@ FEDLIB = Path(__file__).resolve().parents[1] / "fedlib"
 PAPERS = ("hist", "hasfl", "dtfl")
 #: per paper, the modules of its package that its store does not hash, and why
 UNHASHED = {
-    "hist": {"__init__": "re-exports", "plots": "figures", "reference": "literal test reference", "claims": "the paper's claims and verdict rules: reads committed metrics, writes no record"},
+    "hist": {"__init__": "re-exports", "plots": "figures", "reference": "literal test reference", "claims": "the paper's claims and verdict rules: reads committed metrics, writes no record",
+             "checks": "parameter checks before work: computes no record"},
     "hasfl": {"__init__": "re-exports",
               "runs.__init__": "docstring", "figures.__init__": "docstring",
               "figures.plots": "figures", "figures.train_plots": "figures",
               "runs.plan_status": "a report on the store and the notebooks' plan builder: writes no record",
               "claims_setup": "the notebooks' Setup rows and deviations (text)",
-              "claims": "the paper's claims and verdict rules: reads committed metrics, writes no record"},
+              "claims": "the paper's claims and verdict rules: reads committed metrics, writes no record",
+              "checks": "parameter checks before work: computes no record"},
     "dtfl": {"__init__": "re-exports", "plots": "figures", "compare_plots": "figures",
              "reference": "literal test reference",
              "bench": "a benchmark command (python -m fedlib.bench dtfl): writes no record", "claims": "the paper's claims and verdict rules: reads committed metrics, writes no record",
-             "claims_setup": "the notebooks' Setup rows and deviations (text)"},
+             "claims_setup": "the notebooks' Setup rows and deviations (text)",
+             "checks": "parameter checks before work: computes no record"},
 }
 #: modules a hashed module imports that its paper's records still do not depend on
 NOT_NEEDED = {"hasfl": {"fedlib.split.resnet_cifar": "DTFL's CIFAR ResNets, imported by split.models; HASFL builds "

@@ -3,11 +3,15 @@
 Every notebook's first code cell after its parameters cell is::
 
     from fedlib.core import setup_notebook
+    from fedlib.hist import checks as hist_checks
 
     setup_notebook(globals(), "hist")
+    hist_checks.check_hist_1_experiments(globals())
 
-:func:`setup_notebook` checks the parameters (:func:`validate_parameters`), applies the output rule of
-:mod:`fedlib.core.paths` for the notebook's ``profile`` and prints where figures, metrics and records go.
+:func:`setup_notebook` checks the parameters' types (:func:`validate_parameters`), applies the output rule of
+:mod:`fedlib.core.paths` for the notebook's ``profile`` and prints where figures, metrics and records go; the
+notebook's checker (``fedlib.<paper>.checks.check_<notebook>``) then checks every parameter's range, choices and
+combinations, before any work.
 
 :func:`validate_parameters` checks every parameter of the parameters cell (``name: type = value  # comment``)
 against its annotation (``int``, ``float`` (an int is accepted), ``str``, ``bool``, ``list``) and fails on a
@@ -18,8 +22,8 @@ removed from the namespace and named in a note. **Lists given as strings** (``pa
 delivers the string ``"[0, 1]"``) are parsed as YAML (``yaml.safe_load``); the result must be a list, else the
 parameter is refused; the parsed list replaces the string in the notebook's namespace. A list must be non-empty,
 and when the parameters cell's default is a non-empty list whose items share one type (int, float, str, bool),
-every item must have that type (an int item is accepted where the default holds floats). Range checks that
-belong to a notebook's computation happen in the fedlib functions the notebook calls.
+every item must have that type (an int item is accepted where the default holds floats). Ranges, choices and
+combinations are the notebook's checker's (``fedlib.<paper>.checks``), called right after :func:`setup_notebook`.
 """
 from __future__ import annotations
 
