@@ -641,6 +641,22 @@ def test_validator_refuses_naming_the_parameter(injected, name, error):
         assert "num_cells" in str(err.value), "the message lists the declared parameters"
 
 
+def test_an_empty_list_is_accepted_only_where_the_default_is_empty():
+    """``out_of_sample_seeds: list = []`` (none by default) takes [] and a list; a list whose default holds items
+    still refuses [] (an empty sweep)."""
+    cell = PARAMS_CELL + "extra_seeds: list = []  # none by default\n"
+    for injected, expected in (("", []), ('# Parameters\nextra_seeds = "[1, 2]"\n', [1, 2])):
+        ns: dict = {}
+        exec(cell, ns)
+        history = ["", cell] + ([injected] if injected else [])
+        if injected:
+            exec(injected, ns)
+        ns["In"] = history + ["validate_parameters(globals())"]
+        assert validate_parameters(ns)["extra_seeds"] == expected
+    with pytest.raises(ValueError, match="num_cells must be a non-empty list"):
+        validate_parameters(_namespace("# Parameters\nnum_cells = []\n"))
+
+
 def test_unknown_papermill_parameter_fails_a_real_notebook(tmp_path, monkeypatch):
     import nbformat
     import papermill as pm

@@ -79,9 +79,38 @@ def test_out_of_sample_cell_only_where_the_run_chose_a_seed():
     m = metrics(c.notebook)
     m["runs_out_of_sample"] = []
     with pytest.raises(MissingMetrics, match="faster_every_benchmark"):
-        judge(c, m)  # out_of_sample_seed 1 promised runs that are not there
-    m["out_of_sample_seed"] = -1
+        judge(c, m)  # the out-of-sample seeds promised runs that are not there
+    m.pop("out_of_sample_seed", None)
+    m["out_of_sample_seeds"] = []
     assert set(judge(c, m)["cells"]) == {claims.PILOT, claims.CALIBRATED}
+
+
+def _two_oos_seeds(m, slow=1.0):
+    """``m`` with its out-of-sample runs at a second seed too (a copy of the first seed's, HASFL-calibrated's and
+    pilot HASFL's converged times times ``slow``)."""
+    rows = m["runs_out_of_sample"]
+    first = rows[0]["seed"]
+    extra = [dict(r, seed=first + 100, converged_time_s=r["converged_time_s"] * slow
+                  if r["method"] in ("HASFL", "HASFL-calibrated") and r["converged_time_s"] is not None
+                  else r["converged_time_s"]) for r in rows if r["seed"] == first]
+    m = dict(m, runs_out_of_sample=rows + extra, out_of_sample_seeds=[first, first + 100])
+    m.pop("out_of_sample_seed", None)
+    return m
+
+
+def test_each_out_of_sample_seed_is_judged_alone():
+    """Two out-of-sample seeds give two values per cell (pilot: the first seed and both further ones); a second
+    seed at which HASFL is 100x slower turns the out-of-sample word into 'not robust across seeds'."""
+    c = find(claims.CLAIMS, "faster_rbs_rms_vgg")
+    m = metrics(c.notebook)
+    same = judge(c, _two_oos_seeds(m))
+    assert len(same["cells"][claims.OUT]["values"]) == 2 and len(same["cells"][claims.PILOT]["values"]) == 3
+    one = judge(c, m)["cells"][claims.OUT]
+    assert same["cells"][claims.OUT]["word"] == one["word"]
+    slow = judge(c, _two_oos_seeds(m, slow=100.0))["cells"][claims.OUT]
+    assert slow["word"] == "not robust across seeds", slow
+    with pytest.raises(MissingMetrics):        # a promised seed without runs
+        judge(c, dict(_two_oos_seeds(m), out_of_sample_seeds=[m["runs_out_of_sample"][0]["seed"], 7]))
 
 
 def test_smallest_of_bounds():
@@ -100,6 +129,7 @@ def test_fig9_every_n_and_split_vs_batch_read_by_hand():
     m, m4 = metrics("hasfl_5_train_figures"), metrics("hasfl_4_train_experiments")
     # Fig. 9, N = 5 IID: RBS+RHAMS 9.749 s against HASFL 93.23 s (a benchmark ahead: the claim fails there)
     assert claims.slowest_gap_over_devices(m4)["pilot"][0] <= 9.749068541458886 / 93.22649721513748 + 1e-9
-    # Fig. 6 at seed 1 (out of sample, VGG-16 non-IID): HABS+RMS 33.90 s / RBS+HAMS 35.78 s = 0.947
+    # Fig. 6 at seed 1 (out of sample, VGG-16 non-IID): HABS+RMS 33.897 s / RBS+HAMS 35.776 s = 0.947 (metrics keep
+    # times to 1 ms)
     seeds = claims.split_vs_batch(m)["pilot"]
-    assert len(seeds) == 2 and seeds[1] == pytest.approx(33.89703043480596 / 35.77596869556104, rel=1e-6)
+    assert len(seeds) >= 2 and seeds[1] == pytest.approx(33.897 / 35.776, rel=1e-6)

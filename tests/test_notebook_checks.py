@@ -45,6 +45,7 @@ _TRAIN = {"stop_at_convergence": ({"stop_at_convergence": False, "extend_epochs"
 #: a parameter's bad value where the generic one does not apply (bools, nested lists): (injected values, name)
 BAD = {**{("hasfl_4_train_experiments", k): v for k, v in _TRAIN.items()},
        **{("hasfl_5_train_figures", k): v for k, v in _TRAIN.items()},
+       ("hasfl_5_train_figures", "out_of_sample_seeds"): ({"out_of_sample_seeds": [-1]}, "out_of_sample_seeds"),
        **{(nb, "authors_scheduler"): ({"authors_scheduler": True, "num_tiers": 6}, "authors_scheduler")
           for nb in ("dtfl_5_baselines", "dtfl_6_scaling")}}
 
@@ -66,7 +67,8 @@ COMBINATIONS = [
     ("hasfl_4_train_experiments", {"fig9_settings": ["noniid"], "settings": ["iid"]}, "fig9_settings"),
     ("hasfl_4_train_experiments", {"max_rounds": 20}, "max_rounds"),            # below min_rounds = 30
     ("hasfl_4_train_experiments", {"constants": "calibrated", "cut_grid": [8]}, "cut_grid"),
-    ("hasfl_5_train_figures", {"out_of_sample_seed": 0}, "out_of_sample_seed"),   # a seed of seeds
+    ("hasfl_5_train_figures", {"out_of_sample_seeds": [0]}, "out_of_sample_seeds"),   # a seed of seeds
+    ("hasfl_5_train_figures", {"out_of_sample_seeds": [1, 1]}, "out_of_sample_seeds"),   # repeated
     ("hasfl_5_train_figures", {"transfer_fit_from": "quick", "widths": [0.5, 0.125]}, "transfer_fit_from"),
 ]
 

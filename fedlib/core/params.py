@@ -20,9 +20,10 @@ that a sibling notebook of the same paper declares (a paper-level profile file,
 ``notebooks/profiles/<profile>/<paper>.yaml``, holds the keys of all of the paper's notebooks): it is skipped,
 removed from the namespace and named in a note. **Lists given as strings** (``papermill -p seeds "[0, 1]"``
 delivers the string ``"[0, 1]"``) are parsed as YAML (``yaml.safe_load``); the result must be a list, else the
-parameter is refused; the parsed list replaces the string in the notebook's namespace. A list must be non-empty,
-and when the parameters cell's default is a non-empty list whose items share one type (int, float, str, bool),
-every item must have that type (an int item is accepted where the default holds floats). Ranges, choices and
+parameter is refused; the parsed list replaces the string in the notebook's namespace. A list must be non-empty
+unless the parameters cell's default is the empty list (``[]``: none, e.g. ``out_of_sample_seeds``), and when
+the parameters cell's default is a non-empty list whose items share one type (int, float, str, bool), every item
+must have that type (an int item is accepted where the default holds floats). Ranges, choices and
 combinations are the notebook's checker's (``fedlib.<paper>.checks``), called right after :func:`setup_notebook`.
 """
 from __future__ import annotations
@@ -112,8 +113,9 @@ def _check_scalar(name: str, value, kind) -> Any:
     return value
 
 
-def _as_list(name: str, value) -> list:
-    """A list parameter: a list/tuple, or a string holding a YAML list (what ``papermill -p`` delivers)."""
+def _as_list(name: str, value, allow_empty: bool = False) -> list:
+    """A list parameter: a list/tuple, or a string holding a YAML list (what ``papermill -p`` delivers); empty only
+    with ``allow_empty`` (the parameters cell's default is the empty list)."""
     if isinstance(value, str):
         import yaml
 
@@ -128,7 +130,7 @@ def _as_list(name: str, value) -> list:
         value = parsed
     if not isinstance(value, (list, tuple)):
         raise ParameterTypeError(f"{name} must be a list (or a string holding a YAML list), got {_got(value)}")
-    if not value:
+    if not value and not allow_empty:
         raise ValueError(f"{name} must be a non-empty list, got {value!r}")
     return list(value)
 
@@ -183,7 +185,7 @@ def validate_parameters(namespace: dict, history: list[str] | None = None, paper
             kind = {"int": int, "float": float, "str": str, "bool": bool, "list": list}.get(kind, kind)
         origin, args = typing.get_origin(kind), typing.get_args(kind)
         if kind is list or origin is list:
-            value = _as_list(name, value)
+            value = _as_list(name, value, allow_empty=defaults.get(name) == [])
             item = args[0] if args else _item_type(defaults.get(name))
             if item in _SCALARS:
                 for i, v in enumerate(value):

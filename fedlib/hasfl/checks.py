@@ -21,8 +21,8 @@ Ranges (the paper's Table I values in brackets):
   (VGG-16: 16, ResNet-18: 10) [L_c = 8]; batch sizes (``batch_sizes``, ``batch_for_eps``, ``batch_grid``,
   ``fixed_batch``, ``pilot_batch``) >= 1 [16]; lists distinct.
 - ``num_devices`` >= 1, >= 2 in the training notebooks [20]; ``device_counts``: distinct N >= 1; ``interval``
-  (I), ``interval_grid`` >= 1 [15]; ``seed`` >= 0; ``seeds``: distinct integers >= 0; ``out_of_sample_seed``:
-  -1 (none) or a seed >= 0 not in ``seeds``.
+  (I), ``interval_grid`` >= 1 [15]; ``seed`` >= 0; ``seeds``: distinct integers >= 0; ``out_of_sample_seeds``:
+  distinct seeds >= 0 not in ``seeds`` (empty: none).
 - ``classes``: one per model, each >= 2 [10, 100]; ``in_channels`` >= 1, ``image_size`` >= 8 (the models' floor)
   [3, 32].
 - pilot: ``pilot_steps`` >= 0 (>= 1 for the bound figure), ``num_batches`` >= 2 (two minibatches per estimation
@@ -172,9 +172,9 @@ def check_hasfl_5_train_figures(p: Mapping) -> None:
     check_hasfl_4_train_experiments(p)
     check_choice("fig6_quantity", p["fig6_quantity"], tuple(FIG6_QUANTITIES))
     check_int("eps_sweep_points", p["eps_sweep_points"], 2, extra=" (the sweep's values of eps)")
-    check_int("out_of_sample_seed", p["out_of_sample_seed"], -1, extra=" (-1: none)")
-    if p["out_of_sample_seed"] in p["seeds"]:
-        raise ValueError(f"out_of_sample_seed must be -1 (none) or a seed not in seeds {p['seeds']}, got "
-                         f"{p['out_of_sample_seed']}")
+    oos = check_list("out_of_sample_seeds", p["out_of_sample_seeds"], lambda k, v: check_int(k, v, 0), min_len=0)
+    if len(set(oos)) != len(oos) or set(oos) & set(p["seeds"]):
+        raise ValueError(f"out_of_sample_seeds must be distinct seeds >= 0 not in seeds {p['seeds']} ([]: none), got "
+                         f"{oos}")
     if p["transfer_fit_from"]:
         committed_fit(p["transfer_fit_from"], p["models"][0], p["widths"][0])   # its profile, file and model

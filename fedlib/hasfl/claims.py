@@ -118,15 +118,21 @@ def smallest(values: Sequence):
 
 # --- extract functions: metrics -> {variant: [value per seed]} ---------------------------------------------------
 
-def _oos_rows(metrics: Mapping) -> list | None:
-    """The out-of-sample runs; ``None`` when the run chose none (``out_of_sample_seed`` -1: no such cell), a
-    ``KeyError`` when they should be there and are not."""
+def _oos_rows(metrics: Mapping) -> dict | None:
+    """The out-of-sample runs by seed, ``{seed: rows}`` in the order of ``out_of_sample_seeds``; ``None`` when the
+    run chose none (an empty list: no such cell), a ``KeyError`` when a chosen seed has no runs. Metrics written
+    before the seeds became a list hold ``out_of_sample_seed`` (one seed, -1: none)."""
     rows = metrics["runs_out_of_sample"]
-    if not rows and metrics.get("out_of_sample_seed", -1) < 0:
+    if "out_of_sample_seeds" in metrics:
+        seeds = list(metrics["out_of_sample_seeds"])
+    else:
+        seeds = [] if metrics.get("out_of_sample_seed", -1) < 0 else [metrics["out_of_sample_seed"]]
+    if not seeds and not rows:
         return None
-    if not rows:
-        raise KeyError(f"runs_out_of_sample is empty although out_of_sample_seed is {metrics['out_of_sample_seed']}")
-    return rows
+    by_seed = {s: [r for r in rows if r["seed"] == s] for s in seeds}
+    if missing := [s for s, rs in by_seed.items() if not rs]:
+        raise KeyError(f"runs_out_of_sample holds no run of out-of-sample seed(s) {missing}")
+    return by_seed
 
 
 def _speedups(rows, ours: str, versus: Sequence[str], models: Sequence[str] | None = None) -> list:
@@ -136,27 +142,40 @@ def _speedups(rows, ours: str, versus: Sequence[str], models: Sequence[str] | No
     return [time_ratio(_run(rows, b, m, s), _run(rows, ours, m, s)) for m, s in pairs for b in versus]
 
 
+def _other_seeds(metrics: Mapping, models: Sequence[str] | None) -> list:
+    """The out-of-sample seeds' rows (one list per seed) that hold a run of ``models`` (every model: None)."""
+    oos = _oos_rows(metrics) or {}
+    return [rows for rows in oos.values()
+            if any(models is None or m in models for m, _ in _models_settings(rows))]
+
+
 def speedup(metrics: Mapping, versus: Sequence[str] = BENCHMARKS, models: Sequence[str] | None = None,
             out_of_sample: bool = True) -> dict:
     """The smallest converged-time ratio benchmark / HASFL over ``versus`` and every model and setting of Fig. 5,
-    per variant (pilot HASFL; HASFL-calibrated in and, when the metrics hold it, out of sample)."""
+    per variant and seed: pilot HASFL at the first seed and at each out-of-sample seed (its runs are plain runs
+    at another seed; they hold the first model only, so there the smallest is over that model's settings),
+    HASFL-calibrated in sample (the first seed) and, when the metrics hold them, out of sample (each further seed,
+    decided from the first seed's fit)."""
     rows = metrics["runs"]
-    out = {PILOT: [smallest(_speedups(rows, "HASFL", versus, models))],
+    others = _other_seeds(metrics, models) if out_of_sample else []
+    out = {PILOT: [smallest(_speedups(r, "HASFL", versus, models)) for r in [rows, *others]],
            CALIBRATED: [smallest(_speedups(rows, "HASFL-calibrated", versus, models))]}
-    if out_of_sample and (models is None or "vgg16" in models) and (oos := _oos_rows(metrics)) is not None:
-        out[OUT] = [smallest(_speedups(oos, "HASFL-calibrated", versus, models))]
+    if others:
+        out[OUT] = [smallest(_speedups(r, "HASFL-calibrated", versus, models)) for r in others]
     return out
 
 
 def accuracy_gain(metrics: Mapping) -> dict:
-    """The smallest converged-accuracy gain (points) of HASFL over the four benchmarks, every model and setting."""
+    """The smallest converged-accuracy gain (points) of HASFL over the four benchmarks, every model and setting,
+    per variant and seed as :func:`speedup`."""
     def gains(rows, ours):
         return smallest([acc_gain_points(_run(rows, ours, m, s), _run(rows, b, m, s))
                          for m, s in _models_settings(rows) for b in BENCHMARKS])
     rows = metrics["runs"]
-    out = {PILOT: [gains(rows, "HASFL")], CALIBRATED: [gains(rows, "HASFL-calibrated")]}
-    if (oos := _oos_rows(metrics)) is not None:
-        out[OUT] = [gains(oos, "HASFL-calibrated")]
+    others = _other_seeds(metrics, None)
+    out = {PILOT: [gains(r, "HASFL") for r in [rows, *others]], CALIBRATED: [gains(rows, "HASFL-calibrated")]}
+    if others:
+        out[OUT] = [gains(r, "HASFL-calibrated") for r in others]
     return out
 
 
@@ -192,14 +211,13 @@ def slowest_gap_over_devices(metrics: Mapping) -> dict:
 
 def split_vs_batch(metrics: Mapping) -> dict:
     """Fig. 6: converged time of the random split (HABS+RMS) / the random batch (RBS+HAMS), the smallest over the
-    models and settings (> 1: the split costs more time than the batch size); a second seed from the out-of-sample
-    runs when they are there (VGG-16 only: neither benchmark depends on the calibration, so they are plain runs at
+    models and settings (> 1: the split costs more time than the batch size); one value per seed: the first and each
+    out-of-sample seed (VGG-16 only there: neither benchmark depends on the calibration, so they are plain runs at
     another seed)."""
     values = []
-    for rows in (metrics["runs"], metrics.get("runs_out_of_sample") or []):
-        if rows:
-            values.append(smallest([time_ratio(_run(rows, "HABS+RMS", m, s), _run(rows, "RBS+HAMS", m, s))
-                                    for m, s in _models_settings(rows)]))
+    for rows in (metrics["runs"], *_other_seeds(metrics, None)):
+        values.append(smallest([time_ratio(_run(rows, "HABS+RMS", m, s), _run(rows, "RBS+HAMS", m, s))
+                                for m, s in _models_settings(rows)]))
     return {PILOT: values}
 
 

@@ -65,7 +65,7 @@ SETUP = {
         ("seed", "seed", "not stated"),
     ],
     "hasfl_4_train_experiments": _TRAIN_SETUP + [("N of Fig. 9", "device_counts", "5 to 30")],
-    "hasfl_5_train_figures": _TRAIN_SETUP + [("out-of-sample seed", "out_of_sample_seed", "–")],
+    "hasfl_5_train_figures": _TRAIN_SETUP + [("out-of-sample seeds", "out_of_sample_seeds", "–")],
 }
 
 _TRAIN_DEVIATIONS = [
