@@ -34,10 +34,10 @@ PROFILE_SET=0
 usage() { awk 'NR == 1 { next } !/^#/ { exit } { sub(/^# ?/, ""); print }' "$0"; }   # the header comment
 while [ $# -gt 0 ]; do
   case "$1" in
-    --tests) TESTS=1 ;;
-    --verify) VERIFY=1 ;;
-    --lab) LAB=1 ;;
-    --site) SITE=1 ;;
+    --tests|--verify|--lab|--site)
+      var=$(printf %s "${1#--}" | tr '[:lower:]' '[:upper:]')
+      [ "${!var}" = 0 ] || { echo "run_all.sh: $1 given twice; give it once" >&2; exit 2; }
+      printf -v "$var" 1 ;;
     --profile|--profile=*|--only|--only=*)
       opt=${1%%=*}
       if { [ "$opt" = --profile ] && [ "$PROFILE_SET" = 1 ]; } || { [ "$opt" = --only ] && [ "$ONLY_SET" = 1 ]; }; then
@@ -141,6 +141,10 @@ lint() {
 }
 
 setup_venv
+# every FEDLIB_* variable checked before any other work (the convention: fedlib/core/cli.py)
+.venv/bin/python -c 'import sys; from fedlib.core.cli import check_environment
+try: check_environment()
+except ValueError as exc: print(f"run_all.sh: {exc}", file=sys.stderr); sys.exit(2)'
 if [ "$TESTS" = 1 ]; then lint; fi   # before the data and the tests: a lint finding fails at once
 get_data
 

@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from . import __version__
+from .core.cli import ArgumentParser, positive_int
 from .core.roofline import matmul_gflops
 
 
@@ -142,17 +143,6 @@ def bench_hasfl(seed: int = 0, random_set: int = 60) -> dict:
     return out
 
 
-def _positive_int(text: str) -> int:
-    """argparse type: an integer >= 1 (checked before any benchmark work starts)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {value}")
-    return value
-
-
 def _device(text: str) -> str:
     """argparse type: ``auto``, ``cpu``, ``cuda`` or ``cuda:N``."""
     if text in ("auto", "cpu", "cuda") or (text.startswith("cuda:") and text[5:].isdigit()):
@@ -175,12 +165,12 @@ def main(argv: list[str] | None = None) -> int:
     """CLI: ``python -m fedlib.bench {hist,hasfl,sfl,dtfl}`` prints one JSON line (``--device`` for hist, sfl and
     dtfl; ``--repeats`` for hist and sfl; ``--rounds`` and ``--width`` for dtfl). Arguments are checked before any work: a bad one
     exits 2 with argparse's message naming it."""
-    parser = argparse.ArgumentParser(prog="python -m fedlib.bench", description="fedlib benchmarks; prints one JSON line.")
+    parser = ArgumentParser(prog="python -m fedlib.bench", description="fedlib benchmarks; prints one JSON line.")
     parser.add_argument("which", choices=["hist", "hasfl", "sfl", "dtfl"])
-    parser.add_argument("--repeats", type=_positive_int, default=None, help="timed repeats (>= 1; hist, sfl; default 3)")
+    parser.add_argument("--repeats", type=positive_int, default=None, help="timed repeats (>= 1; hist, sfl; default 3)")
     parser.add_argument("--device", type=_device, default=None,
                         help="auto, cpu, cuda or cuda:N (hist, sfl, dtfl; default auto)")
-    parser.add_argument("--rounds", type=_positive_int, default=None, help="rounds per timing (>= 1; dtfl; default 3)")
+    parser.add_argument("--rounds", type=positive_int, default=None, help="rounds per timing (>= 1; dtfl; default 3)")
     parser.add_argument("--width", type=_width, default=None,
                         help="ResNet-20 width multiplier in (0, 4] (dtfl; default 0.25, the converged profile's; "
                              "1: the paper's)")

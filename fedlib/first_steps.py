@@ -40,6 +40,7 @@ import numpy as np
 import torch
 
 from . import __version__
+from .core.cli import ArgumentParser
 from .core.seeding import resolve_device
 from .core.validate import check_choice, check_int
 
@@ -191,14 +192,16 @@ def first_steps(paper: str, steps: int = 2, device: str = "cpu", active: int = 2
 def main(argv: list[str] | None = None) -> int:
     """CLI: ``python -m fedlib.first_steps [--paper hist dtfl hasfl] [--steps 2] [--device cpu]`` prints one JSON
     line per paper, each measured in a fresh process (its own peak memory; on CUDA also ``peak_gpu_mib``)."""
-    parser = argparse.ArgumentParser(prog="python -m fedlib.first_steps",
-                                     description="First steps of each paper's paper profile; one JSON line each.")
-    parser.add_argument("--paper", nargs="+", choices=PAPERS, default=list(PAPERS))
+    parser = ArgumentParser(prog="python -m fedlib.first_steps",
+                            description="First steps of each paper's paper profile; one JSON line each.")
+    parser.add_argument("--paper", nargs="+", choices=PAPERS, default=list(PAPERS), help="papers, each once (default all)")
     parser.add_argument("--steps", type=int, default=2,
                         help="timed steps after one warm-up (>= 0; 0: the warm-up only; default 2)")
     parser.add_argument("--device", default="cpu", help="torch device (cpu, cuda, cuda:N; default cpu)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if len(set(args.paper)) < len(args.paper):
+        parser.error(f"argument --paper: names a paper twice ({' '.join(args.paper)}); name each once")
     if args.steps < 0:
         parser.error(f"argument --steps: must be an integer >= 0, got {args.steps}")
     try:

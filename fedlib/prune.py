@@ -22,12 +22,12 @@ checks that only refuse bad input, and before HASFL's modules moved into sub-pac
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 from .core import paths
+from .core.cli import ArgumentParser
 from .core.store import SCHEMA, source_hash
 from .core.validate import check_bool
 
@@ -153,7 +153,7 @@ def prune(folder: Path, delete: bool = False, current: set[str] | None = None) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fedlib.prune", description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(prog="python -m fedlib.prune", description=__doc__.split("\n\n")[0])
     parser.add_argument("--dir", type=Path, default=None,
                         help="store folder (default: FEDLIB_CACHE_DIR or .cache/results)")
     parser.add_argument("--delete", action="store_true", help="remove the stale records (default: report only)")

@@ -26,6 +26,7 @@ import json
 import sys
 from pathlib import Path
 
+from .core.cli import ArgumentParser
 from .core.paths import REPO_ROOT
 from .core.verdicts import counts_text, judge_all, markdown_table
 
@@ -99,8 +100,8 @@ def generated(root: Path = REPO_ROOT) -> dict[Path, str]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fedlib.tables", description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(prog="python -m fedlib.tables", description=__doc__.split("\n\n")[0],
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 naming each generated file that differs")
     args = parser.parse_args(argv)

@@ -6,17 +6,19 @@ Twelve instances of the larger set (N up to 4 with b_max up to 24) run by defaul
 Widened instances (issue #21): tight memory, mixed link rates, ε near the floor, five devices; the targets, fixed
 before the runs: gap <= 1 % on at least 98 % of the instances and <= 3 % on all. 36 run by default, FEDLIB_SLOW=1
 runs 300 (>= 200 feasible)."""
-import os
-
 import numpy as np
 import pytest
 
+from fedlib.core.cli import BOOLEANS
+from fedlib.core.paths import env_flag
 from fedlib.hasfl import theta
 
 from fedlib.hasfl import bcd, exhaustive
 from fedlib.hasfl.optimiser.instances import random_instance
 from fedlib.hasfl.bound.problem import batch_caps
 from fedlib.split import memory_bits
+
+SLOW = env_flag("FEDLIB_SLOW", BOOLEANS["FEDLIB_SLOW"])
 
 
 def _instance(seed: int, large: bool = False):
@@ -59,7 +61,7 @@ def test_bcd_against_exhaustive_on_100_random_instances():
     assert gaps.max() <= 0.05, gaps.max()
 
 
-@pytest.mark.skipif(os.environ.get("FEDLIB_SLOW") != "1", reason="larger set: FEDLIB_SLOW=1")
+@pytest.mark.skipif(not SLOW, reason="larger set: FEDLIB_SLOW=1")
 def test_bcd_against_exhaustive_on_a_larger_set():
     gaps, _ = _check(range(100, 400), large=True)
     assert (gaps <= 0.01).mean() >= 0.95 and gaps.max() <= 0.05
@@ -162,7 +164,7 @@ def test_bcd_on_widened_instances():
     assert (gaps <= 0.01).mean() >= 0.98 and gaps.max() <= 0.03, np.sort(gaps)[-5:]
 
 
-@pytest.mark.skipif(os.environ.get("FEDLIB_SLOW") != "1", reason="300 widened instances: FEDLIB_SLOW=1")
+@pytest.mark.skipif(not SLOW, reason="300 widened instances: FEDLIB_SLOW=1")
 def test_bcd_on_300_widened_instances():
     gaps, _ = _check_wide(range(1000, 1300))
     assert len(gaps) >= 200

@@ -58,12 +58,12 @@ def setup(prefix: str | Path | None = None) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
+    from .cli import ArgumentParser
 
-    parser = argparse.ArgumentParser(prog="python -m fedlib.core.jupyter_setup",
-                                     description="Install the project's Jupyter kernel 'Python (fedlib)' (one thread) "
-                                                 "and JupyterLab settings (autosave off) into this environment "
-                                                 f"({sys.prefix}); nothing in your home folder.")
+    parser = ArgumentParser(prog="python -m fedlib.core.jupyter_setup",
+                            description="Install the project's Jupyter kernel 'Python (fedlib)' (one thread) "
+                                        "and JupyterLab settings (autosave off) into this environment "
+                                        f"({sys.prefix}); nothing in your home folder.")
     parser.parse_args(argv)
     for path in setup():
         print(f"wrote {path}")

@@ -19,7 +19,6 @@ regeneration) into the committed ``figures/`` folders, else into ``.scratch/<pro
 """
 from __future__ import annotations
 
-import argparse
 import fnmatch
 import logging
 import os
@@ -28,6 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from .cli import ArgumentParser
 from .paths import REPO_ROOT
 
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
@@ -164,8 +164,7 @@ def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None, co
     out_dir = Path(out_dir)
     # the kernel is a child process: it shows figures inline, and writes the committed folders only if asked
     os.environ.pop("MPLBACKEND", None)
-    saved_commit = os.environ.get("FEDLIB_COMMIT")
-    saved_env = {k: os.environ.get(k) for k in KERNEL_ENV}
+    saved_env = {k: os.environ.get(k) for k in (*KERNEL_ENV, "FEDLIB_COMMIT")}     # restored below
     os.environ.update(KERNEL_ENV)                   # the fedlib kernel's own env; the python3 fallback inherits it
     if commit:
         os.environ["FEDLIB_COMMIT"] = "1"           # read by the kernels this process starts; restored below
@@ -195,7 +194,7 @@ def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None, co
                      "status": status, "error": error})
         print(f"[{status}] {nb.parent.name}/{nb.stem} ({rows[-1]['seconds']:.1f} s) {error}".rstrip(), flush=True)
     socket_dir.cleanup()
-    for key, value in {**saved_env, "FEDLIB_COMMIT": saved_commit}.items():
+    for key, value in saved_env.items():
         if value is None:
             os.environ.pop(key, None)
         else:
@@ -205,7 +204,7 @@ def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None, co
 
 def main(argv: list[str] | None = None) -> int:
     """CLI: run notebooks, print the summary table; exit 1 if any failed, 2 for bad arguments."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(prog="python -m fedlib.core.notebooks", description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="quick", choices=PROFILES)
     parser.add_argument("--only", default=None, help="glob or substring of notebook or paper names")
     parser.add_argument("--out", default=None, help="folder for executed notebooks (default .executed/<profile>)")

@@ -33,7 +33,6 @@ Links to files outside the site become plain text; figures are copied in.
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import json
@@ -46,6 +45,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from .cli import ArgumentParser, positive_int
 from .paths import REPO_ROOT
 
 PAPERS = ("hist", "dtfl", "hasfl")
@@ -351,13 +351,13 @@ def build_site(out: str | Path, executed: str | Path | None = None, profile: str
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m fedlib.core.site", description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="python -m fedlib.core.site", description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=str(REPO_ROOT / "site"), help="output folder (default: site/, git-ignored)")
     ap.add_argument("--executed", default=None, help="folder of executed notebooks <paper>/<notebook>.ipynb")
     ap.add_argument("--profile", default=None, choices=("smoke", "quick", "converged", "paper"),
                     help="one profile for every paper (default: converged where committed, else quick)")
     ap.add_argument("--no-execute", action="store_true", help="render only notebooks already executed")
-    ap.add_argument("-j", "--jobs", type=int, default=1, help="Sphinx's parallel workers (default 1)")
+    ap.add_argument("-j", "--jobs", type=positive_int, default=1, help="Sphinx's parallel workers (>= 1; default 1)")
     args = ap.parse_args(argv)
     try:
         check_out(args.out)                                   # before any work

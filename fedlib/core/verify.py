@@ -18,7 +18,6 @@ range across settings: the evidence the bands are taken from.
 """
 from __future__ import annotations
 
-import argparse
 import fnmatch
 import json
 import os
@@ -28,6 +27,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .cli import ArgumentParser
 from .notebooks import PROFILES
 from .paths import REPO_ROOT
 
@@ -281,7 +281,7 @@ def spread(profile: str, only: str | None, settings: list[str], keep: str | None
 
 def main(argv: list[str] | None = None) -> int:
     """CLI (module docstring)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(prog="python -m fedlib.core.verify", description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="quick", choices=PROFILES)
     parser.add_argument("--only", default=None, help="glob or substring of notebook or paper names")
     parser.add_argument("--keep", default=None, help="folder for the rerun (default: a new temporary folder)")

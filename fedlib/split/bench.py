@@ -120,4 +120,9 @@ def _bench(widths, repeats, rounds, device) -> dict:
 
 if __name__ == "__main__":
     import json
+
+    from ..core.cli import ArgumentParser
+    ArgumentParser(prog="python -m fedlib.split.bench",
+                   description="The split engine's benchmark at its defaults; one JSON line (options: python -m "
+                               "fedlib.bench sfl).").parse_args()
     print(json.dumps(bench_sfl()))

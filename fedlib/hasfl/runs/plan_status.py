@@ -15,13 +15,13 @@ train them) and are listed as ``waits for calibration`` before that.
 """
 from __future__ import annotations
 
-import argparse
 import ast
 import json
 import warnings
 from pathlib import Path
 
-from ...core.paths import REPO_ROOT, use_profile
+from ...core.cli import ArgumentParser, existing_dir
+from ...core.paths import PROFILES, REPO_ROOT, use_profile
 from ...core.validate import check_choice, check_float
 from ...data import TensorDataset, load_dataset
 from ...split import time_to_target
@@ -155,12 +155,17 @@ def main(argv: list[str] | None = None) -> int:
     before the committed ``figures/<profile>/store`` (the committed store alone with ``FEDLIB_COMMIT=1``)."""
     from ...plotting import format_table
 
-    ap = argparse.ArgumentParser(prog="python -m fedlib.hasfl.runs.plan_status", description=main.__doc__)
-    ap.add_argument("--profile", default="converged")
-    ap.add_argument("--store", default=None, help="result store folder")
-    ap.add_argument("--json", default=None, help="also write the rows to this JSON file")
+    ap = ArgumentParser(prog="python -m fedlib.hasfl.runs.plan_status", description=main.__doc__)
+    ap.add_argument("--profile", default="converged", choices=PROFILES)
+    ap.add_argument("--store", type=existing_dir, default=None, help="result store folder (an existing one)")
+    ap.add_argument("--json", default=None, help="also write the rows to this JSON file (in an existing folder)")
     a = ap.parse_args(argv)
-    p = profile_parameters(a.profile)
+    if a.json is not None and (not a.json.strip() or Path(a.json).is_dir() or not Path(a.json).parent.is_dir()):
+        ap.error(f"argument --json: must name a file in an existing folder, got {a.json!r}")
+    try:
+        p = profile_parameters(a.profile)
+    except ValueError as exc:
+        ap.error(f"argument --profile: {exc}")
     use_profile(a.profile)                 # the store follows the profile, as in the notebooks (fedlib.core.paths)
     store = result_store(a.store)
     dataset = resolve_dataset(p["dataset"], p["models"][0])
