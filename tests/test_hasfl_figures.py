@@ -23,7 +23,7 @@ def test_fig6_marks_not_reached_runs_with_a_cross_and_no_bar():
     ax = fig.axes[0]
     heights = sorted(round(p.get_height(), 3) for p in ax.patches)
     assert heights == [0.0, 0.156, 1.2, 2.0]             # RBS+RHAMS IID: no bar at its whole run's 0.3 s
-    assert [t.get_text() for t in ax.texts] == ["×"]
+    assert [t.get_text() for t in ax.texts] == ["× not reached"]     # in its slot, upright
     assert ax.get_ylim()[0] == np.float64(0.156) / 3       # the log floor keeps the 0.156 s bar visible
     plt.close(fig)
 
@@ -155,7 +155,8 @@ def test_fig6_converged_shows_the_papers_converged_time_and_hatches_unconverged_
     fig = train_plots.fig6_bars(rows, ("vgg16",), ("iid",), quantity="converged")
     times, accs = fig.axes[0], fig.axes[1]
     assert [round(p.get_height(), 6) for p in times.patches] == [4.0, 0.0]   # converged time, not time to target
-    assert [t.get_text() for t in times.texts] == ["×"] and "not converged" in times.get_title()
+    assert [t.get_text() for t in times.texts] == ["× never converged"]      # in its slot, upright
+    assert "never converged" in times.get_title()
     assert [round(p.get_height(), 6) for p in accs.patches] == [88.0, 70.0]  # converged acc; final acc where none
     assert [p.get_hatch() for p in accs.patches] == [None, "///"] and "hatched" in accs.get_title()
     plt.close(fig)

@@ -10,6 +10,7 @@ from ...plotting import colour, label_log_axis, log_floor, new_figure
 from ...split import LayerProfile
 from ..bound.latency import round_latency
 from ..optimiser.strategies import STRATEGIES
+from .train_plots import method_style
 from ..bound.theory import HasflConstants, bound_floor, rounds_needed, theorem1_bound
 
 
@@ -160,14 +161,14 @@ def fig_decisions(problem, row: dict):
 
 def fig_strategies(rows: list[dict]):
     """Predicted total latency Θ (eq. 42) of HASFL and the four benchmarks (mean ± std over the feasible random
-    draws; log scale from a third of the smallest bar). A method with no feasible draw has no bar and says so at
+    draws; log scale from a third of the smallest bar), each bar in its method's colour (:func:`method_style`). A method with no feasible draw has no bar and says so at
     the axis' foot; the count of infeasible draws is written on each bar that has some."""
     fig, axes = new_figure()
     ax = axes[0, 0]
     names = [r["method"] for r in rows]
     vals = [r["theta"] if r["theta"] is not None else np.nan for r in rows]
     errs = [r["theta_std"] or 0 for r in rows]
-    ax.bar(range(len(rows)), vals, yerr=errs, color=[colour(i) for i in range(len(rows))])
+    ax.bar(range(len(rows)), vals, yerr=errs, color=[method_style(n, names)["color"] for n in names])
     for i, r in enumerate(rows):
         if r["theta"] is None:
             ax.text(i, 0.02, f"no feasible draw ({r['infeasible']} infeasible)", rotation=90,
@@ -190,17 +191,19 @@ SWEEP_LABELS = {"device_flops": "device compute (× Table I)", "server_flops": "
 
 def fig_sensitivity(rows: list[dict]):
     """Predicted Θ of every strategy vs device compute, server compute, uplink rate, inter-server rate and N
-    (the system-model side of HASFL Figs. 7, 8, 9). HASFL is the thick line drawn underneath, so that a benchmark
-    with (nearly) the same Θ, such as HABS+RMS here, shows as a thin dashed line inside it."""
+    (the system-model side of HASFL Figs. 7, 8, 9), each strategy in its colour and marker (:func:`method_style`).
+    HASFL is the thick line drawn underneath, so that a benchmark with (nearly) the same Θ, such as HABS+RMS here,
+    shows as a thin dashed line inside it."""
     fig, axes = new_figure(ncols=len(SWEEP_LABELS), width=3.4)
     for ax, (key, label) in zip(axes[0], SWEEP_LABELS.items()):
-        for i, name in enumerate(STRATEGIES):
+        for name in STRATEGIES:
             sel = [r for r in rows if r["setting"] == key and r["method"] == name]
             ys = [r["theta"] if r["theta"] is not None else np.nan for r in sel]
             infeasible = all(np.isnan(ys))
             hasfl = name == "HASFL"
-            ax.plot([r["value"] for r in sel], ys, marker="s" if hasfl else "o", ms=6 if hasfl else 3,
-                    ls="-" if hasfl else "--", lw=2.2 if hasfl else 1, zorder=1 if hasfl else 2, color=colour(i),
+            st = method_style(name, STRATEGIES)
+            ax.plot([r["value"] for r in sel], ys, marker=st["marker"], mfc=st["mfc"], ms=6 if hasfl else 3,
+                    ls="-" if hasfl else "--", lw=2.2 if hasfl else 1, zorder=1 if hasfl else 2, color=st["color"],
                     label=name + (" (ε unreachable)" if infeasible else ""))
         values = sorted({r["value"] for r in rows if r["setting"] == key})
         ax.set(xscale="log", yscale="log", xlabel=label, ylabel="predicted Θ (s)")

@@ -2,16 +2,45 @@
 entries. Curves of several seeds are drawn as their mean with a min-max band (interpolated on a common x grid)."""
 from __future__ import annotations
 
+import math
 import textwrap
 
 import numpy as np
+
+from matplotlib import colormaps
+from matplotlib.colors import to_rgba
+from matplotlib.patches import Patch
 
 from ...plotting import colour, label_log_axis, log_floor, new_figure
 
 
 METHOD_ORDER = ("HASFL", "RBS+HAMS", "HABS+RMS", "RBS+RMS", "RBS+RHAMS", "HABS+RMS(C1)", "RBS+RMS(C1)", "HASFL-max",
                 "HASFL-calibrated")
-"""The methods in one order, so that a method keeps its colour and marker in every figure (Figs. 5, 9)."""
+"""The methods in one order, so that a method keeps its colour and marker in every figure (:func:`method_style`)."""
+
+MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*")
+
+COMPONENT_STYLES = {"HABS": ("tab:cyan", "D"), "HAMS": ("tab:cyan", "v"), "HABS-calibrated": ("k", "P"),
+                    "HAMS-calibrated": ("k", "X")}
+"""HASFL's blocks alone (Figs. 10, 11): tab10's last colour and black, apart from every method of
+:data:`METHOD_ORDER` (which take tab10's first nine)."""
+
+
+def method_style(label: str, others=()) -> dict:
+    """The one style (``color`` RGBA, ``marker``, ``mfc``) of ``label`` in every HASFL figure (Figs. 2a, 3a, 5-11,
+    the strategies and sensitivity figures): a method of :data:`METHOD_ORDER` tab10's colour and a filled marker at
+    its position there, HASFL's blocks :data:`COMPONENT_STYLES`; anything else (a fixed b / cut configuration, an
+    unlisted method) its position in ``others`` on viridis with a hollow marker, apart from the methods' styles."""
+    if label in METHOD_ORDER:
+        i = METHOD_ORDER.index(label)
+        return {"color": to_rgba(colour(i)), "marker": MARKERS[i % len(MARKERS)], "mfc": None}
+    if label in COMPONENT_STYLES:
+        c, m = COMPONENT_STYLES[label]
+        return {"color": to_rgba(c), "marker": m, "mfc": None}
+    others = list(dict.fromkeys(others))
+    k = others.index(label) if label in others else len(others)
+    frac = min(1.0, 0.85 * k / max(1, len(others) - 1))          # viridis' yellow end is too pale on white
+    return {"color": to_rgba(colormaps["viridis"](frac)), "marker": MARKERS[k % len(MARKERS)], "mfc": "white"}
 
 
 def method_styles(methods) -> dict:
@@ -19,6 +48,78 @@ def method_styles(methods) -> dict:
     methods = list(dict.fromkeys(methods))
     extra = [m for m in methods if m not in METHOD_ORDER]
     return {m: (METHOD_ORDER.index(m) if m in METHOD_ORDER else len(METHOD_ORDER) + extra.index(m)) for m in methods}
+
+
+def never_converged(rows) -> str | None:
+    """How a table or a figure says that ``rows`` (one method's runs, e.g. its seeds) never met the paper's rule:
+    ``"never converged (504 rounds)"`` when none of them has a ``converged_time_s`` (rounds of each seed, ``/``
+    between distinct ones), ``"1 of 2 seeds never converged (504 rounds)"`` when some have one, ``None`` when every
+    run converged or the rows hold no converged time at all."""
+    rows = [r for r in rows if "converged_time_s" in r]
+    never = [r for r in rows if r["converged_time_s"] is None]
+    if not never:
+        return None
+    rounds = list(dict.fromkeys(r["rounds"] for r in never if r.get("rounds") is not None))
+    within = f" ({' / '.join(str(n) for n in rounds)} rounds)" if rounds else ""
+    who = "" if len(never) == len(rows) else f"{len(never)} of {len(rows)} seeds "
+    return f"{who}never converged{within}"
+
+
+def convergence_cells(rows) -> list[dict]:
+    """Copies of run rows for a notebook table: a missing ``converged_time_s`` reads ``never converged (504
+    rounds)`` and a missing ``converged_acc`` ``never converged``, not a bare "–" (the rows themselves, and so the
+    metrics, keep None)."""
+    out = []
+    for r in rows:
+        r = dict(r)
+        if "converged_time_s" in r and r["converged_time_s"] is None:
+            r["converged_time_s"] = never_converged([r])
+            if r.get("converged_acc") is None:
+                r["converged_acc"] = "never converged"
+        out.append(r)
+    return out
+
+
+def _side(rows, claim: dict, name: str) -> list:
+    """The runs of one side of a :func:`fedlib.hasfl.runs.train_plan.claim_ratios` row: a method's runs on the
+    claim's model and setting in its figure, or the fixed runs of ``"batch = 32"`` / ``"cut = 8"``."""
+    fig = claim["claim"]
+    sel = [r for r in rows if fig in r["figures"] and r["setting"] == claim["setting"] and r["model"] == claim["model"]]
+    key, eq, value = name.partition(" = ")
+    if eq and key in ("batch", "cut"):
+        return [r for r in sel if r["method"] == "fixed" and str(r[key]) == value]
+    return [r for r in sel if r["method"] == name]
+
+
+def claim_cells(claims, rows) -> list[dict]:
+    """Copies of :func:`fedlib.hasfl.runs.train_plan.claim_ratios` rows for a notebook table: where a side never
+    converged, ``conv_ratio`` reads the bound its whole simulated time gives and who never converged (``"≥ 5.72:
+    RBS+RMS never converged (504 rounds)"``; a ratio versus / method, so ≥ when ``versus`` never converged, ≤ when the
+    method did not) and ``conv_acc_gain`` ``"n/a: never converged"``, not a bare "–". ``rows`` are the runs the
+    claims were read from (the claims themselves, and so the metrics, keep None)."""
+    def mean(vals):
+        vals = [v for v in vals if v is not None]
+        return sum(vals) / len(vals) if vals else None
+
+    out = []
+    for c in claims:
+        c = dict(c)
+        if c.get("conv_ratio") is None:
+            mine, other = _side(rows, c, c["method"]), _side(rows, c, c["versus"])
+            says = [f"{name} {text}" for name, rs in ((c["method"], mine), (c["versus"], other))
+                    if (text := never_converged(rs))]
+            if says:
+                t_m, t_o = mean(r["converged_time_s"] for r in mine), mean(r["converged_time_s"] for r in other)
+                bound = ""                                 # cut towards the side it bounds: never overstated
+                if t_m and t_o is None and mean(r["sim_s"] for r in other):
+                    bound = f"≥ {math.floor(100 * mean(r['sim_s'] for r in other) / t_m) / 100:.2f}: "
+                elif t_o and t_m is None and mean(r["sim_s"] for r in mine):
+                    bound = f"≤ {math.ceil(100 * t_o / mean(r['sim_s'] for r in mine)) / 100:.2f}: "
+                c["conv_ratio"] = bound + "; ".join(says)
+                if c.get("conv_acc_gain") is None:
+                    c["conv_acc_gain"] = "n/a: never converged"
+        out.append(c)
+    return out
 
 
 def _label(row: dict) -> str:
@@ -36,35 +137,44 @@ def _groups(entries: list[dict], figure: str, **match) -> dict:
     return out
 
 
-MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*")
+def _others(entries: list[dict]) -> list[str]:
+    """The labels of ``entries`` outside :data:`METHOD_ORDER` and :data:`COMPONENT_STYLES` (the fixed b / cut
+    configurations, by b then cut), the order :func:`method_style` numbers them in: the same run keeps its style in
+    Figs. 2a, 3a, 10 and 11."""
+    rows = [e["row"] for e in entries]
+    fixed = sorted({(r["batch"], r["cut"]) for r in rows if r["method"] == "fixed"})
+    rest = [_label(r) for r in rows if r["method"] != "fixed" and r["method"] not in METHOD_ORDER
+            and r["method"] not in COMPONENT_STYLES]
+    return [f"b = {b}, cut {c}" for b, c in fixed] + list(dict.fromkeys(rest))
 
 
-def _band(ax, entries: list[dict], xkey: str, i: int, label: str, scale: float = 1.0, ls: str = "-") -> None:
-    """Mean curve of the seeds in ``entries`` with a min-max band (when more than one seed); marker i."""
+def _band(ax, entries: list[dict], xkey: str, style: dict, label: str, scale: float = 1.0, ls: str = "-") -> None:
+    """Mean curve of the seeds in ``entries`` with a min-max band (when more than one seed) in ``style``
+    (:func:`method_style`)."""
     curves = [(np.asarray(e["curve"][xkey], float) * scale, np.asarray(e["curve"]["test_acc"]) * 100)
               for e in entries]
-    style = dict(color=colour(i), lw=1.3, ls=ls, marker=MARKERS[i % len(MARKERS)], ms=3.5, markevery=0.1)
+    kw = dict(color=style["color"], lw=1.3, ls=ls, marker=style["marker"], mfc=style["mfc"], ms=3.5, markevery=0.1)
     if len(curves) == 1:
-        ax.plot(*curves[0], label=label, **style)
+        ax.plot(*curves[0], label=label, **kw)
         return
     grid = np.linspace(0, min(c[0][-1] for c in curves), 60)
     ys = np.array([np.interp(grid, x, y) for x, y in curves])
-    ax.plot(grid, ys.mean(0), label=f"{label} (mean of {len(curves)})", **style)
-    ax.fill_between(grid, ys.min(0), ys.max(0), color=colour(i), alpha=0.2, lw=0)
+    ax.plot(grid, ys.mean(0), label=f"{label} (mean of {len(curves)})", **kw)
+    ax.fill_between(grid, ys.min(0), ys.max(0), color=style["color"], alpha=0.2, lw=0)
 
 
 def _signature(entries: list[dict], xkey: str) -> tuple:
     return tuple((tuple(np.round(e["curve"][xkey], 9)), tuple(np.round(e["curve"]["test_acc"], 9))) for e in entries)
 
 
-def _draw_groups(ax, groups: dict, xkey: str, index: dict | None = None) -> None:
-    """One curve per method; a method whose curves equal an earlier method's (same decisions, so the same run)
-    is drawn dashed over it, and the panel names the pairs ("X = Y: identical runs"), so that no curve hides.
-    ``index`` (label -> colour and marker index) keeps a method's style the same across panels that hold
-    different methods; by default a panel numbers its own."""
+def _draw_groups(ax, groups: dict, xkey: str, others=()) -> None:
+    """One curve per method in its :func:`method_style` (``others``: the figure's labels outside the registry, in
+    the order they are numbered); a method whose curves equal an earlier method's (same decisions, so the same run)
+    is drawn dashed over it, and the panel names the pairs ("X = Y: identical runs"), so that no curve hides. A
+    method whose runs never met the paper's convergence rule says so in its legend label, on a second line so that
+    the legend keeps its width (``"RBS+RMS\nnever converged (504 rounds)"``, :func:`never_converged`)."""
     seen, same = {}, []
-    for k, (label, es) in enumerate(groups.items()):
-        i = k if index is None else index[label]
+    for label, es in groups.items():
         sig = _signature(es, xkey)
         ls = "-"
         if sig in seen:
@@ -72,7 +182,8 @@ def _draw_groups(ax, groups: dict, xkey: str, index: dict | None = None) -> None
             ls = (0, (4, 3))
         else:
             seen[sig] = label
-        _band(ax, es, xkey, i, label, ls=ls)
+        never = never_converged([e["row"] for e in es])
+        _band(ax, es, xkey, method_style(label, others), label + (f"\n{never}" if never else ""), ls=ls)
     if same:
         ax.text(0.98, 0.02, "identical runs (dashed over):\n" + "\n".join(same), transform=ax.transAxes,
                 ha="right", va="bottom", fontsize=6, bbox=dict(fc="w", ec="0.7", alpha=0.9))
@@ -81,8 +192,9 @@ def _draw_groups(ax, groups: dict, xkey: str, index: dict | None = None) -> None
 def fig_accuracy(entries: list[dict], figure: str, xkey: str, settings: tuple, title: str, **match):
     """Test accuracy vs ``xkey`` (``"epoch"`` or ``"sim_s"``) of one figure's runs, one panel per setting."""
     fig, axes = new_figure(len(settings))
+    others = _others(entries)
     for ax, setting in zip(axes[0], settings):
-        _draw_groups(ax, _groups(entries, figure, setting=setting, **match), xkey)
+        _draw_groups(ax, _groups(entries, figure, setting=setting, **match), xkey, others)
         ax.set_xlabel("epochs (device samples / |D|)" if xkey == "epoch" else "simulated time (s)")
         if xkey == "sim_s":
             ax.set_xscale("symlog", linthresh=1.0)
@@ -96,12 +208,13 @@ def fig_accuracy(entries: list[dict], figure: str, xkey: str, settings: tuple, t
 
 def fig5_accuracy_vs_time(entries: list[dict], models: tuple, settings: tuple):
     """Fig. 5: accuracy vs simulated time for HASFL and the benchmarks, one panel per model and setting; a method
-    has the same colour and marker in every panel (a panel may lack a variant, e.g. HASFL-max for a model)."""
+    has the same colour and marker in every panel (a panel may lack a variant, e.g. HASFL-max for a model) and in
+    every other HASFL figure (:func:`method_style`); a run that never converged says so in the legend."""
     fig, axes = new_figure(len(settings), len(models))
-    index = method_styles(_label(e["row"]) for e in entries if "fig5" in e["row"]["figures"])
+    others = _others(entries)
     for row_axes, model in zip(axes, models):
         for ax, setting in zip(row_axes, settings):
-            _draw_groups(ax, _groups(entries, "fig5", model=model, setting=setting), "sim_s", index)
+            _draw_groups(ax, _groups(entries, "fig5", model=model, setting=setting), "sim_s", others)
             ax.set_xscale("symlog", linthresh=1.0)
             ax.set_xlabel("simulated time (s)")
             ax.set_ylabel("test accuracy (%)")
@@ -120,20 +233,33 @@ def _mean(vals):
 FIG6_QUANTITIES = {
     # quantity: (time key, accuracy key, time label, accuracy label, what a missing time means)
     "target": ("time_to_target_s", "final_test_acc", "time to target", "final accuracy", "not reached"),
-    "converged": ("converged_time_s", "converged_acc", "converged time", "converged accuracy", "not converged"),
+    "converged": ("converged_time_s", "converged_acc", "converged time", "converged accuracy", "never converged"),
 }
+
+SETTING_SHADES = (1.0, 0.45, 0.25)
+"""How much of a method's colour a bar of the first, second and further data settings keeps (the rest white), so
+that Fig. 6's bars keep each method's colour (:func:`method_style`) and tell the settings apart by shade."""
+
+
+def _tint(color, k: int) -> tuple:
+    """``color`` at the shade of setting ``k`` (:data:`SETTING_SHADES`)."""
+    f = SETTING_SHADES[min(k, len(SETTING_SHADES) - 1)]
+    r, g, b, _ = to_rgba(color)
+    return (1 - f * (1 - r), 1 - f * (1 - g), 1 - f * (1 - b), 1.0)
 
 
 def fig6_bars(rows: list[dict], models: tuple, settings: tuple, quantity: str = "target"):
     """Fig. 6: a time and an accuracy per method (any method names, e.g. the HASFL variants) and data setting, one
-    panel pair per model, legends below the panels.
+    panel pair per model, legends below the panels. A bar has its method's colour (:func:`method_style`), full for
+    the first setting and lighter for the next (:data:`SETTING_SHADES`; the legend names the shades).
 
     ``quantity="converged"`` is the paper's Fig. 6: converged time (simulated s, when the paper's rule fires:
     < 0.02 % gain over 5 evaluations) and the accuracy at that point; ``"target"`` (the default, for profiles whose
     runs stop before convergence) is the time to each setting's target accuracy (``target_acc``, named in the
     legend) and the run's final accuracy. Times are on a log scale from a third of the smallest bar
-    (:func:`fedlib.plotting.log_floor`); a run with no time (not converged / not reached) has no bar but a × at the
-    axis' foot; in the converged view its accuracy bar is the run's final accuracy, hatched.
+    (:func:`fedlib.plotting.log_floor`); a run with no time has no bar but, in its slot, a × at the axis' foot and
+    what happened, upright (``"× never converged (504 rounds)"``, ``"× not reached"``); in the converged view its
+    accuracy bar is the run's final accuracy, hatched.
 
     Raises:
         ValueError: ``quantity`` not one of ``FIG6_QUANTITIES``.
@@ -144,8 +270,9 @@ def fig6_bars(rows: list[dict], models: tuple, settings: tuple, quantity: str = 
     fig, axes = new_figure(2, len(models), width=5.0, height=3.6)
     for row_axes, model in zip(axes, models):
         methods = list(dict.fromkeys(r["method"] for r in rows if "fig6" in r["figures"] and r["model"] == model))
+        base = [method_style(m, methods)["color"] for m in methods]
         x = np.arange(len(methods))
-        times, hatched = [], False
+        times, hatched, shades = [], False, []
         for k, setting in enumerate(settings):
             sel = [[r for r in rows if "fig6" in r["figures"] and r["model"] == model and r["setting"] == setting
                     and r["method"] == m] for m in methods]
@@ -157,31 +284,35 @@ def fig6_bars(rows: list[dict], models: tuple, settings: tuple, quantity: str = 
             if quantity == "target":
                 targets = sorted({r["target_acc"] for rs in sel for r in rs})
                 label += " (to " + (" / ".join(f"{100 * v:.0f} %" for v in targets) or "-") + ")"
+            shades.append(Patch(facecolor=_tint("0.3", k), edgecolor="0.3", lw=0.8, label=label))
             xs = x + 0.4 * k - 0.2
-            row_axes[0].bar(xs, [v or 0 for v in t], 0.4, color=colour(k), label=label)
-            for xi, v, rs in zip(xs, t, sel):
-                if rs and v is None:                       # no time: a cross at the foot, no whole-run bar
-                    row_axes[0].text(xi, 0.01, "×", ha="center", va="bottom", fontsize=10, color=colour(k),
-                                     transform=row_axes[0].get_xaxis_transform())
+            fill = [_tint(c, k) for c in base]
+            row_axes[0].bar(xs, [v or 0 for v in t], 0.4, color=fill, edgecolor=base, lw=0.8)
+            for xi, v, rs, c in zip(xs, t, sel, base):
+                if rs and v is None:                       # no time: said in its slot, no whole-run bar
+                    what = (never_converged(rs) if quantity == "converged" else None) or missing
+                    row_axes[0].text(xi, 0.01, f"× {what}", ha="center", va="bottom", rotation=90, fontsize=6.5,
+                                     color=c, transform=row_axes[0].get_xaxis_transform())
             shown = [a if a is not None else f for a, f in zip(acc, final)]
             no_time = [bool(rs) and v is None for v, rs in zip(t, sel)]
             hatched |= quantity == "converged" and any(no_time)
-            bars = row_axes[1].bar(xs, [100 * (a or 0) for a in shown], 0.4, color=colour(k), label=setting)
+            bars = row_axes[1].bar(xs, [100 * (a or 0) for a in shown], 0.4, color=fill, edgecolor=base, lw=0.8)
             for bar, miss in zip(bars, no_time):
-                if miss and quantity == "converged":       # not converged: its final accuracy, hatched
+                if miss and quantity == "converged":       # never converged: its final accuracy, hatched
                     bar.set_hatch("///")
-                    bar.set_edgecolor("w")
+                    bar.set_edgecolor("0.15")
         row_axes[0].set_yscale("log")
         row_axes[0].set_ylim(bottom=log_floor(times))
         label_log_axis(row_axes[0])
         row_axes[0].set_ylabel(f"simulated {tname} (s)")
         row_axes[0].set_title(f"{model}: {tname} (× = {missing})", fontsize=9)
         row_axes[1].set_ylabel(f"{aname} (%)")
-        row_axes[1].set_title(f"{model}: {aname}" + (" (hatched: not converged, final)" if hatched else ""),
+        row_axes[1].set_title(f"{model}: {aname}" + (" (hatched: never converged, final)" if hatched else ""),
                               fontsize=9)
         for ax in row_axes:
             ax.set_xticks(x, methods, rotation=30, fontsize=7, ha="right")
-            ax.legend(fontsize=7, ncol=len(settings), loc="upper center", bbox_to_anchor=(0.5, -0.3))
+            ax.legend(handles=shades, fontsize=7, ncol=len(settings), loc="upper center", bbox_to_anchor=(0.5, -0.3),
+                      title="bars: the method's colour, setting by shade", title_fontsize=6.5)
             ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
     return fig
@@ -198,18 +329,20 @@ def fig9_vs_devices(rows: list[dict]):
     for row_axes, setting in zip(axes, settings):
         sel = [r for r in sel_all if r["setting"] == setting]
         missing = [False, False]
-        for method, i in method_styles(r["method"] for r in sel_all).items():
+        methods = list(dict.fromkeys(r["method"] for r in sel_all))
+        for method in sorted(methods, key=lambda m: method_styles(methods)[m]):
+            st = method_style(method, methods)
             ns = sorted({r["N"] for r in sel if r["method"] == method})
             for j, (ax, key) in enumerate(zip(row_axes, ("time_to_target_s", "converged_time_s"))):
                 runs = [[r for r in sel if r["method"] == method and r["N"] == n] for n in ns]
                 ys = [_mean([r[key] for r in rs]) for rs in runs]
                 pts = [(n, y) for n, y in zip(ns, ys) if y is not None]
                 if pts:
-                    ax.plot(*zip(*pts), "-", marker=MARKERS[i % len(MARKERS)], color=colour(i), label=method)
+                    ax.plot(*zip(*pts), "-", marker=st["marker"], mfc=st["mfc"], color=st["color"], label=method)
                 lower = [(n, _mean([r["sim_s"] for r in rs])) for n, y, rs in zip(ns, ys, runs) if y is None and rs]
                 if lower:
                     missing[j] = True
-                    ax.plot(*zip(*lower), "x", ms=8, mew=1.5, color=colour(i),
+                    ax.plot(*zip(*lower), "x", ms=8, mew=1.5, color=st["color"],
                             label=f"{method} (not {'reached' if j == 0 else 'converged'})")
         target = sel[0]["target_acc"] if sel else 0
         name = "IID" if setting == "iid" else "non-IID"
@@ -291,7 +424,9 @@ def fig78_trained(rows: list[dict], model: str, setting: str = "iid", key: str =
     at Table I (HASFL when swept, else the first method; factor 1 is Fig. 5's run of ``model``, ``setting``), so
     that the trends and the methods' ratios read on one log axis. A point whose runs have no ``key`` (not
     converged / not reached) is a hollow × at the runs' whole time: a lower bound. When the reference itself has
-    no ``key``, its whole time is the divisor and the axis label says that every value is then an upper bound."""
+    no ``key``, its whole time is the divisor and the axis label says that every value is then an upper bound.
+    Each method has its :func:`method_style`; one opaque legend for every panel sits below them, outside the axes
+    (inside, it hid the lines of 3 of the 4 converged panels)."""
     swept = [r for r in rows if {"fig7", "fig8"} & set(r["figures"]) and r["model"] == model
              and r["setting"] == setting]
     methods = list(dict.fromkeys(r["method"] for r in swept))
@@ -310,7 +445,8 @@ def fig78_trained(rows: list[dict], model: str, setting: str = "iid", key: str =
         return (meas, _mean([r["sim_s"] for r in rs]), _mean([r["theta_pred_s"] for r in rs]))
 
     for ax, k in zip(axes[0], keys):
-        for i, m in enumerate(methods):
+        for m in methods:
+            st = method_style(m, methods)
             by_f = {1.0: [r for r in base if r["method"] == m]}
             for r in swept:
                 if r["scale_key"] == k and r["method"] == m:
@@ -322,11 +458,11 @@ def fig78_trained(rows: list[dict], model: str, setting: str = "iid", key: str =
             low = [(f, p[1] / ref_div) for f, p in pts if p[0] is None]
             pred = [(f, p[2] / ref_pred) for f, p in pts if p[2] is not None and ref_pred]
             if meas:
-                ax.plot(*zip(*meas), "-", marker=MARKERS[i % len(MARKERS)], color=colour(i), label=f"{m}: trained")
+                ax.plot(*zip(*meas), "-", marker=st["marker"], mfc=st["mfc"], color=st["color"], label=f"{m}: trained")
             if low:
-                ax.plot(*zip(*low), "x", ms=8, mew=1.5, color=colour(i), label=f"{m}: not converged (× at run's end)")
+                ax.plot(*zip(*low), "x", ms=8, mew=1.5, color=st["color"], label=f"{m}: not converged (× at run's end)")
             if pred:
-                ax.plot(*zip(*pred), "--", marker=MARKERS[i % len(MARKERS)], mfc="none", color=colour(i), alpha=0.8,
+                ax.plot(*zip(*pred), "--", marker=st["marker"], mfc="none", color=st["color"], alpha=0.8,
                         label=f"{m}: predicted Θ")
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -337,8 +473,27 @@ def fig78_trained(rows: list[dict], model: str, setting: str = "iid", key: str =
         ax.set_xlabel("factor on Table I's range")
         ax.set_title(SCALE_LABELS[k], fontsize=9)
         ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=5.5)
     bound = "" if ref_meas is not None else f"\n({ref_method} did not converge at Table I: ÷ its whole time, upper bounds)"
     axes[0][0].set_ylabel(f"time relative to {ref_method} at Table I\n(solid: trained, dashed: predicted){bound}")
-    fig.tight_layout()
+    _legend_below(fig, [ax for ax in axes[0]])
     return fig
+
+
+def _legend_below(fig, axes, fontsize: float = 7) -> None:
+    """One opaque legend of every labelled line of ``axes`` (each label once), centred below the panels, outside
+    every axes: the panels are laid out (``tight_layout``) above the legend's height."""
+    handles, labels = [], []
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    if not handles:
+        fig.tight_layout()
+        return
+    leg = fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(labels), 4),
+                     fontsize=fontsize,
+                     framealpha=1.0, frameon=True)
+    fig.canvas.draw()                                      # the legend's size, in pixels
+    height = leg.get_window_extent().height / fig.bbox.height
+    fig.tight_layout(rect=(0, height + 0.02, 1, 1))
