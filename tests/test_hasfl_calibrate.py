@@ -161,7 +161,7 @@ def _fake(monkeypatch, reach: dict):
     Returns the trained configs and the (method, problem) pairs the decisions were made on."""
     configs, problems = [], []
 
-    def decide(problem, method, seed, batch=None, cut=None):
+    def decide(problem, method, seed, batch=None, cut=None, draw=0):
         problems.append((method, problem))
         n = problem.num_devices
         return {"method": method, "b": [batch or 4] * n, "cuts": [cut or 1] * n, "theta": None, "note": ""}
@@ -353,8 +353,8 @@ def fake_calibrated_decisions(monkeypatch):
     device, so that they differ from the pilot ones."""
     fake_decide, kappa = train_plan.decide, _expected_fit()[1]
 
-    def decide(problem, method, seed, batch=None, cut=None):
-        d = fake_decide(problem, method, seed, batch, cut)
+    def decide(problem, method, seed, batch=None, cut=None, draw=0):
+        d = fake_decide(problem, method, seed, batch, cut, draw)
         return d | {"b": [5] * problem.num_devices} if problem.constants.G2[0] == pytest.approx(kappa) else d
 
     monkeypatch.setattr(train_plan, "decide", decide)

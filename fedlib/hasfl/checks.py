@@ -33,7 +33,8 @@ Ranges (the paper's Table I values in brackets):
   >= 0; ``optimizer``: adam, sgd; ``lr`` > 0; ``constants``: pilot, max, calibrated (``calibrated`` fits on at
   least 2 cuts of ``cut_grid`` and, with ``calibrate_variance``, 2 batch sizes of ``batch_grid``);
   ``eps_mode``: slack, grad_norm; ``eps_factor`` > 0; ``target_acc``, ``target_acc_noniid``: fractions in (0, 1].
-- plan: ``settings``: distinct of iid, noniid; ``fig9_settings`` among them; ``n_methods``, ``sweep_methods``:
+- plan: ``settings``: distinct of iid, noniid; ``fig9_settings`` among them; ``fig9_draws`` >= 1 (Fig. 9's draws
+  of each random benchmark per N); ``n_methods``, ``sweep_methods``:
   distinct of :data:`fedlib.hasfl.runs.training.N_METHODS`; ``sweep_factors``: distinct numbers > 0;
   ``model_cut_grids``: with ``calibrate_later_models``, one grid of >= 2 distinct cuts per later model.
 - figures: ``fig6_quantity``: target, converged; ``eps_sweep_points`` >= 2; ``transfer_fit_from``: "" (none) or
@@ -147,6 +148,7 @@ def check_hasfl_4_train_experiments(p: Mapping) -> None:
     resolve_device(p["device"])
     check_int("workers", p["workers"], 1)
     check_int("num_batches", p["num_batches"], 2)
+    check_int("fig9_draws", p["fig9_draws"], 1, extra=" (draws of Fig. 9's random benchmarks per N)")
     check_list("sweep_factors", p["sweep_factors"], lambda k, v: check_float(k, v, 0, low_open=True), distinct=True)
     if p["constants"] == "calibrated":   # the fit of the decisions (fedlib.hasfl.runs.train_plan.plan_calibration)
         if len(p["cut_grid"]) < 2:

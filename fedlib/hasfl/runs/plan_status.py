@@ -59,6 +59,7 @@ def settings_and_plan(p: dict, dataset: str) -> tuple[TrainSettings, TrainPlan]:
                      fixed_cut=p["fixed_cut"], cut_grid=tuple(p["cut_grid"]), fixed_batch=p["fixed_batch"],
                      models=tuple(p["models"]), widths=tuple(p["widths"]), device_counts=tuple(p["device_counts"]),
                      n_methods=tuple(p["n_methods"]), fig9_settings=tuple(p["fig9_settings"]),
+                     fig9_draws=p["fig9_draws"],
                      sweep_factors=tuple(p["sweep_factors"]) if p["sweep"] else (),
                      sweep_methods=tuple(p["sweep_methods"]), calibrate_variance=p["calibrate_variance"],
                      model_cut_grids=(tuple(tuple(g) for g in p["model_cut_grids"])
@@ -99,9 +100,9 @@ def plan_progress(store, s: TrainSettings, plan: TrainPlan, seeds: list[int], ta
                   target_acc_noniid: float, data: TensorDataset, device: str = "cpu") -> list[dict]:
     """One row per distinct training run of ``plan`` (a config that several figures share once, under its first
     :data:`TRAIN_ORDER` group), in training order: ``group``, ``figures``, ``method``, ``model``, ``setting``,
-    ``N``, ``scale``, ``b_mean``, ``cut_max``, ``stored`` (bool) and, when stored, ``worker_s`` (the run's wall
-    time, s), ``epochs``, ``rounds``, ``converged_time_s`` (simulated s, the paper's rule; None if it never
-    fired), ``converged_acc``, ``time_to_target_s`` (the setting's target). The calibrated runs are one row
+    ``N``, ``draw`` (Fig. 9's draw of a random benchmark, else 0), ``scale``, ``b_mean``, ``cut_max``, ``stored``
+    (bool) and, when stored, ``worker_s`` (the run's wall time, s), ``epochs``, ``rounds``, ``converged_time_s``
+    (simulated s, the paper's rule; None if it never fired), ``converged_acc``, ``time_to_target_s`` (the setting's target). The calibrated runs are one row
     ``waits for calibration`` per (model, setting) until their calibration runs are stored.
 
     Raises:
@@ -126,7 +127,7 @@ def plan_progress(store, s: TrainSettings, plan: TrainPlan, seeds: list[int], ta
             continue
         d = r["decision"]
         row = dict(priority=prio, figures=",".join(r["figs"]), method=r["method"], model=r["sm"].model,
-                   setting=r["setting"], N=r["n"], scale=None if not r["scale"] else f"{r['scale'][0][0]} x {r['scale'][0][1]:g}",
+                   setting=r["setting"], N=r["n"], draw=r["draw"], scale=None if not r["scale"] else f"{r['scale'][0][0]} x {r['scale'][0][1]:g}",
                    b_mean=sum(d["b"]) / len(d["b"]), cut_max=max(d["cuts"]),
                    stored=stored_run(rs, r["config"], r["extend"], data))
         if row["stored"]:
@@ -171,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     dataset = resolve_dataset(p["dataset"], p["models"][0])
     s, plan = settings_and_plan(p, dataset)
     rows = plan_progress(store, s, plan, p["seeds"], p["target_acc"], p["target_acc_noniid"], load_dataset(dataset))
-    print(format_table(rows, ["group", "figures", "method", "model", "setting", "N", "scale", "b_mean", "cut_max",
+    print(format_table(rows, ["group", "figures", "method", "model", "setting", "N", "draw", "scale", "b_mean", "cut_max",
                               "stored", "worker_s", "epochs", "converged_time_s", "converged_acc", "time_to_target_s",
                               "note"]))
     print()

@@ -26,6 +26,11 @@ from .training import (TrainSettings, bound_constants, check_plan, check_setting
                        training_problem)
 from ..bound.latency import SCALE_KEYS
 
+#: the paper's random benchmarks whose Fig. 9 points are drawn ``TrainPlan.fig9_draws`` times at each N (draw k
+#: decides from its own seed stream, :func:`fedlib.hasfl.runs.training.decision_stream`; draw 0 is the plan's
+#: only draw before draws existed, and Fig. 5's run at N = ``num_devices``)
+DRAWN_METHODS = ("HABS+RMS", "RBS+RMS")
+
 #: the figure tags of the plan's jobs (:func:`_jobs`)
 FIGURES = ("fig2a", "fig3a", "fig5", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "calibration")
 
@@ -40,7 +45,10 @@ class TrainPlan:
         cut_grid / fixed_batch: Figs. 3a, 11 (every device cut c at b = ``fixed_batch``).
         models: Fig. 5 / 6 models; ``widths``: their channel multipliers (same order).
         device_counts / n_methods / fig9_settings: Fig. 9 (first model; the data settings it runs, each also in
-        ``settings``). sweep_factors / sweep_methods: Figs. 7-8 trained (ours; the paper's are the system model's
+        ``settings``). fig9_draws: Fig. 9's draws (>= 1) of each benchmark of :data:`DRAWN_METHODS` in
+        ``n_methods`` at each N and setting: draw k varies only the benchmark's random decision (its own seed
+        stream; the data partition, initial model and system are the seed's), draw 0 is the single draw of
+        ``fig9_draws = 1``; the other methods run once. sweep_factors / sweep_methods: Figs. 7-8 trained (ours; the paper's are the system model's
         predictions): each Table I quantity of :data:`fedlib.hasfl.bound.latency.SCALE_KEYS` multiplied by each factor,
         the methods decided on that system and trained (first model, first setting); empty: none. A factor-1
         point is Fig. 5's run (same decision, a cache hit). compare_constants: add to Fig. 5, for the first
@@ -65,6 +73,7 @@ class TrainPlan:
     device_counts: tuple = (5, 10, 20)
     n_methods: tuple = ("HASFL", "RBS+RMS")
     fig9_settings: tuple = ("iid",)
+    fig9_draws: int = 1
     sweep_factors: tuple = ()
     sweep_methods: tuple = ("HASFL", "RBS+HAMS")
     model_cut_grids: tuple = ()
@@ -93,11 +102,12 @@ def _model_settings(s: TrainSettings, plan: TrainPlan, k: int) -> TrainSettings:
 
 
 def _jobs(plan: TrainPlan, s: TrainSettings) -> list[tuple]:
-    """(figures, settings, setting, N, method, batch, cut, scale) per run, in a stable order: per setting the fixed
+    """(figures, settings, setting, N, method, batch, cut, scale, draw) per run, in a stable order: per setting the fixed
     runs (Figs. 2a, 3a; the IID ones are the calibration's, :func:`calibration_runs`) before the optimiser-driven
     ones (HABS / HAMS and their variants, then the later models' calibration runs, Fig. 5's strategies and HASFL's
     variants, Fig. 9's, then Figs. 7-8's on scaled systems, first setting; :data:`VARIANT_MODES`). ``scale``: None (Table I) or
-    ``((key, factor),)`` (:func:`fedlib.hasfl.bound.latency.table_i`)."""
+    ``((key, factor),)`` (:func:`fedlib.hasfl.bound.latency.table_i`); ``draw``: 0, or Fig. 9's draw k of a
+    :data:`DRAWN_METHODS` benchmark (``plan.fig9_draws`` draws, after the other methods at that N)."""
     jobs = []
     s = replace(s, model=plan.models[0], width=plan.widths[0])
     for setting in plan.settings:
@@ -123,13 +133,16 @@ def _jobs(plan: TrainPlan, s: TrainSettings) -> list[tuple]:
     for setting in plan.fig9_settings:
         for n in plan.device_counts:
             for m in plan.n_methods:
-                jobs.append((("fig9",), s, setting, n, m, None, None))
+                jobs.append((("fig9",), s, setting, n, m, None, None, None, 0))
+            for m in plan.n_methods:                       # further draws of the random benchmarks
+                if m in DRAWN_METHODS:
+                    jobs += [(("fig9",), s, setting, n, m, None, None, None, k) for k in range(1, plan.fig9_draws)]
     for key in SCALE_KEYS:                                 # Figs. 7-8 trained: IID, first model, scaled systems
         for factor in plan.sweep_factors:
             for m in plan.sweep_methods:
                 fig = "fig7" if key in ("device_flops", "server_flops") else "fig8"
                 jobs.append(((fig,), s, plan.settings[0], plan.num_devices, m, None, None, ((key, factor),)))
-    return [j if len(j) == 8 else j + (None,) for j in jobs]
+    return [j + (None, 0)[len(j) - 7:] for j in jobs]
 
 
 def calibration_runs(plan: TrainPlan, model_index: int = 0) -> list[tuple[int, int]]:
@@ -192,7 +205,7 @@ def _decided_runs(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: 
                   data: TensorDataset, device: str, which: str = "all", fit_seed: int | None = None,
                   only_figures: tuple = ()):
     """Every (run, seed) of ``plan`` decided, in plan order: a dict with ``figs``, ``method``, ``sm`` (the job's
-    settings), ``ss`` (with the decision's constants mode), ``setting``, ``n``, ``batch``, ``cut``, ``seed``,
+    settings), ``ss`` (with the decision's constants mode), ``setting``, ``n``, ``batch``, ``cut``, ``draw``, ``seed``,
     ``problem``, ``decision``, ``config`` and ``fit`` (when calibrated: the seed's fit of the run's model, or of
     the first model for a model without calibration runs of its own, :func:`calibrated_models`; else None).
     ``which``: ``"all"``, ``"plain"`` (only runs whose decision needs no calibration: nothing is trained) or
@@ -204,7 +217,7 @@ def _decided_runs(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: 
     cache: dict = {}
     fits: dict = {}
     for seed in seeds:
-        for figs, sm, setting, n, method, batch, cut, scale in _jobs(plan, s):
+        for figs, sm, setting, n, method, batch, cut, scale, draw in _jobs(plan, s):
             if only_figures and not set(figs) & set(only_figures):
                 continue
             base, mode = split_variant(method)
@@ -236,10 +249,10 @@ def _decided_runs(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: 
                     cache[key] = training_problem(ss, consts, target_eps(rec, consts, ss, n), n, seed,
                                                   dict(scale or ()))
             problem = cache[key]
-            decision = decide(problem, base, seed, batch, cut)
+            decision = decide(problem, base, seed, batch, cut, draw=draw)
             config = run_config(sm, setting, decision, seed, len(data.y_train))
-            yield dict(figs=figs, method=method, sm=sm, ss=ss, setting=setting, n=n, batch=batch, cut=cut, seed=seed,
-                       scale=scale, problem=problem, decision=decision, config=config,
+            yield dict(figs=figs, method=method, sm=sm, ss=ss, setting=setting, n=n, batch=batch, cut=cut, draw=draw,
+                       seed=seed, scale=scale, problem=problem, decision=decision, config=config,
                        extend=extension_config(sm, config, len(data.y_train)), fit=fits[fk] if calibrated else None)
 
 
@@ -262,7 +275,8 @@ def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[
 
     Returns:
         One entry per (run, seed): ``row`` (:func:`fedlib.hasfl.runs.train_config.summary_row` + ``figures``, ``method``,
-        ``model``, ``setting``, ``N``, ``batch``, ``cut``, ``constants`` (the decision's mode), ``eps`` (C1's ε:
+        ``model``, ``setting``, ``N``, ``batch``, ``cut``, ``draw`` (Fig. 9's draw of a :data:`DRAWN_METHODS`
+        benchmark, else 0), ``constants`` (the decision's mode), ``eps`` (C1's ε:
         the fitted ε when calibrated), ``kappa``, ``lambda`` (κ, λ when calibrated, else None), ``rounds_pred``: Corollary 1's
         rounds to ε for the decision, None when ε is unreachable; ``floor``: the bound's floor for the decision;
         ``rounds_to_target``: measured), ``decision`` and ``curve`` (``epoch``, ``sim_s``, ``round``,
@@ -302,7 +316,7 @@ def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[
                              problem.interval, problem.eps) if decision["theta"] is not None else None
         row = summary_row(record, decision, target_acc, figures=list(r["figs"]), method=r["method"],
                           model=r["sm"].model, width=r["sm"].width, setting=r["setting"], N=r["n"], batch=r["batch"],
-                          cut=r["cut"], eps=problem.eps, constants=r["ss"].constants,
+                          cut=r["cut"], draw=r["draw"], eps=problem.eps, constants=r["ss"].constants,
                           scale_key=r["scale"][0][0] if r["scale"] else None,
                           scale_factor=r["scale"][0][1] if r["scale"] else None,
                           kappa=fit.kappa if fit is not None else None,

@@ -154,7 +154,7 @@ N_METHODS = STRATEGIES + tuple(f"HASFL-{m}" for m in CONSTANTS_MODES)
 def check_plan(plan) -> dict:
     """The list fields of a :class:`fedlib.hasfl.runs.train_plan.TrainPlan` as tuples, after checking every field: the
     settings (``iid`` / ``noniid``), models, widths, grids, device counts and Fig. 9's methods are non-empty lists
-    without repeats of known names / integers >= 1, cuts within the first model's layers.
+    without repeats of known names / integers >= 1, cuts within the first model's layers, ``fig9_draws`` >= 1.
 
     Raises:
         ValueError / ParameterTypeError: naming the field, its allowed values and the value given."""
@@ -177,6 +177,7 @@ def check_plan(plan) -> dict:
     items("cut_grid", lambda k, v: check_int(k, v, 1, layers, extra=cut_text))
     items("device_counts", positive)
     items("n_methods", lambda k, v: check_choice(k, v, N_METHODS))
+    check_int("fig9_draws", plan.fig9_draws, 1)
     out["sweep_factors"] = tuple(check_list("sweep_factors", plan.sweep_factors,
                                             lambda k, v: check_float(k, v, 0, low_open=True), min_len=0, distinct=True))
     items("sweep_methods", lambda k, v: check_choice(k, v, N_METHODS))
@@ -267,11 +268,26 @@ def floors_by_cut(problem: Problem, b: int = 16) -> list[float]:
             for j in range(1, L + 1)]
 
 
-def decide(problem: Problem, method: str, seed: int, batch: int | None = None, cut: int | None = None) -> dict:
+def decision_stream(method: str, draw: int = 0) -> str:
+    """The seed stream (:mod:`fedlib.core.seeding`) a random strategy's decision draws from: ``system/<method>``
+    (a ``(C1)`` variant its paper strategy's, :func:`draw_stream`) for draw 0, today's and the only one before
+    draws existed, and the separate stream ``system/<method>/draw<k>`` for draw k >= 1 (Fig. 9's further draws,
+    ``TrainPlan.fig9_draws``). Only the decision's stream changes with the draw: the data partition, the initial
+    model and the system are drawn from the ``data``, ``model`` and ``system`` streams of the same seed.
+
+    Raises:
+        ValueError / ParameterTypeError: ``draw`` not an integer >= 0."""
+    check_int("draw", draw, 0)
+    return f"system/{draw_stream(method)}" + (f"/draw{draw}" if draw else "")
+
+
+def decide(problem: Problem, method: str, seed: int, batch: int | None = None, cut: int | None = None,
+           draw: int = 0) -> dict:
     """One decision for ``method`` (:data:`TRAIN_METHODS`) on ``problem``.
 
     HASFL and the benchmarks: :func:`fedlib.hasfl.strategy` (random ones draw from the ``system/<method>``
-    stream of ``seed``, a ``(C1)`` variant from its paper strategy's, :func:`draw_stream`); HABS: cuts all
+    stream of ``seed``, a ``(C1)`` variant from its paper strategy's, :func:`draw_stream`; draw k >= 1 from
+    ``system/<method>/draw<k>``, :func:`decision_stream`: HASFL, HABS, HAMS and fixed ignore ``draw``); HABS: cuts all
     ``cut``, batch sizes by :func:`fedlib.hasfl.optimiser.refinement.habs_batches` (choice: when ε is at or below the bound's
     floor at that cut, HABS is solved for ε = 1.1 x that floor, and ``note`` says so); HAMS: batch sizes all
     ``batch``, cuts by P2 (choice: when ε is at or below the floor at that b even at cut 1, P2 is solved for
@@ -286,6 +302,7 @@ def decide(problem: Problem, method: str, seed: int, batch: int | None = None, c
     check_problem(problem)
     check_choice("method", method, TRAIN_METHODS)
     check_int("seed", seed, 0)
+    check_int("draw", draw, 0)
     n, L = problem.num_devices, problem.profile.num_layers
     note, original = "", problem
     if method in ("HABS", "fixed"):
@@ -293,7 +310,7 @@ def decide(problem: Problem, method: str, seed: int, batch: int | None = None, c
     if method in ("HAMS", "fixed"):
         check_int("batch", batch, 1)
     if method in STRATEGIES:
-        d = strategy(problem, method, numpy_rng(seed, f"system/{draw_stream(method)}"))
+        d = strategy(problem, method, numpy_rng(seed, decision_stream(method, draw)))
         b, cuts = d.b, d.cuts
         note = "; ".join(d.info[k] for k in ("note", "infeasible") if k in d.info)
     elif method == "fixed":
