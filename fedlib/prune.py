@@ -5,8 +5,9 @@ of that source leaves the old records in place, never read again. In a committed
 (``figures/<profile>/store/``, see ``run_all.sh``) they would accumulate in git. This command sorts every
 ``<key>.json`` of a store folder by its envelope's ``code_hash``:
 
-- **current**: the hash of one of the four stores this checkout opens (HIST's and DTFL's ``STORE_CODE``, HASFL's
-  ``STORE_CODE`` for decisions and pilots, HASFL's ``TRAIN_CODE`` for training runs);
+- **current**: the hash of one of the five stores this checkout opens (HIST's and DTFL's ``STORE_CODE``, DTFL's
+  with the stacked backend's ``STACKED_CODE`` for records trained on it, HASFL's ``STORE_CODE`` for decisions and
+  pilots, HASFL's ``TRAIN_CODE`` for training runs);
 - **stale**: any other hash (a record of older code);
 - **unreadable**: not JSON or not a store envelope (left alone; :class:`fedlib.core.store.ResultStore` reports
   such a file by name when a run asks for it).
@@ -34,7 +35,7 @@ from .core.validate import check_bool
 
 def current_hashes() -> dict[str, str]:
     """The code hash of every store this checkout opens, ``{hash: store name}`` (store names ``hist``, ``dtfl``,
-    ``hasfl``, ``hasfl_train``)."""
+    ``dtfl_stacked``, ``hasfl``, ``hasfl_train``)."""
     return {source_hash(code): name for name, code in store_codes().items()}
 
 
@@ -57,21 +58,30 @@ REKEYED = {
     # backend calls the same engine functions; a sample of records retrained after the change is bit-identical
     # (run log)
     "a16045428da459fe": "dtfl",
+    # before the engine's entry checks (dtype, device, an all-absent round, weights in every mode: refusals before
+    # the round, in both backends), the stacked backend's key naming fedlib.split.stacked_layers, check_cuts and
+    # validate_decision naming ragged input, and fedlib.data's command line on fedlib.core.cli (no record calls it);
+    # a sample retrained with the old and the new code on one machine is bit-identical (run log, 2026-11-27)
+    "d5cd56b3be1d4564": "hist", "1183bb6ea6237888": "dtfl", "4152b87ad3173411": "hasfl",
+    "92fd293b52cdcae7": "hasfl_train",
 }
 """Code hashes of earlier fedlib whose records are valid under the current code: ``{old hash: store name}``."""
 
 
-def rekey(folder: Path, mapping: dict[str, str] | None = None) -> dict[str, int]:
+def rekey(folder: Path, mapping: dict[str, str] | None = None, keep_old: bool = False) -> dict[str, int]:
     """Move every record of ``folder`` whose ``code_hash`` is a key of ``mapping`` (default :data:`REKEYED`) to
     the current hash of the named store: the envelope gets the new ``code_hash`` and ``key``, the file the new
     name (written atomically; the old file is removed after). A record already present under its new key is
-    left as it is and the old file removed. Returns ``{store name: records moved}``.
+    left as it is and the old file removed. With ``keep_old`` the old file stays (a copy, for a run of the older
+    code that still reads the store; :func:`prune` with ``delete`` removes it later). Returns ``{store name:
+    records moved}``.
 
     Raises:
         FileNotFoundError: ``folder`` is not a folder. ValueError: ``mapping`` names an unknown store.
     """
     from .core.store import ResultStore
 
+    check_bool("keep_old", keep_old)
     mapping = REKEYED if mapping is None else mapping
     current = {name: h for h, name in current_hashes().items()}
     unknown = sorted(set(mapping.values()) - set(current))
@@ -87,18 +97,23 @@ def rekey(folder: Path, mapping: dict[str, str] | None = None) -> dict[str, int]
             continue
         if not stores[name].path(env["config"]).is_file():
             stores[name].save(env["config"], env["record"])
-        path.unlink()
+        if not keep_old:
+            path.unlink()
         moved[name] = moved.get(name, 0) + 1
     return moved
 
 
 def store_codes() -> dict[str, tuple]:
-    """The code (modules hashed) of every store this checkout opens, ``{store name: modules}``."""
+    """The code (modules hashed) of every store this checkout opens, ``{store name: modules}``: DTFL's records
+    trained on the split engine's stacked backend (on CUDA) are keyed by DTFL's code and
+    :data:`fedlib.split.backends.STACKED_CODE` (``dtfl_stacked``, :func:`fedlib.dtfl.training.keyed_by_backend`)."""
     from .dtfl.experiments import STORE_CODE as DTFL_CODE
     from .hasfl.runs.experiments import STORE_CODE as HASFL_CODE
     from .hasfl.runs.train_run import TRAIN_CODE
     from .hist.experiments import STORE_CODE as HIST_CODE
-    return {"hist": HIST_CODE, "dtfl": DTFL_CODE, "hasfl": HASFL_CODE, "hasfl_train": TRAIN_CODE}
+    from .split.backends import STACKED_CODE
+    return {"hist": HIST_CODE, "dtfl": DTFL_CODE, "dtfl_stacked": tuple(DTFL_CODE) + STACKED_CODE,
+            "hasfl": HASFL_CODE, "hasfl_train": TRAIN_CODE}
 
 
 def classify(folder: Path, current: set[str]) -> dict[str, list[Path]]:

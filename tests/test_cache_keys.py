@@ -269,6 +269,22 @@ def test_rekey_moves_old_hash_records_to_the_current_key(tmp_path):
     assert prune(tmp_path)["stale_by_hash"] == {"fedcba9876543210": 1}
 
 
+def test_rekey_keep_old_copies_and_a_later_prune_removes_the_old_files(tmp_path):
+    """``keep_old``: the old-hash file stays readable by a run of the older code until a prune deletes it."""
+    from fedlib.core.store import ResultStore, config_key
+    from fedlib.dtfl.experiments import STORE_CODE
+    from fedlib.prune import prune, rekey
+    cfg, rec, old = {"kind": "dtfl_train", "seed": 0}, {"test_acc": [0.1, 0.5]}, "0123456789abcdef"
+    key = config_key(cfg, old)
+    (tmp_path / f"{key}.json").write_text(json.dumps({"schema": 1, "key": key, "config": cfg, "code_hash": old,
+                                                      "record": rec}))
+    assert rekey(tmp_path, {old: "dtfl"}, keep_old=True) == {"dtfl": 1}
+    assert (tmp_path / f"{key}.json").is_file()
+    assert ResultStore(tmp_path, code=STORE_CODE).load(cfg)["test_acc"] == [0.1, 0.5]
+    assert prune(tmp_path, delete=True)["deleted"] == 1 and not (tmp_path / f"{key}.json").exists()
+    assert ResultStore(tmp_path, code=STORE_CODE).load(cfg)["test_acc"] == [0.1, 0.5]
+
+
 @pytest.mark.parametrize("paper", PAPERS)
 def test_edit_of_a_paper_module_changes_the_hash_iff_the_store_lists_it(edits, paper):
     hashed = set(_files(_store_code(paper)))
@@ -277,3 +293,82 @@ def test_edit_of_a_paper_module_changes_the_hash_iff_the_store_lists_it(edits, p
             name = _module_name(FEDLIB.parent / rel)
             assert (paper in changed) == (name in hashed), f"{rel}: changes {changed}, hashed: {name in hashed}"
             assert set(changed) <= {paper, f"{paper}-train"}, f"{rel} (a {paper} module) changes {changed}'s cache"
+
+
+# --- every field of a store key: changing it changes the key ---------------------------------------------------
+
+def _changed(value):
+    """A different value of the same kind (so the builders' checks accept it)."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, float):
+        return value * 1.5 if value else 0.5
+    raise TypeError(value)
+
+
+def test_every_argument_of_the_hasfl_pilot_key_changes_it():
+    """Each argument of constants_config enters the pilot's key: with the aggregation interval missing, I = 5 and
+    I = 15 would share one pilot record (and one online β)."""
+    from fedlib.core.store import config_key
+    from fedlib.hasfl.runs.experiments import constants_config
+    base = dict(model="vgg16", dataset="fashion-mnist", pilot_steps=20, lr=0.01, batch_size=16, num_batches=4,
+                power_iters=5, seed=0, width=0.25, interval=15)
+    assert set(base) == set(inspect.signature(constants_config).parameters)
+    key = config_key(constants_config(**base))
+    others = {"model": "resnet18", "dataset": "cifar10"}
+    for name, value in base.items():
+        other = others.get(name) or _changed(value)
+        assert config_key(constants_config(**{**base, name: other})) != key, f"{name} is not in the pilot's key"
+
+
+def test_every_hasfl_training_setting_changes_the_run_key_or_is_dropped_with_a_reason():
+    from dataclasses import fields, replace
+    from fedlib.core.store import config_key
+    from fedlib.hasfl.runs.train_config import run_config
+    from fedlib.hasfl.runs.training import TrainSettings
+    # settings that shape only the decision (whose b and cuts are in the key) or the pilot (its own key); the
+    # rounds clamp enters through ``rounds``
+    dropped = {"gamma", "pilot_steps", "pilot_lr", "pilot_batch", "num_batches", "power_iters", "constants",
+               "eps_mode", "eps_factor", "extend_epochs", "min_rounds", "max_rounds"}
+    s = TrainSettings(epochs=0.5, min_rounds=1, evals=10, stop_at_convergence=True)
+    decision = {"b": [8, 16], "cuts": [1, 3]}
+    key = config_key(run_config(s, "iid", decision, 0, 1000))
+    others = {"model": "resnet18", "dataset": "cifar10", "optimizer": "sgd", "constants": "max",
+              "eps_mode": "grad_norm", "extend_epochs": 1.0, "stop_at_convergence": False, "max_rounds": 1000, "min_rounds": 2}
+    for f in fields(TrainSettings):
+        other = others.get(f.name, None)
+        other = _changed(getattr(s, f.name)) if other is None else other
+        changed = config_key(run_config(replace(s, **{f.name: other}), "iid", decision, 0, 1000)) != key
+        assert changed != (f.name in dropped), f"{f.name}: {'in' if changed else 'not in'} the training key"
+    for kw in ({"setting": "noniid"}, {"decision": {"b": [8, 17], "cuts": [1, 3]}},
+               {"decision": {"b": [8, 16], "cuts": [1, 4]}}, {"seed": 1}):
+        args = {"setting": "iid", "decision": decision, "seed": 0, **kw}
+        assert config_key(run_config(s, args["setting"], args["decision"], args["seed"], 1000)) != key, kw
+
+
+@pytest.mark.parametrize("paper", ["hist", "dtfl"])
+def test_every_field_of_a_run_config_changes_its_key(paper):
+    from dataclasses import fields, replace
+    from fedlib.core.store import config_key
+    if paper == "hist":
+        from fedlib.hist import HistConfig
+        cfg = HistConfig()
+        others = {"method": "hfedavg", "setting": "cell_iid", "num_cells": 6, "num_clients": 120, "hidden": 600, "H": 50, "E": 400,
+                  "output_bias": "frozen", "dataset": "cifar10"}
+    else:
+        from fedlib.dtfl.training import DtflConfig
+        cfg = DtflConfig()
+        others = {"model": "resnet56", "dataset": "cifar10", "partition": "iid"}
+    key = config_key(cfg.to_dict())
+    for f in fields(cfg):
+        value = getattr(cfg, f.name)
+        other = others.get(f.name, value if isinstance(value, str) else _changed(value))
+        if other == value:
+            other = {"dirichlet": "iid", "iid": "dirichlet", "shards": "iid"}.get(value, other)
+        try:
+            changed = replace(cfg, **{f.name: other})
+        except (ValueError, TypeError) as exc:
+            pytest.fail(f"{f.name}: no valid other value tried ({exc})")
+        assert config_key(changed.to_dict()) != key, f"{f.name} is not in the key"

@@ -25,10 +25,9 @@ from fedlib.core.paths import REPO_ROOT
 ENTRY_POINTS = {"fedlib.bench", "fedlib.core.jupyter_setup", "fedlib.core.notebooks", "fedlib.core.site",
                 "fedlib.core.verify", "fedlib.data", "fedlib.data.datasets", "fedlib.first_steps",
                 "fedlib.hasfl.runs.plan_status", "fedlib.prune", "fedlib.split.bench", "fedlib.tables"}
-# fedlib.data is hashed by every result store (editing it re-keys every record), so its parser is still argparse's
-# own: with its positional NAME missing it names the missing NAME, not the unknown flag (reported; fix at the next
-# re-key: fedlib/data/datasets.py's main builds fedlib.core.cli.ArgumentParser). Given NAME, the flag is named.
-NEEDS_NAME = {"fedlib.data": ["fashion-mnist"], "fedlib.data.datasets": ["fashion-mnist"]}
+#: entry points whose unknown-flag case needs a positional argument first: none (fedlib.data names the flag even
+#: with its NAME missing, as fedlib.core.cli.ArgumentParser does everywhere)
+NEEDS_NAME: dict = {}
 TYPO = "figures/convergd/store"          # a misspelt folder: refused, never created
 
 # (module, argv, extra environment, exit codes allowed, text stderr must hold)
@@ -194,9 +193,6 @@ def test_an_unknown_flag_exits_2_naming_it(walked, module):
     r = _result(walked, module, NEEDS_NAME.get(module, []) + ["--no-such-flag"])
     assert r["code"] == 2 and "--no-such-flag" in r["err"], (r["code"], r["err"][-2000:])
     _wrote_nothing(r, f"python -m {module} --no-such-flag")
-    if module in NEEDS_NAME:      # the known violation above: when fedlib.data is fixed, drop NEEDS_NAME
-        bare = _result(walked, module, ["--no-such-flag"])
-        assert bare["code"] == 2 and "--no-such-flag" not in bare["err"], "fedlib.data names the flag now"
 
 
 @pytest.mark.parametrize("module, argv, env, codes, says", CASES, ids=[" ".join([c[0], *c[1], *c[2]]) for c in CASES])

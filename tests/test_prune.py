@@ -26,9 +26,22 @@ def test_prune_deletes_only_records_of_other_code(tmp_path, capsys):
     assert new.load({"run": 0})["acc"] == 0.7
 
 
-def test_current_hashes_name_the_four_stores():
+def test_current_hashes_name_the_five_stores():
     names = sorted(prune.current_hashes().values())
-    assert names == ["dtfl", "hasfl", "hasfl_train", "hist"]
+    assert names == ["dtfl", "dtfl_stacked", "hasfl", "hasfl_train", "hist"]
+
+
+def test_a_stacked_backend_record_is_current_and_never_deleted(tmp_path, monkeypatch):
+    """A DTFL record trained on the stacked backend (keyed as fedlib.dtfl.training.keyed_by_backend keys it on
+    CUDA) is current: prune neither counts it stale nor deletes it."""
+    from fedlib.dtfl import experiments, training
+    monkeypatch.setattr(training, "resolve_backend", lambda backend, device: "stacked")
+    store, config, used = training.keyed_by_backend(experiments.result_store(str(tmp_path)), {"run": 1}, "cpu")
+    assert used == "stacked" and config["backend"] == "stacked"
+    store.save(config, {"acc": 0.5})
+    report = prune.prune(tmp_path, delete=True)
+    assert (report["current"], report["stale"], report["deleted"]) == (1, 0, 0)
+    assert store.load(config)["acc"] == 0.5
 
 
 def test_command_reports_json_and_rejects_a_missing_folder(tmp_path, capsys):

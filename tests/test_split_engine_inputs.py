@@ -71,3 +71,76 @@ def test_train_round_names_a_malformed_batch(xs_sizes, ys_sizes, needle):
         train_round(st, xs, ys)
     assert needle in str(err.value)
     assert st.round == 0
+
+
+def _state(backend, mode="copies"):
+    from fedlib.split.backends import backend_functions
+    fns = backend_functions(backend)
+    cfg = _cfg((4, 4, 4), mode=mode)
+    torch.manual_seed(0)
+    return fns, fns["init_state"](cfg, build_model(cfg, 1, 28, 10), SHAPE)
+
+
+BACKENDS = ("loop", "stacked")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_every_device_absent_is_named_before_torch_sees_the_round(backend):
+    """A round where every device sits out gets the engine's own message on both backends (it once reached
+    torch.cat's 'expected a non-empty list')."""
+    fns, st = _state(backend)
+    with pytest.raises(ValueError, match="at least one device must train"):
+        fns["train_round"](st, [None] * 3, [None] * 3)
+    assert st.round == 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_inputs_of_another_dtype_are_refused_naming_the_dtypes(backend):
+    """float64 inputs to a float32 model are named (they once reached torch's 'Input type (double) and bias type
+    (float) should be the same')."""
+    from fedlib.core.validate import ParameterTypeError
+    fns, st = _state(backend)
+    xs, ys = _batches((4, 4, 4))
+    with pytest.raises(ParameterTypeError, match=r"xs\[0\] must have the model's dtype torch.float32, got torch.float64"):
+        fns["train_round"](st, [x.double() for x in xs], ys)
+    assert st.round == 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_inputs_on_another_device_are_refused(backend):
+    fns, st = _state(backend)
+    xs, ys = _batches((4, 4, 4))
+    with pytest.raises(ValueError, match=r"on the model's device cpu, got meta and cpu"):
+        fns["train_round"](st, [xs[0].to("meta"), *xs[1:]], ys)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mode", ["common", "copies"])
+@pytest.mark.parametrize("weights", [[0.5, float("nan"), 0.5], [1.5, -0.5, 0.0], [0.2, 0.2]])
+def test_bad_weights_are_refused_in_every_mode(backend, mode, weights):
+    """Aggregation weights that are NaN, negative or of the wrong length are refused in every mode, before the
+    round (outside ``copies`` mode the round does not use them, so they once passed unseen)."""
+    fns, st = _state(backend, mode)
+    with pytest.raises(ValueError, match="weights"):
+        fns["train_round"](st, *_batches((4, 4, 4)), weights=weights)
+    assert st.round == 0
+
+
+@pytest.mark.parametrize("cuts, needle", [
+    ([[1, 2, 3], [1, 2]], "cuts must be [rounds, K = 3]"),
+    ([[1, 2, 3], "abc"], "cuts must be [rounds, K = 3]"),
+    ([[1, 2, 3.5]], "cuts must be integers in 1..7"),
+    ([[1, 2, float("nan")]], "cuts must be integers in 1..7"),
+])
+def test_a_cuts_schedule_is_checked_for_shape_before_numpy(cuts, needle):
+    from fedlib.dtfl.training import check_cuts
+    with pytest.raises(ValueError) as err:
+        check_cuts(cuts, 3)
+    assert needle in str(err.value)
+
+
+@pytest.mark.parametrize("cuts", [[1, [2], 3], [[1, 2, 3]]])
+def test_a_ragged_decision_is_named(cuts):
+    from fedlib.split.config import validate_decision
+    with pytest.raises(ValueError, match="cuts must have length N = 3"):
+        validate_decision([4, 4, 4], cuts, 3, 10, names=("b", "cuts"))

@@ -19,7 +19,6 @@ fashion-mnist`` to prepare it ahead of time (``run_all.sh`` does).
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -313,7 +312,9 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m fedlib.data NAME [--download] [--root DIR]``: prepare (Fashion-MNIST) or load and check the files,
     print their source; exit 1 with a hint if missing. CINIC-10 and HAM10000 cannot be downloaded (``--download``
     is ignored for them)."""
-    parser = argparse.ArgumentParser(prog="python -m fedlib.data", description="Prepare a dataset for fedlib.")
+    from ..core.cli import ArgumentParser    # the project's convention: repeated or unknown options named
+
+    parser = ArgumentParser(prog="python -m fedlib.data", description="Prepare a dataset for fedlib.")
     parser.add_argument("name", choices=sorted(DATASETS))
     parser.add_argument("--download", action="store_true", help="allow torchvision's download (CIFAR, FMNIST)")
     parser.add_argument("--root", default=None, help="data folder (default: <repo>/data)")

@@ -114,7 +114,11 @@ def client_data(cfg: DtflConfig, labels) -> list[np.ndarray]:
 def check_cuts(cuts, num_clients: int, high: int = 7) -> np.ndarray:
     """Each round's modules on each client, ``[R, K]`` ints in 1..``high`` (7 for DTFL: md8 stays on the
     server; 8 for FedAvg). Raises ``ValueError`` naming ``cuts``."""
-    arr = np.asarray(cuts)
+    try:
+        arr = np.asarray(cuts)
+    except ValueError:                                  # ragged rounds: numpy cannot make one array of them
+        raise ValueError(f"cuts must be [rounds, K = {num_clients}] (modules on each client per round), got rounds "
+                         f"of different lengths") from None
     if arr.ndim != 2 or arr.shape[1] != num_clients or arr.shape[0] < 1:
         raise ValueError(f"cuts must be [rounds, K = {num_clients}] (modules on each client per round), got shape "
                          f"{arr.shape}")

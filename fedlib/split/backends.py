@@ -21,7 +21,7 @@ from ..core.validate import check_choice
 #: the split engine's backends
 BACKENDS = ("loop", "stacked")
 #: the modules a record computed with the stacked backend depends on, beyond the engine's
-STACKED_CODE = ("fedlib.split.backends", "fedlib.split.stacked", "fedlib.split.stacked_ops")
+STACKED_CODE = ("fedlib.split.backends", "fedlib.split.stacked", "fedlib.split.stacked_layers", "fedlib.split.stacked_ops")
 
 
 def resolve_backend(backend: str, device: torch.device | str) -> str:

@@ -102,7 +102,10 @@ def validate_decision(b, cuts, n: int, num_units: int,
     for name, v in zip(names, (b, cuts)):
         if isinstance(v, str):
             raise ParameterTypeError(f"{name} must be N = {n} integers (one per device), got the string {v!r}")
-        arr = np.asarray(v)
+        try:
+            arr = np.asarray(v)
+        except ValueError:                              # ragged: numpy cannot make one array of it
+            raise ValueError(f"{name} must have length N = {n} (one integer per device), got {v!r}") from None
         if arr.shape != (n,):
             raise ValueError(f"{name} must have length N = {n} (one per device), got shape {arr.shape}")
         if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):

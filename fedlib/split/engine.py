@@ -172,9 +172,12 @@ def train_round(st: SplitState, xs: list, ys: list, weights=None, sync_copies: b
 
     Raises:
         ValueError: ``xs`` / ``ys`` not N entries each, a device whose xs[i] and ys[i] differ in size (or only one
-            is ``None``) or are empty, a ``None`` entry outside ``copies`` mode, every entry ``None``, or a hook
-            without ``local_loss``; an input whose per-sample shape is not the model's ``(C, H, W)``, labels that
-            are not 1-D integers in 0..num_classes-1 (named with the device).
+            is ``None``) or are empty, a ``None`` entry outside ``copies`` mode, every entry ``None``, ``weights``
+            (when given, in any mode) not N non-negative finite numbers summing to 1, or a hook without
+            ``local_loss``; an input whose per-sample shape is not the model's ``(C, H, W)`` or on another device
+            than the model, labels that are not 1-D integers in 0..num_classes-1 (named with the device).
+        ParameterTypeError: an input that is not a tensor or not of the model's dtype (e.g. float64 inputs to a
+            float32 model).
     """
     check_instance("st", st, SplitState, "a SplitState (fedlib.split.init_state)")
     n, L, p = st.num_devices, st.num_units, st.per_device
@@ -187,13 +190,8 @@ def train_round(st: SplitState, xs: list, ys: list, weights=None, sync_copies: b
             raise ValueError(f"device {i}: xs[{i}] and ys[{i}] must be equally long non-empty batches (or both "
                              f"None), got {None if x is None else len(x)} and {None if y is None else len(y)} samples")
     active = [i for i in range(n) if xs[i] is not None]
-    _check_batches(st, xs, ys, active)
-    if len(active) < n and st.mode != "copies":
-        raise ValueError("xs: every device must train in every round outside copies mode (no None entries)")
-    if not active:
-        raise ValueError("xs: at least one device must train (every entry is None)")
-    if (client_loss is not None or smashed_transform is not None) and not st.local_loss:
-        raise ValueError("client_loss / smashed_transform need local_loss=True (no gradient crosses the cut)")
+    _check_round(st.mode, n, active, weights, client_loss, smashed_transform, st.local_loss)
+    _check_batches(st, xs, ys, active, st.units[0][0][st.pnames[0][0]])
     leaves, owners = [], []   # trainable tensors and (unit, copy) / ("aux", i)
     for j in range(L):
         for k, d in enumerate(st.units[j]):
@@ -247,15 +245,36 @@ def train_round(st: SplitState, xs: list, ys: list, weights=None, sync_copies: b
     return float(losses.detach().mean())
 
 
-def _check_batches(st: SplitState, xs: list, ys: list, active: list) -> None:
-    """The devices' inputs have the model's per-sample shape, their labels are 1-D integer class indices of the
-    model's output (one reduction over all labels: a single host sync per step on a GPU)."""
+def _check_round(mode: str, n: int, active: list, weights, client_loss, smashed_transform, local_loss: bool) -> None:
+    """A round's arguments beyond the batches, checked before any tensor is touched (both backends): devices
+    sitting out only in ``copies`` mode and at least one device training, aggregation weights valid whenever
+    given (in every mode, though only ``copies`` mode uses them), hooks only with local loss."""
+    if not active:
+        raise ValueError("xs: at least one device must train (every entry is None)")
+    if len(active) < n and mode != "copies":
+        raise ValueError("xs: every device must train in every round outside copies mode (no None entries)")
+    if weights is not None:
+        _weights(n, weights)
+    if (client_loss is not None or smashed_transform is not None) and not local_loss:
+        raise ValueError("client_loss / smashed_transform need local_loss=True (no gradient crosses the cut)")
+
+
+def _check_batches(st: SplitState, xs: list, ys: list, active: list, like: torch.Tensor) -> None:
+    """The devices' inputs are tensors of the model's dtype and device (``like``: one of its parameters) and
+    per-sample shape, their labels 1-D int64 class indices of the model's output on the same device (one
+    reduction over all labels: a single host sync per step on a GPU)."""
     classes = st.smashed_shapes[-1][0] if len(st.smashed_shapes[-1]) == 1 else None
     for i in active:
         x, y = xs[i], ys[i]
         if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor):
             raise ParameterTypeError(f"xs[{i}] and ys[{i}] must be torch tensors, got {type(x).__name__} and "
                                      f"{type(y).__name__}")
+        if x.dtype != like.dtype:
+            raise ParameterTypeError(f"xs[{i}] must have the model's dtype {like.dtype}, got {x.dtype} (convert the "
+                                     f"inputs, or build the model in {x.dtype})")
+        if x.device != like.device or y.device != like.device:
+            raise ValueError(f"xs[{i}] and ys[{i}] must be on the model's device {like.device}, got {x.device} and "
+                             f"{y.device}")
         if st.input_shape and tuple(x.shape[1:]) != st.input_shape:
             raise ValueError(f"xs[{i}] must be a [b, C, H, W] batch of the model's input, {st.input_shape} per "
                              f"sample, got shape {tuple(x.shape)}")

@@ -37,7 +37,7 @@ from torch.func import functional_call
 from ..core.validate import check_bool, check_instance, check_int, check_list
 from . import ops
 from .config import SplitConfig, validate_decision
-from .engine import _check_batches, _new_aux, _weights
+from .engine import _check_batches, _check_round, _new_aux, _weights
 from .stacked_layers import call, grouped, per_device, to_grouped
 from .stacked_ops import assign_rows, average_server_copies, host_tensor, step_rows, weighted_rows
 
@@ -191,13 +191,8 @@ def train_round_stacked(st: StackedState, xs: list, ys: list, weights=None, sync
             raise ValueError(f"device {i}: xs[{i}] and ys[{i}] must be equally long non-empty batches (or both "
                              f"None), got {None if x is None else len(x)} and {None if y is None else len(y)} samples")
     active = [i for i in range(n) if xs[i] is not None]
-    _check_batches(st if check_labels else _ShapesOnly(st), xs, ys, active)
-    if len(active) < n and st.mode != "copies":
-        raise ValueError("xs: every device must train in every round outside copies mode (no None entries)")
-    if not active:
-        raise ValueError("xs: at least one device must train (every entry is None)")
-    if (client_loss is not None or smashed_transform is not None) and not st.local_loss:
-        raise ValueError("client_loss / smashed_transform need local_loss=True (no gradient crosses the cut)")
+    _check_round(st.mode, n, active, weights, client_loss, smashed_transform, st.local_loss)
+    _check_batches(st if check_labels else _ShapesOnly(st), xs, ys, active, st.per[0][st.pnames[0][0]])
     dev = st.per[0][st.pnames[0][0]].device
     leaves = [{k: st.per[j][k].detach().requires_grad_(True) for k in st.pnames[j]} for j in range(L)]
     cuts_used = sorted({int(st.cuts[i]) for i in active if st.local_loss and st.cuts[i] < L})
