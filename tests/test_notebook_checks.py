@@ -34,6 +34,8 @@ SKIP = {
     ("hist_1_experiments", "force"): "True or False: recompute cached runs or not",
     ("hasfl_4_train_experiments", "sweep"): "True or False: train Figs. 7-8 or not (sweep_factors are checked either way)",
     ("hasfl_5_train_figures", "sweep"): "True or False: train Figs. 7-8 or not (sweep_factors are checked either way)",
+    ("hasfl_5_train_figures", "beta24_runs"): "True or False: train HASFL decided with [24]'s beta or not (its decisions "
+                                              "are shown either way)",
 }
 
 _TRAIN = {"stop_at_convergence": ({"stop_at_convergence": False, "extend_epochs": 1.0}, "stop_at_convergence"),

@@ -42,14 +42,14 @@ Ranges (the paper's Table I values in brackets):
 - ``device``: ``auto``, ``cpu``, ``cuda`` (only where present) or another torch device name
   (:func:`fedlib.core.seeding.resolve_device`); ``workers`` >= 1.
 - ``sweep``, ``stop_at_convergence``, ``calibrate_variance``, ``calibrate_later_models``: True or False (their
-  combinations above).
+  combinations above); ``beta24_runs`` (train HASFL decided with [24]'s β where it differs): True or False.
 """
 from __future__ import annotations
 
 from typing import Mapping
 
 from ..core.seeding import resolve_device
-from ..core.validate import check_choice, check_float, check_int, check_list
+from ..core.validate import check_bool, check_choice, check_float, check_int, check_list
 
 __all__ = ["check_hasfl_1_latency", "check_hasfl_2_bound", "check_hasfl_3_optimiser",
            "check_hasfl_4_train_experiments", "check_hasfl_5_train_figures"]
@@ -180,3 +180,4 @@ def check_hasfl_5_train_figures(p: Mapping) -> None:
                          f"{oos}")
     if p["transfer_fit_from"]:
         committed_fit(p["transfer_fit_from"], p["models"][0], p["widths"][0])   # its profile, file and model
+    check_bool("beta24_runs", p["beta24_runs"])

@@ -23,11 +23,13 @@ the README's deviations list):
   at most the top eigenvalue there (it can understate β several times). Until 2026-11-24 the Hessian was taken on
   one minibatch of b0 samples, whose top eigenvalue varied 5x between minibatches (VGG-16 at width 1/4 after the
   quick pilot: 172-829 on 16 samples, 50-55 on 256).
-- β_online, [24]'s estimator, recorded beside it (:func:`online_beta`): at every aggregation point of the pilot
-  (each ``interval`` SGD steps) ‖g(w_t) − g(w_{t−I})‖ / ‖w_t − w_{t−I}‖, with g the full gradient on one fixed
-  set of b0·M training samples (the same samples at both points, as [24] uses a device's whole local data), the
-  maximum over the pilot's aggregation points. :func:`fedlib.hasfl.runs.plan_analysis.decisions_by_beta` shows the
-  decisions under both.
+- β_online, recorded beside it (:func:`online_beta`): at every aggregation point of the pilot (each ``interval``
+  SGD steps) ‖g(w_t) − g(w_{t−I})‖ / ‖w_t − w_{t−I}‖, with g the full gradient on one fixed set of b0·M training
+  samples, the maximum over the pilot's aggregation points. It is [24]'s ratio on consecutive points of one
+  centralised run, not [24]'s estimator, which pairs each node's last local model with the new global model,
+  averages over the nodes and smooths over rounds: that one is :mod:`fedlib.hasfl.bound.beta24`, on a federated
+  pilot. :func:`fedlib.hasfl.runs.plan_analysis.decisions_by_beta` shows the decisions under the Hessian's and
+  β_online, :func:`fedlib.hasfl.runs.beta24_plan.beta24_decisions` under [24]'s.
 - ϑ = f(w⁰) − f*: f(w⁰) on b0·M random training samples with f* replaced by 0 (cross-entropy >= 0), an upper
   bound.
 - Each is maximised over the pilot's points (w⁰ and the model after the pilot steps).
@@ -132,9 +134,9 @@ def _flat_params(model: nn.Sequential) -> torch.Tensor:
 
 
 def online_beta(points: list[tuple[torch.Tensor, torch.Tensor]]) -> list[float]:
-    """[24]'s smoothness estimates (Wang et al., IEEE JSAC 2019, Sec. IV): for consecutive aggregation points
-    (w_{t−I}, g(w_{t−I})), (w_t, g(w_t)) of a pilot, ‖g(w_t) − g(w_{t−I})‖ / ‖w_t − w_{t−I}‖ (1/step-size units
-    of the loss: the same as β).
+    """[24]'s ratio on one run (not [24]'s estimator, :mod:`fedlib.hasfl.bound.beta24`): for consecutive
+    aggregation points (w_{t−I}, g(w_{t−I})), (w_t, g(w_t)) of a pilot, ‖g(w_t) − g(w_{t−I})‖ / ‖w_t − w_{t−I}‖
+    (1/step-size units of the loss: the same as β).
 
     Args:
         points: ``[(w, g)]``, each a flat parameter vector ``[P]`` and the gradient ``[P]`` at it, on one fixed

@@ -1,5 +1,6 @@
-"""HASFL system-model experiments used by the notebooks: cached pilot constants, Table I problems, the strategy
-comparison and the sensitivity sweeps (the system-model side of HASFL Figs. 7, 8, 9)."""
+"""HASFL system-model experiments used by the notebooks: cached pilot constants and [24]'s β on a federated pilot,
+Table I problems, the strategy comparison and the sensitivity sweeps (the system-model side of HASFL Figs. 7, 8,
+9)."""
 from __future__ import annotations
 
 import time
@@ -9,8 +10,10 @@ import torch
 
 from ... import __version__
 from ...core import RECORD_CODE, ResultStore, numpy_rng, seed_sequence
-from ...data import DATASET_SHAPES, load_dataset, resolve_dataset as _resolve
+from ...core.validate import check_choice, check_float, check_int
+from ...data import DATASET_SHAPES, load_dataset, partition, resolve_dataset as _resolve
 from ...split import MODELS, model_profile, sample_system
+from ..bound.beta24 import beta24_pilot
 from ..bound.estimate import pilot_constants
 from ..bound.latency import table_i
 from ..bound.problem import Problem, eps_with_slack
@@ -49,7 +52,8 @@ def constants_config(model: str, dataset: str, pilot_steps: int, lr: float, batc
 
 
 STORE_CODE = ("fedlib.hasfl.bound", "fedlib.hasfl.optimiser", *(f"fedlib.hasfl.runs.{m}" for m in (
-    "calibrate", "experiments", "plan_analysis", "train_config", "train_jobs", "train_plan", "train_run", "training")),
+    "beta24_plan", "calibrate", "experiments", "plan_analysis", "train_config", "train_jobs", "train_plan", "train_run",
+    "training")),
     *RECORD_CODE, "fedlib.data", "fedlib.split.config", "fedlib.split.engine", "fedlib.split.latency",
     "fedlib.split.models", "fedlib.split.ops", "fedlib.split.profile", "fedlib.split.records", "fedlib.split.system")
 """The source a HASFL result depends on: the modules of ``fedlib.hasfl`` that compute records (the system model and
@@ -82,6 +86,58 @@ def estimated_constants(store: ResultStore, config: dict, data=None) -> dict:
         rec = pilot_constants(model, ds.x_train, ds.y_train, config["pilot_steps"], config["lr"],
                               config["batch_size"], config["num_batches"], config["power_iters"], config["seed"],
                               config.get("interval", 15))
+        return dict(rec, config=config, fedlib_version=__version__, data_source=ds.source)
+
+    return store.get_or_run(config, run)
+
+
+def beta24_config(model: str, dataset: str, setting: str, num_devices: int, shards_per_client: int, interval: int,
+                  rounds: int, lr: float, batch_size: int, holding: float, seed: int, width: float) -> dict:
+    """The result-store key of [24]'s β on a federated pilot (:func:`fedlib.hasfl.bound.beta24.beta24_pilot`):
+    ``model`` at ``width`` on ``dataset``, ``num_devices`` nodes holding the training runs' partition of
+    ``setting`` (``iid`` / ``noniid``: ``shards_per_client`` label shards each) of ``seed``, ``rounds`` rounds of
+    ``interval`` local SGD steps (``lr``, ``batch_size``), moving average with holding parameter ``holding``.
+
+    Raises:
+        ValueError / ParameterTypeError: a value out of range, naming it.
+    """
+    check_choice("model", model, tuple(PAPER_DATASET))
+    check_choice("dataset", dataset, tuple(DATASET_SHAPES))
+    check_choice("setting", setting, ("iid", "noniid"))
+    for name, value in (("num_devices", num_devices), ("shards_per_client", shards_per_client),
+                        ("interval", interval), ("rounds", rounds), ("batch_size", batch_size)):
+        check_int(name, value, 1)
+    check_int("seed", seed, 0)
+    check_float("lr", lr, 0, low_open=True)
+    check_float("holding", holding, 0, 1, high_open=True)
+    check_float("width", width, 0, low_open=True)
+    return dict(kind="hasfl_beta24", model=model, dataset=dataset, setting=setting, num_devices=num_devices,
+                shards_per_client=shards_per_client, interval=interval, rounds=rounds, lr=lr, batch_size=batch_size,
+                holding=holding, seed=seed, width=width)
+
+
+def estimated_beta24(store: ResultStore, config: dict, data=None) -> dict:
+    """[24]'s β (:func:`fedlib.hasfl.bound.beta24.beta24_pilot`) for ``config`` (:func:`beta24_config`), through
+    ``store``: a rerun is a cache hit.
+
+    The model is built from the ``model`` seed stream (the initial weights of :func:`estimated_constants`' pilot
+    and of the training runs); the nodes' data is the training runs' device partition of the ``setting``
+    (:func:`fedlib.data.partition.split` on the ``data`` stream of the seed, as :func:`fedlib.split.records.client_partition`).
+
+    Returns:
+        The stored record: :func:`fedlib.hasfl.bound.beta24.beta24_pilot`'s dict (``beta`` decides), ``config``,
+        ``fedlib_version``, ``data_source``.
+    """
+    def run() -> dict:
+        ds = data if data is not None else load_dataset(config["dataset"])
+        ch, size, classes = DATASET_SHAPES[config["dataset"]]
+        torch.manual_seed(int(seed_sequence(config["seed"], "model").generate_state(1)[0]))  # torchvision init
+        model = MODELS[config["model"]](ch, size, classes, width=config["width"])
+        scheme = "iid" if config["setting"] == "iid" else "shards"
+        parts = partition.split(np.asarray(ds.y_train), config["num_devices"], scheme, numpy_rng(config["seed"], "data"),
+                                shards_per_client=config["shards_per_client"])
+        rec = beta24_pilot(model, ds.x_train, ds.y_train, parts, config["rounds"], config["interval"], config["lr"],
+                           config["batch_size"], config["holding"], config["seed"])
         return dict(rec, config=config, fedlib_version=__version__, data_source=ds.source)
 
     return store.get_or_run(config, run)
