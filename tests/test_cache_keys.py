@@ -52,6 +52,8 @@ INFRASTRUCTURE = {
     "fedlib.core.site_pages": "the site's copy of a notebook; computes nothing",
     "fedlib.core.verdicts": "judges committed metrics by the written rule; computes no record",
     "fedlib.core.story": "renders a notebook's Setup, Verdict and tables; computes no record",
+    "fedlib.core.cli": "command-line parsing and the FEDLIB_* variables' checks (fedlib.data's command line uses it); "
+                       "computes no record",
 }
 
 
