@@ -210,11 +210,11 @@ def test_figures_written(smoke):
     names = {p.name for p in smoke["figures"].glob("*")}
     for stem in ("hist_fig2_accuracy_vs_comm", "hist_fig3_comm_to_target", "hist_fig4_sync_intervals",
                  "hist_bounds_noniid", "hist_bounds_cell_iid", "hasfl_fig3b_overhead_per_cut",
-                 "hasfl_fig2b_round_latency_vs_batch", "hasfl_bound_terms", "hasfl_decisions", "hasfl_strategies",
+                 "hasfl_fig2b_round_latency_vs_batch", "hasfl_bound_terms", "hasfl_decisions", "hasfl_strategies", "hasfl_round_timeline",
                  "hasfl_sensitivity", "hasfl_fig2a_accuracy_vs_epochs_batch", "hasfl_fig3a_accuracy_vs_epochs_cut",
                  "hasfl_fig5_accuracy_vs_time", "hasfl_fig6_time_and_accuracy", "hasfl_fig9_vs_devices",
                  "hasfl_fig10_habs_vs_fixed_batch", "hasfl_fig11_hams_vs_fixed_cut", "dtfl_module_profiles",
-                 "dtfl_table2_time_ratios", "dtfl_table1_time_to_target", "dtfl_fig3_time_vs_tiers",
+                 "dtfl_table2_time_ratios", "dtfl_table1_time_to_target", "dtfl_round_timeline", "dtfl_fig3_time_vs_tiers",
                  "dtfl_accuracy_vs_time", "dtfl_tier_assignment", "dtfl_fig2_accuracy_vs_time",
                  "dtfl_table3_time_to_target", "dtfl_table4_clients", "dtfl_table5_privacy"):
         assert {f"{stem}.png", f"{stem}.pdf"} <= names
