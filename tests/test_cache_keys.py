@@ -24,6 +24,8 @@ UNHASHED = {
               "runs.__init__": "docstring", "figures.__init__": "docstring",
               "figures.plots": "figures", "figures.train_plots": "figures",
               "figures.timeline": "figures: a round's timeline drawn from the latency model; computes no record",
+              "figures.styles": "figures: method styles and table cells", "figures.fig9_plots": "figures",
+              "figures.sweep_plots": "figures",
               "runs.plan_status": "a report on the store and the notebooks' plan builder: writes no record",
               "claims_setup": "the notebooks' Setup rows and deviations (text)",
               "claims": "the paper's claims and verdict rules: reads committed metrics, writes no record",

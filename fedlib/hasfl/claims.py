@@ -151,11 +151,10 @@ def _other_seeds(metrics: Mapping, models: Sequence[str] | None) -> list:
 
 def speedup(metrics: Mapping, versus: Sequence[str] = BENCHMARKS, models: Sequence[str] | None = None,
             out_of_sample: bool = True) -> dict:
-    """The smallest converged-time ratio benchmark / HASFL over ``versus`` and every model and setting of Fig. 5,
-    per variant and seed: pilot HASFL at the first seed and at each out-of-sample seed (its runs are plain runs
-    at another seed; they hold the first model only, so there the smallest is over that model's settings),
-    HASFL-calibrated in sample (the first seed) and, when the metrics hold them, out of sample (each further seed,
-    decided from the first seed's fit)."""
+    """The smallest converged-time ratio benchmark / HASFL over ``versus`` and every model and setting of Fig. 5, per
+    variant and seed: pilot HASFL at the first seed and at each out-of-sample seed (plain runs of the first model
+    only there), HASFL-calibrated in sample (the first seed) and out of sample (each further seed, decided from the
+    first seed's fit) when the metrics hold it."""
     rows = metrics["runs"]
     others = _other_seeds(metrics, models) if out_of_sample else []
     out = {PILOT: [smallest(_speedups(r, "HASFL", versus, models)) for r in [rows, *others]],
