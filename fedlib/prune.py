@@ -64,6 +64,9 @@ REKEYED = {
     # a sample retrained with the old and the new code on one machine is bit-identical (run log, 2026-11-27)
     "d5cd56b3be1d4564": "hist", "1183bb6ea6237888": "dtfl", "4152b87ad3173411": "hasfl",
     "92fd293b52cdcae7": "hasfl_train",
+    # HASFL's store between the entry checks and [24]'s beta estimator (a new record kind and decisions; the pilot's
+    # computation unchanged): the VGG-16 pilot retrained with both is bit-identical (run log, 2026-11-27)
+    "ef2751920db619e7": "hasfl",
 }
 """Code hashes of earlier fedlib whose records are valid under the current code: ``{old hash: store name}``."""
 
