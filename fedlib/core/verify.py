@@ -99,7 +99,7 @@ UNRULED = Tolerance("exact", why="no rule of its own: add one to fedlib.core.ver
 CONFIG_NAMES = ("notebook", "profile", "dataset", "model", "method", "setting", "case", "seed", "seeds", "M", "N",
                 "num_clients", "fraction", "tier", "alpha", "cut", "patches", "patch_shuffling", "baseline",
                 "iid", "noniid", "paper_client", "paper_server", "claim", "note", "figure", "figures", "versus",
-                "width", "constants", "eps_factor", "scale_key", "runs", "beta_estimator", "out_of_sample_seed",
+                "width", "constants", "eps_factor", "scale_key", "runs", "beta_estimator",
                 "out_of_sample_seeds", "draw",
                 # HASFL's out-of-sample lists: their rows have rules of their own; empty, a list marker
                 "runs_out_of_sample", "claims_out_of_sample", "claims_out_of_sample_calibrated")
