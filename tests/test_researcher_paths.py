@@ -2,7 +2,6 @@
 (a kernel in the notebook's folder, no FEDLIB_* variables, changed parameters) leaves ``git status`` clean and, at
 ``converged``, redraws from the committed store; the committed stores hold only records of the current code."""
 import json
-import math
 import os
 import re
 import subprocess
