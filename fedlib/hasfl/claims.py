@@ -34,7 +34,7 @@ PROFILE = "converged"
 
 SUMMARY = {"title": "HASFL: heterogeneity-aware split FL", "ref": "arXiv:2506.08426", "link": "https://arxiv.org/abs/2506.08426",
            "scale": "converged profile, Fashion-MNIST, VGG-16 (width 1/4) and ResNet-18 (width 1/8), "
-                    "Table I's 20 devices, seed 0 (+ seed 1 out of sample, VGG-16)"}
+                    "Table I's 20 devices, seed 0 (+ seeds 1, 2 out of sample, VGG-16)"}
 
 BENCHMARKS = ("RBS+HAMS", "HABS+RMS", "RBS+RMS", "RBS+RHAMS")
 """The paper's four benchmarks (Sec. VII), with the paper's random split."""
