@@ -122,16 +122,20 @@ def portable_source(text: str) -> str:
 ACC_DECIMALS = 4
 #: decimals of a time in seconds (a key ending in ``_s``, not ``_per_s``)
 TIME_DECIMALS = 3
-#: significant digits of any other float (ratios, estimated constants, FLOPs): far finer than any estimate here,
-#: and coarse enough that the last digits a CPU's reduction order changes never reach a metrics file
+#: significant digits of any other float (ratios, estimated constants, simulated quantities): far finer than any
+#: estimate here, and coarse enough that the last digits a CPU's reduction order changes never reach a metrics file
 SIGNIFICANT = 6
+#: quantities of a model's profile, computed from its layer shapes by exact arithmetic (the same on every CPU):
+#: written as computed
+EXACT = ("params", "MMACs", "layers", "forward_gflops", "backward_gflops", "client_gflops", "client_model_mb",
+         "smashed_kib", "client_ratio", "server_ratio")
 
 
 def measured(value: float, key: str) -> float:
     """``value`` at the precision the metric ``key`` is measured at: accuracies and their differences (a key
     holding ``acc``, or ``plateau_rise`` / ``plateau_spread``) to :data:`ACC_DECIMALS` decimals, times (a key
-    ending in ``_s``; rates ``*_per_s`` excluded) to :data:`TIME_DECIMALS` decimals (1 ms), any other float to
-    :data:`SIGNIFICANT` significant digits. A redraw of the same records then writes the same metrics on every CPU
+    ending in ``_s``; rates ``*_per_s`` excluded) to :data:`TIME_DECIMALS` decimals (1 ms), a model profile's
+    exact quantities (:data:`EXACT`) as they are, any other float to :data:`SIGNIFICANT` significant digits. A redraw of the same records then writes the same metrics on every CPU
     (a reduction whose order depends on the CPU changes only the 15th-16th digit), except where a value sits on a
     rounding boundary.
 
@@ -142,7 +146,7 @@ def measured(value: float, key: str) -> float:
     if not isinstance(key, str):
         raise ParameterTypeError(f"key must be a string, got {type(key).__name__}")
     value = float(value)
-    if not math.isfinite(value):
+    if not math.isfinite(value) or key in EXACT:
         return value
     if "acc" in key or key in ("plateau_rise", "plateau_spread"):
         return round(value, ACC_DECIMALS) + 0.0

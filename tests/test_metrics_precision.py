@@ -26,6 +26,8 @@ from fedlib.plotting import _portable, measured, write_metrics
     ("2", 29169778.91471553, 29169800.0),
     ("G2", np.float32(1.4356269), 1.43563),
     ("rounds_measured", 30, 30.0),
+    ("forward_gflops", 1.1109376, 1.1109376),          # a model profile's exact arithmetic: as computed
+    ("backward_gflops", 2.218336256, 2.218336256),
 ])
 def test_each_kind_of_metric_is_rounded_by_its_rule(key, value, expected):
     out = measured(value, key)
