@@ -3,6 +3,8 @@
 ``sfl``: the split engine against its per-device loop (:func:`fedlib.split.bench.bench_sfl`); ``dtfl``: DTFL and
 FedAvg, engine against literal loop, on the converged profile's workload (:func:`fedlib.dtfl.bench.bench_dtfl`).
 
+``explore``: one update of each explorer against its speed target (:func:`bench_explore`).
+
 ``hasfl``: see :func:`bench_hasfl` (keys ``solve_s_n20``, ``solve_s_n200``, ``bcd_iters_n20``,
 ``gap_vs_exhaustive``).
 
@@ -143,6 +145,25 @@ def bench_hasfl(seed: int = 0, random_set: int = 60) -> dict:
     return out
 
 
+def bench_explore(repeats: int = 3) -> dict:
+    """One update of each paper's explorer at its defaults (:func:`fedlib.core.explore.bench`: compute alone, and
+    compute + views + PNG rendering, medians over ``repeats``), against the targets: HASFL <= 2 s (one decision:
+    BCD, the benchmarks, the timeline), DTFL and HIST <= 0.5 s, on 2 cores. ``load_1min``: the machine's load
+    average when the timing ended (a loaded machine times slower)."""
+    import os
+
+    from .dtfl import explore as dtfl_explore
+    from .hasfl import explore as hasfl_explore
+    from .hist import explore as hist_explore
+    out = {"fedlib": __version__, "threads": torch.get_num_threads(), "cpus": os.cpu_count()}
+    for name, mod in (("hasfl", hasfl_explore), ("dtfl", dtfl_explore), ("hist", hist_explore)):
+        res = mod.bench_update(repeats=repeats)
+        res["meets_target"] = res["update_s"] <= res["target_update_s"]
+        out[name] = res
+    out["load_1min"] = round(os.getloadavg()[0], 2)
+    return out
+
+
 def _device(text: str) -> str:
     """argparse type: ``auto``, ``cpu``, ``cuda`` or ``cuda:N``."""
     if text in ("auto", "cpu", "cuda") or (text.startswith("cuda:") and text[5:].isdigit()):
@@ -162,12 +183,13 @@ def _width(text: str) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI: ``python -m fedlib.bench {hist,hasfl,sfl,dtfl}`` prints one JSON line (``--device`` for hist, sfl and
-    dtfl; ``--repeats`` for hist and sfl; ``--rounds`` and ``--width`` for dtfl). Arguments are checked before any work: a bad one
+    """CLI: ``python -m fedlib.bench {hist,hasfl,sfl,dtfl,explore}`` prints one JSON line (``--device`` for hist,
+    sfl and dtfl; ``--repeats`` for hist, sfl and explore; ``--rounds`` and ``--width`` for dtfl). Arguments are checked before any work: a bad one
     exits 2 with argparse's message naming it."""
     parser = ArgumentParser(prog="python -m fedlib.bench", description="fedlib benchmarks; prints one JSON line.")
-    parser.add_argument("which", choices=["hist", "hasfl", "sfl", "dtfl"])
-    parser.add_argument("--repeats", type=positive_int, default=None, help="timed repeats (>= 1; hist, sfl; default 3)")
+    parser.add_argument("which", choices=["hist", "hasfl", "sfl", "dtfl", "explore"])
+    parser.add_argument("--repeats", type=positive_int, default=None,
+                        help="timed repeats (>= 1; hist, sfl, explore; default 3)")
     parser.add_argument("--device", type=_device, default=None,
                         help="auto, cpu, cuda or cuda:N (hist, sfl, dtfl; default auto)")
     parser.add_argument("--rounds", type=positive_int, default=None, help="rounds per timing (>= 1; dtfl; default 3)")
@@ -175,13 +197,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="ResNet-20 width multiplier in (0, 4] (dtfl; default 0.25, the converged profile's; "
                              "1: the paper's)")
     args = parser.parse_args(argv)
-    takes = {"repeats": ("hist", "sfl"), "device": ("hist", "sfl", "dtfl"), "rounds": ("dtfl",), "width": ("dtfl",)}
+    takes = {"repeats": ("hist", "sfl", "explore"), "device": ("hist", "sfl", "dtfl"), "rounds": ("dtfl",), "width": ("dtfl",)}
     for name, which in takes.items():
         if getattr(args, name) is not None and args.which not in which:
             parser.error(f"argument --{name}: applies to {', '.join(which)} only, not {args.which}")
     args.repeats, args.rounds = args.repeats or 3, args.rounds or 3
     args.device = args.device or "auto"
-    if args.which == "sfl":
+    if args.which == "explore":
+        print(json.dumps(bench_explore(args.repeats)))
+    elif args.which == "sfl":
         from .split.bench import bench_sfl
         print(json.dumps(bench_sfl(repeats=args.repeats, device=args.device)))
     elif args.which == "dtfl":

@@ -34,6 +34,7 @@ SKIP = {
     ("hist_1_experiments", "force"): "True or False: recompute cached runs or not",
     ("hasfl_4_train_experiments", "sweep"): "True or False: train Figs. 7-8 or not (sweep_factors are checked either way)",
     ("hasfl_5_train_figures", "sweep"): "True or False: train Figs. 7-8 or not (sweep_factors are checked either way)",
+    ("hasfl_explore", "export_path"): "any file name: its folder is checked when the decision is written (none is created)",
     ("hasfl_5_train_figures", "beta24_runs"): "True or False: train HASFL decided with [24]'s beta or not (its decisions "
                                               "are shown either way)",
 }
@@ -72,6 +73,8 @@ COMBINATIONS = [
     ("hasfl_5_train_figures", {"out_of_sample_seeds": [0]}, "out_of_sample_seeds"),   # a seed of seeds
     ("hasfl_5_train_figures", {"out_of_sample_seeds": [1, 1]}, "out_of_sample_seeds"),   # repeated
     ("hasfl_5_train_figures", {"transfer_fit_from": "quick", "widths": [0.5, 0.125]}, "transfer_fit_from"),
+    ("hasfl_explore", {"devices": "1, 80, 370, 0.5", "devices_csv": "d.csv"}, "devices"),   # one of the two
+    ("hasfl_explore", {"devices": "1, 80, 370, 0.5; 1, 80, 0, 1"}, "devices row 2, downlink_mbps"),
 ]
 
 

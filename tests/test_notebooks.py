@@ -15,6 +15,9 @@ ROOT = Path(__file__).resolve().parents[1]
 EXPECTED = {k: v for f in sorted(Path(__file__).parent.glob("expected_smoke_metrics*.json"))
             for k, v in json.loads(f.read_text()).items()}
 NBS = notebooks.list_notebooks()
+#: the explorers (``<paper>_explore``): a Question instead of a Claim, no verdict, no metrics file, no saved figure
+EXPLORERS = [p for p in NBS if p.stem.endswith("_explore")]
+STUDIES = [p for p in NBS if p not in EXPLORERS]
 
 
 def _hash_tree(folder: Path) -> dict:
@@ -51,7 +54,7 @@ def test_smoke_never_touches_committed_figures(smoke):
     assert _hash_tree(ROOT / "figures") == smoke["before"]
 
 
-@pytest.mark.parametrize("name", [p.stem for p in NBS])
+@pytest.mark.parametrize("name", [p.stem for p in STUDIES])
 def test_metrics_file(smoke, name):
     m = json.loads((smoke["figures"] / "metrics" / f"{name}.json").read_text())
     assert m["profile"] == "smoke" and m["notebook_wall_s"] > 0 and isinstance(m["runs"], list)
@@ -130,7 +133,7 @@ def test_every_trained_notebook_has_a_tolerance_and_each_paper_a_learning_run():
     assert learners == {"hist", "hasfl", "dtfl"}
 
 
-FIGURE_NOTEBOOKS = [p for p in NBS if not p.stem.endswith("_experiments")]  # the run-cache notebooks draw nothing
+FIGURE_NOTEBOOKS = [p for p in STUDIES if not p.stem.endswith("_experiments")]  # the run-cache notebooks draw nothing
 
 
 @pytest.mark.parametrize("path", FIGURE_NOTEBOOKS, ids=[p.stem for p in FIGURE_NOTEBOOKS])
@@ -300,9 +303,44 @@ def test_results_site_builds_from_the_smoke_notebooks_with_every_link_and_image(
 
 
 SECTIONS = ("## Claim", "## Setup here vs the paper", "## Verdict", "## Try this")
+EXPLORER_SECTIONS = ("## Question", "## Setup here vs the paper", "## Try this")
 
 
-@pytest.mark.parametrize("path", NBS, ids=[p.stem for p in NBS])
+@pytest.mark.parametrize("path", EXPLORERS, ids=[p.stem for p in EXPLORERS])
+def test_explorer_reads_as_a_question(path):
+    """An explorer: a title, then Question, Setup and Try this in that order; the Question says how to open it live;
+    the parameters cell folded; no Claim or Verdict (it decides no claim) and no file written by default."""
+    cells = json.loads(path.read_text())["cells"]
+    md = ["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"]
+    assert md and md[0].startswith("# "), "the first cell is the title"
+    heads = [h for text in md for h in re.findall(r"^## .+$", text, re.M)]
+    found = [next((i for i, h in enumerate(heads) if h.startswith(s)), None) for s in EXPLORER_SECTIONS]
+    assert None not in found and found == sorted(found), heads
+    assert not any(h.startswith(("## Claim", "## Verdict")) for h in heads)
+    question = next(t for t in md if t.startswith("## Question"))
+    assert "JupyterLab" in question and f"notebooks/{path.parent.name}/{path.name}" in question
+    params = next(c for c in cells if "parameters" in c.get("metadata", {}).get("tags", []))
+    assert {"hide-input", "remove-input"} & set(params["metadata"]["tags"])
+    src = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    assert ".show()" in src and "savefig(" not in src and "write_metrics(" not in src
+
+
+@pytest.mark.parametrize("path", EXPLORERS, ids=[p.stem for p in EXPLORERS])
+def test_executed_explorer_shows_its_default_state(smoke, path):
+    """Under papermill the explorer draws its defaults as ordinary outputs (what the site shows once widgets are
+    stripped): a table and a figure, and no error line."""
+    from fedlib.core.site_pages import strip_widgets
+
+    executed = json.loads((smoke["executed"] / path.parent.name / path.name).read_text())
+    strip_widgets(executed)
+    outs = [o for c in executed["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
+    text = _outputs_text(executed)
+    assert any("image/png" in o.get("data", {}) for o in outs), "a figure of the default state"
+    assert "|---" in text, "a table of the default state"
+    assert "Cannot compute this" not in text and "Internal error" not in text, text[:800]
+
+
+@pytest.mark.parametrize("path", STUDIES, ids=[p.stem for p in STUDIES])
 def test_notebook_reads_as_a_section(path):
     """A title naming the paper's figure or table, then Claim, Setup, Verdict and Try this in that order; the
     parameters cell and the plumbing folded on the site (hide-input / remove-input tags)."""
@@ -346,6 +384,9 @@ def test_executed_smoke_notebook_shows_no_raw_paths(smoke, path):
     for root in {str(ROOT), str(Path.home()), tempfile.gettempdir(), str(smoke["executed"].parent)}:
         assert root not in text, f"absolute path {root} in the outputs"
     md = "\n".join("".join(c["source"]) for c in executed["cells"] if c["cell_type"] == "markdown")
+    if path in EXPLORERS:
+        assert "## Question" in md
+        return
     assert "## Claim" in md and "## Verdict" in md
     verdict = [c for c in executed["cells"] if c["cell_type"] == "code" and "story.verdict_section(" in "".join(c["source"])]
     shown = _outputs_text({"cells": verdict})

@@ -321,7 +321,8 @@ def test_figure_rows_sorted_by_finish_with_waits_hatched_and_the_latency_line(ha
             labels = [t.get_text() for t in ax.get_yticklabels()]
             assert labels == ["edge server"] + [tl.names[i] for i in tl.device_order()]
             waits = sum(seg.kind == "wait" for row in tl.segments for seg in row)
-            assert sum(bool(c.get_hatch()) for c in ax.collections) == waits > 0      # the waits, hatched
+            hatched = [c for c in ax.collections if c.get_hatch()]                        # one collection per kind
+            assert len(hatched) == 1 and len(hatched[0].get_paths()) == waits > 0     # the waits, hatched
             assert any(np.allclose(line.get_xdata(), tl.latency) for line in ax.lines)
             assert f"{tl.latency:.4g} s" in [t.get_text() for t in ax.texts]
             assert ax.get_xlim()[1] >= max(t.latency for t in tls)                   # one scale

@@ -49,7 +49,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from ..core.seeding import resolve_device
-from ..core.validate import check_bool, check_choice, check_float, check_int, check_list
+from ..core.validate import check_bool, check_choice, check_float, check_int, check_list, check_str
 
 __all__ = ["check_hasfl_1_latency", "check_hasfl_2_bound", "check_hasfl_3_optimiser",
            "check_hasfl_4_train_experiments", "check_hasfl_5_train_figures"]
@@ -181,3 +181,34 @@ def check_hasfl_5_train_figures(p: Mapping) -> None:
     if p["transfer_fit_from"]:
         committed_fit(p["transfer_fit_from"], p["models"][0], p["widths"][0])   # its profile, file and model
     check_bool("beta24_runs", p["beta24_runs"])
+
+
+def check_hasfl_explore(p: Mapping) -> None:
+    """``hasfl_explore``: ``constants_from`` a profile with a HASFL plan (converged: the committed store; smoke:
+    computed in seconds); ``constants`` pilot or calibrated; ``num_devices`` 1..100 (the slider's range);
+    ``draws`` 1..10; ``timeline_benchmark`` one of the paper's four benchmarks; ``sweep_over`` one of
+    :data:`fedlib.hasfl.explore.SWEEPS`, ``sweep_points`` 2..50; ``seed`` >= 0; ``devices`` and ``devices_csv``
+    not both given, each row of either four numbers > 0 (:func:`fedlib.hasfl.explore.devices_from_text`);
+    ``own_model`` "" or ``module:function``; strings for the paths (``export_path``'s folder is checked when the
+    decision is written)."""
+    from ..core.notebooks import PROFILES
+    from .explore import BENCHMARKS, SWEEPS
+    check_choice("constants_from", p["constants_from"], PROFILES)
+    check_choice("constants", p["constants"], ("pilot", "calibrated"))
+    check_int("num_devices", p["num_devices"], 1, 100)
+    check_int("draws", p["draws"], 1, 10)
+    check_choice("timeline_benchmark", p["timeline_benchmark"], BENCHMARKS)
+    check_choice("sweep_over", p["sweep_over"], tuple(SWEEPS))
+    check_int("sweep_points", p["sweep_points"], 2, 50)
+    check_int("seed", p["seed"], 0)
+    for name in ("devices", "devices_csv", "own_model", "export_path"):
+        check_str(name, p[name], nonempty=False)
+    if p["devices"].strip() and p["devices_csv"].strip():
+        raise ValueError("devices and devices_csv: give one of them (or neither: the devices are drawn)")
+    from .explore import devices_from_csv, devices_from_text
+    if p["devices"].strip():
+        devices_from_text(p["devices"])              # every row and column checked (a parse, no work)
+    if p["devices_csv"].strip():
+        devices_from_csv(p["devices_csv"])
+    if p["own_model"] and p["own_model"].count(":") != 1:
+        raise ValueError(f"own_model must be '' or 'module:function', got {p['own_model']!r}")
