@@ -40,7 +40,7 @@ from ..core.validate import check_choice, check_float, check_int, check_list
 from ..data import DATASETS
 from .config import SETTINGS, HistConfig
 
-__all__ = ["check_hist_1_experiments", "check_hist_2_figures", "check_hist_3_bounds"]
+__all__ = ["check_hist_1_experiments", "check_hist_2_figures", "check_hist_3_bounds", "check_hist_explore"]
 
 BOUND_FORMS = ("telescoped", "printed")
 """The forms of eq. (13)'s first term (:func:`fedlib.hist.theory.theorem1_bound`'s ``form``)."""
@@ -137,3 +137,11 @@ def check_hist_3_bounds(p: Mapping) -> None:
     for n in [pilot_cells, *num_cells]:    # the pilot's own checks: every N a valid HFedAvg run for these U, H, E
         HistConfig(method="hfedavg", num_cells=n, num_clients=num_clients, H=p["H"], E=p["E"], lr=p["lr"],
                    batch_size=p["batch_size"], seed=p["seed"], setting=p["settings"][0], dataset=p["dataset"])
+
+
+def check_hist_explore(p: Mapping) -> None:
+    """``hist_explore``: the explorer's parameters (:func:`fedlib.hist.explore.check_parameters`: every slider's
+    range, the settings and the x-axis' choices, N dividing the clients and the width, E a multiple of H,
+    ``export_path`` a ``.json`` file name or "")."""
+    from .explore import check_parameters
+    check_parameters(p)
