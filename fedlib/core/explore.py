@@ -18,9 +18,9 @@ notebook draws its defaults. Actions (:class:`Action`: a button, e.g. a sweep) r
 and draw into their own area; ``run_headless`` actions also run once at the defaults so the papermill copy shows
 them.
 
-Errors a user can cause (``ValueError``, ``ParameterTypeError``, ``KeyError`` from a lookup by name) are shown as
-one line naming the field; anything else is a bug, shown as its type and message with a pointer to the kernel log
-(the traceback goes to the log, not the page).
+Errors a user can cause (``ValueError`` and :class:`fedlib.core.validate.ParameterTypeError`, which the library's
+validators raise naming the field) are shown as one line; anything else (a ``KeyError``, a ``TypeError``) is a bug,
+shown as its type and message with a pointer to the kernel log (the traceback goes to the log, not the page).
 """
 from __future__ import annotations
 
@@ -110,11 +110,10 @@ class Action:
 
 
 def error_text(err: BaseException) -> str:
-    """The one line shown in place for a failed update: a user's bad input (``ValueError``, ``ParameterTypeError``,
-    ``KeyError``) as its message; anything else as a bug, with its type (the traceback is logged)."""
-    if isinstance(err, (ValueError, KeyError)):
-        msg = err.args[0] if isinstance(err, KeyError) and err.args else err
-        return f"Cannot compute this: {msg}"
+    """The one line shown in place for a failed update: a user's bad input (``ValueError``, ``ParameterTypeError``)
+    as its message; anything else as a bug, with its type (the traceback is logged)."""
+    if isinstance(err, ValueError):
+        return f"Cannot compute this: {err}"
     return f"Internal error ({type(err).__name__}: {err}); the traceback is in the kernel's log. Please report it."
 
 
@@ -169,6 +168,7 @@ class Explorer:
     _handles: list = field(default_factory=list, repr=False)
     _status: Any = field(default=None, repr=False)
     _busy: bool = field(default=False, repr=False)
+    _action_notes: list = field(default_factory=list, repr=False)
 
     def __post_init__(self):
         names = [c.name for c in self.controls]
@@ -194,7 +194,7 @@ class Explorer:
             result = self.compute(**args)
             rendered = [view(result) for view in self.views]
         except Exception as err:                      # shown in place, never as a traceback on the page
-            if not isinstance(err, (ValueError, KeyError)):
+            if not isinstance(err, ValueError):
                 log.exception("explorer update failed")
             plt.close("all")
             return None, [], error_text(err)
@@ -224,6 +224,8 @@ class Explorer:
             self.result = result
             for handle, item in zip(self._handles, rendered):
                 handle.update(item)
+            for note in self._action_notes:           # an action's result was drawn at earlier values
+                note.update(_Message("Drawn at earlier control values: press the button to redraw it at these."))
         if self._status is not None:
             self._status.update(_Message(self.error, error=True) if self.error
                                 else _Message(f"Updated in {self.elapsed_s:.2f} s."))
@@ -235,6 +237,7 @@ class Explorer:
         from IPython.display import display
 
         self._widgets = {c.name: c.widget() for c in self.controls}
+        self._action_notes = []
         display(w.VBox(list(self._widgets.values())))
         self._status = _Area(_Message(""))
         result, rendered, self.error = self.evaluate()
@@ -263,6 +266,8 @@ class Explorer:
 
         button, bar = w.Button(description=action.label, layout=w.Layout(width="auto")), w.IntProgress(value=0, min=0, max=1)
         display(w.HBox([button, bar]))
+        note = _Area(_Message(""))
+        self._action_notes.append(note)
         area = _Area(_Message("" if action.run_headless else f"Press '{action.label}' to run it."))
 
         def progress(done: int, total: int) -> None:
@@ -274,11 +279,12 @@ class Explorer:
                 area.update(_Message(f"Running '{action.label}' ...") if _button is not None else _Message(""))
                 out = action.run(self.values(), progress)
                 area.update(out)
+                note.update(_Message(""))
                 import matplotlib.pyplot as plt
                 if isinstance(out, plt.Figure):
                     plt.close(out)
             except Exception as err:
-                if not isinstance(err, (ValueError, KeyError)):
+                if not isinstance(err, ValueError):
                     log.exception("explorer action failed")
                 area.update(_Message(error_text(err), error=True))
             finally:
@@ -308,17 +314,17 @@ def bench(explorer: Explorer, repeats: int = 5, **values) -> dict:
     comp, full = [], []
     for k in range(repeats + 1):
         t = time.perf_counter()
-        explorer.compute(**args)
-        c = time.perf_counter() - t
-        t = time.perf_counter()
         result, rendered, err = explorer.evaluate(**values)
         if err:
             raise RuntimeError(err)
         for item in rendered:
             if isinstance(item, plt.Figure):
                 item.savefig(io.BytesIO(), format="png", dpi=item.dpi, bbox_inches="tight")
+        u = time.perf_counter() - t
+        t = time.perf_counter()
+        explorer.compute(**args)
         if k:                                            # the first is the warm-up
-            comp.append(c)
-            full.append(time.perf_counter() - t)
+            comp.append(time.perf_counter() - t)
+            full.append(u)
     return {"compute_s": round(statistics.median(comp), 4), "update_s": round(statistics.median(full), 4),
             "update_spread_s": [round(min(full), 4), round(max(full), 4)], "repeats": repeats}

@@ -112,11 +112,21 @@ def summary_rows(result: dict) -> list[dict]:
 def summary_view(result: dict):
     """The methods' predicted Θ (a table)."""
     from ..core import story
-    return story.table(summary_rows(result), ["method", "theta", "range", "ratio", "unreachable", "b_mean", "cuts"],
+    rows = summary_rows(result)
+    note = ("\n\n–: ε unreachable for that decision (Θ = ∞: the bound's floor at its batch sizes and cuts is at or "
+            "above ε); a larger ε or the calibrated constants make more of them reachable."
+            if any(r["theta"] is None for r in rows) else "")
+    return story.markdown(table_text(rows) + note)
+
+
+def table_text(rows: list[dict]) -> str:
+    """:func:`summary_rows` as markdown text."""
+    from ..core import story
+    return story.table(rows, ["method", "theta", "range", "ratio", "unreachable", "b_mean", "cuts"],
                        formats={"theta": ",.0f", "ratio": ".3g", "b_mean": ".1f"},
                        headers={"theta": "predicted Θ (s)", "range": "Θ over draws (s)", "ratio": "Θ / HASFL's",
                                 "unreachable": "draws with ε unreachable", "b_mean": "mean b_i (first draw)",
-                                "cuts": "cut layers (first draw)"})
+                                "cuts": "cut layers (first draw)"}).data
 
 
 def devices_view(result: dict):
@@ -231,6 +241,7 @@ def sweep_figure(rows: list[dict], over: str):
     """Θ, the mean batch size and L_c of HASFL's decision against the swept quantity; dotted lines where the
     decision changes."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FormatStrFormatter, NullFormatter
 
     unit = {"uplink rate": "Mbit/s (range mean)", "device compute": "TFLOP/s (range mean)",
             "epsilon": "× the plan's ε", "aggregation interval": "rounds", "devices N": "devices"}[over]
@@ -243,6 +254,8 @@ def sweep_figure(rows: list[dict], over: str):
             if r["changed"]:
                 ax.axvline(r["value"], color="0.5", ls=":", lw=1)
         ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))     # plain numbers, no crowded minor labels
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel(f"{over} ({unit})")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
