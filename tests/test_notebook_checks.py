@@ -35,6 +35,7 @@ SKIP = {
     ("hasfl_4_train_experiments", "sweep"): "True or False: train Figs. 7-8 or not (sweep_factors are checked either way)",
     ("hasfl_5_train_figures", "sweep"): "True or False: train Figs. 7-8 or not (sweep_factors are checked either way)",
     ("hasfl_explore", "export_path"): "any file name: its folder is checked when the decision is written (none is created)",
+    ("dtfl_explore", "export_path"): "any file name in an existing folder (none is created)",
     ("hasfl_5_train_figures", "beta24_runs"): "True or False: train HASFL decided with [24]'s beta or not (its decisions "
                                               "are shown either way)",
 }
@@ -75,6 +76,8 @@ COMBINATIONS = [
     ("hasfl_5_train_figures", {"transfer_fit_from": "quick", "widths": [0.5, 0.125]}, "transfer_fit_from"),
     ("hasfl_explore", {"devices": "1, 80, 370, 0.5", "devices_csv": "d.csv"}, "devices"),   # one of the two
     ("hasfl_explore", {"devices": "1, 80, 370, 0.5; 1, 80, 0, 1"}, "devices row 2, downlink_mbps"),
+    ("dtfl_explore", {"clients_text": "1, 30", "clients_csv": "d.csv"}, "clients_text"),   # one of the two
+    ("dtfl_explore", {"clients_text": "1, 30\n1, -2"}, "clients_text"),
 ]
 
 
@@ -162,6 +165,7 @@ def guard(monkeypatch, tmp_path):
             monkeypatch.setattr(mod, "load_dataset", stop("loading data"))
     for mod, attr, what in (("fedlib.core", "map_jobs", "jobs"), ("fedlib.core.parallel", "map_jobs", "jobs"),
                             ("fedlib.dtfl.experiments", "dataset_by_name", "loading data"),
+                            ("fedlib.dtfl.experiments", "time_model", "a model profile"),
                             ("fedlib.split", "model_profile", "a model profile"),
                             ("fedlib.split", "model_profiles", "model profiles"),
                             ("fedlib.split.profile", "model_profiles", "model profiles"),

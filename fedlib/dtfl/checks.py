@@ -42,7 +42,7 @@ from ..core.validate import check_choice, check_float, check_int, check_list
 from .tiers import MAX_TIERS, check_num_tiers
 
 __all__ = ["check_dtfl_1_profiles", "check_dtfl_2_table1", "check_dtfl_3_fig3", "check_dtfl_4_training",
-           "check_dtfl_5_baselines", "check_dtfl_6_scaling", "check_dtfl_7_privacy"]
+           "check_dtfl_5_baselines", "check_dtfl_6_scaling", "check_dtfl_7_privacy", "check_dtfl_explore"]
 
 
 def _fraction(name: str, value) -> float:
@@ -194,3 +194,43 @@ def check_dtfl_7_privacy(p: Mapping) -> None:
     for name in ("attack_fit", "attack_epochs"):
         check_int(name, p[name], 1)
     check_int("attack_eval", p["attack_eval"], 2)
+
+
+def check_dtfl_explore(p: Mapping) -> str:
+    """The notebook's parameters (:func:`explorer`'s names, plus ``export_path``) checked without any work:
+    ``dataset`` auto or a known shape, ``model`` a DTFL model, ``width`` in (0, 1], ``num_clients`` 1..100 (the
+    slider), ``num_tiers`` 1..7, ``samples_per_client`` >= 1, ``clients_from`` in :data:`SOURCES`, ranges 0 < low
+    <= high, ``seed`` >= 0, speeds in [0.01, 10^4] GFLOP/s, ``clients_text`` / ``clients_csv`` not both and every
+    row valid, ``export_path`` "" or a file in an existing folder. Returns the dataset (``auto`` resolved). Raises
+    ``ValueError`` / ``ParameterTypeError`` naming the parameter (a typed row: the parameter, row and field)."""
+    from pathlib import Path
+
+    from torch import nn
+
+    from . import experiments as dx
+    from .explore import MODELS, SOURCES, MissingFileError, _range, clients_from_csv, clients_from_text
+    from ..core.validate import check_str
+    from .tiers import check_num_tiers
+    dataset = dx.resolve_dataset(p["dataset"])
+    if not isinstance(p["model"], nn.Module):
+        check_choice("model", p["model"], MODELS)
+    check_float("width", p["width"], 0, 1, low_open=True)
+    check_int("num_clients", p["num_clients"], 1, 100)
+    check_num_tiers(p["num_tiers"])
+    check_int("samples_per_client", p["samples_per_client"], 1)
+    check_choice("clients_from", p["clients_from"], SOURCES)
+    check_int("seed", p["seed"], 0)
+    for name in ("cpus_range", "mbps_range", "core_gflops", "server_gflops"):
+        _range(name, p[name]) if name.endswith("range") else check_float(name, p[name], 0.01, 1e4)
+    for name in ("clients_text", "clients_csv", "export_path"):
+        check_str(name, p.get(name, ""), nonempty=False)
+    if p["clients_text"].strip() and p["clients_csv"].strip():
+        raise ValueError("clients_text and clients_csv: give one of them (or neither: the clients are drawn)")
+    for name, parse in (("clients_text", clients_from_text), ("clients_csv", clients_from_csv)):
+        try:
+            parse(p[name]) if p[name].strip() else None
+        except ValueError as exc:                    # the row and field, prefixed by the parameter
+            raise exc if isinstance(exc, MissingFileError) else ValueError(f"{name}: {exc}") from None
+    if p.get("export_path") and not Path(p["export_path"]).resolve().parent.is_dir():
+        raise ValueError(f"export_path: the folder of {p['export_path']!r} does not exist (it is not created)")
+    return dataset
