@@ -148,13 +148,15 @@ def bench_hasfl(seed: int = 0, random_set: int = 60) -> dict:
 def bench_explore(repeats: int = 3) -> dict:
     """One update of each paper's explorer at its defaults (:func:`fedlib.core.explore.bench`: compute alone, and
     compute + views + PNG rendering, medians over ``repeats``), against the targets: HASFL <= 2 s (one decision:
-    BCD, the benchmarks, the timeline), DTFL and HIST <= 0.5 s, on 2 cores. ``load_1min``: the machine's load
-    average when the timing ended (a loaded machine times slower)."""
+    BCD, the benchmarks, the timeline), DTFL and HIST <= 0.5 s, on 2 cores, on one torch thread as the notebooks'
+    kernel runs. ``load_1min``: the machine's load average when the timing ended (a loaded machine times slower)."""
     import os
 
+    from .core.parallel import set_threads
     from .dtfl import explore as dtfl_explore
     from .hasfl import explore as hasfl_explore
     from .hist import explore as hist_explore
+    set_threads(1)                      # as the notebooks' kernel runs (fedlib.core.jupyter_setup.KERNEL_ENV)
     out = {"fedlib": __version__, "threads": torch.get_num_threads(), "cpus": os.cpu_count()}
     for name, mod in (("hasfl", hasfl_explore), ("dtfl", dtfl_explore), ("hist", hist_explore)):
         res = mod.bench_update(repeats=repeats)
