@@ -20,7 +20,6 @@ real training data).
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -41,7 +40,9 @@ SWEEPS = {"uplink rate": "uplink_mbps", "device compute": "device_tflops", "epsi
 
 
 def _problem(st: HasflSetup, v: dict) -> Problem:
-    """Problem (41) at the controls' values ``v`` (units of the controls; module docstring)."""
+    """Problem (41) at the controls' values ``v`` (units of the controls; module docstring). ε: the plan's
+    (:func:`fedlib.hasfl.runs.training.target_eps` for N devices at the plan's I, or the calibrated fit's) times
+    ``eps_scale``; the interval control sets the problem's I and leaves ε where it is."""
     from .runs.training import target_eps
 
     n = check_int("num_devices", v["num_devices"], 1)
@@ -55,7 +56,7 @@ def _problem(st: HasflSetup, v: dict) -> Problem:
         devices = devices_from_text(v["devices"])
         n = devices.num_devices
     interval = check_int("interval", v["interval"], 1)
-    s = replace(st.settings, interval=interval)
+    s = st.settings               # ε by the plan's rule at the plan's I: the interval control moves I, not ε
     mode = check_choice("constants", v["constants"], ("pilot", "calibrated"))
     if mode == "pilot":
         from .runs.training import bound_constants
@@ -241,7 +242,7 @@ def sweep_figure(rows: list[dict], over: str):
     """Θ, the mean batch size and L_c of HASFL's decision against the swept quantity; dotted lines where the
     decision changes."""
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import FormatStrFormatter, NullFormatter
+    from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator
 
     unit = {"uplink rate": "Mbit/s (range mean)", "device compute": "TFLOP/s (range mean)",
             "epsilon": "× the plan's ε", "aggregation interval": "rounds", "devices N": "devices"}[over]
@@ -254,12 +255,13 @@ def sweep_figure(rows: list[dict], over: str):
             if r["changed"]:
                 ax.axvline(r["value"], color="0.5", ls=":", lw=1)
         ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))     # plain numbers, no crowded minor labels
-        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.xaxis.set(major_formatter=FormatStrFormatter("%g"), minor_formatter=FormatStrFormatter("%g"),
+                     minor_locator=LogLocator(subs=(2.0, 5.0)))      # plain numbers at 1, 2, 5 per decade
         ax.set_xlabel(f"{over} ({unit})")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
     axes[0].set_yscale("log")
+    axes[2].yaxis.set_major_locator(MaxNLocator(integer=True))          # cut layers are integers
     none = sum(r["b"] is None for r in rows)
     fig.suptitle(f"Where HASFL's decision changes as the {over} moves (dotted: a change)"
                  + (f"; {none} of {len(rows)} points have no decision (ε at or below the bound's floor)" if none else ""),
