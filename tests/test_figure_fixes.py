@@ -177,6 +177,14 @@ def test_tables_say_never_converged_instead_of_a_dash():
     assert train_plots.never_converged([dict(rows[1], seed=1), dict(rows[0], seed=0)]) == \
         "1 of 2 seeds never converged (504 rounds)"
     assert train_plots.never_converged(rows[:1]) is None
+    # a claim of one seed (the out-of-sample tables) reads only that seed's runs: seed 2's RBS+RMS converged
+    seeded = [dict(r, seed=1) for r in rows] + [dict(r, seed=2, converged_time_s=r["converged_time_s"] or 50.0)
+                                                  for r in rows]
+    one = [dict(c, seed=s) for s in (1, 2) for c in claim_ratios([r for r in seeded if r["seed"] == s])]
+    cells = train_plots.claim_cells(one, seeded)
+    iid = [c for c in cells if c["setting"] == "iid"]
+    assert str(iid[0]["conv_ratio"]).endswith("RBS+RMS never converged (504 rounds)")      # not "1 of 2 seeds"
+    assert iid[1]["conv_ratio"] == pytest.approx(50.0 / 15.4, rel=1e-6)
 
 
 # --- one colour and marker per method across a paper's figures --------------------------------------------------

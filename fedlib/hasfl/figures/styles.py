@@ -81,9 +81,11 @@ def convergence_cells(rows) -> list[dict]:
 
 def _side(rows, claim: dict, name: str) -> list:
     """The runs of one side of a :func:`fedlib.hasfl.runs.train_plan.claim_ratios` row: a method's runs on the
-    claim's model and setting in its figure, or the fixed runs of ``"batch = 32"`` / ``"cut = 8"``."""
+    claim's model and setting in its figure (and its seed, for a claim of one seed), or the fixed runs of
+    ``"batch = 32"`` / ``"cut = 8"``."""
     fig = claim["claim"]
-    sel = [r for r in rows if fig in r["figures"] and r["setting"] == claim["setting"] and r["model"] == claim["model"]]
+    sel = [r for r in rows if fig in r["figures"] and r["setting"] == claim["setting"] and r["model"] == claim["model"]
+           and ("seed" not in claim or r["seed"] == claim["seed"])]        # a claim of one seed: that seed's runs
     key, eq, value = name.partition(" = ")
     if eq and key in ("batch", "cut"):
         return [r for r in sel if r["method"] == "fixed" and str(r[key]) == value]
