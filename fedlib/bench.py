@@ -1,7 +1,9 @@
 """Benchmarks (commands, not tests): ``python -m fedlib.bench {hist,hasfl,sfl,dtfl}`` prints one JSON line.
 
-``sfl``: the split engine against its per-device loop (:func:`fedlib.split.bench.bench_sfl`); ``dtfl``: DTFL and
-FedAvg, engine against literal loop, on the converged profile's workload (:func:`fedlib.dtfl.bench.bench_dtfl`).
+``sfl``: one split-training round by the per-client loop, the engine (its loop backend) and its stacked backend
+(:func:`fedlib.split.bench.bench_sfl`; no roofline: its docstring says why); ``dtfl``: DTFL and FedAvg by the same
+three, on the converged profile's workload (:func:`fedlib.dtfl.bench.bench_dtfl`). Output names:
+``per_client_loop``, ``engine_loop_backend``, ``stacked_backend``.
 
 ``explore``: one update of each explorer against its speed target (:func:`bench_explore`).
 
@@ -11,21 +13,26 @@ FedAvg, engine against literal loop, on the converged profile's workload (:func:
 ``hist``: client-steps/s on the HIST paper workload (60 clients, MLP 784-300-10, batch 32, H = 40, real
 Fashion-MNIST) of
 
-- (a) ``loop``: the literal per-client ``nn.Module`` + ``torch.optim.SGD`` loop (:func:`fedlib.hist.iterate_reference`),
-  HFedAvg;
-- (b) ``hfedavg``: the batched engine (:func:`fedlib.hist.iterate_hist`), HFedAvg;
-- (c) ``hist_n3``: the batched engine, HIST with N = 3;
+- (a) ``per_client_loop``: the per-client loop, the literal per-client ``nn.Module`` + ``torch.optim.SGD`` loop
+  (:func:`fedlib.hist.iterate_reference`), HFedAvg;
+- (b) ``engine_hfedavg``: the batched engine (:func:`fedlib.hist.iterate_hist`), HFedAvg;
+- (c) ``engine_hist_n3``: the batched engine, HIST with N = 3;
 
-measured interleaved in one process (median of ``--repeats`` rounds), plus the roofline: client-steps/s at
-the machine's measured large-matmul GFLOP/s counting only the FLOPs a step needs
-(:func:`fedlib.hist.step_flops`). Each timed call runs one global round of E steps (edge aggregations
-included; evaluation excluded).
+each timed call one global round of E steps (edge aggregations included; evaluation excluded), each variant run
+once untimed, then ``--repeats`` times interleaved (:mod:`fedlib.core.benchtime`: median, interquartile range and
+min-max of each rate and of each ratio within a repeat), plus the roofline: client-steps/s at the machine's
+measured large-matmul GFLOP/s (:func:`fedlib.core.roofline.matmul_gflops`) counting only the FLOPs a step needs
+(:func:`fedlib.hist.step_flops`). A step's counted work is float32 matmuls (two forward, three backward), the
+same operation as the probe at a size where it runs near the machine's peak, so the probe serves as the ceiling
+here (measured fractions 0.62-0.75, ``notebooks/hist/RUN_LOG.md``); a fraction above 1 would say the probe
+underestimates the machine. ``bench sfl`` reports no roofline (:mod:`fedlib.split.bench` says why).
+
+Every benchmark's output records the machine it ran on (``device``, ``threads``, ``cpus``, ``load_1min``, ...).
 """
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
 
@@ -33,51 +40,61 @@ import numpy as np
 import torch
 
 from . import __version__
+from .core.benchtime import machine, rate_spread, ratio_spread, time_interleaved
 from .core.cli import ArgumentParser, positive_int
 from .core.roofline import matmul_gflops
 
-
-def _steps_per_s(iterate, prepared, steps: int, clients: int) -> float:
-    if prepared.device.type == "cuda":
-        torch.cuda.synchronize()
-    t = time.perf_counter()
-    for _ in iterate(prepared):
-        pass
-    if prepared.device.type == "cuda":
-        torch.cuda.synchronize()
-    return steps * clients / (time.perf_counter() - t)
+#: ``bench hist``: output name -> what it times
+HIST_BASELINES = {"per_client_loop": "the per-client loop: literal nn.Module + torch.optim.SGD per client "
+                                     "(fedlib.hist.iterate_reference), HFedAvg",
+                  "engine_hfedavg": "the batched engine (fedlib.hist.iterate_hist), HFedAvg",
+                  "engine_hist_n3": "the batched engine (fedlib.hist.iterate_hist), HIST with N = 3"}
 
 
-def bench_hist(repeats: int = 3, loop_steps: int = 40, engine_steps: int = 200, device: str = "auto") -> dict:
-    """Measure (a), (b), (c) and the rooflines; returns the JSON-able dict printed by the CLI."""
-    from .data import load_fashion_mnist
+def bench_hist(repeats: int = 3, loop_steps: int = 40, engine_steps: int = 200, device: str = "auto",
+               data=None) -> dict:
+    """Measure (a), (b), (c) and the rooflines; returns the JSON-able dict printed by the CLI.
+
+    Returns:
+        ``{"bench": "hist", "baselines": HIST_BASELINES, "client_steps_per_s": {name: {"median", "iqr": [p25,
+        p75], "min_max": [min, max], "n"}}, "engine_hfedavg_vs_per_client_loop", "engine_hist_n3_vs_engine_hfedavg"
+        (the same statistics of the ratio within each repeat), "roofline_client_steps_per_s": {"engine_hfedavg",
+        "engine_hist_n3"}, "frac_of_roofline" (median / roofline), "matmul_gflops", "repeats", device and machine
+        keys}``.
+    """
     from .hist import HistConfig, iterate_hist, iterate_reference, prepare, step_flops
 
-    ds = load_fashion_mnist()
+    if data is None:
+        from .data import load_fashion_mnist
+        data = load_fashion_mnist()
     common = dict(num_clients=60, hidden=300, batch_size=32, H=40, global_rounds=1)
-    loop = prepare(HistConfig(method="hfedavg", num_cells=3, E=loop_steps, **common), ds, device)
-    hfedavg = prepare(HistConfig(method="hfedavg", num_cells=3, E=engine_steps, **common), ds, device)
-    hist3 = prepare(HistConfig(method="hist", num_cells=3, E=engine_steps, **common), ds, device)
+    loop = prepare(HistConfig(method="hfedavg", num_cells=3, E=loop_steps, **common), data, device)
+    hfedavg = prepare(HistConfig(method="hfedavg", num_cells=3, E=engine_steps, **common), data, device)
+    hist3 = prepare(HistConfig(method="hist", num_cells=3, E=engine_steps, **common), data, device)
     gflops = matmul_gflops(device=hfedavg.device)
-    results: dict[str, list[float]] = {"loop": [], "hfedavg": [], "hist_n3": []}
-    _steps_per_s(iterate_hist, hist3, engine_steps, 60)  # warm-up
-    for _ in range(repeats):
-        results["loop"].append(_steps_per_s(iterate_reference, loop, loop_steps, 60))
-        results["hfedavg"].append(_steps_per_s(iterate_hist, hfedavg, engine_steps, 60))
-        results["hist_n3"].append(_steps_per_s(iterate_hist, hist3, engine_steps, 60))
-    med = {k: statistics.median(v) for k, v in results.items()}
-    roof_full = gflops * 1e9 / step_flops(32, 784, 300, 10)
-    roof_n3 = gflops * 1e9 / step_flops(32, 784, 100, 10)
-    return {"bench": "hist", "loop_steps_per_s": round(med["loop"], 1),
-            "hfedavg_steps_per_s": round(med["hfedavg"], 1), "hist_n3_steps_per_s": round(med["hist_n3"], 1),
-            "roofline_hfedavg_steps_per_s": round(roof_full, 1), "roofline_hist_n3_steps_per_s": round(roof_n3, 1),
-            "matmul_gflops": round(gflops, 1),
-            "hfedavg_vs_loop": round(med["hfedavg"] / med["loop"], 2),
-            "hist_n3_vs_hfedavg": round(med["hist_n3"] / med["hfedavg"], 2),
-            "hfedavg_frac_of_roofline": round(med["hfedavg"] / roof_full, 3),
-            "hist_n3_frac_of_roofline": round(med["hist_n3"] / roof_n3, 3),
-            "device": str(hfedavg.device), "threads": torch.get_num_threads(), "torch": torch.__version__,
-            "fedlib": __version__, "repeats": repeats}
+
+    def round_of(iterate, prepared):
+        def call():
+            for _ in iterate(prepared):
+                pass
+        return call
+
+    times, _ = time_interleaved({"per_client_loop": round_of(iterate_reference, loop),
+                                 "engine_hfedavg": round_of(iterate_hist, hfedavg),
+                                 "engine_hist_n3": round_of(iterate_hist, hist3)}, repeats, warmup=1,
+                                device=hfedavg.device)
+    work = {"per_client_loop": loop_steps * 60, "engine_hfedavg": engine_steps * 60, "engine_hist_n3": engine_steps * 60}
+    rates = {k: rate_spread(m, work[k]) for k, m in times.items()}
+    roof = {"engine_hfedavg": gflops * 1e9 / step_flops(32, 784, 300, 10),
+            "engine_hist_n3": gflops * 1e9 / step_flops(32, 784, 100, 10)}
+    return {"bench": "hist", "baselines": HIST_BASELINES, "client_steps_per_s": rates,
+            "engine_hfedavg_vs_per_client_loop": ratio_spread(times["engine_hfedavg"], work["engine_hfedavg"],
+                                                              times["per_client_loop"], work["per_client_loop"]),
+            "engine_hist_n3_vs_engine_hfedavg": ratio_spread(times["engine_hist_n3"], work["engine_hist_n3"],
+                                                             times["engine_hfedavg"], work["engine_hfedavg"]),
+            "roofline_client_steps_per_s": {k: round(v, 1) for k, v in roof.items()},
+            "frac_of_roofline": {k: round(rates[k]["median"] / v, 3) for k, v in roof.items()},
+            "matmul_gflops": round(gflops, 1), "repeats": repeats, **machine(hfedavg.device)}
 
 
 def bench_hasfl(seed: int = 0, random_set: int = 60) -> dict:
@@ -186,20 +203,21 @@ def _width(text: str) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     """CLI: ``python -m fedlib.bench {hist,hasfl,sfl,dtfl,explore}`` prints one JSON line (``--device`` for hist,
-    sfl and dtfl; ``--repeats`` for hist, sfl and explore; ``--rounds`` and ``--width`` for dtfl). Arguments are checked before any work: a bad one
-    exits 2 with argparse's message naming it."""
+    sfl and dtfl; ``--repeats`` for hist, sfl, dtfl and explore; ``--rounds`` for dtfl; ``--width`` for sfl and
+    dtfl). Arguments are checked before any work: a bad one exits 2 with argparse's message naming it."""
     parser = ArgumentParser(prog="python -m fedlib.bench", description="fedlib benchmarks; prints one JSON line.")
     parser.add_argument("which", choices=["hist", "hasfl", "sfl", "dtfl", "explore"])
     parser.add_argument("--repeats", type=positive_int, default=None,
-                        help="timed repeats (>= 1; hist, sfl, explore; default 3)")
+                        help="timed repeats (>= 1; hist, sfl, dtfl, explore; default 3)")
     parser.add_argument("--device", type=_device, default=None,
                         help="auto, cpu, cuda or cuda:N (hist, sfl, dtfl; default auto)")
     parser.add_argument("--rounds", type=positive_int, default=None, help="rounds per timing (>= 1; dtfl; default 3)")
     parser.add_argument("--width", type=_width, default=None,
-                        help="ResNet-20 width multiplier in (0, 4] (dtfl; default 0.25, the converged profile's; "
-                             "1: the paper's)")
+                        help="width multiplier in (0, 4] (dtfl: ResNet-20's, default 0.25, the converged "
+                             "profile's, 1: the paper's; sfl: VGG-16's, default both 0.25 and 1)")
     args = parser.parse_args(argv)
-    takes = {"repeats": ("hist", "sfl", "explore"), "device": ("hist", "sfl", "dtfl"), "rounds": ("dtfl",), "width": ("dtfl",)}
+    takes = {"repeats": ("hist", "sfl", "dtfl", "explore"), "device": ("hist", "sfl", "dtfl"), "rounds": ("dtfl",),
+             "width": ("sfl", "dtfl")}
     for name, which in takes.items():
         if getattr(args, name) is not None and args.which not in which:
             parser.error(f"argument --{name}: applies to {', '.join(which)} only, not {args.which}")
@@ -209,10 +227,12 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(bench_explore(args.repeats)))
     elif args.which == "sfl":
         from .split.bench import bench_sfl
-        print(json.dumps(bench_sfl(repeats=args.repeats, device=args.device)))
+        widths = (args.width,) if args.width is not None else (0.25, 1.0)
+        print(json.dumps(bench_sfl(widths=widths, repeats=args.repeats, device=args.device)))
     elif args.which == "dtfl":
         from .dtfl.bench import bench_dtfl
-        print(json.dumps(bench_dtfl(args.rounds, device=args.device, width=args.width or 0.25)))
+        print(json.dumps(bench_dtfl(args.rounds, device=args.device, width=args.width or 0.25,
+                                    repeats=args.repeats)))
     else:
         print(json.dumps(bench_hist(args.repeats, device=args.device) if args.which == "hist" else bench_hasfl()))
     return 0

@@ -53,6 +53,7 @@ INFRASTRUCTURE = {
     "fedlib.core.jupyter_setup": "installs the Jupyter kernel and settings",
     "fedlib.core.explore": "the explorers' widgets and display areas: computes and stores no record",
     "fedlib.core.verify": "compares metrics", "fedlib.core.roofline": "a benchmark's matmul roofline",
+    "fedlib.core.benchtime": "the benchmarks' timing (warm-up, interleaved repeats, median and spread)",
     "fedlib.core.site": "renders executed notebooks as HTML; computes nothing",
     "fedlib.core.site_pages": "the site's copy of a notebook; computes nothing",
     "fedlib.core.verdicts": "judges committed metrics by the written rule; computes no record",

@@ -1,4 +1,5 @@
-"""The machine's large-matmul throughput, the roofline both benchmarks (``python -m fedlib.bench``) compare to."""
+"""The machine's large-matmul throughput: the roofline of ``python -m fedlib.bench hist``, whose steps are matmuls.
+(``bench sfl`` reports none: for convolutions this is no ceiling, :mod:`fedlib.split.bench` says why.)"""
 from __future__ import annotations
 
 import time

@@ -1,32 +1,34 @@
 """Benchmark of DTFL's training (``python -m fedlib.bench dtfl``): samples/s of whole rounds on the converged
 profile's workload (ResNet-20 at width 0.25, or 1 with ``--width 1``, K = 10 clients, batch 50, Adam lr 3e-3,
 the first 6,000 training samples of real Fashion-MNIST, IID; one evaluation of the global model on 2,000 test
-images per round), for
+images per round), for DTFL and for FedAvg, each by three implementations (output names in brackets):
 
-- ``dtfl_engine``: :func:`fedlib.dtfl.run_dtfl` with ``backend="loop"`` (the shared split engine, local loss at
-  each client's tier);
-- ``dtfl_loop``: :func:`fedlib.dtfl.reference.run_literal` (per-client ``nn.Module`` s and ``torch.optim.Adam``
-  s, clients one after another: the literal Algorithm 1);
-- ``fedavg_engine`` / ``fedavg_loop``: :func:`fedlib.dtfl.run_baseline` ("fedavg", ``backend="loop"``) and
-  :func:`fedlib.dtfl.reference.run_literal_baseline` (cut 8), the same way;
-- ``dtfl_stacked`` / ``fedavg_stacked``: the same engine calls with ``backend="stacked"`` (per-client state
-  stacked ``[K, ...]``, one batched call per unit for all clients; :mod:`fedlib.split.stacked`).
+- the per-client loop (``per_client_loop``): :func:`fedlib.dtfl.reference.run_literal` for DTFL,
+  :func:`fedlib.dtfl.reference.run_literal_baseline` (cut 8) for FedAvg (per-client ``nn.Module`` s and
+  ``torch.optim.Adam`` s, clients one after another: the literal Algorithm 1);
+- the engine, its loop backend (``engine_loop_backend``): :func:`fedlib.dtfl.run_dtfl` /
+  :func:`fedlib.dtfl.run_baseline` (``"fedavg"``) with ``backend="loop"`` (the shared split engine, local loss at
+  each client's tier; per-client tensors, clients one after another);
+- the engine, its stacked backend (``stacked_backend``): the same calls with ``backend="stacked"`` (per-client
+  state stacked ``[K, ...]``, one batched call per unit for all clients; :mod:`fedlib.split.stacked`).
 
-Both sides compute the same DTFL round (Algorithm 1 with the eq. 1 average; the tests check they agree); only
-their speed is compared here.
+All three compute the same round (Algorithm 1 with the eq. 1 average; the tests check they agree); only their
+speed is compared here.
 
-The clients sit at fixed tiers 1..7 (``cuts`` below: every tier held, as mid-run in Table 3). Each rate is
-samples trained per second of wall time of one call (the model build and first evaluation included, so rounds
->= 3 keep the fixed cost small); one process, torch's thread setting unchanged. This is a command, not a test:
-speed depends on the machine, so no threshold is asserted anywhere.
+The clients sit at fixed tiers 1..7 (``cuts`` below: every tier held, as mid-run in Table 3). Timing
+(:mod:`fedlib.core.benchtime`): each variant is first run untimed for one round of the same workload (warm-up:
+allocator, kernel selection), then ``repeats`` timed calls of ``rounds`` rounds each, the six variants interleaved,
+CUDA synchronised around each call. A rate is samples trained per second of one call (the model build and first
+evaluation included, so rounds >= 3 keep that fixed cost small), reported as the median, interquartile range and
+min-max over the repeats; a speed-up over the per-client loop is the ratio of rates within each repeat, reported
+the same way. One process, torch's thread setting unchanged. This is a command, not a test: speed depends on the
+machine, so no threshold is asserted anywhere.
 """
 from __future__ import annotations
 
-import time
-
 import numpy as np
-import torch
 
+from ..core.benchtime import machine, rate_spread, ratio_spread, time_interleaved
 from ..core.seeding import resolve_device
 from ..core.validate import check_float, check_int
 from .baselines import run_baseline
@@ -36,76 +38,81 @@ from .training import DtflConfig, run_dtfl
 #: tiers of the 10 clients (cut layer = tier, 1..7), held every round
 CUTS = (1, 2, 3, 4, 5, 6, 7, 1, 4, 7)
 
-
-def _timed(fn, device: torch.device, peaks: dict | None = None, key: str = "") -> float:
-    """Wall seconds of ``fn()`` (CUDA synchronised before and after); on CUDA, ``peaks[key]`` = the call's peak
-    allocated GPU memory (MiB)."""
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats(device)
-    t = time.perf_counter()
-    fn()
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-        if peaks is not None:
-            peaks[key] = round(torch.cuda.max_memory_allocated(device) / 2 ** 20, 1)
-    return time.perf_counter() - t
+#: output name -> what it times (printed with every result)
+BASELINES = {"per_client_loop": "the per-client loop: the literal Algorithm 1 (fedlib.dtfl.reference.run_literal; "
+                                "FedAvg: run_literal_baseline), clients one after another",
+             "engine_loop_backend": "the engine, its loop backend (run_dtfl / run_baseline, backend='loop')",
+             "stacked_backend": "the engine, its stacked backend (run_dtfl / run_baseline, backend='stacked')"}
 
 
 def bench_dtfl(rounds: int = 3, loop_rounds: int | None = None, device: str = "auto", data=None,
-               width: float = 0.25) -> dict:
-    """Samples/s of DTFL and FedAvg, engine and literal loop, on one device; returns the CLI's JSON-able dict.
+               width: float = 0.25, repeats: int = 3, train_subset: int = 6000, test_subset: int = 2000) -> dict:
+    """Samples/s of DTFL and FedAvg, each by the per-client loop and the engine's two backends, on one device;
+    returns the CLI's JSON-able dict.
 
     Args:
-        rounds: rounds per engine call (>= 1); loop_rounds: rounds per loop call (default ``rounds``).
+        rounds: rounds per engine call (>= 1); loop_rounds: rounds per per-client-loop call (default ``rounds``).
         device: ``"auto"`` (CUDA when present), ``"cpu"``, ``"cuda"``. data: a :class:`fedlib.data.TensorDataset`
             (default: real Fashion-MNIST). width: ResNet-20's width multiplier (0.25: the converged profile's;
-            1: the paper's full width).
+            1: the paper's full width). repeats: timed calls per variant (>= 1). train_subset / test_subset:
+            training samples and evaluation images (>= 1; defaults: the converged profile's).
 
     Returns:
-        ``{"dtfl_engine_samples_per_s", "dtfl_loop_samples_per_s", "fedavg_engine_samples_per_s",
-        "fedavg_loop_samples_per_s", "dtfl_speedup", "fedavg_speedup", "device", "threads", "rounds", ...}``;
-        samples/s = 6,000 x rounds / wall seconds of the call. On CUDA also ``peak_gpu_mib`` (MiB per variant:
-        the call's peak allocated memory) and ``gpu`` (the card's name).
+        ``{"bench": "dtfl", "baselines": BASELINES, "dtfl": {...}, "fedavg": {...}, "width", "rounds",
+        "loop_rounds", "repeats", "train_subset", "device", "threads", "cpus", "torch", "fedlib", "load_1min",
+        ["gpu"]}``; per method ``samples_per_s`` (per variant of :data:`BASELINES`: ``{"median", "iqr": [p25,
+        p75], "min_max": [min, max], "n"}``, samples/s = train_subset x rounds / wall seconds of a call),
+        ``speedup_vs_per_client_loop`` (per engine backend, the same statistics of the ratio within each repeat)
+        and, on CUDA, ``peak_gpu_mib`` (MiB per variant: the largest peak allocated memory of its timed calls).
 
     Raises:
-        ValueError / ParameterTypeError: rounds < 1; width not in (0, 4]; unknown device or CUDA asked for but
-        absent.
+        ValueError / ParameterTypeError: rounds, loop_rounds, repeats, train_subset or test_subset < 1; width not in
+        (0, 4]; unknown device or CUDA asked for but absent.
     """
     rounds = check_int("rounds", rounds, 1)
     loop_rounds = rounds if loop_rounds is None else check_int("loop_rounds", loop_rounds, 1)
+    repeats = check_int("repeats", repeats, 1)
+    train_subset = check_int("train_subset", train_subset, 1)
+    test_subset = check_int("test_subset", test_subset, 1)
     width = check_float("width", width, 0, 4, low_open=True)
     dev = resolve_device(device)
     if data is None:
         from ..data import load_fashion_mnist
         data = load_fashion_mnist()
-    cfg = DtflConfig(model="resnet20", width=width, num_clients=10, batch_size=50, lr=3e-3, train_subset=6000,
-                     test_subset=2000, eval_every=1, seed=0)
+    cfg = DtflConfig(model="resnet20", width=width, num_clients=10, batch_size=50, lr=3e-3, train_subset=train_subset,
+                     test_subset=test_subset, eval_every=1, seed=0)
     cuts = lambda r: np.tile(np.array(CUTS), (r, 1))             # noqa: E731  [R, K] tiers
-    warm = DtflConfig(**{**cfg.to_dict(), "train_subset": 500, "test_subset": 100})
-    run_dtfl(warm, data, cuts(1), str(dev), backend="loop")      # warm-up: allocator, kernel selection
-    run_literal(warm, data, cuts(1), device=str(dev))
-    run_dtfl(warm, data, cuts(1), str(dev), backend="stacked")
-    calls = {
-        "dtfl_engine": (lambda: run_dtfl(cfg, data, cuts(rounds), str(dev), backend="loop"), rounds),
-        "dtfl_loop": (lambda: run_literal(cfg, data, cuts(loop_rounds), device=str(dev)), loop_rounds),
-        "fedavg_engine": (lambda: run_baseline(cfg, data, "fedavg", rounds, device=str(dev), backend="loop"),
-                          rounds),
-        "fedavg_loop": (lambda: run_literal_baseline(cfg, data, 8, loop_rounds, device=str(dev)), loop_rounds),
-        "dtfl_stacked": (lambda: run_dtfl(cfg, data, cuts(rounds), str(dev), backend="stacked"), rounds),
-        "fedavg_stacked": (lambda: run_baseline(cfg, data, "fedavg", rounds, device=str(dev), backend="stacked"),
-                           rounds),
-    }
-    peaks: dict = {}
-    secs = {k: _timed(fn, dev, peaks, k) / r for k, (fn, r) in calls.items()}
-    out = {f"{k}_samples_per_s": round(cfg.train_subset / s, 1) for k, s in secs.items()}
-    out |= {"dtfl_speedup": round(secs["dtfl_loop"] / secs["dtfl_engine"], 3),
-            "fedavg_speedup": round(secs["fedavg_loop"] / secs["fedavg_engine"], 3),
-            "dtfl_stacked_speedup": round(secs["dtfl_loop"] / secs["dtfl_stacked"], 3),
-            "fedavg_stacked_speedup": round(secs["fedavg_loop"] / secs["fedavg_stacked"], 3),
-            "device": str(dev), "threads": torch.get_num_threads(), "rounds": rounds, "loop_rounds": loop_rounds,
-            "width": width, "torch": torch.__version__}
-    if dev.type == "cuda":
-        out["gpu"] = torch.cuda.get_device_name(dev)
-        out["peak_gpu_mib"] = peaks
+
+    def variants(r_engine, r_loop):
+        return {"dtfl": {
+                    "per_client_loop": lambda: run_literal(cfg, data, cuts(r_loop), device=str(dev)),
+                    "engine_loop_backend": lambda: run_dtfl(cfg, data, cuts(r_engine), str(dev), backend="loop"),
+                    "stacked_backend": lambda: run_dtfl(cfg, data, cuts(r_engine), str(dev), backend="stacked")},
+                "fedavg": {
+                    "per_client_loop": lambda: run_literal_baseline(cfg, data, 8, r_loop, device=str(dev)),
+                    "engine_loop_backend": lambda: run_baseline(cfg, data, "fedavg", r_engine, device=str(dev),
+                                                                backend="loop"),
+                    "stacked_backend": lambda: run_baseline(cfg, data, "fedavg", r_engine, device=str(dev),
+                                                            backend="stacked")}}
+
+    for per_method in variants(1, 1).values():                   # warm-up: one round of each, untimed
+        for fn in per_method.values():
+            fn()
+    calls = {(method, k): fn for method, per_method in variants(rounds, loop_rounds).items()
+             for k, fn in per_method.items()}
+    times, peaks = time_interleaved({f"{m}.{k}": fn for (m, k), fn in calls.items()}, repeats, warmup=0, device=dev)
+    work = {"per_client_loop": train_subset * loop_rounds, "engine_loop_backend": train_subset * rounds,
+            "stacked_backend": train_subset * rounds}
+    out: dict = {"bench": "dtfl", "baselines": BASELINES}
+    for method in ("dtfl", "fedavg"):
+        t = {k: times[f"{method}.{k}"] for k in BASELINES}
+        res = {"samples_per_s": {k: rate_spread(m, work[k]) for k, m in t.items()},
+               "speedup_vs_per_client_loop": {k: ratio_spread(t[k], work[k], t["per_client_loop"],
+                                                              work["per_client_loop"])
+                                              for k in ("engine_loop_backend", "stacked_backend")}}
+        if dev.type == "cuda":
+            res["peak_gpu_mib"] = {k: peaks[f"{method}.{k}"] for k in BASELINES}
+        out[method] = res
+    out |= {"width": width, "rounds": rounds, "loop_rounds": loop_rounds, "repeats": repeats,
+            "train_subset": train_subset, **machine(dev)}
     return out
