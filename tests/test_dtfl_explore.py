@@ -220,9 +220,13 @@ def test_export_json_and_write(tmp_path):
     assert "arxiv.org/abs/2312.05642" in doc["source"]
     path = de.write_json(r, tmp_path / "d.json")
     assert json.loads(path.read_text()) == doc
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(ValueError, match="existing folder"):
         de.write_json(r, tmp_path / "missing" / "d.json")
     assert not (tmp_path / "missing").exists()
+    for bad in (tmp_path, None):                          # a folder; no path (never a file named "None")
+        with pytest.raises(ValueError):
+            de.write_json(r, bad)
+    assert not Path("None").exists()
     with pytest.raises(ValueError, match="missing"):
         de.export_json({"tiers": [1]})
 

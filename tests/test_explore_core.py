@@ -44,6 +44,10 @@ def test_evaluate_shows_bad_input_and_bugs_as_one_line():
     _, _, err = ex.evaluate(mode="bug")
     assert err.startswith("Internal error (KeyError") and "kernel's log" in err
     assert error_text(ParameterTypeError("n must be an int")) == "Cannot compute this: n must be an int"
+    assert error_text(TypeError("Overflow\nException raised from C++")) == \
+        "Internal error (TypeError: Overflow); the traceback is in the kernel's log. Please report it."   # one line
+    _, _, err = ex.evaluate(nn=5)                       # a misspelt control: refused, not computed at the defaults
+    assert err.startswith("Cannot compute this: unknown control(s) ['nn']")
 
 
 def test_a_widget_change_recomputes_and_the_last_good_result_stays(capsys):

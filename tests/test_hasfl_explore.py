@@ -105,7 +105,15 @@ def test_bad_input_is_shown_in_place_never_raised(st, ex):
     for values, words in (({"devices": "1, 80, x, 1"}, "row 1, downlink_mbps"),
                           ({"devices": "1, 80, 370, 0.000001"}, "memory constraint C4: device 0"),
                           ({"constants": "nope"}, "constants"),
-                          ({"draws": 0}, "draws")):
+                          ({"draws": 0}, "draws"),
+                          ({"device_tflops": None}, "device_tflops must be a range"),
+                          ({"uplink_mbps": 5}, "uplink_mbps must be a range"),
+                          ({"memory_gb": ("3", "4")}, "memory_gb (low, high)"),
+                          ({"memory_gb": (2.0, 1.0)}, "low <= high"),
+                          ({"memory_gb": (1e30, 1e30)}, "memory_gb (low, high) must be > 0 and <= 1000"),
+                          ({"devices": "1, 80, 370, 1e4"}, "devices row 1, memory_gb"),
+                          ({"num_devices": 101}, "num_devices"),
+                          ({"num_device": 5}, "unknown control")):
         result, views, err = ex.evaluate(**values)
         assert result is None and views == [] and err.startswith("Cannot compute this") and words in err, err
 
@@ -199,3 +207,46 @@ def _tmp_store():
 
     from fedlib.hasfl.runs import experiments
     return experiments.result_store(tempfile.mkdtemp(prefix="hx_store_"))
+
+
+def test_memory_that_would_flood_the_batch_search_is_refused_by_device(st, ex):
+    """500 GB on device 1 lets it hold millions of samples at cut 1; the exact batch search would enumerate them
+    (memory without bound): refused, naming the device, before the optimiser runs."""
+    text = "1, 80, 370, 0.5; 1, 80, 370, 500"
+    _, _, err = ex.evaluate(devices=text)
+    assert "memory: device 1 fits" in err and "above the 1,000,000" in err
+
+
+def test_sweeps_that_typed_devices_would_flatten_are_refused(st, ex):
+    values = dict(ex.defaults(), devices="1, 80, 370, 0.5; 2, 75, 360, 1")
+    for over in hx.TYPED_OVERRIDES:
+        with pytest.raises(ValueError, match="typed devices replace"):
+            hx.sweep(st, values, over, 3)
+    assert len(hx.sweep(st, values, "aggregation interval", 2)) == 2
+
+
+def test_csv_with_a_bom_and_export_to_a_folder(st, ex, tmp_path):
+    csv = tmp_path / "excel.csv"
+    csv.write_bytes("\ufeffcompute_tflops,uplink_mbps,downlink_mbps,memory_gb\r\n1,80,370,0.5\r\n".encode("utf-8"))
+    assert hx.devices_from_csv(csv).num_devices == 1
+    csv.write_bytes("1,80,370,0.5\n\xe9".encode("latin-1"))
+    with pytest.raises(ValueError, match="devices_csv excel.csv: not UTF-8"):
+        hx.devices_from_csv(csv)
+    with pytest.raises(ValueError, match="is a folder"):
+        hx.export(hx.compute(st, **ex.defaults()), str(tmp_path))
+
+
+def test_a_model_that_does_not_take_the_data_is_refused_before_its_pilot():
+    from torch import nn
+    use_profile("smoke")
+    try:
+        base = hx.setup("smoke", store=_tmp_store())
+        rgb = nn.Sequential(nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU()), nn.Sequential(nn.Flatten(), nn.LazyLinear(10)))
+        with pytest.raises(ValueError, match="does not take the dataset's input"):
+            hx.own_model_setup(base, rgb, "rgb", data=object())           # no data is touched before the refusal
+        for spec, words in ((":", "both parts"), ("fedlib.split.models:nope", "has no attribute"),
+                            ("fedlib.split.models:resnet_init", "raised")):
+            with pytest.raises(ValueError, match=words):
+                hx.own_model(spec, 1, 28, 10)
+    finally:
+        use_profile("converged")

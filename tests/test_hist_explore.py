@@ -23,7 +23,7 @@ DEFAULTS = dict(N=3, H=40, E=200, num_clients=60, hidden=300, comm_budget_L0=30.
 CASES = [DEFAULTS,
          dict(DEFAULTS, N=5, H=20, E=100, num_clients=50, hidden=500, comm_budget_L0=7.5, gamma=1e-6, sweep="H"),
          dict(DEFAULTS, N=4, H=10, E=30, num_clients=40, hidden=200, comm_budget_L0=1000.0, setting="cell_iid"),
-         dict(DEFAULTS, N=6, num_clients=42, hidden=120, comm_budget_L0=0.1)]     # N=6: no pilot δ²; U=42: only N=2, 3
+         dict(DEFAULTS, N=6, num_clients=42, hidden=120, comm_budget_L0=5.0)]     # N=6: no pilot δ²; U=42: only N=2, 3; one round
 
 
 @pytest.fixture(scope="module")
@@ -79,11 +79,9 @@ def test_compute_is_the_library(v, params, empty_store):
 
 
 def test_the_views_draw_and_the_table_holds_the_ratio(params, empty_store):
-    from fedlib.core.explore import Explorer
-    ex = Explorer([], lambda **v: hx.compute(planted(params, empty_store), **v),
-                  [hx.table_view, hx.notes_view, hx.figure_view])
-    result, (table, notes, fig), error = ex.evaluate(**dict(DEFAULTS, hidden=600))
-    assert error == "" and fig.axes
+    result = hx.compute(planted(params, empty_store), **dict(DEFAULTS, hidden=600))
+    table, notes, fig = hx.table_view(result), hx.notes_view(result), hx.figure_view(result)
+    assert fig.axes
     assert "| HIST / HFedAvg | 0.333 | 0.333 | 0.333 | 3 |" in table.data
     assert "width 300" in notes.data and "hidden = 600 (pilot 300)" in notes.data and "not rescaled" in notes.data
 
@@ -179,3 +177,10 @@ def test_export_is_the_state_shown(params, empty_store, tmp_path):
         hx.export(r, str(tmp_path / "missing" / "state.json"))
     assert not (tmp_path / "missing").exists()
     assert math.isclose(out["methods"]["hist"]["to_budget_L0"]["client"], 30.0)
+
+
+def test_a_budget_below_one_round_is_refused_not_rounded_up():
+    """rounds_for_budget's floor of one round is never shown as the budget's rounds: below one HFedAvg round's
+    upload per client (E/H = 5 L0 here) the explorer refuses, as hist_2 does."""
+    with pytest.raises(ValueError, match="comm_budget_L0 = 4.9 L0 is below one HFedAvg round's upload per client"):
+        hx.compute(None, **dict(DEFAULTS, comm_budget_L0=4.9))      # refused before the setup is read

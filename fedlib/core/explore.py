@@ -112,9 +112,10 @@ class Action:
 def error_text(err: BaseException) -> str:
     """The one line shown in place for a failed update: a user's bad input (``ValueError``, ``ParameterTypeError``)
     as its message; anything else as a bug, with its type (the traceback is logged)."""
+    first = str(err).strip().splitlines()[0] if str(err).strip() else ""      # one line, whatever the library says
     if isinstance(err, ValueError):
-        return f"Cannot compute this: {err}"
-    return f"Internal error ({type(err).__name__}: {err}); the traceback is in the kernel's log. Please report it."
+        return f"Cannot compute this: {first}"
+    return f"Internal error ({type(err).__name__}: {first}); the traceback is in the kernel's log. Please report it."
 
 
 class _Message:
@@ -189,6 +190,10 @@ class Explorer:
         """Compute and draw at ``values`` (missing names: the current values) without touching the page: returns
         ``(result, rendered views, error line)``; on bad input ``(None, [], line)``."""
         import matplotlib.pyplot as plt
+        unknown = sorted(set(values) - {c.name for c in self.controls})
+        if unknown:                                   # a misspelt name is refused, never computed at the defaults
+            return None, [], error_text(ValueError(f"unknown control(s) {unknown}; controls: "
+                                                   f"{[c.name for c in self.controls]}"))
         args = dict(self.values(), **values)
         try:
             result = self.compute(**args)

@@ -48,6 +48,7 @@ OWN = "your model"
 SOURCES = ("ranges", *CASES)
 CPU_BOUNDS, MBPS_BOUNDS = (0.05, 8.0), (1.0, 500.0)
 FIELDS = ("cpus", "mbps", "samples")
+MAX_CLIENTS = 100  # the K slider's top; the views (a row per client) stay within the update target up to here
 
 
 def clients_from_text(text: str) -> tuple[list, list, list | None]:
@@ -61,7 +62,7 @@ def clients_from_text(text: str) -> tuple[list, list, list | None]:
     """
     check_str("clients", text, nonempty=False)
     cols, out = None, {f: [] for f in FIELDS}
-    for n, raw in enumerate(text.splitlines(), 1):
+    for n, raw in enumerate(text.lstrip("\ufeff").replace("\u2212", "-").splitlines(), 1):   # a BOM; a unicode minus
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
@@ -85,6 +86,8 @@ def clients_from_text(text: str) -> tuple[list, list, list | None]:
                              check_float(where, v, 0, low_open=True))
         if out["samples"] and len(out["samples"]) != len(out["cpus"]):
             raise ValueError(f"row {n}, samples: give samples in every row or in none")
+        if len(out["cpus"]) > MAX_CLIENTS:
+            raise ValueError(f"clients: more than {MAX_CLIENTS} clients (row {n}), the explorer's limit")
     if not out["cpus"]:
         raise ValueError("clients: no client rows (one line per client: cpus, mbps[, samples])")
     check_resources(out["cpus"], out["mbps"], out["samples"] or 1)
@@ -98,10 +101,13 @@ class MissingFileError(FileNotFoundError, ValueError):
 def clients_from_csv(path) -> tuple[list, list, list | None]:
     """:func:`clients_from_text` of a CSV file (UTF-8, a BOM allowed). Raises :class:`MissingFileError` naming
     ``clients_csv`` for a missing file, else as :func:`clients_from_text`."""
-    p = Path(path)
+    p = Path(path).expanduser()
     if not p.is_file():
         raise MissingFileError(f"clients_csv: no file {p}")
-    return clients_from_text(p.read_text(encoding="utf-8-sig"))
+    try:
+        return clients_from_text(p.read_text(encoding="utf-8-sig"))
+    except UnicodeDecodeError as err:
+        raise ValueError(f"clients_csv {p.name}: not UTF-8 text ({err.reason} at byte {err.start})") from None
 
 
 def _range(name: str, value) -> tuple[float, float]:
@@ -191,6 +197,9 @@ def compute(*, model: str = "resnet20", width: float = 0.5, dataset: str = "fash
     ``ValueError`` / ``ParameterTypeError`` naming a bad input (a typed row: its row and field).
     """
     m = check_num_tiers(num_tiers)
+    check_int("num_clients", num_clients, 1, MAX_CLIENTS)
+    if model != OWN:
+        check_float("width", width, 0, 1, low_open=True)
     core = check_float("core_gflops", core_gflops, 0, low_open=True)
     server = check_float("server_gflops", server_gflops, 0, low_open=True)
     check_choice("dataset", dataset, tuple(DATASET_SHAPES))
@@ -357,8 +366,12 @@ def export_json(result: dict) -> str:
 
 
 def write_json(result: dict, path) -> Path:
-    """Write :func:`export_json` to ``path`` in an existing folder (none is created: else FileNotFoundError)."""
-    (p := Path(check_str("export_path", str(path)))).write_text(export_json(result) + "\n")
+    """Write :func:`export_json` to ``path``, a file in an existing folder (none is created). Raises ``ValueError``
+    for a folder, a missing folder, ``ParameterTypeError`` for a path that is neither a string nor a Path."""
+    p = Path(path if isinstance(path, Path) else check_str("export_path", path)).expanduser()
+    if p.is_dir() or not p.parent.is_dir():
+        raise ValueError(f"export_path must name a file in an existing folder (none is created), got {path!r}")
+    p.write_text(export_json(result) + "\n")
     return p
 
 

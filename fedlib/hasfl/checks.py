@@ -210,5 +210,15 @@ def check_hasfl_explore(p: Mapping) -> None:
         devices_from_text(p["devices"])              # every row and column checked (a parse, no work)
     if p["devices_csv"].strip():
         devices_from_csv(p["devices_csv"])
-    if p["own_model"] and p["own_model"].count(":") != 1:
+    if p["own_model"] and (p["own_model"].count(":") != 1 or not all(x.strip() for x in p["own_model"].split(":"))):
         raise ValueError(f"own_model must be '' or 'module:function', got {p['own_model']!r}")
+    from .explore import TYPED_OVERRIDES
+    if (p["devices"].strip() or p["devices_csv"].strip()) and p["sweep_over"] in TYPED_OVERRIDES:
+        raise ValueError(f"sweep_over {p['sweep_over']!r} moves the drawn devices' ranges, which typed devices "
+                         "replace: with devices or devices_csv sweep 'epsilon' or 'aggregation interval'")
+    if p["export_path"]:
+        from pathlib import Path
+        out = Path(p["export_path"]).expanduser()
+        if out.is_dir() or not out.parent.is_dir():
+            raise ValueError(f"export_path must name a file in an existing folder (none is created), got "
+                             f"{p['export_path']!r}")

@@ -26,17 +26,21 @@ import numpy as np
 
 from ..core.explore import Action, Control, Explorer
 from ..core.seeding import numpy_rng
-from ..core.validate import check_choice, check_float, check_int, check_str
+from ..core.validate import ParameterTypeError, check_choice, check_float, check_int, check_str
 from ..split import SystemSpec, sample_system
 from .bound.latency import TABLE_I
 from .bound.problem import Problem
 from .optimiser.strategies import PAPER_STRATEGIES
-from .explore_setup import (DEVICE_COLUMNS, HasflSetup, devices_from_csv, devices_from_text, own_model,  # noqa: F401
-                            own_model_setup, prepare, setup)
+from .explore_setup import (DEVICE_COLUMNS, MAX_DEVICES, MAX_TYPED, HasflSetup, devices_from_csv,  # noqa: F401
+                            devices_from_text, own_model, own_model_setup, prepare, setup)
 
 BENCHMARKS = PAPER_STRATEGIES[1:]
+#: the largest batch cap a device may have at any cut (module docstring of :func:`_check_batch_caps`)
+MAX_BATCH_CAP = 1_000_000
 SWEEPS = {"uplink rate": "uplink_mbps", "device compute": "device_tflops", "epsilon": "eps_scale",
           "aggregation interval": "interval", "devices N": "num_devices"}
+#: the sweeps that move what typed devices replace (refused with typed devices)
+TYPED_OVERRIDES = ("uplink rate", "device compute", "devices N")
 
 
 def _problem(st: HasflSetup, v: dict) -> Problem:
@@ -45,12 +49,14 @@ def _problem(st: HasflSetup, v: dict) -> Problem:
     ``eps_scale``; the interval control sets the problem's I and leaves ε where it is."""
     from .runs.training import target_eps
 
-    n = check_int("num_devices", v["num_devices"], 1)
+    n = check_int("num_devices", v["num_devices"], 1, MAX_DEVICES)
+    r = {name: _range(name, v[name], MAX_TYPED.get(name)) for name in
+         ("device_tflops", "uplink_mbps", "downlink_mbps", "server_link_mbps", "memory_gb")}
     spec = SystemSpec(num_devices=n, server_flops=check_float("server_tflops", v["server_tflops"], 0, low_open=True) * 1e12,
-                      device_flops=tuple(x * 1e12 for x in v["device_tflops"]),
-                      rate_up=tuple(x * 1e6 for x in v["uplink_mbps"]), rate_down=tuple(x * 1e6 for x in v["downlink_mbps"]),
-                      rate_servers=tuple(x * 1e6 for x in v["server_link_mbps"]),
-                      memory_bytes=tuple(x * 1e9 for x in v["memory_gb"]))
+                      device_flops=tuple(x * 1e12 for x in r["device_tflops"]),
+                      rate_up=tuple(x * 1e6 for x in r["uplink_mbps"]), rate_down=tuple(x * 1e6 for x in r["downlink_mbps"]),
+                      rate_servers=tuple(x * 1e6 for x in r["server_link_mbps"]),
+                      memory_bytes=tuple(x * 1e9 for x in r["memory_gb"]))
     devices, servers = sample_system(spec, numpy_rng(check_int("system_seed", v["system_seed"], 0), "system"))
     if str(v.get("devices", "")).strip():
         devices = devices_from_text(v["devices"])
@@ -70,7 +76,34 @@ def _problem(st: HasflSetup, v: dict) -> Problem:
         consts = calibrated_constants(bound_constants(st.pilot, "pilot"), st.fit["kappa"], st.fit["lambda"])
         eps = float(st.fit["eps"])
     eps *= check_float("eps_scale", v["eps_scale"], 0, low_open=True)
-    return Problem(st.profile, devices, servers, consts, s.gamma, eps, interval)
+    problem = Problem(st.profile, devices, servers, consts, s.gamma, eps, interval)
+    _check_batch_caps(problem)
+    return problem
+
+
+def _range(name: str, value, high: float | None = None) -> tuple:
+    """A range control's value: two finite numbers with 0 < low <= high (<= ``high`` when given), in the control's
+    units. Raises ``ValueError`` / ``ParameterTypeError`` naming the control."""
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise ParameterTypeError(f"{name} must be a range (low, high) of two numbers, got {value!r}")
+    lo, hi = (check_float(f"{name} (low, high)", x, 0, high, low_open=True) for x in value)
+    if lo > hi:
+        raise ValueError(f"{name} must be a range (low, high) with low <= high, got {tuple(value)!r}")
+    return lo, hi
+
+
+def _check_batch_caps(problem: Problem) -> None:
+    """Refuse a system whose memory lets a device hold more than :data:`MAX_BATCH_CAP` samples at some cut (the
+    library's :func:`fedlib.hasfl.bound.problem.batch_caps`): the optimiser's exact batch search enumerates every
+    batch size up to the cap, so memory and time would grow without bound (e.g. a tiny model of your own on 1 GB)."""
+    from .bound.problem import batch_caps
+    n = problem.num_devices
+    for cut in problem.allowed_cuts:
+        caps = batch_caps(problem, np.full(n, cut))
+        if caps.max() > MAX_BATCH_CAP:
+            i = int(caps.argmax())
+            raise ValueError(f"memory: device {i} fits {int(caps[i]):,} samples at cut {cut}, above the "
+                             f"{MAX_BATCH_CAP:,} the batch-size search enumerates; give it less memory or use a larger model")
 
 
 def compute(st: HasflSetup, **v) -> dict:
@@ -187,6 +220,8 @@ def export(result: dict, path: str):
     if result is None:
         raise ValueError("export_path: there is no decision to export (the explorer's inputs were refused)")
     p = Path(path).expanduser()
+    if p.is_dir():
+        raise ValueError(f"export_path {path!r} is a folder: name a file in it, e.g. {Path(path) / 'decision.json'}")
     if not p.parent.is_dir():
         raise ValueError(f"export_path: the folder {p.parent} does not exist (none is created)")
     p.write_text(decision_json(result))
@@ -210,6 +245,9 @@ def sweep(st: HasflSetup, values: dict, over: str, points: int, progress=None) -
 
     key = SWEEPS[check_choice("sweep_over", over, tuple(SWEEPS))]
     points = check_int("sweep_points", points, 2, 50)
+    if str(values.get("devices", "")).strip() and over in TYPED_OVERRIDES:
+        raise ValueError(f"sweep_over {over!r} moves the drawn devices' ranges, which typed devices replace: sweep "
+                         f"{' or '.join(repr(k) for k in SWEEPS if k not in TYPED_OVERRIDES)} instead")
     factors = np.geomspace(0.25, 4.0, points)
     base = values[key]
     if key in ("interval", "num_devices"):

@@ -19,6 +19,11 @@ from ..split import EdgeDevices, LayerProfile
 
 #: typed / CSV device columns, in this order, and their units
 DEVICE_COLUMNS = ("compute_tflops", "uplink_mbps", "downlink_mbps", "memory_gb")
+#: the most devices the explorer takes (its N slider's top): one decision then stays within seconds
+MAX_DEVICES = 100
+#: upper limits of typed values, refused above (never clamped): memory beyond 1,000 GB puts batch caps of 10^8+
+#: samples into the optimiser's exact batch search, which enumerates them (memory and time without bound)
+MAX_TYPED = {"memory_gb": 1000.0}
 
 
 @dataclass(frozen=True)
@@ -95,7 +100,11 @@ def own_model_setup(base: HasflSetup, model, name: str = "your model", data=None
     s = base.settings
     ch, size, _classes = DATASET_SHAPES[s.dataset]
     input_shape = (ch, size, size)
-    prof = profile_model(model, input_shape, name=name)
+    try:
+        prof = profile_model(model, input_shape, name=name)
+    except RuntimeError as err:                    # torch: the model does not take this input
+        raise ValueError(f"own_model {name}: it does not take the dataset's input (C, H, W) = {input_shape}: "
+                         f"{str(err).splitlines()[0]}") from None
     ds = data if data is not None else load_dataset(s.dataset)
     rec = pilot_constants(model, ds.x_train, ds.y_train, s.pilot_steps, s.pilot_lr, s.pilot_batch, s.num_batches,
                           s.power_iters, base.seed, s.interval)
@@ -115,11 +124,17 @@ def own_model(spec: str, in_channels: int, image_size: int, num_classes: int):
     if spec.count(":") != 1:
         raise ValueError(f"own_model must be 'module:function', e.g. 'fedlib.split.models:vgg16', got {spec!r}")
     module, func = spec.split(":")
+    if not module.strip() or not func.strip():
+        raise ValueError(f"own_model must be 'module:function' with both parts, got {spec!r}")
     try:
         factory = getattr(importlib.import_module(module), func)
     except (ImportError, AttributeError) as err:
         raise ValueError(f"own_model {spec!r}: {err}") from None
-    return factory(in_channels, image_size, num_classes)
+    try:
+        return factory(in_channels, image_size, num_classes)
+    except Exception as err:                       # the user's code: its error, named, as a refusal
+        raise ValueError(f"own_model {spec!r}: {func}({in_channels}, {image_size}, {num_classes}) raised "
+                         f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}") from None
 
 
 def devices_from_text(text: str) -> EdgeDevices:
@@ -135,7 +150,7 @@ def devices_from_text(text: str) -> EdgeDevices:
         column)."""
     check_str("devices", text, nonempty=False)
     rows = []
-    lines = [ln.split("#")[0].strip() for ln in text.replace(";", "\n").splitlines()]
+    lines = [ln.split("#")[0].strip() for ln in text.lstrip("\ufeff").replace(";", "\n").splitlines()]
     for k, line in enumerate(lines, start=1):
         if not line:
             continue
@@ -153,8 +168,11 @@ def devices_from_text(text: str) -> EdgeDevices:
                 v = float(cell)
             except ValueError:
                 raise ValueError(f"devices row {k}, {col}: not a number: {cell!r}") from None
-            vals.append(check_float(f"devices row {k}, {col}", v, 0, low_open=True))
+            vals.append(check_float(f"devices row {k}, {col}", v, 0, MAX_TYPED.get(col), low_open=True))
         rows.append(vals)
+        if len(rows) > MAX_DEVICES:
+            raise ValueError(f"devices: more than {MAX_DEVICES} devices (row {k}); the explorer answers within seconds up "
+                             f"to {MAX_DEVICES}: for more, call fedlib.hasfl.bcd on a Problem directly")
     if not rows:
         raise ValueError("devices: no device given (one line per device: " + ", ".join(DEVICE_COLUMNS) + ")")
     a = np.array(rows)
@@ -168,7 +186,9 @@ def devices_from_csv(path) -> EdgeDevices:
     if not p.is_file():
         raise ValueError(f"devices_csv: no such file: {path}")
     try:
-        return devices_from_text(p.read_text())
+        return devices_from_text(p.read_text(encoding="utf-8-sig"))
+    except UnicodeDecodeError as err:
+        raise ValueError(f"devices_csv {p.name}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     except ValueError as err:
         raise ValueError(f"devices_csv {p.name}: {err}") from None
 
@@ -189,7 +209,7 @@ def prepare(constants_from: str, seed: int, own_model_spec: str = "", devices: s
         st = own_model_setup(st, own_model(own_model_spec, ch, size, classes), own_model_spec)
     if devices_csv:
         devices_from_csv(devices_csv)
-        devices = Path(devices_csv).read_text()
+        devices = Path(devices_csv).expanduser().read_text(encoding="utf-8-sig")
     elif devices:
         devices_from_text(devices)
     return st, devices

@@ -51,7 +51,8 @@ DEVIATIONS = ["Nothing is trained: communication is the paper's accounting (Sec.
 def _export_path(path) -> Path | None:
     """``export_path`` as a Path (None when empty); a ``.json`` file in an existing folder, else ``ValueError``."""
     if check_str("export_path", path, nonempty=False) and (
-            not path.endswith(".json") or not Path(path).expanduser().parent.is_dir()):
+            not path.lower().endswith(".json") or not Path(path).expanduser().parent.is_dir()
+            or Path(path).expanduser().is_dir()):
         raise ValueError(f"export_path must be a .json file in an existing folder (none is created), got {path!r}")
     return Path(path).expanduser() if path else None
 
@@ -170,9 +171,13 @@ def compute(st: HistSetup, *, N: int, H: int, E: int, num_clients: int, hidden: 
                       hidden=hidden, H=H, E=E)
     check_float("gamma", gamma, 0, low_open=True)
     check_choice("sweep", sweep, SWEEPS)
+    per_round = {m: comm_per_round(m, N, num_clients, H, E) for m in METHODS}
+    one = per_round["hfedavg"]["client"]
+    if check_float("comm_budget_L0", comm_budget_L0, 0, low_open=True) < one:   # as hist_2's figure_configs refuses
+        raise ValueError(f"comm_budget_L0 = {comm_budget_L0:g} L0 is below one HFedAvg round's upload per client "
+                         f"({one:g} L0 at H = {H}, E = {E}): no round fits the budget")
     configs = {m: replace(base, method=m, global_rounds=rounds_for_budget(m, N, H, E, comm_budget_L0))
                for m in METHODS}
-    per_round = {m: comm_per_round(m, N, num_clients, H, E) for m in METHODS}
     to_budget = {m: {k: configs[m].global_rounds * v for k, v in per_round[m].items()} for m in METHODS}
     key = "num_cells" if sweep == "N" else "H"
     at = [c for x in range(RANGES[sweep][0], RANGES[sweep][1] + 1) if (c := _config(**dict(vars(base), **{key: x})))]
