@@ -185,7 +185,7 @@ def check_hasfl_5_train_figures(p: Mapping) -> None:
 
 def check_hasfl_explore(p: Mapping) -> None:
     """``hasfl_explore``: ``constants_from`` a profile with a HASFL plan (converged: the committed store; smoke:
-    computed in seconds); ``constants`` pilot or calibrated; ``num_devices`` 1..100 (the slider's range);
+    computed in seconds); ``constants`` pilot or calibrated; ``num_devices`` 2..100 (the slider's range);
     ``draws`` 1..10; ``timeline_benchmark`` one of the paper's four benchmarks; ``sweep_over`` one of
     :data:`fedlib.hasfl.explore.SWEEPS`, ``sweep_points`` 2..50; ``seed`` >= 0; ``devices`` and ``devices_csv``
     not both given, each row of either four numbers > 0 (:func:`fedlib.hasfl.explore.devices_from_text`);
@@ -195,7 +195,7 @@ def check_hasfl_explore(p: Mapping) -> None:
     from .explore import BENCHMARKS, SWEEPS
     check_choice("constants_from", p["constants_from"], PROFILES)
     check_choice("constants", p["constants"], ("pilot", "calibrated"))
-    check_int("num_devices", p["num_devices"], 1, 100)
+    check_int("num_devices", p["num_devices"], 2, 100)
     check_int("draws", p["draws"], 1, 10)
     check_choice("timeline_benchmark", p["timeline_benchmark"], BENCHMARKS)
     check_choice("sweep_over", p["sweep_over"], tuple(SWEEPS))

@@ -317,7 +317,9 @@ def controls(profile_setup: HasflSetup, num_devices: int, constants: str, draws:
     return [
         Control("constants", "constants", "choice", constants, options=("pilot", "calibrated"),
                 help="pilot: the pilot's constants and ε rule; calibrated: the committed fit (κ, λ, ε)"),
-        Control("num_devices", "devices N", "int", num_devices, 1, 100, help="ignored when devices are typed"),
+        Control("num_devices", "devices N", "int", num_devices, 2, MAX_DEVICES,
+                help="ignored when devices are typed; from 2 (one device is split learning without a federation, and its "
+                     "batch search alone takes 15 s)"),
         Control("device_tflops", "device compute (TFLOP/s)", "range", tuple(v * tf for v in t.device_flops),
                 t.device_flops[0] * tf * 0.25, t.device_flops[1] * tf * 4, step=0.05),
         Control("uplink_mbps", "uplink (Mbit/s)", "range", tuple(v * mb for v in t.rate_up),
@@ -362,7 +364,8 @@ def explorer(st: HasflSetup, num_devices: int = 20, constants: str = "pilot", dr
 
 def bench_update(profile: str = "converged", repeats: int = 5) -> dict:
     """One explorer update at the defaults (the converged plan's constants, N = 20, one draw per benchmark):
-    :func:`fedlib.core.explore.bench`'s ``compute_s`` and ``update_s`` (target: ``update_s`` <= 2 s on 2 cores)."""
+    :func:`fedlib.core.explore.bench`'s ``compute_s`` and ``update_s`` (target: ``update_s`` <= 2 s on 2 cores),
+    and ``corners_update_s``: one update at N = 50, N = 100 and I = 1, where one decision takes longer."""
     import matplotlib
 
     from ..core.explore import bench
@@ -371,4 +374,9 @@ def bench_update(profile: str = "converged", repeats: int = 5) -> dict:
     use_profile(profile)
     st = setup(profile)                                  # the committed store's pilot
     ex = explorer(st, draws=1)
-    return dict(bench(ex, repeats), N=ex.defaults()["num_devices"], target_update_s=2.0)
+    out = dict(bench(ex, repeats), N=ex.defaults()["num_devices"], target_update_s=2.0)
+    # the slow corners of the sliders (one timing each): a large N, and I = 1 (BCD's batch search widens there)
+    out["corners_update_s"] = {name: bench(ex, 1, **values)["update_s"] for name, values in
+                               (("N=50", {"num_devices": 50}), ("N=100", {"num_devices": 100}),
+                                ("I=1", {"interval": 1}))}
+    return out
