@@ -73,7 +73,7 @@ class Control:
     def widget(self):
         """The ipywidgets control at its default value (sliders update on release, not while dragging)."""
         import ipywidgets as w
-        style, layout = {"description_width": "15em"}, w.Layout(width="44em")
+        style, layout = {"description_width": "18em"}, w.Layout(width="48em")      # the longest label fits
         common = dict(description=self.label, style=style, layout=layout, tooltip=self.help or None)
         common = {k: v for k, v in common.items() if v is not None}
         if self.kind == "float" and self.log:
@@ -95,7 +95,7 @@ class Control:
         if self.kind == "bool":
             return w.Checkbox(value=bool(self.default), indent=False, **common)
         return w.Textarea(value=str(self.default), rows=4, continuous_update=False,
-                          placeholder=self.help, **dict(common, layout=w.Layout(width="44em", height="6em")))
+                          placeholder=self.help, **dict(common, layout=w.Layout(width="48em", height="6em")))
 
 
 @dataclass(frozen=True)
