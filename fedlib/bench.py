@@ -201,10 +201,20 @@ def _width(text: str) -> float:
     return value
 
 
+def _variants(text: str) -> tuple:
+    """``--variants``: comma-separated names of :data:`fedlib.dtfl.bench.EXTRA`, each once."""
+    from .dtfl.bench import EXTRA
+    names = tuple(v.strip() for v in text.split(",") if v.strip())
+    bad = [v for v in names if v not in EXTRA]
+    if not names or bad or len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(f"must be distinct names among {', '.join(EXTRA)}, comma-separated; got {text!r}")
+    return names
+
+
 def main(argv: list[str] | None = None) -> int:
     """CLI: ``python -m fedlib.bench {hist,hasfl,sfl,dtfl,explore}`` prints one JSON line (``--device`` for hist,
-    sfl and dtfl; ``--repeats`` for hist, sfl, dtfl and explore; ``--rounds`` for dtfl; ``--width`` for sfl and
-    dtfl). Arguments are checked before any work: a bad one exits 2 with argparse's message naming it."""
+    sfl and dtfl; ``--repeats`` for hist, sfl, dtfl and explore; ``--rounds`` and ``--variants`` for dtfl;
+    ``--width`` for sfl and dtfl). Arguments are checked before any work: a bad one exits 2 with argparse's message naming it."""
     parser = ArgumentParser(prog="python -m fedlib.bench", description="fedlib benchmarks; prints one JSON line.")
     parser.add_argument("which", choices=["hist", "hasfl", "sfl", "dtfl", "explore"])
     parser.add_argument("--repeats", type=positive_int, default=None,
@@ -215,9 +225,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--width", type=_width, default=None,
                         help="width multiplier in (0, 4] (dtfl: ResNet-20's, default 0.25, the converged "
                              "profile's, 1: the paper's; sfl: VGG-16's, default both 0.25 and 1)")
+    parser.add_argument("--variants", type=_variants, default=None,
+                        help="comma-separated stacked variants timed beside the three (dtfl): "
+                             "stacked_cl, stacked_compile, stacked_cl_compile, stacked_graphs")
     args = parser.parse_args(argv)
     takes = {"repeats": ("hist", "sfl", "dtfl", "explore"), "device": ("hist", "sfl", "dtfl"), "rounds": ("dtfl",),
-             "width": ("sfl", "dtfl")}
+             "width": ("sfl", "dtfl"), "variants": ("dtfl",)}
     for name, which in takes.items():
         if getattr(args, name) is not None and args.which not in which:
             parser.error(f"argument --{name}: applies to {', '.join(which)} only, not {args.which}")
@@ -232,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.which == "dtfl":
         from .dtfl.bench import bench_dtfl
         print(json.dumps(bench_dtfl(args.rounds, device=args.device, width=args.width or 0.25,
-                                    repeats=args.repeats)))
+                                    repeats=args.repeats, variants=args.variants or ())))
     else:
         print(json.dumps(bench_hist(args.repeats, device=args.device) if args.which == "hist" else bench_hasfl()))
     return 0

@@ -42,6 +42,7 @@ import torch
 from . import __version__
 from .core.cli import ArgumentParser
 from .core.seeding import resolve_device
+from .split.backends import ALL_BACKENDS, resolve_backend
 from .core.validate import check_choice, check_int
 
 PAPERS = ("hist", "dtfl", "hasfl")
@@ -52,6 +53,11 @@ def _state_mib(tensors) -> float:
 
 
 def _engine_tensors(st) -> list:
+    if hasattr(st, "layout"):                       # the stacked backend: [N, ...] stacks, all state allocated
+        out = [v for d in st.per for v in d.values()]
+        out += [v for d in st.opt for s in d.values() for v in s.values()]
+        out += [v for d in st.aux.values() for v in d.values()]
+        return out + [v for d in st.aux_opt.values() for s in d.values() for v in s.values()]
     out = [v for copies in st.units for d in copies for v in d.values()]
     out += [v for copies in st.opt for d in copies for s in d.values() for v in s.values() if torch.is_tensor(v)]
     out += [v for d in st.aux if d is not None for v in d.values()]
@@ -87,10 +93,13 @@ def _hist(steps: int, device: str) -> dict:
             "state_mib_trained": None, "run_samples": None}
 
 
-def _dtfl(steps: int, device: str, active: int) -> dict:
+def _dtfl(steps: int, device: str, active: int, backend: str = "loop") -> dict:
     from .data import load_fashion_mnist
     from .dtfl.tiers import aux_head_factory
-    from .split import SplitConfig, build_model, init_state, train_round
+    from .split import SplitConfig, build_model
+    from .split.backends import backend_functions
+    f = backend_functions(backend)
+    init_state, train_round = f["init_state"], f["train_round"]
     data = load_fashion_mnist()
     k, b = 200, 100
     tiers = tuple(1 + i % 7 for i in range(k))
@@ -110,9 +119,12 @@ def _dtfl(steps: int, device: str, active: int) -> dict:
         return train_round(st, xs, ys, weights, sync_copies=False)
 
     times, loss = _timed_steps(step, steps)
-    per_client = _state_mib(v for d in st.opt for s in d[0].values() for v in s.values() if torch.is_tensor(v))
-    trained = sum(1 for d in st.opt[0] if d)
     state = _state_mib(_engine_tensors(st))
+    if hasattr(st, "layout"):                       # stacked: every client's optimiser state exists from the start
+        per_client, trained = 0.0, k
+    else:
+        per_client = _state_mib(v for d in st.opt for s in d[0].values() for v in s.values() if torch.is_tensor(v))
+        trained = sum(1 for d in st.opt[0] if d)
     return {"config": {"model": "resnet110", "width": 1.0, "num_clients": k, "batch_size": b, "optimizer": "adam",
                        "tiers": "1..7", "active_clients_per_step": active},
             "samples_per_step": active * b, "times": times, "loss": loss, "state_mib": state,
@@ -121,9 +133,12 @@ def _dtfl(steps: int, device: str, active: int) -> dict:
             "run_samples": 300 * 50_000}
 
 
-def _hasfl(steps: int, device: str) -> dict:
+def _hasfl(steps: int, device: str, backend: str = "loop") -> dict:
     from .data import load_fashion_mnist
-    from .split import SplitConfig, build_model, init_state, train_round
+    from .split import SplitConfig, build_model
+    from .split.backends import backend_functions
+    f = backend_functions(backend)
+    init_state, train_round = f["init_state"], f["train_round"]
     data = load_fashion_mnist()
     n, b, cut = 50, 16, 8
     cfg = SplitConfig(model="vgg16", width=1.0, num_devices=n, batch_sizes=(b,) * n, cuts=(cut,) * n, interval=15,
@@ -146,31 +161,35 @@ def _hasfl(steps: int, device: str) -> dict:
             "run_samples": 20 * 50_000}
 
 
-def first_steps(paper: str, steps: int = 2, device: str = "cpu", active: int = 2) -> dict:
+def first_steps(paper: str, steps: int = 2, device: str = "cpu", active: int = 2, backend: str = "loop") -> dict:
     """Train ``steps`` timed steps (after one warm-up step) of ``paper``'s largest ``paper``-profile configuration
     in this process (module docstring); returns the JSON-able measurement.
 
     Args:
         paper: ``"hist"``, ``"dtfl"`` or ``"hasfl"``. steps: timed steps (>= 0; 0 = the warm-up step only, no
             timing: does the configuration start and fit). device: torch device.
-        active: DTFL's clients per step (>= 1).
+        active: DTFL's clients per step (>= 1). backend: the split engine's backend for DTFL and HASFL
+            (``"loop"``, ``"auto"``: stacked on CUDA, or a stacked variant, :data:`fedlib.split.backends.BACKENDS`;
+            HIST has its own engine). The stacked backend runs a step's active clients in one call, so its seconds
+            per sample fall as ``active`` grows; the loop backend's stay about flat.
 
     Returns:
         ``{"paper", "config", "steps", "samples_per_step", "loss" (the last step's training loss),
         "s_per_step" (median, s; None with steps = 0), "s_per_sample" (s),
         "peak_rss_mib" (MiB, this process), "state_mib", "state_mib_trained" (MiB; None for HIST), "run_samples",
-        "run_h" (h; None for HIST), "threads", "device", "torch", "fedlib"}``.
+        "run_h" (h; None for HIST), "backend" (None for HIST), "threads", "device", "torch", "fedlib"}``.
 
     Raises:
-        ValueError / ParameterTypeError: unknown paper, steps < 0, active < 1, an unknown device or CUDA asked for
-        but absent.
+        ValueError / ParameterTypeError: unknown paper or backend, steps < 0, active < 1, an unknown device or CUDA
+        asked for but absent.
     """
     check_choice("paper", paper, PAPERS)
     steps = check_int("steps", steps, 0)
     active = check_int("active", active, 1)
     device = str(resolve_device(device))
-    out = {"hist": lambda: _hist(steps, device), "dtfl": lambda: _dtfl(steps, device, active),
-           "hasfl": lambda: _hasfl(steps, device)}[paper]()
+    backend = resolve_backend(backend, device)
+    out = {"hist": lambda: _hist(steps, device), "dtfl": lambda: _dtfl(steps, device, active, backend),
+           "hasfl": lambda: _hasfl(steps, device, backend)}[paper]()
     times = out.pop("times")
     s_step = statistics.median(times) if times else None
     s_sample = None if s_step is None else s_step / out["samples_per_step"]
@@ -178,6 +197,7 @@ def first_steps(paper: str, steps: int = 2, device: str = "cpu", active: int = 2
            "s_per_sample": s_sample, "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
            "run_h": None if out["run_samples"] is None or s_sample is None
            else round(out["run_samples"] * s_sample / 3600, 1),
+           "backend": None if paper == "hist" else backend,
            "threads": torch.get_num_threads(), "device": str(device), "torch": torch.__version__,
            "fedlib": __version__}
     if str(device).startswith("cuda"):
@@ -190,7 +210,8 @@ def first_steps(paper: str, steps: int = 2, device: str = "cpu", active: int = 2
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI: ``python -m fedlib.first_steps [--paper hist dtfl hasfl] [--steps 2] [--device cpu]`` prints one JSON
+    """CLI: ``python -m fedlib.first_steps [--paper hist dtfl hasfl] [--steps 2] [--device cpu] [--backend loop]
+    [--active 2]`` prints one JSON
     line per paper, each measured in a fresh process (its own peak memory; on CUDA also ``peak_gpu_mib``)."""
     parser = ArgumentParser(prog="python -m fedlib.first_steps",
                             description="First steps of each paper's paper profile; one JSON line each.")
@@ -198,22 +219,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=2,
                         help="timed steps after one warm-up (>= 0; 0: the warm-up only; default 2)")
     parser.add_argument("--device", default="cpu", help="torch device (cpu, cuda, cuda:N; default cpu)")
+    parser.add_argument("--backend", choices=("auto",) + ALL_BACKENDS, default="loop",
+                        help="split-engine backend for dtfl and hasfl (auto: stacked on CUDA; default loop)")
+    parser.add_argument("--active", type=int, default=2, help="DTFL's clients per step (>= 1; default 2)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if len(set(args.paper)) < len(args.paper):
         parser.error(f"argument --paper: names a paper twice ({' '.join(args.paper)}); name each once")
     if args.steps < 0:
         parser.error(f"argument --steps: must be an integer >= 0, got {args.steps}")
+    if args.active < 1:
+        parser.error(f"argument --active: must be an integer >= 1, got {args.active}")
     try:
         resolve_device(args.device)
     except ValueError as exc:
         parser.error(f"argument --device: {exc}")
     if args.child:
-        print(json.dumps(first_steps(args.paper[0], args.steps, args.device)))
+        print(json.dumps(first_steps(args.paper[0], args.steps, args.device, args.active, args.backend)))
         return 0
     for paper in args.paper:
         done = subprocess.run([sys.executable, "-m", "fedlib.first_steps", "--child", "--paper", paper,
-                               "--steps", str(args.steps), "--device", args.device], capture_output=True, text=True)
+                               "--steps", str(args.steps), "--device", args.device, "--backend", args.backend,
+                               "--active", str(args.active)], capture_output=True, text=True)
         if done.returncode:
             sys.stderr.write(done.stderr)
             return done.returncode

@@ -5,9 +5,9 @@ of that source leaves the old records in place, never read again. In a committed
 (``figures/<profile>/store/``, see ``run_all.sh``) they would accumulate in git. This command sorts every
 ``<key>.json`` of a store folder by its envelope's ``code_hash``:
 
-- **current**: the hash of one of the five stores this checkout opens (HIST's and DTFL's ``STORE_CODE``, DTFL's
+- **current**: the hash of one of the six stores this checkout opens (HIST's and DTFL's ``STORE_CODE``, DTFL's
   with the stacked backend's ``STACKED_CODE`` for records trained on it, HASFL's ``STORE_CODE`` for decisions and
-  pilots, HASFL's ``TRAIN_CODE`` for training runs);
+  pilots, HASFL's ``TRAIN_CODE`` for training runs, with ``BACKEND_CODE`` for those a stacked backend trained);
 - **stale**: any other hash (a record of older code);
 - **unreadable**: not JSON or not a store envelope (left alone; :class:`fedlib.core.store.ResultStore` reports
   such a file by name when a run asks for it).
@@ -109,14 +109,17 @@ def rekey(folder: Path, mapping: dict[str, str] | None = None, keep_old: bool = 
 def store_codes() -> dict[str, tuple]:
     """The code (modules hashed) of every store this checkout opens, ``{store name: modules}``: DTFL's records
     trained on the split engine's stacked backend (on CUDA) are keyed by DTFL's code and
-    :data:`fedlib.split.backends.STACKED_CODE` (``dtfl_stacked``, :func:`fedlib.dtfl.training.keyed_by_backend`)."""
+    :data:`fedlib.split.backends.STACKED_CODE` (``dtfl_stacked``, :func:`fedlib.dtfl.training.keyed_by_backend`);
+    HASFL's training records of a stacked backend by its training code and
+    :data:`fedlib.hasfl.runs.train_backend.BACKEND_CODE` (``hasfl_train_stacked``)."""
     from .dtfl.experiments import STORE_CODE as DTFL_CODE
     from .hasfl.runs.experiments import STORE_CODE as HASFL_CODE
+    from .hasfl.runs.train_backend import BACKEND_CODE
     from .hasfl.runs.train_run import TRAIN_CODE
     from .hist.experiments import STORE_CODE as HIST_CODE
     from .split.backends import STACKED_CODE
     return {"hist": HIST_CODE, "dtfl": DTFL_CODE, "dtfl_stacked": tuple(DTFL_CODE) + STACKED_CODE,
-            "hasfl": HASFL_CODE, "hasfl_train": TRAIN_CODE}
+            "hasfl": HASFL_CODE, "hasfl_train": TRAIN_CODE, "hasfl_train_stacked": tuple(TRAIN_CODE) + BACKEND_CODE}
 
 
 def classify(folder: Path, current: set[str]) -> dict[str, list[Path]]:

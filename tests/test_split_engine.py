@@ -325,3 +325,15 @@ def test_run_split_stop_hook_ends_the_run_at_that_evaluation(fmnist):
     assert short["round"] == [0, 2, 4] and full["round"] == [0, 2, 4, 6, 8]
     for k in ("epoch", "test_acc", "test_loss", "train_loss"):    # the same run up to the stop
         assert short[k] == full[k][:3]
+
+
+@pytest.mark.parametrize("backend", ["stacked_compile", "stacked_cl_compile"])
+def test_compiled_stacked_equals_literal_reference(fmnist, float64, backend):
+    """The compiled variants (``torch.compile`` of each grouped unit, :data:`fedlib.split.backends.COMPILED_VARIANTS`)
+    compute the same DTFL-like round as the literal reference in float64 (equal batch sizes: one compiled graph
+    per unit)."""
+    pytest.importorskip("torch._inductor")
+    st, ref = run_both(fmnist, rounds=2, tol=1e-9, backend=backend, interval=2, mode="copies", local_loss=True,
+                       cuts=(2, 5, 5, 16), batch_sizes=(5, 5, 5, 5), optimizer="adam", lr=1e-3, eps=1e-4)
+    assert_same(st, ref, atol=1e-9)
+    assert any(u.__dict__.get("_compiled") is not None for u in st.grouped.values())

@@ -28,9 +28,12 @@ from __future__ import annotations
 
 import numpy as np
 
+import time
+
 from ..core.benchtime import machine, rate_spread, ratio_spread, time_interleaved
 from ..core.seeding import resolve_device
-from ..core.validate import check_float, check_int
+from ..core.validate import check_choice, check_float, check_int, check_list
+from ..split.backends import ALL_BACKENDS
 from .baselines import run_baseline
 from .reference import run_literal, run_literal_baseline
 from .training import DtflConfig, run_dtfl
@@ -43,10 +46,19 @@ BASELINES = {"per_client_loop": "the per-client loop: the literal Algorithm 1 (f
                                 "FedAvg: run_literal_baseline), clients one after another",
              "engine_loop_backend": "the engine, its loop backend (run_dtfl / run_baseline, backend='loop')",
              "stacked_backend": "the engine, its stacked backend (run_dtfl / run_baseline, backend='stacked')"}
+#: ``variants``: backend name -> what it times
+VARIANTS = {"stacked_cl": "the stacked backend, channels-last grouped convolutions (backend='stacked_cl')",
+            "stacked_compile": "the stacked backend, each grouped unit through torch.compile (backend='stacked_compile')",
+            "stacked_cl_compile": "the stacked backend, channels-last and torch.compile (backend='stacked_cl_compile')",
+            "stacked_graphs": "the stacked backend, torch.compile mode 'reduce-overhead': CUDA graphs where the "
+                              "compiled graph allows (backend='stacked_graphs')"}
+#: the variants ``bench_dtfl`` accepts
+EXTRA = tuple(b for b in ALL_BACKENDS if b not in ("loop", "stacked"))
 
 
 def bench_dtfl(rounds: int = 3, loop_rounds: int | None = None, device: str = "auto", data=None,
-               width: float = 0.25, repeats: int = 3, train_subset: int = 6000, test_subset: int = 2000) -> dict:
+               width: float = 0.25, repeats: int = 3, train_subset: int = 6000, test_subset: int = 2000,
+               variants: tuple = ()) -> dict:
     """Samples/s of DTFL and FedAvg, each by the per-client loop and the engine's two backends, on one device;
     returns the CLI's JSON-able dict.
 
@@ -55,7 +67,12 @@ def bench_dtfl(rounds: int = 3, loop_rounds: int | None = None, device: str = "a
         device: ``"auto"`` (CUDA when present), ``"cpu"``, ``"cuda"``. data: a :class:`fedlib.data.TensorDataset`
             (default: real Fashion-MNIST). width: ResNet-20's width multiplier (0.25: the converged profile's;
             1: the paper's full width). repeats: timed calls per variant (>= 1). train_subset / test_subset:
-            training samples and evaluation images (>= 1; defaults: the converged profile's).
+            training samples and evaluation images (>= 1; defaults: the converged profile's). variants: more
+            stacked variants to time beside the three, by backend name (:data:`fedlib.split.backends.ALL_BACKENDS`
+            but ``loop`` and ``stacked``: ``stacked_cl``, ``stacked_compile``, ``stacked_cl_compile``,
+            ``stacked_graphs``); each is reported under its backend name. A compiled variant compiles in the
+            warm-up round (its compile time is reported as ``warmup_s``), and its timed calls reuse the compiled
+            units.
 
     Returns:
         ``{"bench": "dtfl", "baselines": BASELINES, "dtfl": {...}, "fedavg": {...}, "width", "rounds",
@@ -75,6 +92,9 @@ def bench_dtfl(rounds: int = 3, loop_rounds: int | None = None, device: str = "a
     train_subset = check_int("train_subset", train_subset, 1)
     test_subset = check_int("test_subset", test_subset, 1)
     width = check_float("width", width, 0, 4, low_open=True)
+    variants = tuple(check_list("variants", list(variants), lambda k, v: check_choice(k, v, EXTRA), min_len=0))
+    if len(set(variants)) != len(variants):
+        raise ValueError(f"variants must not repeat a name, got {list(variants)}")
     dev = resolve_device(device)
     if data is None:
         from ..data import load_fashion_mnist
@@ -83,36 +103,39 @@ def bench_dtfl(rounds: int = 3, loop_rounds: int | None = None, device: str = "a
                      test_subset=test_subset, eval_every=1, seed=0)
     cuts = lambda r: np.tile(np.array(CUTS), (r, 1))             # noqa: E731  [R, K] tiers
 
-    def variants(r_engine, r_loop):
-        return {"dtfl": {
-                    "per_client_loop": lambda: run_literal(cfg, data, cuts(r_loop), device=str(dev)),
-                    "engine_loop_backend": lambda: run_dtfl(cfg, data, cuts(r_engine), str(dev), backend="loop"),
-                    "stacked_backend": lambda: run_dtfl(cfg, data, cuts(r_engine), str(dev), backend="stacked")},
-                "fedavg": {
-                    "per_client_loop": lambda: run_literal_baseline(cfg, data, 8, r_loop, device=str(dev)),
-                    "engine_loop_backend": lambda: run_baseline(cfg, data, "fedavg", r_engine, device=str(dev),
-                                                                backend="loop"),
-                    "stacked_backend": lambda: run_baseline(cfg, data, "fedavg", r_engine, device=str(dev),
-                                                            backend="stacked")}}
+    engines = {"engine_loop_backend": "loop", "stacked_backend": "stacked", **{v: v for v in variants}}
 
-    for per_method in variants(1, 1).values():                   # warm-up: one round of each, untimed
-        for fn in per_method.values():
+    def calls_of(r_engine, r_loop):
+        return {"dtfl": {"per_client_loop": lambda: run_literal(cfg, data, cuts(r_loop), device=str(dev)),
+                         **{name: (lambda b=b: run_dtfl(cfg, data, cuts(r_engine), str(dev), backend=b))
+                            for name, b in engines.items()}},
+                "fedavg": {"per_client_loop": lambda: run_literal_baseline(cfg, data, 8, r_loop, device=str(dev)),
+                           **{name: (lambda b=b: run_baseline(cfg, data, "fedavg", r_engine, device=str(dev),
+                                                              backend=b))
+                              for name, b in engines.items()}}}
+
+    warm = {}
+    for method, per_method in calls_of(1, 1).items():            # warm-up: one round of each, untimed
+        for name, fn in per_method.items():
+            t0 = time.perf_counter()
             fn()
-    calls = {(method, k): fn for method, per_method in variants(rounds, loop_rounds).items()
+            warm[f"{method}.{name}"] = round(time.perf_counter() - t0, 3)
+    calls = {(method, k): fn for method, per_method in calls_of(rounds, loop_rounds).items()
              for k, fn in per_method.items()}
     times, peaks = time_interleaved({f"{m}.{k}": fn for (m, k), fn in calls.items()}, repeats, warmup=0, device=dev)
-    work = {"per_client_loop": train_subset * loop_rounds, "engine_loop_backend": train_subset * rounds,
-            "stacked_backend": train_subset * rounds}
-    out: dict = {"bench": "dtfl", "baselines": BASELINES}
+    names = ("per_client_loop", *engines)
+    work = {k: train_subset * (loop_rounds if k == "per_client_loop" else rounds) for k in names}
+    out: dict = {"bench": "dtfl", "baselines": {**BASELINES, **{v: VARIANTS[v] for v in variants}}}
     for method in ("dtfl", "fedavg"):
-        t = {k: times[f"{method}.{k}"] for k in BASELINES}
+        t = {k: times[f"{method}.{k}"] for k in names}
         res = {"samples_per_s": {k: rate_spread(m, work[k]) for k, m in t.items()},
                "speedup_vs_per_client_loop": {k: ratio_spread(t[k], work[k], t["per_client_loop"],
                                                               work["per_client_loop"])
-                                              for k in ("engine_loop_backend", "stacked_backend")}}
+                                              for k in engines},
+               "warmup_s": {k: warm[f"{method}.{k}"] for k in names}}
         if dev.type == "cuda":
-            res["peak_gpu_mib"] = {k: peaks[f"{method}.{k}"] for k in BASELINES}
+            res["peak_gpu_mib"] = {k: peaks[f"{method}.{k}"] for k in names}
         out[method] = res
     out |= {"width": width, "rounds": rounds, "loop_rounds": loop_rounds, "repeats": repeats,
-            "train_subset": train_subset, **machine(dev)}
+            "train_subset": train_subset, "variants": list(variants), **machine(dev)}
     return out

@@ -32,7 +32,7 @@ from ..core.validate import check_bool, check_callable, check_choice, check_floa
 from ..data import TensorDataset, partition
 from ..data.datasets import DATASETS
 from ..split import SplitConfig, build_model, evaluate
-from ..split.backends import BACKENDS, STACKED_CODE, backend_functions, device_aux, resolve_backend, set_device_aux
+from ..split.backends import ALL_BACKENDS, STACKED_CODE, backend_functions, device_aux, resolve_backend, set_device_aux
 from ..split.config import NUM_UNITS
 from ..split.ops import weighted_mean
 from .tiers import aux_head_factory
@@ -267,7 +267,7 @@ def run_engine(cfg: DtflConfig, data: TensorDataset, cuts, method: str = "dtfl",
                      ("server_update", server_update), ("eval_transform", eval_transform)):
         check_callable(name, fn)
     check_bool("keep_model", keep_model)
-    check_choice("backend", backend, BACKENDS + ("auto",))
+    check_choice("backend", backend, ALL_BACKENDS + ("auto",))
     local = method == "dtfl"
     eval_transform = smashed_transform if eval_transform is None else eval_transform
     cuts = check_cuts(cuts, cfg.num_clients, high=7 if local else 8)

@@ -19,7 +19,9 @@ convolution, one batch norm, one batched matrix product per layer). The round is
 - the shared common part (HASFL) runs once over the concatenated smashed data with per-device BN statistics, as
   in :mod:`.engine` (its optimizer state is :func:`.ops.optimizer_step`'s).
 
-Not here (yet): channels-last storage, CUDA graphs. By default the round returns the mean loss as a float (one
+Options (:func:`init_stacked`; the backend's variants in :data:`.backends.STACKED_VARIANTS`): channels-last
+(NHWC) grouped convolutions, and ``torch.compile`` of each grouped unit (with CUDA graphs in its
+``"reduce-overhead"`` mode), :mod:`.stacked_layers`. By default the round returns the mean loss as a float (one
 host sync per round, as :func:`.engine.train_round`).
 """
 from __future__ import annotations
@@ -72,6 +74,7 @@ class StackedState:
     round: int = 0
     samples: int = 0
     grouped: dict = field(default_factory=dict)
+    layout: dict = field(default_factory=dict)
 
     @property
     def num_devices(self) -> int:
@@ -108,19 +111,27 @@ def _zeros_opt(st: StackedState, stack: dict, names: list) -> dict:
 
 
 def init_stacked(cfg: SplitConfig, model: nn.Sequential, input_shape: tuple, device: torch.device | str = "cpu",
-                 aux_head: Callable | None = None, channels_last: bool = False) -> StackedState:
+                 aux_head: Callable | None = None, channels_last: bool = False, grouped_channels_last: bool = False,
+                 compile_mode: str | None = None) -> StackedState:
     """Initial state, as :func:`.engine.init_state` (every device starts from ``model``'s weights; heads of one
     cut start equal), stacked ``[N, ...]``. ``channels_last`` is accepted for the engine's signature and has no
     effect: stacked 5-D conv weights have one layout (so a run asked for channels-last is float-close, not
-    bit-identical, to the engine's). Raises as :func:`.engine.init_state`."""
+    bit-identical, to the engine's). The grouped layout's options (:mod:`.stacked_layers`):
+    ``grouped_channels_last`` (NHWC grouped convolutions) and ``compile_mode`` (None, ``"default"`` or
+    ``"reduce-overhead"``: ``torch.compile`` of each grouped unit). Raises as :func:`.engine.init_state`, and
+    ValueError for an unknown ``compile_mode``."""
     from .engine import init_state
     check_bool("channels_last", channels_last)
+    check_bool("grouped_channels_last", grouped_channels_last)
+    if compile_mode not in (None, "default", "reduce-overhead"):
+        raise ValueError(f"compile_mode must be None, 'default' or 'reduce-overhead', got {compile_mode!r}")
     ref = init_state(cfg, model, input_shape, device, aux_head)   # the engine's checks, shapes and first heads
     n, p = ref.num_devices, ref.per_device
     per = [_stack(c[0], n) if j < p else c[0] for j, c in enumerate(ref.units)]
     st = StackedState(ref.model, ref.templates, ref.pnames, per, [], [], ref.b, ref.cuts, ref.mode, ref.opt_cfg,
                       ref.local_loss, aux_head=aux_head, aux_templates=ref.aux_templates, seed=cfg.seed,
-                      smashed_shapes=ref.smashed_shapes, input_shape=ref.input_shape)
+                      smashed_shapes=ref.smashed_shapes, input_shape=ref.input_shape,
+                      layout={"channels_last": grouped_channels_last, "compile_mode": compile_mode})
     st.opt = [_zeros_opt(st, per[j], st.pnames[j]) if j < p else {} for j in range(st.num_units)]
     st.steps = [np.zeros(n, dtype=np.int64) if j < p else None for j in range(st.num_units)]
     for i, c in enumerate(int(c) for c in ref.cuts):
@@ -140,7 +151,8 @@ def _new_cut(st: StackedState, cut: int, head: dict) -> None:
 def _unit(st: StackedState, key) -> nn.Module:
     """The grouped-layout template of unit ``key`` (an int j) or of the auxiliary head of cut c (``("aux", c)``)."""
     if key not in st.grouped:
-        st.grouped[key] = grouped(st.templates[key] if isinstance(key, int) else st.aux_templates[key[1]])
+        st.grouped[key] = grouped(st.templates[key] if isinstance(key, int) else st.aux_templates[key[1]],
+                                  **st.layout)
     return st.grouped[key]
 
 

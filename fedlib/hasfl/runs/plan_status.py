@@ -28,7 +28,7 @@ from ...split import time_to_target
 from .experiments import resolve_dataset, result_store
 from .train_jobs import TRAIN_ORDER, stored_run, train_priority
 from .train_plan import TrainPlan, _check_inputs, _decided_runs, calibrated_models, calibration_runs
-from .train_run import train_store
+from .train_backend import AnyBackendRecords
 from .train_config import train
 from .training import TrainSettings
 
@@ -86,7 +86,7 @@ def profile_parameters(profile: str, notebook: Path = NOTEBOOK) -> dict:
 def _calibration_stored(store, s: TrainSettings, plan: TrainPlan, runs: list[dict], data: TensorDataset) -> bool:
     """Every IID calibration run of every calibrated model (:func:`calibration_runs`) is among ``runs`` and stored
     (with its extension when it needs one)."""
-    rs, want = train_store(store), set()
+    rs, want = AnyBackendRecords(store), set()
     for k in calibrated_models(plan):
         model, width = plan.models[k], plan.widths[k]
         want |= {(model, width, b, c) for b, c in calibration_runs(plan, k)}
@@ -111,7 +111,7 @@ def plan_progress(store, s: TrainSettings, plan: TrainPlan, seeds: list[int], ta
     _check_inputs(store, s, plan, data)
     check_float("target_acc", target_acc, 0, 1, low_open=True)
     check_float("target_acc_noniid", target_acc_noniid, 0, 1, low_open=True)
-    rs = train_store(store)
+    rs = AnyBackendRecords(store)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         runs = list(_decided_runs(store, s, plan, seeds, target_acc, data, device, which="plain"))

@@ -10,7 +10,7 @@ import functools
 from ...core import ResultStore, map_jobs
 from ...data import TensorDataset, load_dataset
 from .train_config import needs_extension, train
-from .train_run import train_store
+from .train_backend import AnyBackendRecords
 
 
 @functools.lru_cache(maxsize=2)
@@ -44,7 +44,7 @@ def train_priority(figs, scale=None) -> int:
 
 
 def stored_run(runs_store: ResultStore, config: dict, extend: dict | None, data: TensorDataset) -> bool:
-    """True when ``config``'s training record is in ``runs_store`` (:func:`fedlib.hasfl.runs.train_run.train_store`)
+    """True when ``config``'s training record is in ``runs_store`` (:class:`fedlib.hasfl.runs.train_backend.AnyBackendRecords`: either backend)
     and, if it needs its ``extend`` run (:func:`fedlib.hasfl.runs.train_config.needs_extension`, chance = 1 /
     ``data.num_classes``), so is that one."""
     if not runs_store.has(config):
@@ -58,7 +58,7 @@ def _train_parallel(store, runs: list[dict], data: TensorDataset, device: str, w
     :data:`TRAIN_ORDER` (a config that several figures share takes its earliest group), costliest (most device
     samples x rounds) first within a group; identical configs once. A stored run that needs its extension
     (:func:`fedlib.hasfl.runs.train_config.needs_extension`) is a job for that extension."""
-    todo, runs_store = {}, train_store(store)
+    todo, runs_store = {}, AnyBackendRecords(store)
     for r in runs:
         key = runs_store.key(r["config"])
         prio = train_priority(r["figs"], r["scale"])
