@@ -67,6 +67,12 @@ REKEYED = {
     # HASFL's store between the entry checks and [24]'s beta estimator (a new record kind and decisions; the pilot's
     # computation unchanged): the VGG-16 pilot retrained with both is bit-identical (run log, 2026-11-27)
     "ef2751920db619e7": "hasfl",
+    # before the stacked backend's variants (channels-last, compiled: fedlib.split.backends, which DTFL's store
+    # hashes; run_engine's backend check) and HASFL's training on either backend (train_config, train_jobs,
+    # train_backend; the hasfl store now hashes fedlib.split.backends and records_backend): the loop backend and the
+    # pilots compute as before; a DTFL run, FedAvg, FedYogi and the VGG-16 pilot retrained with the old and the new
+    # code on one machine are bit-identical (run logs, 2026-11-27)
+    "218c59aa921c0ceb": "dtfl", "252c69c4beefc7d8": "hasfl",
 }
 """Code hashes of earlier fedlib whose records are valid under the current code: ``{old hash: store name}``."""
 

@@ -39,7 +39,10 @@ UNHASHED = {
 }
 #: modules a hashed module imports that its paper's records still do not depend on
 NOT_NEEDED = {"hasfl": {"fedlib.split.resnet_cifar": "DTFL's CIFAR ResNets, imported by split.models; HASFL builds "
-                                                     "only vgg16 / resnet18"},
+                                                     "only vgg16 / resnet18",
+                        **{m: "the engine's stacked backend: its source enters the keys of the training records it "
+                              "computes (fedlib.hasfl.runs.train_backend.BACKEND_CODE), not those of the loop backend"
+                           for m in ("fedlib.split.stacked", "fedlib.split.stacked_ops")}},
               "dtfl": {m: "the engine's stacked backend: its source enters the keys of the records it computes "
                           "(fedlib.dtfl.training.keyed_by_backend adds fedlib.split.backends.STACKED_CODE), not "
                           "those of the loop backend" for m in ("fedlib.split.stacked", "fedlib.split.stacked_ops")}}
@@ -180,6 +183,19 @@ def test_hasfl_training_records_hash_every_module_they_import():
             assert _is_package(dep) and _only_reexports(dep), (
                 f"HASFL's training records hash {name}, which imports {dep}, which they do not hash: add {dep} "
                 f"to fedlib.hasfl.runs.train_run.TRAIN_CODE")
+
+
+def test_hasfl_stacked_training_records_hash_every_module_they_import():
+    from fedlib.hasfl.runs.train_backend import BACKEND_CODE
+    from fedlib.hasfl.runs.train_run import TRAIN_CODE
+    files = _files(tuple(TRAIN_CODE) + BACKEND_CODE)
+    assert {"fedlib.split.stacked", "fedlib.split.stacked_layers", "fedlib.split.records_backend"} <= set(files)
+    allowed = {"fedlib.split.resnet_cifar": NOT_NEEDED["hasfl"]["fedlib.split.resnet_cifar"], **INFRASTRUCTURE}
+    for name, path in sorted(files.items()):
+        for dep in sorted(_imports(path) - set(files) - set(allowed)):
+            assert _is_package(dep) and _only_reexports(dep), (
+                f"HASFL's stacked training records hash {name}, which imports {dep}, which they do not hash: add "
+                f"{dep} to fedlib.hasfl.runs.train_backend.BACKEND_CODE")
 
 
 _PROBE = r"""

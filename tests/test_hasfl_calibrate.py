@@ -374,7 +374,7 @@ def test_plan_with_workers_trains_each_config_once_in_the_pool_and_gives_the_sam
         store.done.update(waves[-1])
 
     monkeypatch.setattr(train_jobs, "map_jobs", pool)
-    monkeypatch.setattr(train_jobs, "train_store", lambda s: s)   # the fake holds the training records too
+    monkeypatch.setattr(train_jobs, "AnyBackendRecords", lambda s: s)   # the fake holds the training records
     data = SimpleNamespace(y_train=DATA.y_train, name="fake")
     configs.clear()
     rows = [e["row"] for e in train_plan.run_plan(store, S, PLAN, [0], 0.6, data, progress=False, workers=2)]

@@ -27,7 +27,7 @@ def test_progress_lists_each_distinct_run_once_in_training_order_and_waits_for_t
     configs, _ = _fake(monkeypatch, {2: 20, 8: 30})
     fake_calibrated_decisions(monkeypatch)                                 # calibrated decisions: b = 5
     store = Store()
-    monkeypatch.setattr(plan_status, "train_store", lambda s: s)
+    monkeypatch.setattr(plan_status, "AnyBackendRecords", lambda s: s)
     fake_train = train_plan.train                                          # the fake's hand-made records
     monkeypatch.setattr(plan_status, "train", lambda *a: dict(fake_train(*a), elapsed_s=7.0))
     rows = plan_status.plan_progress(store, S, PLAN, [0], 0.6, 0.45, DATA)

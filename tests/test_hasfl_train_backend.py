@@ -98,3 +98,14 @@ def test_one_store_for_both_backends(small, tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="backend"):
         train_backend.train_record_backend(store, cfg_c, small, "cpu", "stacked_gpu")
     assert torch.get_default_dtype() == torch.float32
+
+
+def test_a_corrupt_record_is_reported_and_recomputed(small, tmp_path):
+    small = replace(small, x_train=small.x_train.float(), x_test=small.x_test.float())
+    store = ResultStore(tmp_path, code=experiments.STORE_CODE)
+    cfg = run_config(_settings(), "iid", {"b": [4] * 4, "cuts": [2] * 4}, 0, 240)
+    first = train_backend.train_record_backend(store, cfg, small, "cpu", "loop")
+    train_run.train_store(store).path(cfg).write_text("{not json")
+    with pytest.warns(UserWarning, match="not valid JSON"):
+        again = train_backend.train_record_backend(store, cfg, small, "cpu", "loop")
+    assert _strip(again) == _strip(first)

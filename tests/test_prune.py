@@ -26,9 +26,9 @@ def test_prune_deletes_only_records_of_other_code(tmp_path, capsys):
     assert new.load({"run": 0})["acc"] == 0.7
 
 
-def test_current_hashes_name_the_five_stores():
+def test_current_hashes_name_the_six_stores():
     names = sorted(prune.current_hashes().values())
-    assert names == ["dtfl", "dtfl_stacked", "hasfl", "hasfl_train", "hist"]
+    assert names == ["dtfl", "dtfl_stacked", "hasfl", "hasfl_train", "hasfl_train_stacked", "hist"]
 
 
 def test_a_stacked_backend_record_is_current_and_never_deleted(tmp_path, monkeypatch):

@@ -10,7 +10,7 @@ from torch.func import functional_call
 from torchvision.models.resnet import Bottleneck, conv1x1
 
 from fedlib.split.ops import engine_template
-from fedlib.split.stacked_layers import _Vmapped, call, grouped, per_device, to_grouped
+from fedlib.split.stacked_layers import _GConv, _Vmapped, call, grouped, per_device, to_grouped
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -28,8 +28,9 @@ def _units():
     return {"bottleneck": block, "vgg_like": vgg_like, "fallback": other, "channel_mixing": mixing}
 
 
+@pytest.mark.parametrize("channels_last", [False, True], ids=["nchw", "channels-last"])
 @pytest.mark.parametrize("name", ["bottleneck", "vgg_like", "fallback", "channel_mixing"])
-def test_grouped_call_equals_one_call_per_device(float64, name):
+def test_grouped_call_equals_one_call_per_device(float64, name, channels_last):
     unit = engine_template(_units()[name]).double()
     gen = torch.Generator().manual_seed(1)
     # each device its own parameters and running statistics
@@ -45,8 +46,10 @@ def test_grouped_call_equals_one_call_per_device(float64, name):
                                                                      and "running" not in k)
                for k in states[0]}
     params = {k: v for k, v in stacked.items()}
-    g_unit = grouped(unit)
+    g_unit = grouped(unit, channels_last=channels_last)
     assert isinstance(g_unit, _Vmapped) == (name in ("fallback", "channel_mixing"))
+    convs = [m for m in g_unit.modules() if isinstance(m, _GConv)]
+    assert all(m.channels_last == channels_last for m in convs) and (convs or isinstance(g_unit, _Vmapped))
     out = per_device(call(g_unit, params, to_grouped(x), G), G)
     for i in range(G):
         ref_state = {k: v.clone().requires_grad_(v.is_floating_point() and "running" not in k)
@@ -73,3 +76,19 @@ def test_layout_round_trip():
     assert g.shape == (B, G * 2, 3, 3)
     torch.testing.assert_close(g[:, 2:4], x[1])                                 # device 1's channels 2..3
     torch.testing.assert_close(per_device(g, G), x)
+
+
+def test_channels_last_convolution_keeps_nhwc_storage():
+    """A channels-last grouped convolution returns NHWC storage (what the variant is for), and the stacked_cl
+    backend builds its units that way."""
+    from fedlib.split.backends import backend_functions
+    from fedlib.split import SplitConfig, build_model
+    conv = grouped(nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU()), channels_last=True)
+    params = {k: torch.stack([v.detach()] * G) for k, v in nn.Sequential(nn.Conv2d(3, 4, 3, padding=1),
+                                                                         nn.BatchNorm2d(4), nn.ReLU()).state_dict().items()}
+    out = call(conv, params, torch.randn(B, G * 3, 6, 6), G)
+    assert out.is_contiguous(memory_format=torch.channels_last) and not out.is_contiguous()
+    cfg = SplitConfig(model="vgg16", width=0.0625, num_devices=2, batch_sizes=(2, 2), cuts=(3, 3), seed=0)
+    for backend, want in (("stacked", False), ("stacked_cl", True)):
+        st = backend_functions(backend)["init_state"](cfg, build_model(cfg, 1, 28, 10), (1, 28, 28))
+        assert st.layout["channels_last"] is want

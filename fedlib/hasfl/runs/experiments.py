@@ -54,8 +54,9 @@ def constants_config(model: str, dataset: str, pilot_steps: int, lr: float, batc
 STORE_CODE = ("fedlib.hasfl.bound", "fedlib.hasfl.optimiser", *(f"fedlib.hasfl.runs.{m}" for m in (
     "beta24_plan", "calibrate", "experiments", "plan_analysis", "train_backend", "train_config", "train_jobs", "train_plan",
     "train_run", "training")),
-    *RECORD_CODE, "fedlib.data", "fedlib.split.config", "fedlib.split.engine", "fedlib.split.latency",
-    "fedlib.split.models", "fedlib.split.ops", "fedlib.split.profile", "fedlib.split.records", "fedlib.split.system")
+    *RECORD_CODE, "fedlib.data", "fedlib.split.backends", "fedlib.split.config", "fedlib.split.engine",
+    "fedlib.split.latency", "fedlib.split.models", "fedlib.split.ops", "fedlib.split.profile", "fedlib.split.records",
+    "fedlib.split.records_backend", "fedlib.split.system")
 """The source a HASFL result depends on: the modules of ``fedlib.hasfl`` that compute records (the system model and
 bound, the optimiser, the runs but :mod:`.plan_status`, which writes no record; not the figures, nor the packages'
 ``__init__``, which only re-export), core's RECORD_CODE, data

@@ -20,9 +20,11 @@ which backend trained a record can change its numbers in the last digits, and a 
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import replace
 
 from ...core import ResultStore
+from ...core.store import CorruptRecordError
 from ...core.seeding import resolve_device
 from ...data import TensorDataset
 from ...split.backends import STACKED_CODE, STACKED_VARIANTS, resolve_backend
@@ -50,12 +52,16 @@ def keyed(store: ResultStore, config: dict, backend: str) -> tuple[ResultStore, 
 
 def stored_record(store: ResultStore, config: dict, backend: str) -> dict | None:
     """The stored training record of ``config`` from any backend (``backend``'s first, then the loop's, then the
-    stacked variants'), or None; a stacked record carries ``"backend"``."""
+    stacked variants'), or None; a stacked record carries ``"backend"``. A corrupt file is reported
+    (``warnings.warn`` naming it) and passed over."""
     order = [backend] + [b for b in ("loop", *STACKED_VARIANTS) if b != backend]
     for b in order:
         s, c = keyed(store, config, b)
         if s.has(c):
-            return s.load(c)
+            try:
+                return s.load(c)
+            except CorruptRecordError as exc:           # reported; the asked backend recomputes it if none is left
+                warnings.warn(f"{exc}; looking for the run's record of another backend", stacklevel=2)
     return None
 
 
