@@ -1,4 +1,4 @@
-"""Benchmarks (commands, not tests): ``python -m fedlib.bench {hist,hasfl,sfl,dtfl}`` prints one JSON line.
+"""Benchmarks (commands, not tests): ``python -m fedlib.bench {hist,hasfl,sfl,dtfl,dtfl_sweep,explore}`` prints one JSON line.
 
 ``sfl``: one split-training round by the per-client loop, the engine (its loop backend) and its stacked backend
 (:func:`fedlib.split.bench.bench_sfl`; no roofline: its docstring says why); ``dtfl``: DTFL and FedAvg by the same
@@ -6,6 +6,9 @@ three, on the converged profile's workload (:func:`fedlib.dtfl.bench.bench_dtfl`
 ``per_client_loop``, ``engine_loop_backend``, ``stacked_backend``.
 
 ``explore``: one update of each explorer against its speed target (:func:`bench_explore`).
+
+``dtfl_sweep``: runs per hour of a sweep of DTFL seeds, one run at a time against batched as rows of one stacked
+call (:func:`fedlib.dtfl.bench.bench_dtfl_sweep`; ``--runs``, ``--rounds``, ``--width``).
 
 ``hasfl``: see :func:`bench_hasfl` (keys ``solve_s_n20``, ``solve_s_n200``, ``bcd_iters_n20``,
 ``gap_vs_exhaustive``).
@@ -212,11 +215,11 @@ def _variants(text: str) -> tuple:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI: ``python -m fedlib.bench {hist,hasfl,sfl,dtfl,explore}`` prints one JSON line (``--device`` for hist,
-    sfl and dtfl; ``--repeats`` for hist, sfl, dtfl and explore; ``--rounds`` and ``--variants`` for dtfl;
-    ``--width`` for sfl and dtfl). Arguments are checked before any work: a bad one exits 2 with argparse's message naming it."""
+    """CLI: ``python -m fedlib.bench {hist,hasfl,sfl,dtfl,dtfl_sweep,explore}`` prints one JSON line (``--device`` for hist,
+    sfl, dtfl and dtfl_sweep; ``--repeats`` for all but hasfl; ``--rounds`` for dtfl and dtfl_sweep; ``--variants``
+    for dtfl; ``--runs`` for dtfl_sweep; ``--width`` for sfl, dtfl and dtfl_sweep). Arguments are checked before any work: a bad one exits 2 with argparse's message naming it."""
     parser = ArgumentParser(prog="python -m fedlib.bench", description="fedlib benchmarks; prints one JSON line.")
-    parser.add_argument("which", choices=["hist", "hasfl", "sfl", "dtfl", "explore"])
+    parser.add_argument("which", choices=["hist", "hasfl", "sfl", "dtfl", "dtfl_sweep", "explore"])
     parser.add_argument("--repeats", type=positive_int, default=None,
                         help="timed repeats (>= 1; hist, sfl, dtfl, explore; default 3)")
     parser.add_argument("--device", type=_device, default=None,
@@ -228,9 +231,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variants", type=_variants, default=None,
                         help="comma-separated stacked variants timed beside the three (dtfl): "
                              "stacked_cl, stacked_compile, stacked_cl_compile, stacked_graphs")
+    parser.add_argument("--runs", type=positive_int, default=None,
+                        help="runs of the sweep (>= 2; dtfl_sweep; default 3)")
     args = parser.parse_args(argv)
-    takes = {"repeats": ("hist", "sfl", "dtfl", "explore"), "device": ("hist", "sfl", "dtfl"), "rounds": ("dtfl",),
-             "width": ("sfl", "dtfl"), "variants": ("dtfl",)}
+    takes = {"repeats": ("hist", "sfl", "dtfl", "dtfl_sweep", "explore"), "device": ("hist", "sfl", "dtfl", "dtfl_sweep"),
+             "rounds": ("dtfl", "dtfl_sweep"), "width": ("sfl", "dtfl", "dtfl_sweep"), "variants": ("dtfl",),
+             "runs": ("dtfl_sweep",)}
     for name, which in takes.items():
         if getattr(args, name) is not None and args.which not in which:
             parser.error(f"argument --{name}: applies to {', '.join(which)} only, not {args.which}")
@@ -246,6 +252,12 @@ def main(argv: list[str] | None = None) -> int:
         from .dtfl.bench import bench_dtfl
         print(json.dumps(bench_dtfl(args.rounds, device=args.device, width=args.width or 0.25,
                                     repeats=args.repeats, variants=args.variants or ())))
+    elif args.which == "dtfl_sweep":
+        from .dtfl.bench import bench_dtfl_sweep
+        if args.runs is not None and args.runs < 2:
+            parser.error(f"argument --runs: must be an integer >= 2, got {args.runs}")
+        print(json.dumps(bench_dtfl_sweep(args.runs or 3, args.rounds, device=args.device, width=args.width or 0.25,
+                                          repeats=args.repeats)))
     else:
         print(json.dumps(bench_hist(args.repeats, device=args.device) if args.which == "hist" else bench_hasfl()))
     return 0

@@ -33,7 +33,8 @@ UNHASHED = {
     "dtfl": {"__init__": "re-exports", "plots": "figures", "explore": "the explorer: controls over the library's functions, reads records, writes none", "compare_plots": "figures",
              "timeline": "figures: a round's timeline drawn from the time model; computes no record",
              "reference": "literal test reference",
-             "bench": "a benchmark command (python -m fedlib.bench dtfl): writes no record", "claims": "the paper's claims and verdict rules: reads committed metrics, writes no record",
+             "bench": "a benchmark command (python -m fedlib.bench dtfl): writes no record",
+             "batched": "runs of a sweep trained together (run_batched): returns records, stores none", "claims": "the paper's claims and verdict rules: reads committed metrics, writes no record",
              "claims_setup": "the notebooks' Setup rows and deviations (text)",
              "checks": "parameter checks before work: computes no record"},
 }

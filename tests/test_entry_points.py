@@ -59,6 +59,8 @@ CASES = [
     ("fedlib.bench", ["dtfl", "--variants", "stacked_gpu"], {}, (2,), "--variants"),
     ("fedlib.bench", ["dtfl", "--variants", "stacked_cl,stacked_cl"], {}, (2,), "--variants"),
     ("fedlib.bench", ["sfl", "--variants", "stacked_cl"], {}, (2,), "applies to dtfl only"),
+    ("fedlib.bench", ["dtfl_sweep", "--runs", "1"], {}, (2,), "--runs"),
+    ("fedlib.bench", ["dtfl", "--runs", "3"], {}, (2,), "applies to dtfl_sweep only"),
     ("fedlib.tables", ["--check"], {"FEDLIB_COMMIT": "maybe"}, (2,), "FEDLIB_COMMIT must be 1, true or yes"),
     ("fedlib.prune", ["--dir", "figures/quick/store"], {"FEDLIB_" + "COMIT": "1"}, (2,),
      "FEDLIB_" + "COMIT is not a fedlib variable"),

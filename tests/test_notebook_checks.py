@@ -50,6 +50,8 @@ _TRAIN = {"stop_at_convergence": ({"stop_at_convergence": False, "extend_epochs"
 BAD = {**{("hasfl_4_train_experiments", k): v for k, v in _TRAIN.items()},
        **{("hasfl_5_train_figures", k): v for k, v in _TRAIN.items()},
        ("hasfl_5_train_figures", "out_of_sample_seeds"): ({"out_of_sample_seeds": [-1]}, "out_of_sample_seeds"),
+       ("hasfl_5_train_figures", "out_of_sample_later_seeds"): ({"out_of_sample_later_seeds": [-1]},
+                                                                "out_of_sample_later_seeds"),
        **{(nb, "authors_scheduler"): ({"authors_scheduler": True, "num_tiers": 6}, "authors_scheduler")
           for nb in ("dtfl_5_baselines", "dtfl_6_scaling")}}
 
@@ -73,6 +75,10 @@ COMBINATIONS = [
     ("hasfl_4_train_experiments", {"constants": "calibrated", "cut_grid": [8]}, "cut_grid"),
     ("hasfl_5_train_figures", {"out_of_sample_seeds": [0]}, "out_of_sample_seeds"),   # a seed of seeds
     ("hasfl_5_train_figures", {"out_of_sample_seeds": [1, 1]}, "out_of_sample_seeds"),   # repeated
+    ("hasfl_5_train_figures", {"out_of_sample_seeds": [1], "out_of_sample_later_seeds": [2]},
+     "out_of_sample_later_seeds"),                                               # not an out-of-sample seed
+    ("hasfl_5_train_figures", {"out_of_sample_seeds": [1], "out_of_sample_later_seeds": [1], "models": ["vgg16"],
+      "widths": [0.25]}, "out_of_sample_later_seeds"),                           # no later model
     ("hasfl_5_train_figures", {"transfer_fit_from": "quick", "widths": [0.5, 0.125]}, "transfer_fit_from"),
     ("hasfl_explore", {"devices": "1, 80, 370, 0.5", "devices_csv": "d.csv"}, "devices"),   # one of the two
     ("hasfl_explore", {"devices": "1, 80, 370, 0.5; 1, 80, 0, 1"}, "devices row 2, downlink_mbps"),

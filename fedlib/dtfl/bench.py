@@ -139,3 +139,42 @@ def bench_dtfl(rounds: int = 3, loop_rounds: int | None = None, device: str = "a
     out |= {"width": width, "rounds": rounds, "loop_rounds": loop_rounds, "repeats": repeats,
             "train_subset": train_subset, "variants": list(variants), **machine(dev)}
     return out
+
+
+def bench_dtfl_sweep(runs: int = 3, rounds: int = 2, device: str = "auto", data=None, width: float = 0.25,
+                     repeats: int = 3, train_subset: int = 6000, test_subset: int = 2000,
+                     backend: str = "stacked") -> dict:
+    """Runs per hour of a sweep of ``runs`` DTFL seeds (the converged workload of :func:`bench_dtfl`, tiers 1..7,
+    ``rounds`` rounds each), trained one run at a time (:func:`fedlib.dtfl.training.run_engine` on ``backend``)
+    against all together as rows of one stacked call (:func:`fedlib.dtfl.batched.run_batched`); returns the CLI's
+    JSON-able dict: ``runs_per_hour`` ``{"one_at_a_time", "batched"}`` and ``speedup`` (median, IQR, min-max over
+    the interleaved repeats, :mod:`fedlib.core.benchtime`), plus the machine.
+
+    Raises:
+        ValueError / ParameterTypeError: runs < 2, rounds / repeats / subsets < 1, width not in (0, 4], an unknown
+        device or backend.
+    """
+    from .batched import run_batched
+    from .training import run_engine
+    runs = check_int("runs", runs, 2)
+    rounds = check_int("rounds", rounds, 1)
+    repeats = check_int("repeats", repeats, 1)
+    width = check_float("width", width, 0, 4, low_open=True)
+    dev = resolve_device(device)
+    if data is None:
+        from ..data import load_fashion_mnist
+        data = load_fashion_mnist()
+    cfgs = [DtflConfig(model="resnet20", width=width, num_clients=10, batch_size=50, lr=3e-3,
+                       train_subset=check_int("train_subset", train_subset, 1),
+                       test_subset=check_int("test_subset", test_subset, 1), eval_every=1, seed=s) for s in range(runs)]
+    cuts = np.tile(np.array(CUTS), (rounds, 1))
+    calls = {"one_at_a_time": lambda: [run_engine(c, data, cuts, "dtfl", str(dev), backend=backend) for c in cfgs],
+             "batched": lambda: run_batched(cfgs, data, [cuts] * runs, "dtfl", str(dev), backend=backend)}
+    times, peaks = time_interleaved(calls, repeats, warmup=1, device=dev)
+    out = {"bench": "dtfl_sweep", "runs": runs, "rounds": rounds, "width": width, "backend": backend,
+           "runs_per_hour": {k: rate_spread(m, runs * 3600) for k, m in times.items()},
+           "speedup": ratio_spread(times["batched"], runs, times["one_at_a_time"], runs),
+           "repeats": repeats, "train_subset": train_subset, **machine(dev)}
+    if dev.type == "cuda":
+        out["peak_gpu_mib"] = peaks
+    return out

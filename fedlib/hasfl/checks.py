@@ -22,7 +22,8 @@ Ranges (the paper's Table I values in brackets):
   ``fixed_batch``, ``pilot_batch``) >= 1 [16]; lists distinct.
 - ``num_devices`` >= 1, >= 2 in the training notebooks [20]; ``device_counts``: distinct N >= 1; ``interval``
   (I), ``interval_grid`` >= 1 [15]; ``seed`` >= 0; ``seeds``: distinct integers >= 0; ``out_of_sample_seeds``:
-  distinct seeds >= 0 not in ``seeds`` (empty: none).
+  distinct seeds >= 0 not in ``seeds`` (empty: none); ``out_of_sample_later_seeds``: distinct seeds of
+  ``out_of_sample_seeds`` (empty: none; else ``models`` holds a later model).
 - ``classes``: one per model, each >= 2 [10, 100]; ``in_channels`` >= 1, ``image_size`` >= 8 (the models' floor)
   [3, 32].
 - pilot: ``pilot_steps`` >= 0 (>= 1 for the bound figure), ``num_batches`` >= 2 (two minibatches per estimation
@@ -178,6 +179,13 @@ def check_hasfl_5_train_figures(p: Mapping) -> None:
     if len(set(oos)) != len(oos) or set(oos) & set(p["seeds"]):
         raise ValueError(f"out_of_sample_seeds must be distinct seeds >= 0 not in seeds {p['seeds']} ([]: none), got "
                          f"{oos}")
+    later = check_list("out_of_sample_later_seeds", p["out_of_sample_later_seeds"], lambda k, v: check_int(k, v, 0),
+                       min_len=0)
+    if len(set(later)) != len(later) or not set(later) <= set(oos):
+        raise ValueError(f"out_of_sample_later_seeds must be distinct seeds of out_of_sample_seeds {oos} ([]: none), "
+                         f"got {later}")
+    if later and len(p["models"]) < 2:
+        raise ValueError(f"out_of_sample_later_seeds {later} needs a later model: models holds only {p['models']}")
     if p["transfer_fit_from"]:
         committed_fit(p["transfer_fit_from"], p["models"][0], p["widths"][0])   # its profile, file and model
     check_bool("beta24_runs", p["beta24_runs"])

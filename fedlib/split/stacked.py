@@ -177,7 +177,8 @@ class _ShapesOnly:
 
 def train_round_stacked(st: StackedState, xs: list, ys: list, weights=None, sync_copies: bool = True,
                         client_loss: Callable | None = None, smashed_transform: Callable | None = None,
-                        sync: bool = True, check_labels: bool = True) -> float | torch.Tensor:
+                        sync: bool = True, check_labels: bool = True,
+                        per_device_loss: bool = False) -> float | torch.Tensor:
     """:func:`.engine.train_round` on stacked state: same arguments, same round, same errors; returns the mean
     over the training devices of the main loss.
 
@@ -189,10 +190,13 @@ def train_round_stacked(st: StackedState, xs: list, ys: list, weights=None, sync
     Host syncs on a GPU: none inside the round with ``sync=False`` (the loss is returned as a 0-d tensor on the
     device; ``float()`` it when needed) and ``check_labels=False`` (the caller has checked the labels once, e.g.
     the whole training set before the run: an out-of-range label on CUDA is a device-side assert, not an
-    error message). The defaults sync once per round each, as the engine does."""
+    error message). The defaults sync once per round each, as the engine does. ``per_device_loss``: return each
+    training device's main loss instead, a ``[len(active)]`` device tensor in device order (no sync; batched runs,
+    :mod:`.stacked_runs`, average it per run)."""
     check_instance("st", st, StackedState, "a StackedState (fedlib.split.stacked.init_stacked)")
     check_bool("sync", sync)
     check_bool("check_labels", check_labels)
+    check_bool("per_device_loss", per_device_loss)
     n, L, p = st.num_devices, st.num_units, st.per_device
     check_list("xs", xs, min_len=0)
     check_list("ys", ys, min_len=0)
@@ -273,6 +277,8 @@ def train_round_stacked(st: StackedState, xs: list, ys: list, weights=None, sync
         average_server_copies(st, weights)
     st.round += 1
     st.samples += sum(len(ys[i]) for i in active)
+    if per_device_loss:
+        return losses.detach()
     loss = losses.detach().mean()
     return float(loss) if sync else loss
 
