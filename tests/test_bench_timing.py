@@ -80,11 +80,13 @@ def test_cli_passes_width_to_sfl_and_repeats_to_dtfl(monkeypatch, capsys):
     import fedlib.split.bench
     seen = {}
     monkeypatch.setattr(fedlib.split.bench, "bench_sfl", lambda **k: seen.setdefault("sfl", k) and {})
-    monkeypatch.setattr(fedlib.dtfl.bench, "bench_dtfl", lambda *a, **k: seen.setdefault("dtfl", (a, k)) and {})
+    monkeypatch.setattr(fedlib.dtfl.bench, "bench_dtfl", lambda *a, **k: seen.update(dtfl=(a, k)) or {})
     assert bench.main(["sfl", "--width", "0.5", "--repeats", "2"]) == 0
     assert bench.main(["dtfl", "--repeats", "4"]) == 0
     assert seen["sfl"]["widths"] == (0.5,) and seen["sfl"]["repeats"] == 2
-    assert seen["dtfl"][1]["repeats"] == 4
+    assert seen["dtfl"][1]["repeats"] == 4 and seen["dtfl"][1]["variants"] == ()
+    assert bench.main(["dtfl", "--variants", "stacked_cl, stacked_compile"]) == 0
+    assert seen["dtfl"][1]["variants"] == ("stacked_cl", "stacked_compile")
     with pytest.raises(SystemExit):
         bench.main(["hasfl", "--width", "1"])
-    assert "--width: applies to sfl, dtfl only" in capsys.readouterr().err
+    assert "--width: applies to sfl, dtfl, dtfl_sweep only" in capsys.readouterr().err

@@ -38,8 +38,8 @@ def test_threads_parameter_is_named(bad):
     assert set_threads(0) >= 1
 
 
-@pytest.mark.parametrize("argv, message", [(["sfl", "--rounds", "3"], "--rounds: applies to dtfl only, not sfl"),
-                                           (["hasfl", "--device", "cuda"], "--device: applies to hist, sfl, dtfl only")])
+@pytest.mark.parametrize("argv, message", [(["sfl", "--rounds", "3"], "--rounds: applies to dtfl, dtfl_sweep only, not sfl"),
+                                           (["hasfl", "--device", "cuda"], "--device: applies to hist, sfl, dtfl, dtfl_sweep only")])
 def test_bench_refuses_arguments_that_do_not_apply(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
         bench.main(argv)

@@ -16,13 +16,10 @@ convolution, one batch norm, one batched matrix product per layer). The round is
   tensors, with one step count per device (Adam's bias corrections per row, from the host's step counts);
 - host values (row indices, masks, step sizes) reach the GPU from pinned memory without blocking
   (:func:`.stacked_ops.host_tensor`), so with ``sync=False, check_labels=False`` a round has no host sync;
-- the shared common part (HASFL) runs once over the concatenated smashed data with per-device BN statistics, as
-  in :mod:`.engine` (its optimizer state is :func:`.ops.optimizer_step`'s).
+- the shared common part (HASFL) runs once over the concatenated smashed data with per-device BN statistics.
 
-Options (:func:`init_stacked`; the backend's variants in :data:`.backends.STACKED_VARIANTS`): channels-last
-(NHWC) grouped convolutions, and ``torch.compile`` of each grouped unit (with CUDA graphs in its
-``"reduce-overhead"`` mode), :mod:`.stacked_layers`. By default the round returns the mean loss as a float (one
-host sync per round, as :func:`.engine.train_round`).
+Options (:func:`init_stacked`, :mod:`.stacked_layers`): NHWC grouped convolutions, ``torch.compile`` of the units.
+The round returns the mean loss as a float by default (one host sync per round, as :func:`.engine.train_round`).
 """
 from __future__ import annotations
 
@@ -190,9 +187,8 @@ def train_round_stacked(st: StackedState, xs: list, ys: list, weights=None, sync
     Host syncs on a GPU: none inside the round with ``sync=False`` (the loss is returned as a 0-d tensor on the
     device; ``float()`` it when needed) and ``check_labels=False`` (the caller has checked the labels once, e.g.
     the whole training set before the run: an out-of-range label on CUDA is a device-side assert, not an
-    error message). The defaults sync once per round each, as the engine does. ``per_device_loss``: return each
-    training device's main loss instead, a ``[len(active)]`` device tensor in device order (no sync; batched runs,
-    :mod:`.stacked_runs`, average it per run)."""
+    error message). The defaults sync once per round each, as the engine does. ``per_device_loss``: return the
+    training devices' main losses, ``[len(active)]`` on the device, in device order (:mod:`.stacked_runs`)."""
     check_instance("st", st, StackedState, "a StackedState (fedlib.split.stacked.init_stacked)")
     check_bool("sync", sync)
     check_bool("check_labels", check_labels)
