@@ -41,7 +41,9 @@ def test_vgg_rbs_rms_and_accuracy():
     assert cell("faster_rbs_rms_vgg")["values"][0] == pytest.approx(33.87 / 12.38, rel=2e-3)  # non-IID
     assert cell("faster_rbs_rms_vgg")["word"] == "partly"
     acc = cell("accuracy_every_benchmark", claims.OUT)
-    assert acc["values"][0] == pytest.approx(100 * (0.548 - 0.635), abs=0.01)  # RBS+HAMS non-IID at seed 1
+    # HASFL-calibrated against RBS+HAMS, ResNet-18 non-IID at seed 1: 0.4485 against 0.6225, and HASFL never reaches
+    # the target there, so a bound (its converged accuracy is where the rule stopped it)
+    assert acc["values"][0] == {"censored": "upper", "value": pytest.approx(100 * (0.4485 - 0.6225), abs=0.01)}
 
 
 def test_trends_and_system_model_claims():
@@ -132,7 +134,7 @@ def test_fig9_every_n_and_split_vs_batch_read_by_hand():
     m, m4 = metrics("hasfl_5_train_figures"), metrics("hasfl_4_train_experiments")
     # Fig. 9, N = 5 IID: RBS+RHAMS 9.749 s against HASFL 93.23 s (a benchmark ahead: the claim fails there)
     assert claims.slowest_gap_over_devices(m4)["pilot"][0] <= 9.749068541458886 / 93.22649721513748 + 1e-9
-    # Fig. 6 at seed 1 (out of sample, VGG-16 non-IID): HABS+RMS 33.897 s / RBS+HAMS 35.776 s = 0.947 (metrics keep
-    # times to 1 ms)
+    # Fig. 6 at seed 1 (out of sample, ResNet-18 IID): HABS+RMS 29.436 s / RBS+HAMS 40.494 s = 0.727 (metrics keep
+    # times to 1 ms); VGG-16 non-IID there: 33.897 / 35.776 = 0.947
     seeds = claims.split_vs_batch(m)["pilot"]
-    assert len(seeds) >= 2 and seeds[1] == pytest.approx(33.897 / 35.776, rel=1e-6)
+    assert len(seeds) >= 2 and seeds[1] == pytest.approx(29.436 / 40.494, rel=1e-6)

@@ -117,6 +117,7 @@ PINNED = [
     ("*", "runs", "exact"),
     ("*", "beta_estimator", "exact"),
     ("*", "out_of_sample_seeds", "exact"),
+    ("*", "out_of_sample_later_seeds", "exact"),
     ("*", "draw", "exact"),
     ("*", "runs_out_of_sample", "exact"),
     ("*", "claims_out_of_sample", "exact"),

@@ -100,7 +100,7 @@ CONFIG_NAMES = ("notebook", "profile", "dataset", "model", "method", "setting", 
                 "num_clients", "fraction", "tier", "alpha", "cut", "patches", "patch_shuffling", "baseline",
                 "iid", "noniid", "paper_client", "paper_server", "claim", "note", "figure", "figures", "versus",
                 "width", "constants", "eps_factor", "scale_key", "runs", "beta_estimator",
-                "out_of_sample_seeds", "draw",
+                "out_of_sample_seeds", "out_of_sample_later_seeds", "draw",
                 # HASFL's out-of-sample lists: their rows have rules of their own; empty, a list marker
                 "runs_out_of_sample", "claims_out_of_sample", "claims_out_of_sample_calibrated")
 PROFILED_NAMES = ("params", "MMACs", "client_ratio", "server_ratio", "layers", "forward_gflops",
