@@ -8,7 +8,10 @@ metrics/`` otherwise). The command writes
 - the verdict table of ``notebooks/<paper>/README.md``, between ``<!-- verdicts:begin -->`` and
   ``<!-- verdicts:end -->``;
 - the "Papers at a glance" table of the top ``README.md``, between ``<!-- glance:begin -->`` and
-  ``<!-- glance:end -->`` (the counts of each word).
+  ``<!-- glance:end -->`` (the counts of each word);
+- each notebook's Verdict section, between ``<!-- verdict:begin -->`` and ``<!-- verdict:end -->`` in its
+  ``## Verdict`` markdown cell (:mod:`fedlib.notebook_verdicts`), so the committed, cleared notebook shows a
+  verdict before anything runs.
 
 The site renders those README sections, so one generator feeds all three. ``--check`` writes nothing and exits 1
 naming each file that differs from what the generator would write (the test suite runs it).
@@ -78,10 +81,11 @@ def _nb_link(paper: str):
 def generated(root: Path = REPO_ROOT) -> dict[Path, str]:
     """Every generated file's path and the text the generator writes there."""
     out: dict[Path, str] = {}
+    judged: dict[str, dict] = {}
     glance = ["| paper | verdicts on its claims | our scale | card |", "|---|---|---|---|"]
     for paper in PAPERS:
         mod = importlib.import_module(f"fedlib.{paper}.claims")
-        v = paper_verdicts(paper, root)
+        v = judged[paper] = paper_verdicts(paper, root)
         out[root / "figures" / "verdicts" / f"{paper}.json"] = json.dumps(v, indent=1, ensure_ascii=False) + "\n"
         readme = root / "notebooks" / paper / "README.md"
         seeds = max(c["seeds"] for claim in v["claims"] for c in claim["cells"].values())
@@ -96,6 +100,8 @@ def generated(root: Path = REPO_ROOT) -> dict[Path, str]:
                       f"[{paper.upper()}](notebooks/{paper}/README.md) |")
     top = root / "README.md"
     out[top] = _replace(top.read_text(), GLANCE_BEGIN, GLANCE_END, "\n".join(glance), "README.md")
+    from .notebook_verdicts import notebook_texts
+    out.update(notebook_texts(judged, root))
     return out
 
 

@@ -18,9 +18,9 @@ FEDLIB = Path(__file__).resolve().parents[1] / "fedlib"
 PAPERS = ("hist", "hasfl", "dtfl")
 #: per paper, the modules of its package that its store does not hash, and why
 UNHASHED = {
-    "hist": {"__init__": "re-exports", "plots": "figures", "explore": "the explorer: controls over the library's functions, reads records, writes none", "reference": "literal test reference", "claims": "the paper's claims and verdict rules: reads committed metrics, writes no record",
+    "hist": {"__init__": "re-exports", "explore_claims": "the explorer's claim and rule: judges its result, computes no record", "plots": "figures", "explore": "the explorer: controls over the library's functions, reads records, writes none", "reference": "literal test reference", "claims": "the paper's claims and verdict rules: reads committed metrics, writes no record",
              "checks": "parameter checks before work: computes no record"},
-    "hasfl": {"__init__": "re-exports", "explore": "the explorer: controls over the library's functions, reads records, writes none", "explore_setup": "the explorer: controls over the library's functions, reads records, writes none",
+    "hasfl": {"__init__": "re-exports", "explore_claims": "the explorer's claim and rule: judges its result, computes no record", "explore": "the explorer: controls over the library's functions, reads records, writes none", "explore_setup": "the explorer: controls over the library's functions, reads records, writes none",
               "runs.__init__": "docstring", "figures.__init__": "docstring",
               "figures.plots": "figures", "figures.train_plots": "figures",
               "figures.timeline": "figures: a round's timeline drawn from the latency model; computes no record",
@@ -30,7 +30,7 @@ UNHASHED = {
               "claims_setup": "the notebooks' Setup rows and deviations (text)",
               "claims": "the paper's claims and verdict rules: reads committed metrics, writes no record",
               "checks": "parameter checks before work: computes no record"},
-    "dtfl": {"__init__": "re-exports", "plots": "figures", "explore": "the explorer: controls over the library's functions, reads records, writes none", "compare_plots": "figures",
+    "dtfl": {"__init__": "re-exports", "explore_claims": "the explorer's claim and rule: judges its result, computes no record", "plots": "figures", "explore": "the explorer: controls over the library's functions, reads records, writes none", "compare_plots": "figures",
              "timeline": "figures: a round's timeline drawn from the time model; computes no record",
              "reference": "literal test reference",
              "bench": "a benchmark command (python -m fedlib.bench dtfl): writes no record",

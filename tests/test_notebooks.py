@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 EXPECTED = {k: v for f in sorted(Path(__file__).parent.glob("expected_smoke_metrics*.json"))
             for k, v in json.loads(f.read_text()).items()}
 NBS = notebooks.list_notebooks()
-#: the explorers (``<paper>_explore``): a Question instead of a Claim, no verdict, no metrics file, no saved figure
+#: the explorers (``<paper>_explore``): a Claim and a Question, a Verdict at the controls' state (a prediction of the
+#: library's models), no metrics file, no saved figure
 EXPLORERS = [p for p in NBS if p.stem.endswith("_explore")]
 STUDIES = [p for p in NBS if p not in EXPLORERS]
 
@@ -303,26 +304,29 @@ def test_results_site_builds_from_the_smoke_notebooks_with_every_link_and_image(
 
 
 SECTIONS = ("## Claim", "## Setup here vs the paper", "## Verdict", "## Try this")
-EXPLORER_SECTIONS = ("## Question", "## Setup here vs the paper", "## Try this")
+EXPLORER_SECTIONS = ("## Claim", "## Question", "## Setup here vs the paper", "## Verdict", "## Try this")
 
 
 @pytest.mark.parametrize("path", EXPLORERS, ids=[p.stem for p in EXPLORERS])
 def test_explorer_reads_as_a_question(path):
-    """An explorer: a title, then Question, Setup and Try this in that order; the Question says how to open it live;
-    the parameters cell folded; no Claim or Verdict (it decides no claim) and no file written by default."""
+    """An explorer: a title, then Claim, Question, Setup, Verdict and Try this in that order; the Question says how
+    to open it live; the Verdict is computed from the explorer's state (``story.explore_verdict``) and shows the
+    generated default-state verdict before anything runs; the parameters cell folded; no file written by default."""
     cells = json.loads(path.read_text())["cells"]
     md = ["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"]
     assert md and md[0].startswith("# "), "the first cell is the title"
     heads = [h for text in md for h in re.findall(r"^## .+$", text, re.M)]
     found = [next((i for i, h in enumerate(heads) if h.startswith(s)), None) for s in EXPLORER_SECTIONS]
     assert None not in found and found == sorted(found), heads
-    assert not any(h.startswith(("## Claim", "## Verdict")) for h in heads)
+    verdict = next(t for t in md if t.startswith("## Verdict"))
+    assert "<!-- verdict:begin -->" in verdict and "| claim |" in verdict and "**" in verdict.split("| claim |")[1]
     question = next(t for t in md if t.startswith("## Question"))
     assert "JupyterLab" in question and f"notebooks/{path.parent.name}/{path.name}" in question
     params = next(c for c in cells if "parameters" in c.get("metadata", {}).get("tags", []))
     assert {"hide-input", "remove-input"} & set(params["metadata"]["tags"])
     src = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
     assert ".show()" in src and "savefig(" not in src and "write_metrics(" not in src
+    assert f'story.explore_verdict("{path.parent.name}", explorer.result)' in src
 
 
 @pytest.mark.parametrize("path", EXPLORERS, ids=[p.stem for p in EXPLORERS])
@@ -356,6 +360,8 @@ def test_notebook_reads_as_a_section(path):
     code = [c for c in cells if c["cell_type"] == "code"]
     src = ["".join(c["source"]) for c in code]
     assert any("story.verdict_section(" in s for s in src), "the Verdict is computed in the notebook"
+    verdict = next(t for t in md if t.startswith("## Verdict"))
+    assert "<!-- verdict:begin -->" in verdict and "| claim |" in verdict, "the committed verdict shows before a run"
     assert any("story.setup_section(" in s for s in src), "the Setup section is generated from the parameters"
     assert not any(re.search(r"^print\(write_metrics", s, re.M) for s in src), "no metrics path shown"
 
@@ -384,10 +390,9 @@ def test_executed_smoke_notebook_shows_no_raw_paths(smoke, path):
     for root in {str(ROOT), str(Path.home()), tempfile.gettempdir(), str(smoke["executed"].parent)}:
         assert root not in text, f"absolute path {root} in the outputs"
     md = "\n".join("".join(c["source"]) for c in executed["cells"] if c["cell_type"] == "markdown")
-    if path in EXPLORERS:
-        assert "## Question" in md
-        return
     assert "## Claim" in md and "## Verdict" in md
-    verdict = [c for c in executed["cells"] if c["cell_type"] == "code" and "story.verdict_section(" in "".join(c["source"])]
+    call = "story.explore_verdict(" if path in EXPLORERS else "story.verdict_section("
+    verdict = [c for c in executed["cells"] if c["cell_type"] == "code" and call in "".join(c["source"])]
     shown = _outputs_text({"cells": verdict})
-    assert "| claim |" in shown or "No verdict from this run" in shown, shown[:500]
+    assert "| claim |" in shown or "No verdict from this run" in shown or "No verdict at these controls" in shown, \
+        shown[:500]

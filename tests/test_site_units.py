@@ -166,3 +166,21 @@ def test_build_site_pages_hold_the_readmes_tables_and_the_missing_notebooks(buil
     assert str(REPO_ROOT) not in json.dumps(page)
     # a second build into the same folder replaces it (an earlier build is no user folder)
     assert site.check_out(out) == out.resolve()
+
+
+def test_drop_verdict_block_keeps_the_heading_and_the_prose():
+    """The site's copy loses the generated committed-verdict block (the lead and this run's output show verdicts);
+    the heading and the prose after the block stay, and a cell without a block is untouched."""
+    from fedlib.core.site_pages import drop_verdict_block
+
+    nb = {"cells": [
+        {"cell_type": "markdown", "source": ["## Verdict\n", "\n", "<!-- verdict:begin -->\n", "| claim |\n",
+                                             "<!-- verdict:end -->\n", "\n", "The rule, below.\n"]},
+        {"cell_type": "markdown", "source": "## Verdict\n\n<!-- verdict:begin -->\nx\n<!-- verdict:end -->"},
+        {"cell_type": "markdown", "source": "## Try this\n\n- something"},
+        {"cell_type": "code", "source": "print('<!-- verdict:begin -->')", "outputs": []}]}
+    drop_verdict_block(nb)
+    assert nb["cells"][0]["source"] == "## Verdict\n\nThe rule, below.\n"
+    assert nb["cells"][1]["source"] == "## Verdict"
+    assert nb["cells"][2]["source"] == "## Try this\n\n- something"
+    assert nb["cells"][3]["source"] == "print('<!-- verdict:begin -->')"

@@ -186,12 +186,27 @@ def scrub_metadata(nb: dict) -> None:
             pm.pop(key, None)
 
 
+def drop_verdict_block(nb: dict) -> None:
+    """Remove, in place, the block ``python -m fedlib.tables`` writes into the ``## Verdict`` markdown cell
+    (``<!-- verdict:begin -->`` ... ``<!-- verdict:end -->``, :mod:`fedlib.notebook_verdicts`): the committed verdict
+    shown in a cleared notebook. On the site the lead shows the committed verdict and the Verdict section this run's
+    computed one, so the block would repeat them."""
+    for c in nb.get("cells", []):
+        text = _text(c)
+        if c.get("cell_type") == "markdown" and "<!-- verdict:begin -->" in text:
+            head, _, rest = text.partition("<!-- verdict:begin -->")
+            _, _, tail = rest.partition("<!-- verdict:end -->")
+            c["source"] = head.rstrip("\n") + ("\n\n" + tail.lstrip("\n") if tail.strip() else "")
+
+
 def prepare_notebook(nb: dict, root: str | Path = REPO_ROOT, committed: str | None = None) -> dict:
     """The site's copy of an executed notebook: widgets stripped (:func:`strip_widgets`), the claim and verdict
     lead added (:func:`add_lead`), the plumbing folded (:func:`fold_plumbing`), the project folder scrubbed from
-    outputs (:func:`scrub_paths`) and papermill's paths from the metadata (:func:`scrub_metadata`)."""
+    outputs (:func:`scrub_paths`) and papermill's paths from the metadata (:func:`scrub_metadata`), and the
+    Verdict cell's generated block dropped (:func:`drop_verdict_block`: the page shows the computed verdict)."""
     nb = copy.deepcopy(nb)
     strip_widgets(nb)
+    drop_verdict_block(nb)
     add_lead(nb, committed)
     fold_plumbing(nb)
     scrub_paths(nb, root)

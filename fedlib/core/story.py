@@ -154,3 +154,30 @@ def verdict_section(paper: str, notebook: str, metrics: Mapping[str, Any],
 
 def _rule_doc() -> str:
     return "`fedlib.core.verdicts`; thresholds from the paper's wording, fixed before the runs"
+
+
+
+def explore_verdict(paper: str, result: Mapping[str, Any] | None) -> _Markdown:
+    """The **Verdict** of ``<paper>_explore``: the claims of ``fedlib.<paper>.explore_claims`` (``claims(result)``:
+    :class:`fedlib.core.verdicts.Claim` s whose ``extract`` reads the explorer's result dict) judged by
+    :mod:`fedlib.core.verdicts` at the controls' current state (``explorer.result``). The values are the library's
+    models' predictions (time model, latency model, the paper's accounting): nothing is trained.
+
+    ``result`` None (the controls hold no valid state) or a result that lacks what a claim needs gives a sentence
+    saying so, and no verdict.
+
+    Raises:
+        ValueError: unknown ``paper``.
+    """
+    if paper not in ("hist", "dtfl", "hasfl"):
+        raise ValueError(f"paper must be one of hist, dtfl, hasfl, got {paper!r}")
+    if result is None:
+        return _Markdown("**No verdict at these controls:** the explorer holds no valid state (its error line "
+                         "says why).")
+    mod = importlib.import_module(f"fedlib.{paper}.explore_claims")
+    try:
+        verdicts = judge_all(mod.claims(result), {mod.NOTEBOOK: result}, notebook=mod.NOTEBOOK)
+    except MissingMetrics as e:
+        return _Markdown(f"**No verdict at these controls.** {e}.")
+    rules = "\n".join(f"- *{v['text']}*: {v['rule']}." for v in verdicts)
+    return _Markdown(markdown_table(verdicts) + f"\n\nRules ({_rule_doc()}):\n\n" + rules)
