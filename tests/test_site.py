@@ -331,3 +331,21 @@ def test_site_out_folder_is_refused_unless_new_empty_or_an_earlier_build(tmp_pat
     with pytest.raises(SystemExit) as e:
         site.main(["--out", ""])
     assert e.value.code == 2
+
+
+def test_a_regenerated_verdict_block_keeps_a_run_current(tmp_path):
+    # python -m fedlib.tables rewrites the Verdict cell's block when committed metrics change: the run's cells are
+    # the same, so its executed copy stays current; prose edited outside the block makes it stale
+    source = _sectioned()
+    at = next(i for i, c in enumerate(source["cells"]) if "".join(c["source"]).startswith("## Verdict"))
+    source["cells"][at]["source"] = "## Verdict\n\n<!-- verdict:begin -->\nold table\n<!-- verdict:end -->\n\nThe rule."
+    run = json.loads(json.dumps(source))
+    run["metadata"]["papermill"] = {"end_time": "2025-01-01T00:00:00", "exception": None}
+    done = tmp_path / "done.ipynb"
+    done.write_text(json.dumps(run))
+    source["cells"][at]["source"] = "## Verdict\n\n<!-- verdict:begin -->\nnew table\n<!-- verdict:end -->\n\nThe rule."
+    (tmp_path / "nb.ipynb").write_text(json.dumps(source))
+    assert site.is_current(done, tmp_path / "nb.ipynb")
+    source["cells"][at]["source"] = source["cells"][at]["source"].replace("The rule.", "Another rule.")
+    (tmp_path / "nb.ipynb").write_text(json.dumps(source))
+    assert not site.is_current(done, tmp_path / "nb.ipynb")
