@@ -57,7 +57,7 @@ def explorer_block(paper: str, nb) -> str:
     shown = str(explore_verdict(paper, default_result(paper, nb)))
     return ("**At this page's defaults** (the parameters cell's values; a prediction of the library's models, "
             "nothing trained):\n\n" + shown.split("\n\nRules (")[0] +
-            "\n\nThe cell below recomputes it at the controls' state; run it again after moving them.")
+            "\n\nThe cell below recomputes it at the controls' state, and again whenever they move.")
 
 
 def default_result(paper: str, nb) -> dict:

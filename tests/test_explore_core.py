@@ -64,6 +64,22 @@ def test_a_widget_change_recomputes_and_the_last_good_result_stays(capsys):
     capsys.readouterr()
 
 
+def test_an_attached_view_follows_the_controls(capsys):
+    """An explorer's Verdict cell: a view attached after show() is drawn at once and redrawn on each change; a
+    refused input keeps its last good state; before show() attach is refused."""
+    ex = _explorer()
+    with pytest.raises(RuntimeError, match="after show"):
+        ex.attach(lambda r: "never")
+    ex.show()
+    ex.attach(lambda r: f"verdict at y = {r['y']:g}")
+    assert ex._handles[-1].last == "verdict at y = 6"
+    ex._widgets["n"].value = 5
+    assert ex._handles[-1].last == "verdict at y = 10" and ex._handles[0].last == "y = 10"
+    ex.update(x=float("nan"))
+    assert ex._handles[-1].last == "verdict at y = 10"
+    capsys.readouterr()
+
+
 def test_an_action_runs_with_progress_and_shows_its_error_in_place(capsys):
     seen = []
 

@@ -310,7 +310,7 @@ EXPLORER_SECTIONS = ("## Claim", "## Question", "## Setup here vs the paper", "#
 @pytest.mark.parametrize("path", EXPLORERS, ids=[p.stem for p in EXPLORERS])
 def test_explorer_reads_as_a_question(path):
     """An explorer: a title, then Claim, Question, Setup, Verdict and Try this in that order; the Question says how
-    to open it live; the Verdict is computed from the explorer's state (``story.explore_verdict``) and shows the
+    to open it live; the Verdict is computed from the explorer's state and follows it (``story.verdict_view``) and shows the
     generated default-state verdict before anything runs; the parameters cell folded; no file written by default."""
     cells = json.loads(path.read_text())["cells"]
     md = ["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"]
@@ -326,7 +326,7 @@ def test_explorer_reads_as_a_question(path):
     assert {"hide-input", "remove-input"} & set(params["metadata"]["tags"])
     src = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
     assert ".show()" in src and "savefig(" not in src and "write_metrics(" not in src
-    assert f'story.explore_verdict("{path.parent.name}", explorer.result)' in src
+    assert f'explorer.attach(story.verdict_view("{path.parent.name}"))' in src
 
 
 @pytest.mark.parametrize("path", EXPLORERS, ids=[p.stem for p in EXPLORERS])
@@ -391,7 +391,7 @@ def test_executed_smoke_notebook_shows_no_raw_paths(smoke, path):
         assert root not in text, f"absolute path {root} in the outputs"
     md = "\n".join("".join(c["source"]) for c in executed["cells"] if c["cell_type"] == "markdown")
     assert "## Claim" in md and "## Verdict" in md
-    call = "story.explore_verdict(" if path in EXPLORERS else "story.verdict_section("
+    call = "story.verdict_view(" if path in EXPLORERS else "story.verdict_section("
     verdict = [c for c in executed["cells"] if c["cell_type"] == "code" and call in "".join(c["source"])]
     shown = _outputs_text({"cells": verdict})
     assert "| claim |" in shown or "No verdict from this run" in shown or "No verdict at these controls" in shown, \

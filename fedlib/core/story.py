@@ -157,6 +157,14 @@ def _rule_doc() -> str:
 
 
 
+def verdict_view(paper: str) -> Callable[[Mapping[str, Any] | None], _Markdown]:
+    """:func:`explore_verdict` of ``paper`` as an explorer view (``explorer.attach(story.verdict_view("hist"))``:
+    the Verdict cell redraws at every change of the controls). Raises ``ValueError`` for an unknown paper."""
+    if paper not in ("hist", "dtfl", "hasfl"):
+        raise ValueError(f"paper must be one of hist, dtfl, hasfl, got {paper!r}")
+    return lambda result: explore_verdict(paper, result)
+
+
 def explore_verdict(paper: str, result: Mapping[str, Any] | None) -> _Markdown:
     """The **Verdict** of ``<paper>_explore``: the claims of ``fedlib.<paper>.explore_claims`` (``claims(result)``:
     :class:`fedlib.core.verdicts.Claim` s whose ``extract`` reads the explorer's result dict) judged by
