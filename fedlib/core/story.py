@@ -184,8 +184,9 @@ def explore_verdict(paper: str, result: Mapping[str, Any] | None) -> _Markdown:
                          "says why).")
     mod = importlib.import_module(f"fedlib.{paper}.explore_claims")
     try:
-        verdicts = judge_all(mod.claims(result), {mod.NOTEBOOK: result}, notebook=mod.NOTEBOOK)
+        claims = mod.claims(result)
+        verdicts = judge_all(claims, {mod.NOTEBOOK: result}, notebook=mod.NOTEBOOK)
     except MissingMetrics as e:
         return _Markdown(f"**No verdict at these controls.** {e}.")
-    rules = "\n".join(f"- *{v['text']}*: {v['rule']}." for v in verdicts)
+    rules = "\n".join(f"- *{v['text']}*: {v['rule']}. {c.why}" for v, c in zip(verdicts, claims))
     return _Markdown(markdown_table(verdicts) + f"\n\nRules ({_rule_doc()}):\n\n" + rules)

@@ -15,6 +15,9 @@ views and for the table to show the new value:
 - ``hist``: "cells N" 3 -> 5 (``--cells``): the communication table's "HIST / HFedAvg" row then shows 1/N (0.2) in
   its client, edge server and cloud per-round columns (0.333 before).
 
+In each, the Verdict cell's output (the claim's table, ``story.verdict_view``) must show a verdict word before and
+after the change (HIST's: 1/N, 0.200 after); ``<paper>_verdict_after.png`` is a screenshot of it.
+
 Each passes when, besides, the controls rendered as widgets (no "VBox(children=...)" text, no traceback in any
 output) and no error line ("Cannot compute this: ...", "Internal error ...") is shown. Screenshots before and after
 the change go to ``--out`` as ``<paper>_before.png`` / ``<paper>_after.png``; a JSON summary per paper is printed
@@ -148,6 +151,14 @@ def read_hist(page) -> dict:
     return out
 
 
+def read_verdict(page) -> str | None:
+    """The Verdict cell's output (the claim's "ours" cell, e.g. "0.333 holds"), as shown; None when absent."""
+    table = page.evaluate(TABLE_JS, "claim")
+    if not table or not table["rows"]:
+        return None
+    return table["rows"][0][table["headers"].index("ours")]
+
+
 def judge_hasfl(before: dict, after: dict, n_before: str, n_after: str, new: int) -> bool:
     return bool(before["hasfl_row"] and after["hasfl_row"]
                 and before["n_devices"] == int(float(n_before))
@@ -170,6 +181,13 @@ def judge_hist(before: dict, after: dict, n_before: str, n_after: str, new: int)
     b, a = before["ratio_row"], after["ratio_row"]       # client, edge, cloud per round first
     return bool(b and a and n_after == str(new) and b[:3] == [hist_ratio(n_before)] * 3
                 and a[:3] == [hist_ratio(new)] * 3 and a != b)
+
+
+def verdict_follows(name: str, before: str | None, after: str | None, new: int) -> bool:
+    """The Verdict cell shows a verdict word before and after the change; HIST's follows N (1/N, 3 digits)."""
+    words = ("holds", "partly", "fails", "not reached")
+    ok = bool(before and after and any(w in before for w in words) and any(w in after for w in words))
+    return ok and (name != "hist" or after.startswith(f"{1 / new:.3f}"))
 
 
 @dataclass(frozen=True)
@@ -286,6 +304,7 @@ def check(p, name: str, args, out: Path) -> dict:
 
         before = spec.read(page)
         summary["before"] = before
+        summary["verdict_before"] = read_verdict(page)
         readout = slider.locator(".widget-readout")
         summary["value_before"] = readout.text_content().strip()
         slider.scroll_into_view_if_needed()
@@ -311,6 +330,7 @@ def check(p, name: str, args, out: Path) -> dict:
             summary["devices_N_before"], summary["devices_N_after"] = summary["value_before"], summary["value_after"]
         after = spec.read(page)
         summary["after"] = after
+        summary["verdict_after"] = read_verdict(page)
         err = re.search(r"(Cannot compute this:[^\n]*|Internal error[^\n]*)", outputs_text(page))
         summary["checks"]["error_line"] = err.group(1) if err else ""
         time.sleep(0.5)
@@ -318,12 +338,18 @@ def check(p, name: str, args, out: Path) -> dict:
                       "if (e) e.scrollIntoView({block: 'start'}); }")
         time.sleep(0.5)
         page.screenshot(path=str(shots[1]))
+        page.evaluate("() => { for (const t of document.querySelectorAll('.jp-OutputArea-output table'))"
+                      " if ([...t.querySelectorAll('th')].some(h => h.textContent.trim() === 'claim'))"
+                      " { t.scrollIntoView({block: 'center'}); return; } }")
+        time.sleep(0.5)
+        page.screenshot(path=str(out / f"{name}_verdict_after.png"))
 
         c = summary["checks"]
         summary["pass"] = bool(
             n_sliders >= 1 and not c["raw_widget_text"] and not c["traceback_in_outputs"]
             and summary["updated_in_s"] is not None and not c["error_line"]
-            and spec.judge(before, after, summary["value_before"], summary["value_after"], new))
+            and spec.judge(before, after, summary["value_before"], summary["value_after"], new)
+            and verdict_follows(name, summary["verdict_before"], summary["verdict_after"], new))
     except Exception as err:                               # report what failed, with a screenshot
         summary["error"] = f"{type(err).__name__}: {err}".splitlines()[0][:500]
         try:
