@@ -36,9 +36,15 @@ def claims(result: Mapping[str, Any]) -> list[Claim]:
 
 
 def default_explorer(params: Mapping[str, Any]):
-    """The explorer the notebook builds from its parameters ``params`` (its parameters cell's values)."""
+    """The explorer the notebook builds from its parameters ``params`` (its parameters cell's values), reading the
+    profile's committed store directly where there is one (the notebook reads it through the active profile's
+    store, which would create the local cache folder: ``python -m fedlib.tables`` creates none)."""
+    from ..core.paths import committed_store_dir
     from . import explore
+    from .experiments import result_store
+    committed = committed_store_dir(params["profile"])
+    store = result_store(str(committed)) if committed is not None and committed.is_dir() else None
     return explore.explorer(params["profile"], params["settings"], N=params["N"], H=params["H"], E=params["E"],
                             num_clients=params["num_clients"], hidden=params["hidden"],
                             comm_budget_L0=params["comm_budget_L0"], gamma=params["gamma"],
-                            bound_form=params["bound_form"], sweep=params["sweep"])
+                            bound_form=params["bound_form"], sweep=params["sweep"], store=store)
