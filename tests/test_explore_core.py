@@ -80,6 +80,13 @@ def test_an_attached_view_follows_the_controls(capsys):
     capsys.readouterr()
 
 
+def test_attach_returns_what_it_drew(capsys):
+    ex = _explorer()
+    ex.show()
+    assert ex.attach(lambda r: f"drawn at y = {r['y']:g}") == "drawn at y = 6"
+    capsys.readouterr()
+
+
 def test_an_action_runs_with_progress_and_shows_its_error_in_place(capsys):
     seen = []
 

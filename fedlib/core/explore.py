@@ -265,14 +265,15 @@ class Explorer:
         for action in self.actions:
             self._show_action(action)
 
-    def attach(self, view: Callable[[dict | None], Any]) -> None:
+    def attach(self, view: Callable[[dict | None], Any]) -> Any:
         """Display ``view(result)`` in the calling cell and redraw it on every update, as the views :meth:`show`
         draws (an explorer's Verdict cell: the verdict follows the controls). ``view`` gets None when no state is
-        valid yet. Raises ``RuntimeError`` before :meth:`show`."""
+        valid yet. Returns what the view drew now. Raises ``RuntimeError`` before :meth:`show`."""
         if self._status is None:
             raise RuntimeError("attach a view after show(): the explorer is not displayed")
         self.views = [*self.views, view]
         self._handles.append(_Area(view(self.result)))
+        return self._handles[-1].last
 
     def _show_action(self, action: Action) -> None:
         import ipywidgets as w
