@@ -21,9 +21,9 @@ from typing import Mapping
 
 import nbformat
 
+from .core.story import VERDICT_BEGIN as BEGIN
+from .core.story import VERDICT_END as END
 from .core.verdicts import markdown_table
-
-BEGIN, END = "<!-- verdict:begin -->", "<!-- verdict:end -->"
 HEADING = "## Verdict"
 
 

@@ -100,13 +100,11 @@ def _relink(md: str, src: Path, page_dir: Path, out_dir: Path, notebooks: set) -
     return re.sub(r"(?<!!)\[([^\]]+)\]\(([^)\s]+)\)", link, md)
 
 
-_VERDICT_BLOCK = re.compile(r"<!-- verdict:begin -->.*?<!-- verdict:end -->", re.S)
-
-
 def _sources(nb: dict) -> list:
     """The cells' kinds and texts, papermill's injected cell aside and the generated Verdict block emptied (``python
     -m fedlib.tables`` rewrites it when committed metrics change; the cells a run executes stay the same)."""
-    return [(c.get("cell_type"), _VERDICT_BLOCK.sub("", _text(c)).strip()) for c in nb.get("cells", [])
+    from .story import without_verdict_block
+    return [(c.get("cell_type"), without_verdict_block(_text(c)).strip()) for c in nb.get("cells", [])
             if "injected-parameters" not in c.get("metadata", {}).get("tags", [])]
 
 

@@ -191,12 +191,10 @@ def drop_verdict_block(nb: dict) -> None:
     (``<!-- verdict:begin -->`` ... ``<!-- verdict:end -->``, :mod:`fedlib.notebook_verdicts`): the committed verdict
     shown in a cleared notebook. On the site the lead shows the committed verdict and the Verdict section this run's
     computed one, so the block would repeat them."""
+    from .story import VERDICT_BEGIN, without_verdict_block
     for c in nb.get("cells", []):
-        text = _text(c)
-        if c.get("cell_type") == "markdown" and "<!-- verdict:begin -->" in text:
-            head, _, rest = text.partition("<!-- verdict:begin -->")
-            _, _, tail = rest.partition("<!-- verdict:end -->")
-            c["source"] = head.rstrip("\n") + ("\n\n" + tail.lstrip("\n") if tail.strip() else "")
+        if c.get("cell_type") == "markdown" and VERDICT_BEGIN in _text(c):
+            c["source"] = without_verdict_block(_text(c))
 
 
 def prepare_notebook(nb: dict, root: str | Path = REPO_ROOT, committed: str | None = None) -> dict:

@@ -152,6 +152,21 @@ def verdict_section(paper: str, notebook: str, metrics: Mapping[str, Any],
     return _Markdown(markdown_table(verdicts, link) + f"\n\nRules ({_rule_doc()}):\n\n" + rules)
 
 
+VERDICT_BEGIN, VERDICT_END = "<!-- verdict:begin -->", "<!-- verdict:end -->"
+"""The markers of the block ``python -m fedlib.tables`` writes into a notebook's ``## Verdict`` markdown cell (the
+committed verdict, :mod:`fedlib.notebook_verdicts`)."""
+
+
+def without_verdict_block(text: str) -> str:
+    """``text`` (a markdown cell's source) with the generated Verdict block removed: what precedes it, then a blank
+    line and what follows it (nothing when only the block followed). Text without a block is returned as it is."""
+    if VERDICT_BEGIN not in text:
+        return text
+    head, _, rest = text.partition(VERDICT_BEGIN)
+    tail = rest.partition(VERDICT_END)[2]
+    return head.rstrip("\n") + ("\n\n" + tail.lstrip("\n") if tail.strip() else "")
+
+
 def _rule_doc() -> str:
     return "`fedlib.core.verdicts`; thresholds from the paper's wording, fixed before the runs"
 
