@@ -31,7 +31,7 @@ from pathlib import Path
 
 from .core.cli import ArgumentParser
 from .core.paths import REPO_ROOT
-from .core.verdicts import counts_text, judge_all, markdown_table
+from .core.verdicts import counts_text, judge, judge_all, markdown_table
 
 PAPERS = ("hist", "dtfl", "hasfl")
 BEGIN, END = "<!-- verdicts:begin -->", "<!-- verdicts:end -->"
@@ -43,27 +43,65 @@ def metrics_dir(profile: str, root: Path = REPO_ROOT) -> Path:
     return root / "figures" / "metrics" if profile == "quick" else root / "figures" / profile / "metrics"
 
 
+def _sources(folder: Path, seed_dirs: list[Path], notebooks: list[str]):
+    metrics = {nb: _load(p) for nb in notebooks if (p := folder / f"{nb}.json").exists()}
+    extra = {nb: [_load(p) for d in seed_dirs if (p := d / f"{nb}.json").exists()] for nb in notebooks}
+    paths = [p for nb in notebooks for p in [folder / f"{nb}.json"] + [d / f"{nb}.json" for d in seed_dirs]
+             if p.exists()]
+    return metrics, extra, paths
+
+
+def _load(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not valid JSON ({e}); regenerate it by rerunning its notebook") from None
+
+
+def _column(variant: str, label: str) -> str:
+    return label if variant == "ours" else f"{variant} · {label}"
+
+
 def paper_verdicts(paper: str, root: Path = REPO_ROOT) -> dict:
-    """``{"paper", "profile", "claims": [verdict, ...]}`` from the committed metrics of ``paper``'s profile.
+    """``{"paper", "profile", "metrics", "counts", "columns", "claims": [verdict, ...]}`` from the committed
+    metrics of ``paper``'s profile, and, for each of the claims module's ``EXTRA_COLUMNS`` (``({"label",
+    "metrics", "seed_dirs"}, ...)``: another profile or machine), a column per variant named ``"<variant> ·
+    <label>"``, judged alone on that folder's metrics (claims whose notebook has no metrics there get no cell).
+    ``counts`` counts the main profile's cells only.
 
     Raises:
-        ValueError: unknown ``paper``. :class:`fedlib.core.verdicts.MissingMetrics`: a committed metrics file
-        lacks what a claim needs (or is missing).
+        ValueError: unknown ``paper``, or a metrics file that is not valid JSON (naming the file).
+        :class:`fedlib.core.verdicts.MissingMetrics`: a committed metrics file of the main profile lacks what a
+        claim needs (or is missing).
     """
     if paper not in PAPERS:
         raise ValueError(f"paper must be one of {', '.join(PAPERS)}, got {paper!r}")
     mod = importlib.import_module(f"fedlib.{paper}.claims")
     folder = metrics_dir(mod.PROFILE, root)
     notebooks = sorted({c.notebook for c in mod.CLAIMS})
-    metrics = {nb: json.loads(p.read_text()) for nb in notebooks if (p := folder / f"{nb}.json").exists()}
     # further seeds, each run alone into figures/<profile>/seed<k>/metrics/ (CPU runs of the same profile)
     seed_dirs = sorted(folder.parent.glob("seed[0-9]*/metrics")) if mod.PROFILE != "quick" else \
         sorted((root / "figures").glob("seed[0-9]*/metrics"))
-    extra = {nb: [json.loads(p.read_text()) for d in seed_dirs if (p := d / f"{nb}.json").exists()] for nb in notebooks}
-    sources = [str(p.relative_to(root)) for nb in notebooks for p in [folder / f"{nb}.json"] +
-               [d / f"{nb}.json" for d in seed_dirs] if p.exists()]
-    return {"paper": paper, "profile": mod.PROFILE, "metrics": sources,
-            "claims": judge_all(mod.CLAIMS, metrics, extra_by_notebook=extra)}
+    metrics, extra, paths = _sources(folder, seed_dirs, notebooks)
+    claims = judge_all(mod.CLAIMS, metrics, extra_by_notebook=extra)
+    main_counts = counts_text(claims)
+    labels = []
+    for col in getattr(mod, "EXTRA_COLUMNS", ()):
+        more, more_extra, more_paths = _sources(root / col["metrics"], [root / d for d in col.get("seed_dirs", ())],
+                                                notebooks)
+        if not more:
+            continue
+        labels.append(col["label"])
+        paths += more_paths
+        for v in claims:
+            c = next(c for c in mod.CLAIMS if c.id == v["id"])
+            if c.notebook not in more:
+                continue
+            got = judge(c, more[c.notebook], more_extra.get(c.notebook, ()))
+            for variant, cell in got["cells"].items():
+                v["cells"][_column(variant, col["label"])] = cell
+    return {"paper": paper, "profile": mod.PROFILE, "metrics": [str(p.relative_to(root)) for p in paths],
+            "counts": main_counts, "columns": labels, "claims": claims}
 
 
 def _replace(text: str, begin: str, end: str, body: str, where: str) -> str:
@@ -96,7 +134,7 @@ def generated(root: Path = REPO_ROOT) -> dict[Path, str]:
                 f"`python -m fedlib.tables`.\n\n" + markdown_table(v["claims"], _nb_link(paper)))
         out[readme] = _replace(readme.read_text(), BEGIN, END, body, str(readme.relative_to(root)))
         glance.append(f"| {mod.SUMMARY['title']} ([{mod.SUMMARY['ref']}]({mod.SUMMARY['link']})) | "
-                      f"{counts_text(v['claims'])} | {mod.SUMMARY['scale']} | "
+                      f"{v['counts']} | {mod.SUMMARY['scale']} | "
                       f"[{paper.upper()}](notebooks/{paper}/README.md) |")
     top = root / "README.md"
     out[top] = _replace(top.read_text(), GLANCE_BEGIN, GLANCE_END, "\n".join(glance), "README.md")

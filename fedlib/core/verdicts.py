@@ -1,9 +1,13 @@
-"""Verdicts by one written rule: what "holds", "partly", "fails" and "not robust across seeds" mean.
+"""Verdicts by one written rule: what "holds", "partly", "fails", "not robust across seeds" and "not reached" mean,
+and the reason printed beside every word weaker than "holds".
 
 Every paper states its claims in :mod:`fedlib.<paper>.claims` as :class:`Claim` objects: the paper's words and
 number, the notebook whose metrics decide it, a :class:`Rule` and an ``extract`` function that reads the measured
 values out of that notebook's metrics. :func:`judge` applies the rule mechanically; nothing here knows today's
-numbers. The thresholds were fixed before the tables were regenerated and come from the papers' own wording:
+numbers. Each claim records when its rule was set (``registered``) and whether the numbers it judges were already
+known then (``set_after_numbers``): most rules were written after the first seed's metrics existed, and the tables
+mark them so (†). A later change of a rule or its wording is listed with its reason in the paper's run log
+(``tests/test_claims_provenance.py`` fails when a rule changes and no entry says why).
 
 - :class:`AtLeast` ("≥ 4× faster", "reduces by 80 %"): the measured value ``v`` against the paper's number
   ``target`` and a floor ``partly``: **holds** at ``v ≥ target``, **partly** at ``partly < v < target`` (the
@@ -12,18 +16,39 @@ numbers. The thresholds were fixed before the tables were regenerated and come f
 - :class:`AtMost`: the mirror image, for claims that a quantity is small ("costs at most 5 % accuracy").
 - :class:`Better` ("higher accuracy", "less communication"): the sign of a difference ``v`` (ours minus the
   compared method's, oriented so positive is what the paper claims) against a ``margin`` that is the resolution
-  of the measurement (e.g. one test sample in 2,000 accuracy, 0.0005): **holds** at ``v > margin``, **partly**
-  at ``|v| ≤ margin`` (a tie within the resolution), **fails** at ``v < -margin``.
+  of the measurement: **holds** at ``v > margin``, **partly** at ``|v| ≤ margin`` (a tie within the resolution),
+  **fails** at ``v < -margin``. For an accuracy the resolution is the standard error of an accuracy on the test set
+  (:func:`accuracy_se`), never less: one test image is the granularity of the number, not what it can tell apart.
 - :class:`Trend` ("improves as N grows", "degrades"): a sequence ordered by the swept parameter; **holds** when
   every step moves the claimed way by more than ``margin``, **partly** when the end is beyond the start by more
   than ``margin`` but some step is not, **fails** otherwise.
-- Several seeds: each seed is judged alone. The cell's word is the common word when all seeds agree, else **not
-  robust across seeds**; its number is the range over seeds.
 - Censored values (:class:`Censored`): a run that never reached its target gives a bound, not a value
   ("time > 504 rounds", so a speed-up measured against it is a lower bound ``≥ v``). A bound decides only when
-  every value it admits gets the same word; otherwise the word is **not reached** (no verdict either way).
+  every value it admits gets the same word; otherwise the word is **not reached** (no verdict either way). In a
+  :class:`Trend` this holds point by point: a sequence with bounded points decides when every sequence it admits
+  gets one word.
+- A seed that cannot be judged at all (:class:`Unjudged`: its metrics lack a value the claim needs) is undecided
+  with a reason, like a bound that admits two words. It is named in the cell, never dropped.
+- Several seeds: each seed is judged alone. The cell's word is the common word of the *decided* seeds; **not
+  robust across seeds** only when decided seeds disagree; undecided seeds are shown beside the word ("fails; 1 of
+  3 seeds undecided") with their reasons; no decided seed at all is **not reached**. The word never depends on the
+  order of the seeds.
 - Columns that differ by how a quantity is estimated (pilot vs calibrated constants, in vs out of sample) are
   separate *variants* of one claim: each gets its own cell, judged alone; nothing averages them.
+- Claims of ``kind="check"`` are facts of the architecture or of our own code that cannot contradict the paper
+  (the smashed data shrinks with depth): they are checks of the implementation, listed apart from the paper's
+  claims.
+
+Reasons (:func:`reason`), one rule for every cell whose word is not "holds", first match wins:
+
+1. *within resolution*: the decided values lie within ``Claim.resolution`` of the threshold that separates the
+   word from "holds" (a Better tie within its margin is this class by definition): the measurement cannot tell.
+2. *stated deviation*: the claim names a deviation of our setup that bears on it (``Claim.deviation``).
+3. *horizon*: the profile stops before the paper's horizon (``Claim.horizon``).
+4. *seeds disagree* (not robust) or *measured disagreement* (anything else): our numbers contradict the claim at
+   this scale.
+
+"not reached" always carries the undecided seeds' reasons.
 
 :func:`judge` raises :class:`UnknownClaim` for a rule or claim it does not know and :class:`MissingMetrics`
 (naming the claim and the missing keys) when the metrics lack what the rule needs: no verdict is ever printed from
@@ -31,182 +56,23 @@ partial data.
 """
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-WORDS = ("holds", "partly", "fails", "not robust across seeds", "not reached")
+from .verdict_rules import (RESOLUTION_DIGITS, RULES, UNDECIDED, AtLeast, AtMost, Better, Censored,  # noqa: F401
+                            MissingMetrics, Rule, Trend, Unjudged, UnknownClaim, accuracy_se)
+
+WORDS = ("holds", "partly", "fails", "not robust across seeds", UNDECIDED)
 """Every word a verdict cell can carry (in this order of strength)."""
 
+REASONS = ("within resolution", "stated deviation", "horizon", "seeds disagree", "measured disagreement",
+           "undecided")
+"""The reason classes (module docstring), in the order :func:`reason` tries them."""
 
-class UnknownClaim(ValueError):
-    """A claim id, rule kind or variant that the paper's claims module does not define."""
-
-
-class MissingMetrics(KeyError):
-    """The metrics lack a value a claim's rule needs; ``.claim`` names the claim and ``.missing`` the keys."""
-
-    def __init__(self, claim: str, missing: str):
-        super().__init__(f"claim {claim!r}: the metrics lack {missing}; no verdict from partial data")
-        self.claim, self.missing = claim, missing
-
-    def __str__(self):
-        return self.args[0]
-
-
-@dataclass(frozen=True)
-class Censored:
-    """A measurement that is only a bound: the true value is ``>= value`` (``side="lower"``) or ``<= value``
-    (``side="upper"``). Example: a speed-up against a benchmark that never reached the target within its
-    ``R`` rounds is at least (time of the benchmark's ``R`` rounds) / (ours): ``Censored(v, "lower")``."""
-    value: float
-    side: str = "lower"
-
-    def __post_init__(self):
-        if self.side not in ("lower", "upper"):
-            raise ValueError(f"Censored.side must be 'lower' or 'upper', got {self.side!r}")
-        if not isinstance(self.value, (int, float)) or not math.isfinite(self.value):
-            raise ValueError(f"Censored.value must be a finite number, got {self.value!r}")
-
-
-RESOLUTION_DIGITS = 9
-"""Differences are rounded to this many decimals before they meet a margin, so a step of exactly one test image
-(``0.7691 - 0.7690`` = ``0.00010000000000005``) counts as equal to a margin of one image, not above it."""
-
-
-def _finite(claim: str, v) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise MissingMetrics(claim, f"a finite number (got {v!r})")
-    return float(v)
-
-
-@dataclass(frozen=True)
-class Rule:
-    """Base of the rules; ``unit`` is how the cell prints a number ("×", "%", " points", "")."""
-    unit: str = ""
-    digits: int = 2
-
-    kind = "rule"
-
-    def word(self, value: float) -> str:  # pragma: no cover - every rule overrides it
-        raise NotImplementedError
-
-    def describe(self) -> str:  # pragma: no cover
-        raise NotImplementedError
-
-    def word_of(self, claim: str, value) -> str:
-        """The word for one seed's value (a number, a :class:`Censored` bound, or a sequence for :class:`Trend`)."""
-        if isinstance(value, Censored):
-            v = _finite(claim, value.value)
-            # the values a bound admits: [v, inf) or (-inf, v]; decide only when both ends agree
-            ends = (v, math.inf) if value.side == "lower" else (-math.inf, v)
-            words = {self.word(e) for e in ends}
-            return words.pop() if len(words) == 1 else "not reached"
-        return self.word(_finite(claim, value))
-
-    def fmt(self, value) -> str:
-        if isinstance(value, Censored):
-            return ("≥ " if value.side == "lower" else "≤ ") + self.fmt(value.value)
-        if self.unit == "%":
-            return f"{100 * value:.{max(self.digits - 2, 0)}f} %"
-        return f"{value:.{self.digits}f}{self.unit}"
-
-
-@dataclass(frozen=True)
-class AtLeast(Rule):
-    """Holds at ``v >= target``, partly at ``partly < v < target``, fails at ``v <= partly``
-    (``partly=None``: no partly band, fails below ``target``)."""
-    target: float = 1.0
-    partly: float | None = None
-
-    kind = "at_least"
-
-    def word(self, v: float) -> str:
-        if v >= self.target:
-            return "holds"
-        return "partly" if self.partly is not None and v > self.partly else "fails"
-
-    def describe(self) -> str:
-        t = self.fmt(self.target)
-        return f"holds at ≥ {t}" + (f", partly above {self.fmt(self.partly)}" if self.partly is not None else "") + \
-            ", else fails"
-
-
-@dataclass(frozen=True)
-class AtMost(Rule):
-    """Holds at ``v <= target``, partly at ``target < v < partly``, fails at ``v >= partly``."""
-    target: float = 1.0
-    partly: float | None = None
-
-    kind = "at_most"
-
-    def word(self, v: float) -> str:
-        if v <= self.target:
-            return "holds"
-        return "partly" if self.partly is not None and v < self.partly else "fails"
-
-    def describe(self) -> str:
-        t = self.fmt(self.target)
-        return f"holds at ≤ {t}" + (f", partly below {self.fmt(self.partly)}" if self.partly is not None else "") + \
-            ", else fails"
-
-
-@dataclass(frozen=True)
-class Better(Rule):
-    """The sign of a difference oriented so that positive is the paper's claim: holds above ``margin``, partly
-    within ``±margin`` (a tie at the measurement's resolution), fails below ``-margin``."""
-    margin: float = 0.0
-
-    kind = "better"
-
-    def word(self, v: float) -> str:
-        v = round(v, RESOLUTION_DIGITS)
-        if v > self.margin:
-            return "holds"
-        return "partly" if v >= -self.margin else "fails"
-
-    def describe(self) -> str:
-        return f"holds above +{self.fmt(self.margin)}, partly within ±{self.fmt(self.margin)}, else fails"
-
-
-@dataclass(frozen=True)
-class Trend(Rule):
-    """A sequence ordered by the swept parameter moves the claimed way (``direction`` "up" or "down"): holds when
-    every step does so by more than ``margin``, partly when only the last value is beyond the first by more than
-    ``margin``, else fails; a sequence holding a :class:`Censored` point is **not reached**."""
-    direction: str = "up"
-    margin: float = 0.0
-
-    kind = "trend"
-
-    def word_of(self, claim: str, value) -> str:
-        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) < 2:
-            raise MissingMetrics(claim, f"a sequence of at least 2 values for a trend (got {value!r})")
-        if any(isinstance(x, Censored) for x in value):   # a point that is only a bound: no word either way
-            return "not reached"
-        xs = [_finite(claim, x) for x in value]
-        sign = 1.0 if self.direction == "up" else -1.0
-        steps = [round(sign * (b - a), RESOLUTION_DIGITS) for a, b in zip(xs, xs[1:])]
-        if all(s > self.margin for s in steps):
-            return "holds"
-        return "partly" if round(sign * (xs[-1] - xs[0]), RESOLUTION_DIGITS) > self.margin else "fails"
-
-    def fmt(self, value) -> str:
-        """A sequence as ``a → b → c``; one of more than 4 values as ``a → b → … → z`` (the whole sequence is in the
-        verdict file and the notebook)."""
-        if isinstance(value, (list, tuple)):
-            shown = [Rule.fmt(self, x) for x in value]
-            if len(shown) > 4:
-                shown = shown[:2] + ["…"] + shown[-1:]
-            return " → ".join(shown)
-        return Rule.fmt(self, value)
-
-    def describe(self) -> str:
-        way = "rises" if self.direction == "up" else "falls"
-        return f"holds when every step {way} by more than {self.fmt(self.margin)}, partly when only the ends do"
-
-
-RULES = {cls.kind: cls for cls in (AtLeast, AtMost, Better, Trend)}
+KINDS = ("paper", "check")
+"""``Claim.kind``: a claim of the paper, or a check of the implementation (cannot contradict the paper)."""
 
 
 @dataclass(frozen=True)
@@ -220,10 +86,19 @@ class Claim:
         paper: the paper's words and number ("≥ 2× less", "higher accuracy").
         notebook: the notebook whose metrics decide it (``"hist_1_experiments"``).
         rule: the :class:`Rule`.
-        extract: ``metrics -> {variant: [value per seed]}`` (a value: a number, :class:`Censored` or, for
-            :class:`Trend`, a list); raises ``KeyError`` / ``IndexError`` / ``TypeError`` when the metrics lack
-            something (turned into :class:`MissingMetrics`).
-        why: how the threshold follows from the paper's wording (written before the runs).
+        extract: ``metrics -> {variant: [value per seed]}`` (a value: a number, :class:`Censored`,
+            :class:`Unjudged` or, for :class:`Trend`, a list); raises ``KeyError`` / ``IndexError`` /
+            ``TypeError`` when the metrics lack something (turned into :class:`MissingMetrics`).
+        why: how the threshold follows from the paper's wording; every text in single quotes is the paper's own
+            words (``tests/test_claims_provenance.py`` finds each in the paper's text).
+        variants: the columns it may fill.
+        kind: ``"paper"`` (a claim of the paper) or ``"check"`` (a check of the implementation).
+        registered: the date (ISO, ``YYYY-MM-DD``) its rule took its present form.
+        set_after_numbers: True when the numbers it judges (some of its seeds) were known when the rule was set.
+        resolution: the smallest difference from the rule's threshold that the measurement can tell (same unit as
+            the value; e.g. :func:`accuracy_se`); ``None``: exact (a count, a model's prediction).
+        horizon: where the profile stops before the paper's horizon, when it does (a sentence; empty: it does not).
+        deviation: a stated deviation of our setup that bears on this claim (a sentence; empty: none).
     """
     id: str
     text: str
@@ -234,9 +109,58 @@ class Claim:
     extract: Callable[[Mapping[str, Any]], Mapping[str, Sequence[Any]]]
     why: str = ""
     variants: tuple[str, ...] = field(default=("ours",))
+    kind: str = "paper"
+    registered: str = ""
+    set_after_numbers: bool = False
+    resolution: float | None = None
+    horizon: str = ""
+    deviation: str = ""
 
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"Claim {self.id!r}: kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+        if self.resolution is not None and (isinstance(self.resolution, bool) or
+                                            not isinstance(self.resolution, (int, float)) or
+                                            not math.isfinite(self.resolution) or self.resolution < 0):
+            raise ValueError(f"Claim {self.id!r}: resolution must be a finite number >= 0 or None, "
+                             f"got {self.resolution!r}")
+
+    def fingerprint(self) -> str:
+        """Ten hex digits of what the rule says and measures (words, rule, variants, kind, extract's name): a
+        change of any of them needs an entry in the paper's run log (``tests/test_claims_provenance.py``)."""
+        parts = (self.id, self.text, self.figure, self.paper, self.notebook, repr(self.rule), self.why,
+                 repr(self.variants), self.kind, repr(self.resolution), self.horizon, self.deviation,
+                 getattr(self.extract, "__qualname__", repr(self.extract)))
+        return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:10]
+
+
+def registered(claims: Sequence[Claim], dates: Mapping[str, tuple[str, bool]]) -> tuple[Claim, ...]:
+    """``claims`` with ``registered`` and ``set_after_numbers`` from ``dates`` (``{id: (YYYY-MM-DD, after)}``).
+
+    Raises:
+        ValueError: a claim without an entry, an entry for no claim, a duplicate id, or a date not YYYY-MM-DD."""
+    import datetime
+    import dataclasses
+    ids = [c.id for c in claims]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"duplicate claim ids: {sorted({i for i in ids if ids.count(i) > 1})}")
+    if set(ids) != set(dates):
+        raise ValueError(f"every claim needs a registration date: missing {sorted(set(ids) - set(dates))}, "
+                         f"unknown {sorted(set(dates) - set(ids))}")
+    out = []
+    for c in claims:
+        day, after = dates[c.id]
+        datetime.date.fromisoformat(day)
+        out.append(dataclasses.replace(c, registered=day, set_after_numbers=bool(after)))
+    return tuple(out)
+
+
+# --- judging ----------------------------------------------------------------------------------------------------
 
 def _range(rule: Rule, values: list) -> str:
+    values = [v for v in values if not isinstance(v, Unjudged)]
+    if not values:
+        return "–"
     if isinstance(rule, Trend) and len(values) > 1:
         # several seeds: each seed's ends (``a → … → z``); every step is in the verdict file and the notebook
         return " / ".join(rule.fmt(v) if len(v) <= 2 else
@@ -258,16 +182,46 @@ def _extract(claim: Claim, metrics: Mapping[str, Any]) -> Mapping[str, Sequence[
     return found
 
 
+def _labels(metrics: Mapping[str, Any], n: int, fallback: str) -> list[str]:
+    """A label per value of one metrics source: its seeds when the metrics name as many, else ``fallback``."""
+    seeds = metrics.get("seeds") if isinstance(metrics, Mapping) else None
+    if isinstance(seeds, list) and len(seeds) == n:
+        return [f"seed {s}" for s in seeds]
+    if isinstance(metrics, Mapping) and isinstance(metrics.get("seed"), int) and n == 1:
+        return [f"seed {metrics['seed']}"]
+    return [fallback] * n if n == 1 else [f"{fallback} #{i + 1}" for i in range(n)]
+
+
+def _undecided_why(rule: Rule, value) -> str:
+    if isinstance(value, Unjudged):
+        return value.reason
+    if isinstance(value, Censored):
+        return f"{rule.fmt(value)} admits more than one word"
+    return "a sequence with bounded points admits more than one word"
+
+
+def aggregate(words: Sequence[str]) -> str:
+    """The cell's word from the seeds' words: the decided seeds' common word, **not robust across seeds** when
+    decided seeds disagree, **not reached** when no seed is decided. Independent of the order of ``words``."""
+    decided = {w for w in words if w != UNDECIDED}
+    if not decided:
+        return UNDECIDED
+    return decided.pop() if len(decided) == 1 else "not robust across seeds"
+
+
 def judge(claim: Claim, metrics: Mapping[str, Any], extra: Sequence[Mapping[str, Any]] = ()) -> dict:
     """Apply ``claim.rule`` to ``claim.extract(metrics)``.
 
     ``extra``: the same notebook's metrics of further seeds, each run alone at one seed (e.g.
-    ``figures/converged/seed1/metrics/``). Their values join the seeds of each variant; an extra source that
-    lacks what the claim needs (a run of another scope) adds nothing, while ``metrics`` itself must hold it.
+    ``figures/converged/seed1/metrics/``). Their values join the seeds of each variant. An extra source that lacks
+    what the claim needs is an undecided seed of every variant, named with the reason (never dropped), while
+    ``metrics`` itself must hold the claim.
 
     Returns:
-        ``{"id", "text", "figure", "paper", "notebook", "rule", "cells": {variant: {"values", "seeds", "number",
-        "word"}}}``; ``number`` is the formatted value or range over seeds, ``word`` one of :data:`WORDS`.
+        ``{"id", "text", "figure", "paper", "notebook", "rule", "kind", "registered", "set_after_numbers",
+        "cells": {variant: {"values", "seeds", "labels", "words", "undecided", "number", "word", "reason"}}}``;
+        ``number`` is the formatted value or range over seeds, ``word`` one of :data:`WORDS`, ``undecided`` a
+        list of ``{"seed", "why"}``, ``reason`` :func:`reason`'s ``{"class", "text"}`` or ``None`` for holds.
 
     Raises:
         UnknownClaim: ``claim.rule`` is not one of :data:`RULES`' kinds, or a variant not in ``claim.variants``.
@@ -275,32 +229,96 @@ def judge(claim: Claim, metrics: Mapping[str, Any], extra: Sequence[Mapping[str,
     """
     if not isinstance(claim.rule, Rule) or RULES.get(claim.rule.kind) is not type(claim.rule):
         raise UnknownClaim(f"claim {claim.id!r}: unknown rule {claim.rule!r}; rules: {', '.join(RULES)}")
-    found = {k: list(vs) for k, vs in _extract(claim, metrics).items()}
-    for more in extra:
+    found = {k: (list(vs), _labels(metrics, len(vs), "seed")) for k, vs in _extract(claim, metrics).items()}
+    for j, more in enumerate(extra):
         try:
             got = _extract(claim, more)
-        except MissingMetrics:
+        except MissingMetrics as e:
+            label = _labels(more, 1, f"extra source {j + 1}")[0]
+            for k in found:
+                found[k][0].append(Unjudged(f"its metrics lack what the claim needs ({e.missing})"))
+                found[k][1].append(label)
             continue
         for k, vs in got.items():
-            found.setdefault(k, []).extend(vs)
+            vals, labels = found.setdefault(k, ([], []))
+            vals.extend(vs)
+            labels.extend(_labels(more, len(vs), f"extra source {j + 1}"))
     cells = {}
-    for variant, values in found.items():
+    for variant, (values, labels) in found.items():
         if variant not in claim.variants:
             raise UnknownClaim(f"claim {claim.id!r}: unknown variant {variant!r}; variants: {', '.join(claim.variants)}")
-        values = list(values)
         if not values:
             raise MissingMetrics(claim.id, f"a value of variant {variant!r} (no seed)")
         words = [claim.rule.word_of(claim.id, v) for v in values]
-        word = words[0] if len(set(words)) == 1 else "not robust across seeds"
-        cells[variant] = {"values": [_plain(v) for v in values], "seeds": len(values),
-                          "number": _range(claim.rule, values), "word": word}
+        undecided = [{"seed": lab, "why": _undecided_why(claim.rule, v)}
+                     for lab, v, w in zip(labels, values, words) if w == UNDECIDED]
+        cell = {"values": [_plain(v) for v in values], "seeds": len(values), "labels": labels, "words": words,
+                "undecided": undecided, "number": _range(claim.rule, values), "word": aggregate(words)}
+        cell["reason"] = reason(claim, values, words, cell["word"], labels)
+        cells[variant] = cell
     return {"id": claim.id, "text": claim.text, "figure": claim.figure, "paper": claim.paper,
-            "notebook": claim.notebook, "rule": claim.rule.describe(), "cells": cells}
+            "notebook": claim.notebook, "rule": claim.rule.describe(), "kind": claim.kind,
+            "registered": claim.registered, "set_after_numbers": claim.set_after_numbers, "cells": cells}
+
+
+# --- reasons ----------------------------------------------------------------------------------------------------
+
+def _distance(rule: Rule, value) -> float | None:
+    """How far one decided value lies from the rule's "holds" threshold (``None``: not a plain number). For a
+    trend: the largest shortfall of a step that does not move the claimed way by more than the margin."""
+    if isinstance(rule, Trend):
+        if not isinstance(value, (list, tuple)) or any(not isinstance(x, (int, float)) for x in value):
+            return None
+        sign = 1.0 if rule.direction == "up" else -1.0
+        steps = [sign * (b - a) for a, b in zip(value, value[1:])]
+        return max((rule.margin - s for s in steps if round(s, RESOLUTION_DIGITS) <= rule.margin), default=0.0)
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    return abs(value - rule.threshold())
+
+
+def reason(claim: Claim, values: Sequence[Any], words: Sequence[str], word: str,
+           labels: Sequence[str] | None = None) -> dict | None:
+    """Why a cell's word is not "holds": ``{"class": one of REASONS, "text": a sentence}``; ``None`` for holds.
+
+    The rule (module docstring), first match wins: *within resolution* when every decided seed's value lies
+    within ``claim.resolution`` of the threshold (a Better tie within its margin always does); *stated
+    deviation* when ``claim.deviation`` is set; *horizon* when ``claim.horizon`` is set; else *seeds disagree*
+    (not robust) or *measured disagreement*. "not reached": *undecided*, with each seed's reason.
+    """
+    if word == "holds":
+        return None
+    labels = list(labels) if labels is not None else [f"seed #{i + 1}" for i in range(len(values))]
+    if word == UNDECIDED:
+        whys = "; ".join(f"{lab}: {_undecided_why(claim.rule, v)}" for lab, v in zip(labels, values))
+        return {"class": "undecided", "text": f"no seed decides ({whys})"}
+    decided = [(v, w) for v, w in zip(values, words) if w != UNDECIDED]
+    rule = claim.rule
+    res = claim.resolution
+    if isinstance(rule, Better) and word == "partly":
+        return {"class": "within resolution",
+                "text": f"a tie within ±{rule.fmt(rule.margin)}, the resolution of the measurement"}
+    if res is not None and decided:
+        dist = [_distance(rule, v) for v, w in decided if w != "holds"]
+        if dist and all(d is not None and round(d, RESOLUTION_DIGITS) <= res for d in dist):
+            return {"class": "within resolution",
+                    "text": f"every value that misses lies within {Rule.fmt(rule, res)} of the threshold "
+                            f"({rule.describe()}), the resolution of the measurement"}
+    if claim.deviation:
+        return {"class": "stated deviation", "text": claim.deviation}
+    if claim.horizon:
+        return {"class": "horizon", "text": claim.horizon}
+    if word == "not robust across seeds":
+        by = ", ".join(f"{lab} {w}" for lab, w in zip(labels, words) if w != UNDECIDED)
+        return {"class": "seeds disagree", "text": f"the seeds' words differ ({by})"}
+    return {"class": "measured disagreement", "text": "our numbers at this scale do not show the claim"}
 
 
 def _plain(v):
     if isinstance(v, Censored):
         return {"censored": v.side, "value": v.value}
+    if isinstance(v, Unjudged):
+        return {"unjudged": v.reason}
     if isinstance(v, (list, tuple)):
         return [_plain(x) for x in v]
     return v
@@ -336,42 +354,4 @@ def judge_all(claims: Sequence[Claim], metrics_by_notebook: Mapping[str, Mapping
     return out
 
 
-def columns(verdicts: Sequence[dict]) -> list[str]:
-    """The variant columns of a table, in first-seen order."""
-    seen: list[str] = []
-    for v in verdicts:
-        seen += [k for k in v["cells"] if k not in seen]
-    return seen
-
-
-def markdown_table(verdicts: Sequence[dict], link: Callable[[str], str] | None = None) -> str:
-    """The verdict table as markdown: claim (figure), paper, one column per variant (``number word``), notebook.
-    ``link(notebook)`` makes the notebook cell a link (default: the name in code font)."""
-    cols = columns(verdicts)
-    most = max((c["seeds"] for v in verdicts for c in v["cells"].values()), default=1)
-    head = ["claim", "paper", *(("ours" if c == "ours" else c) for c in cols), "notebook"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-
-    def cell(c):   # a cell judged at fewer seeds than the table's others says so
-        fewer = "" if c["seeds"] >= most else " (1 seed)" if c["seeds"] == 1 else f" ({c['seeds']} of {most} seeds)"
-        return f"{c['number']}{fewer} **{c['word']}**"
-
-    for v in verdicts:
-        cells = [cell(c) if (c := v["cells"].get(col)) else "–" for col in cols]
-        nb = link(v["notebook"]) if link else f"`{v['notebook']}`"
-        lines.append("| " + " | ".join([f"{v['text']} ({v['figure']})", v["paper"], *cells, nb]) + " |")
-    return "\n".join(lines)
-
-
-def counts(verdicts: Sequence[dict]) -> dict[str, int]:
-    """How many cells carry each word (every variant counts)."""
-    out = {w: 0 for w in WORDS}
-    for v in verdicts:
-        for c in v["cells"].values():
-            out[c["word"]] += 1
-    return {w: n for w, n in out.items() if n}
-
-
-def counts_text(verdicts: Sequence[dict]) -> str:
-    """``"3 holds, 1 partly, 2 not robust across seeds"``."""
-    return ", ".join(f"{n} {w}" for w, n in counts(verdicts).items())
+from .verdict_tables import columns, counts, counts_text, markdown_table  # noqa: E402,F401  (re-exported)

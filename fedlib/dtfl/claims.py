@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from ..core.verdicts import AtLeast, AtMost, Better, Censored, Claim, Trend
+from ..core.verdicts import AtLeast, AtMost, Better, Censored, Claim, Trend, registered
 
 PROFILE = "converged"
 SUMMARY = {"title": "DTFL: dynamic tiering-based federated learning", "ref": "arXiv:2312.05642",
@@ -315,5 +315,10 @@ CLAIMS = (
           notebook="dtfl_4_training", rule=Better(unit=" points", digits=2, margin=0.05),
           extract=_holds_target("noniid"), why="as IID", variants=MODEL_VARIANTS),
 )
+
+REGISTERED = {c.id: ("2026-11-27", True) for c in CLAIMS}
+"""When each rule took its present form and whether its numbers were known then: every claim above was written on
+2026-11-27 (git: the first commits of this module), after the seed-0 metrics it judges (2026-11-24/25)."""
+CLAIMS = registered(CLAIMS, REGISTERED)
 
 from .claims_setup import DEVIATIONS, SETUP  # noqa: E402,F401  (the notebooks' Setup rows)

@@ -28,7 +28,7 @@ import math
 from functools import partial
 from typing import Mapping, Sequence
 
-from ..core.verdicts import AtLeast, Censored, Claim, Trend
+from ..core.verdicts import AtLeast, Censored, Claim, Trend, registered
 
 PROFILE = "converged"
 
@@ -396,5 +396,10 @@ CLAIMS = (
           variants=VARIANTS),
 )
 
+
+REGISTERED = {c.id: ("2026-11-27", True) for c in CLAIMS}
+"""When each rule took its present form and whether its numbers were known then: every claim above was written on
+2026-11-27 (git: the first commits of this module), after the seed-0 metrics it judges (2026-11-24/25)."""
+CLAIMS = registered(CLAIMS, REGISTERED)
 
 from .claims_setup import DEVIATIONS, SETUP  # noqa: E402,F401  (the notebooks' Setup rows)

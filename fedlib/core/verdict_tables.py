@@ -1,0 +1,103 @@
+"""Verdict tables as markdown (:func:`markdown_table`) and their counts, from :func:`fedlib.core.verdicts.judge`'s
+dicts: the paper's claims in one table, the checks of the implementation in a second, the rules set after their
+numbers were known marked †, and the reason of every word weaker than "holds" listed under the tables."""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from .verdict_rules import UNDECIDED
+
+AFTER_MARK = "†"
+
+
+def columns(verdicts: Sequence[dict]) -> list[str]:
+    """The variant columns of a table, in first-seen order."""
+    seen: list[str] = []
+    for v in verdicts:
+        seen += [k for k in v["cells"] if k not in seen]
+    return seen
+
+
+def _cell(c: dict, most: int) -> str:
+    n = c["seeds"]
+    fewer = "" if n >= most else " (1 seed)" if n == 1 else f" ({n} of {most} seeds)"
+    out = f"{c['number']}{fewer} **{c['word']}**"
+    undecided = len(c.get("undecided", ()))
+    if undecided and c["word"] != UNDECIDED:
+        out += f"; {undecided} of {n} seeds undecided"
+    r = c.get("reason")
+    if r:
+        out += f" ({r['class']})"
+    return out
+
+
+def _table(verdicts: Sequence[dict], link: Callable[[str], str] | None) -> list[str]:
+    cols = columns(verdicts)
+    most = max((c["seeds"] for v in verdicts for c in v["cells"].values()), default=1)
+    head = ["claim", "paper", *(("ours" if c == "ours" else c) for c in cols), "notebook"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for v in verdicts:
+        cells = [_cell(c, most) if (c := v["cells"].get(col)) else "–" for col in cols]
+        nb = link(v["notebook"]) if link else f"`{v['notebook']}`"
+        mark = AFTER_MARK if v.get("set_after_numbers") else ""
+        lines.append("| " + " | ".join([f"{v['text']} ({v['figure']}){mark}", v["paper"], *cells, nb]) + " |")
+    return lines
+
+
+def reasons_list(verdicts: Sequence[dict]) -> list[str]:
+    """One line per cell whose word is not "holds": the claim, the column, the reason's class and sentence, and
+    the undecided seeds with theirs."""
+    out = []
+    for v in verdicts:
+        for col, c in v["cells"].items():
+            r = c.get("reason")
+            if not r and not c.get("undecided"):
+                continue
+            where = "" if col == "ours" else f", {col}"
+            line = f"- *{v['text']}*{where}: **{c['word']}**" + (f", {r['class']}: {r['text']}." if r else ".")
+            if c.get("undecided") and c["word"] != UNDECIDED:
+                line += " Undecided: " + "; ".join(f"{u['seed']}: {u['why']}" for u in c["undecided"]) + "."
+            out.append(line)
+    return out
+
+
+def markdown_table(verdicts: Sequence[dict], link: Callable[[str], str] | None = None) -> str:
+    """The verdicts as markdown: the paper's claims (claim (figure), paper, one column per variant: ``number word``
+    and the reason's class, notebook); the checks of the implementation (``kind="check"``) in a table of their
+    own; a † note when a rule was set after its numbers were known; the reasons, one line per cell that does not
+    hold. ``link(notebook)`` makes the notebook cell a link (default: the name in code font)."""
+    claims = [v for v in verdicts if v.get("kind", "paper") == "paper"]
+    checks = [v for v in verdicts if v.get("kind", "paper") == "check"]
+    parts: list[str] = []
+    if claims:
+        parts.append("\n".join(_table(claims, link)))
+    if checks:
+        parts.append("**Checks of the implementation** (facts of the architecture or of our code; they cannot "
+                     "contradict the paper):\n\n" + "\n".join(_table(checks, link)))
+    after = sorted({v["registered"] for v in verdicts if v.get("set_after_numbers")})
+    if after:
+        parts.append(f"{AFTER_MARK} The rule was set ({', '.join(after)}) after the numbers it judges were known "
+                     f"(at least the first seed's); later seeds and profiles were judged by it as written.")
+    reasons = reasons_list(verdicts)
+    if reasons:
+        parts.append("Why a cell does not hold, and the seeds no cell could judge (one rule, "
+                     "`fedlib.core.verdicts.reason`):\n\n" + "\n".join(reasons))
+    return "\n\n".join(parts)
+
+
+def counts(verdicts: Sequence[dict]) -> dict[str, int]:
+    """How many cells of the paper's claims carry each word (every variant counts; checks of the implementation
+    do not)."""
+    from .verdicts import WORDS
+    out = {w: 0 for w in WORDS}
+    for v in verdicts:
+        if v.get("kind", "paper") != "paper":
+            continue
+        for c in v["cells"].values():
+            out[c["word"]] += 1
+    return {w: n for w, n in out.items() if n}
+
+
+def counts_text(verdicts: Sequence[dict]) -> str:
+    """``"3 holds, 1 partly, 2 not robust across seeds"``."""
+    return ", ".join(f"{n} {w}" for w, n in counts(verdicts).items())
