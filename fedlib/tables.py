@@ -20,10 +20,12 @@ Usage::
 
     python -m fedlib.tables            # regenerate
     python -m fedlib.tables --check    # compare only
+    python -m fedlib.tables --ledger   # the run-log lines of rules that changed (add each with its reason)
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import json
 import sys
@@ -97,6 +99,8 @@ def paper_verdicts(paper: str, root: Path = REPO_ROOT) -> dict:
             c = next(c for c in mod.CLAIMS if c.id == v["id"])
             if c.notebook not in more:
                 continue
+            if col.get("at_paper_horizon"):   # this column is at the paper's horizon: no "horizon" reason
+                c = dataclasses.replace(c, horizon="")
             got = judge(c, more[c.notebook], more_extra.get(c.notebook, ()))
             for variant, cell in got["cells"].items():
                 v["cells"][_column(variant, col["label"])] = cell
@@ -143,12 +147,36 @@ def generated(root: Path = REPO_ROOT) -> dict[Path, str]:
     return out
 
 
+def ledger_lines(paper: str) -> list[str]:
+    """The run-log line of each of ``paper``'s claims in its present form: ``- `<id>` `<fingerprint>` — <registered>``
+    (the reason follows the date, written by hand). ``notebooks/<paper>/RUN_LOG.md`` lists every one
+    (``tests/test_claims_provenance.py``); a rule that changes gets a new fingerprint and so a new line.
+
+    Raises:
+        ValueError: unknown ``paper``."""
+    if paper not in PAPERS:
+        raise ValueError(f"paper must be one of {', '.join(PAPERS)}, got {paper!r}")
+    mod = importlib.import_module(f"fedlib.{paper}.claims")
+    return [f"- `{c.id}` `{c.fingerprint()}` — {c.registered}" for c in mod.CLAIMS]
+
+
 def main(argv=None) -> int:
     parser = ArgumentParser(prog="python -m fedlib.tables", description=__doc__.split("\n\n")[0],
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 naming each generated file that differs")
+    parser.add_argument("--ledger", action="store_true",
+                        help="write nothing; print each rule's run-log line that notebooks/<paper>/RUN_LOG.md lacks")
     args = parser.parse_args(argv)
+    if args.check and args.ledger:
+        parser.error("--check and --ledger exclude each other; give one")
+    if args.ledger:
+        for paper in PAPERS:
+            log = (REPO_ROOT / "notebooks" / paper / "RUN_LOG.md").read_text()
+            for line in ledger_lines(paper):
+                if line.split(" — ")[0] not in log:
+                    print(f"notebooks/{paper}/RUN_LOG.md: {line}: <why>")
+        return 0
     files = generated()
     stale = [p for p, text in files.items() if not p.exists() or p.read_text() != text]
     if args.check:

@@ -36,6 +36,7 @@ UNHASHED = {
              "bench": "a benchmark command (python -m fedlib.bench dtfl): writes no record",
              "batched": "runs of a sweep trained together (run_batched): returns records, stores none", "claims": "the paper's claims and verdict rules: reads committed metrics, writes no record",
              "claims_setup": "the notebooks' Setup rows and deviations (text)",
+             "claims_more": "how the paper's claims read the committed metrics: reads metrics, writes no record",
              "checks": "parameter checks before work: computes no record"},
 }
 #: modules a hashed module imports that its paper's records still do not depend on

@@ -67,3 +67,157 @@ def test_missing_key_names_the_claim():
         del r["time_to_target_s"]
     with pytest.raises(MissingMetrics, match="fig3_time_vs_m_case1"):
         judge(find(claims.CLAIMS, "fig3_time_vs_m_case1"), m)
+
+
+# ---- 2026-12-01: the claims as the paper words them (hand-made metrics, values worked by hand) ----------------------
+def _run(method, acc, seed=0, model="resnet20", setting="iid", t=100.0, best=None, **more):
+    return dict(method=method, model=model, setting=setting, seed=seed, final_test_acc=acc,
+                best_test_acc=acc if best is None else best, time_to_target_s=t, sim_total_s=400.0, **more)
+
+
+def _judge(claim_id, metrics):
+    return judge(find(claims.CLAIMS, claim_id), metrics)["cells"]
+
+
+def test_accuracy_margin_is_the_standard_error_of_the_converged_test_set():
+    from fedlib.core import notebooks
+    profile = notebooks._read_yaml(notebooks.PROFILE_DIR / "converged" / "dtfl.yaml")
+    assert claims.N_TEST == profile["test_subset"] == 2000
+    assert claims.ACC_SE_POINTS == 0.89                       # 100 * sqrt(0.8 * 0.2 / 2000) = 0.894
+    assert claims.ACC_SE == pytest.approx(0.008944, abs=1e-6)
+
+
+def test_accuracy_against_each_baseline_reads_the_final_accuracy_of_that_baseline():
+    # DTFL 0.800 (best 0.850); FedAvg 0.810, FedYogi 0.805, SplitFed 0.7911, FedGKT 0.700 (best 0.820)
+    runs = [_run("dtfl", 0.800, best=0.850), _run("fedavg", 0.810), _run("fedyogi", 0.805),
+            _run("splitfed", 0.7911), _run("fedgkt", 0.700, best=0.820)]
+    m = {"runs": runs}
+    by_hand = {"fedavg": (-1.00, "fails"), "fedyogi": (-0.50, "holds"), "splitfed": (0.89, "holds"),
+               "fedgkt": (10.00, "holds")}
+    for b, (value, word) in by_hand.items():
+        cell = _judge(f"accuracy_vs_{b}_iid", m)["ResNet-20"]
+        assert cell["values"] == [pytest.approx(value, abs=1e-9)] and cell["word"] == word, b
+    # -1.00 is 0.11 beyond the -0.89 threshold: within the resolution (0.89), so that is the reason
+    assert _judge("accuracy_vs_fedavg_iid", m)["ResNet-20"]["reason"]["class"] == "within resolution"
+    # the threshold itself: at most one standard error below holds, more fails
+    rule = find(claims.CLAIMS, "accuracy_vs_fedavg_iid").rule
+    assert rule.word(-0.89) == "holds" and rule.word(-0.90) == "fails" and rule.word(30.0) == "holds"
+
+
+def test_accuracy_seed_without_the_baseline_is_named_not_dropped():
+    m = {"runs": [_run("dtfl", 0.80), _run("fedavg", 0.79), _run("dtfl", 0.80, seed=1)], "seeds": [0, 1]}
+    cell = _judge("accuracy_vs_fedavg_iid", m)["ResNet-20"]
+    assert cell["values"][0] == pytest.approx(1.0) and cell["values"][1] == {"unjudged": "no FedAvg run of resnet20 iid"}
+    assert cell["word"] == "holds" and cell["undecided"] == [{"seed": "seed 1", "why": "no FedAvg run of resnet20 iid"}]
+
+
+def _fig3(case="case1", seed=0, times=None, tiers=None):
+    """Fig. 3's rows of one case and seed: ``times`` {M: time to target} of the scheduler, ``tiers`` {tier: time}
+    of fixed-tier runs."""
+    rows = [dict(method="dtfl", model="resnet20", case=case, seed=seed, M=M, tier=None, time_to_target_s=t,
+                 sim_total_s=400.0) for M, t in (times or {}).items()]
+    rows += [dict(method="dtfl", model="resnet20", case=case, seed=seed, M=7, tier=k, time_to_target_s=t,
+                  sim_total_s=400.0) for k, t in (tiers or {}).items()]
+    return rows
+
+
+def test_dynamic_scheduler_against_static_tiers():
+    m = {"runs": _fig3(times={1: 300.0, 2: 250.0, 7: 150.0})}
+    # against M = 1 at the largest M (7): 300 / 150 = 2.0 (M = 2 would give 1.2)
+    cell = _judge("dynamic_vs_single_tier_case1", m)["ResNet-20"]
+    assert cell["values"] == [pytest.approx(2.0)] and cell["word"] == "holds"
+    # no fixed-tier run: the best static tier is unjudged, with the reason
+    cell = _judge("dynamic_vs_best_static_case1", m)["ResNet-20"]
+    assert cell["word"] == "not reached" and cell["values"] == [{"unjudged": claims.NO_STATIC}]
+    # fixed tiers beside it: the fastest (tier 3, 120 s) against the scheduler's 150 s: 0.8, fails
+    m = {"runs": _fig3(times={1: 300.0, 7: 150.0}, tiers={1: 200.0, 3: 120.0, 6: 310.0})}
+    cell = _judge("dynamic_vs_best_static_case1", m)["ResNet-20"]
+    assert cell["values"] == [pytest.approx(0.8)] and cell["word"] == "fails"
+    # the scheduler never reached the target in its 400 s: 300 / [400, inf) is at most 0.75, fails
+    m = {"runs": _fig3(times={1: 300.0, 7: None})}
+    cell = _judge("dynamic_vs_single_tier_case1", m)["ResNet-20"]
+    assert cell["values"] == [{"censored": "upper", "value": pytest.approx(0.75)}] and cell["word"] == "fails"
+
+
+def test_committed_fig3_holds_no_static_tier_beside_the_scheduler():
+    cell = _cell("dynamic_vs_best_static_case2")
+    assert cell["word"] == "not reached" and cell["undecided"][0]["why"] == claims.NO_STATIC
+    # fig3 seed 0: M = 1 142.764 s, M = 7 162.311 s (case 2); 308.698 / 155.443 (case 1)
+    assert _cell("dynamic_vs_single_tier_case2")["values"] == [pytest.approx(142.764 / 162.311, abs=1e-6)]
+    assert _cell("dynamic_vs_single_tier_case1")["values"] == [pytest.approx(308.698 / 155.443, abs=1e-6)]
+
+
+def test_fig2_narrower_reading_leaves_out_fedgkt_only():
+    # DTFL 200 s; FedAvg 400, SplitFed 500, FedYogi 800, FedGKT 100: every baseline 0.5x, without FedGKT 2.0x
+    runs = [_run("dtfl", 0.8, t=200.0), _run("fedavg", 0.8, t=400.0), _run("splitfed", 0.8, t=500.0),
+            _run("fedyogi", 0.8, t=800.0), _run("fedgkt", 0.8, t=100.0)]
+    assert _judge("fig2_dtfl_first", {"runs": runs})["ResNet-20"]["values"] == [pytest.approx(0.5)]
+    assert _judge("fig2_dtfl_first_global_models", {"runs": runs})["ResNet-20"]["values"] == [pytest.approx(2.0)]
+
+
+def _committed(nb):
+    from fedlib.core.paths import REPO_ROOT
+    paths = [FOLDER / f"{nb}.json", REPO_ROOT / "figures/converged/seed1/metrics" / f"{nb}.json",
+             REPO_ROOT / claims.EXTRA_COLUMNS[0]["metrics"] / f"{nb}.json"]
+    return [json.loads(p.read_text()) for p in paths if p.exists()]
+
+
+def test_every_claim_that_compares_with_fedgkt_names_its_measure():
+    # a claim compares with FedGKT when dropping FedGKT's runs from some committed metrics changes what it reads
+    for c in claims.CLAIMS:
+        moved = False
+        for m in _committed(c.notebook):
+            without = dict(m, runs=[r for r in m.get("runs", []) if r.get("method") != "fedgkt"])
+            try:
+                moved |= c.extract(m) != c.extract(without)
+            except KeyError:
+                moved = True
+        fedgkt = c.deviation == claims.FEDGKT_EVAL
+        assert moved == fedgkt, (c.id, moved, c.deviation)
+    assert any(claims.FEDGKT_EVAL in d for d in claims.DEVIATIONS["dtfl_5_baselines"])
+    assert any(claims.FEDGKT_EVAL in d for d in claims.DEVIATIONS["dtfl_6_scaling"])
+
+
+def test_patch_shuffling_reason_names_resnet56_not_a_vit():
+    text = " ".join(claims.DEVIATIONS["dtfl_7_privacy"]) + " ".join(str(r[2]) for r in claims.SETUP["dtfl_7_privacy"])
+    assert "ViT" not in text and "ResNet-56" in claims.SHUFFLE_SETTINGS
+    assert find(claims.CLAIMS, "table5_shuffle_cost").deviation == claims.SHUFFLE_SETTINGS
+
+
+def test_dcor_trend_steps_count_beyond_the_standard_error():
+    # seed 0's 0.775 -> 0.772 -> 0.758 -> 0.330: the first step (0.003) is within 0.0089, so only the ends: partly
+    m = {"runs": [dict(model="resnet20", seed=0, patch_shuffling=False, alpha=a, final_test_acc=x)
+                  for a, x in ((0.0, 0.775), (0.25, 0.772), (0.5, 0.758), (0.75, 0.330))]}
+    cell = _judge("table5_dcor_accuracy", m)["ResNet-20"]
+    assert cell["word"] == "partly" and cell["reason"]["class"] == "within resolution"
+    m["runs"][1]["final_test_acc"] = 0.765          # a 1-point first step counts: holds
+    assert _judge("table5_dcor_accuracy", m)["ResNet-20"]["word"] == "holds"
+
+
+def test_gpu_seeds_are_their_own_column_named_by_the_card():
+    from fedlib.core.paths import REPO_ROOT
+    from fedlib.tables import paper_verdicts
+    run = json.loads((REPO_ROOT / "figures/converged/gpu/metrics/gpu_run.json").read_text())
+    assert claims.GPU_CARD == run["bench_dtfl"]["gpu"] and claims.EXTRA_COLUMNS[0]["label"] == "GPU (NVIDIA H200)"
+    v = paper_verdicts("dtfl")
+    cell = next(c for c in v["claims"] if c["id"] == "accuracy_vs_fedavg_iid")["cells"]["ResNet-20 · GPU (NVIDIA H200)"]
+    # gpu metrics, ResNet-20 IID: DTFL 0.7865 / 0.81 / 0.794, FedAvg 0.835 / 0.8135 / 0.8115
+    assert cell["labels"] == ["seed 0", "seed 1", "seed 2"]
+    assert cell["values"] == [pytest.approx(-4.85), pytest.approx(-0.35), pytest.approx(-1.75)]
+    assert cell["words"] == ["fails", "holds", "fails"] and cell["word"] == "not robust across seeds"
+    assert "ResNet-20 · GPU (NVIDIA H200)" in next(c for c in v["claims"] if c["id"] == "dtfl4_holds_target_iid")["cells"]
+
+
+def test_kinds_and_registration():
+    kinds = {c.id: c.kind for c in claims.CLAIMS}
+    assert {i for i, k in kinds.items() if k == "check"} == {"table2_client_ratio", "table2_server_ratio",
+                                                              "dtfl4_holds_target_iid", "dtfl4_holds_target_noniid"}
+    # the three claims as written on 2026-11-27 (their fingerprints then); every other one was set on 2026-12-01
+    unchanged = {"table1_best_tier_case2": "10cd589dae", "fig3_time_vs_m_case2": "6ec0cfc43c",
+                 "table5_dcor_psnr": "46152cb222"}
+    for c in claims.CLAIMS:
+        assert c.set_after_numbers
+        if c.id in unchanged:
+            assert (c.fingerprint(), c.registered) == (unchanged[c.id], "2026-11-27"), c.id
+        else:
+            assert c.registered == "2026-12-01", c.id

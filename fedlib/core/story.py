@@ -168,7 +168,8 @@ def without_verdict_block(text: str) -> str:
 
 
 def _rule_doc() -> str:
-    return "`fedlib.core.verdicts`; thresholds from the paper's wording, fixed before the runs"
+    return ("`fedlib.core.verdicts`; thresholds from the paper's wording and the measurement's resolution; a rule "
+            "marked † was set after the numbers it judges were known")
 
 
 

@@ -302,8 +302,8 @@ def reason(claim: Claim, values: Sequence[Any], words: Sequence[str], word: str,
         dist = [_distance(rule, v) for v, w in decided if w != "holds"]
         if dist and all(d is not None and round(d, RESOLUTION_DIGITS) <= res for d in dist):
             return {"class": "within resolution",
-                    "text": f"every value that misses lies within {Rule.fmt(rule, res)} of the threshold "
-                            f"({rule.describe()}), the resolution of the measurement"}
+                    "text": f"every seed that misses does so by at most {Rule.fmt(rule, res)}, the resolution of "
+                            f"the measurement"}
     if claim.deviation:
         return {"class": "stated deviation", "text": claim.deviation}
     if claim.horizon:

@@ -2,6 +2,8 @@
 and its deviations from the paper; re-exported by :mod:`fedlib.dtfl.claims` as ``SETUP`` and ``DEVIATIONS``."""
 from __future__ import annotations
 
+from .claims_more import FEDGKT_EVAL, SHUFFLE_SETTINGS
+
 _TRAIN_ROWS = [
     ("data", "dataset", "CIFAR-10 (also CIFAR-100, CINIC-10, HAM10000)"),
     ("model, width", lambda ns: f"{ns['model']} at width {ns['width']:g}", "ResNet-110 / ResNet-56, width 1"),
@@ -58,7 +60,7 @@ SETUP = {
         ("rounds", "rounds", "not stated"),
         ("DCor α", "alphas", "0, 0.25, 0.5, 0.75"),
         ("patch shuffling", lambda ns: f"{ns['patches']}×{ns['patches']} blocks" if ns["patches"] > 1 else "off",
-         "as Yao et al. (ViT tokens)"),
+         "\"the same settings as in Yao et al.\" (block size not stated)"),
         ("modules on the client", "cut", "not stated"),
         ("seeds", "seeds", "not stated"),
     ],
@@ -79,21 +81,20 @@ DEVIATIONS = {
     "dtfl_2_table1": [_DATA, _OPT, _TIME, "The target is fixed per profile before the runs (converged: 0.71, "
                       "0.86 of FedAvg's probe plateau, as the paper's 80 % of about 93 %)."],
     "dtfl_3_fig3": [_DATA, _OPT, _TIME, "All clients switch profile within the case every `change_every` rounds "
-                    "(our reading of \"switch every 20 rounds\")."],
+                    "(our reading of \"randomly switch to another profile every 20 rounds\", which does not say how many "
+                    "clients switch)."],
     "dtfl_4_training": [_DATA, _OPT, _TIME, "Accuracy is the global model's (the authors' code reports the last "
                         "client's)."],
     "dtfl_5_baselines": [_DATA, _OPT, _TIME,
                          "Every method uses DTFL's data, partition, client optimiser and one local epoch per round; "
                          "FedYogi's server η = 1e-2, β = (0.9, 0.99), τ = 1e-3 (the paper states none).",
-                         "FedGKT has no global model: its accuracy is the mean of the round's participants' composite "
-                         "models."],
+                         FEDGKT_EVAL + "."],
     "dtfl_6_scaling": [_DATA, _OPT, _TIME,
                        "The paper does not state Table 4's rounds: converged holds the rounds fixed across K (more "
-                       "clients = more client epochs), quick holds the client epochs fixed."],
+                       "clients = more client epochs), quick holds the client epochs fixed.", FEDGKT_EVAL + "."],
     "dtfl_7_privacy": [_DATA, _OPT,
                        "Every client at one cut (md1..md2); the paper does not say which tiers its privacy runs use.",
-                       "Patch shuffling is our CNN adaptation of Yao et al.'s ViT token shuffling: spatial blocks of "
-                       "the smashed data permuted per sample.",
+                       SHUFFLE_SETTINGS + ".",
                        "DCor(x, z) on test images and the attacker's reconstruction PSNR are beyond the paper (it "
                        "reports accuracy only)."],
 }
