@@ -130,7 +130,8 @@ def generated(root: Path = REPO_ROOT) -> dict[Path, str]:
         v = judged[paper] = paper_verdicts(paper, root)
         out[root / "figures" / "verdicts" / f"{paper}.json"] = json.dumps(v, indent=1, ensure_ascii=False) + "\n"
         readme = root / "notebooks" / paper / "README.md"
-        seeds = max(c["seeds"] for claim in v["claims"] for c in claim["cells"].values())
+        seeds = max((c["seeds"] for claim in v["claims"] for k, c in claim["cells"].items()
+                     if not any(k.endswith(f" · {lab}") or k == lab for lab in v["columns"])), default=1)
         over = f" (a range: over the {seeds} seeds where a claim has several)" if seeds > 1 else " (one seed)"
         body = (f"Profile `{v['profile']}`, from the committed metrics; each cell is the value{over} and the word of "
                 f"the rule in "

@@ -18,7 +18,7 @@ FEDLIB = Path(__file__).resolve().parents[1] / "fedlib"
 PAPERS = ("hist", "hasfl", "dtfl")
 #: per paper, the modules of its package that its store does not hash, and why
 UNHASHED = {
-    "hist": {"__init__": "re-exports", "explore_claims": "the explorer's claim and rule: judges its result, computes no record", "plots": "figures", "explore": "the explorer: controls over the library's functions, reads records, writes none", "reference": "literal test reference", "claims": "the paper's claims and verdict rules: reads committed metrics, writes no record",
+    "hist": {"__init__": "re-exports", "claims_setup": "the notebooks' Setup rows and deviations (text)", "claims_read": "reads committed metrics for the claims: computes no record", "explore_claims": "the explorer's claim and rule: judges its result, computes no record", "plots": "figures", "explore": "the explorer: controls over the library's functions, reads records, writes none", "reference": "literal test reference", "claims": "the paper's claims and verdict rules: reads committed metrics, writes no record",
              "checks": "parameter checks before work: computes no record"},
     "hasfl": {"__init__": "re-exports", "explore_claims": "the explorer's claim and rule: judges its result, computes no record", "explore": "the explorer: controls over the library's functions, reads records, writes none", "explore_setup": "the explorer: controls over the library's functions, reads records, writes none",
               "runs.__init__": "docstring", "figures.__init__": "docstring",
@@ -29,6 +29,8 @@ UNHASHED = {
               "runs.plan_status": "a report on the store and the notebooks' plan builder: writes no record",
               "claims_setup": "the notebooks' Setup rows and deviations (text)",
               "claims": "the paper's claims and verdict rules: reads committed metrics, writes no record",
+              "claims_read": "how the claims read the committed metrics (extracts): writes no record",
+              "claims_more": "how the claims read the committed metrics (extracts): writes no record",
               "checks": "parameter checks before work: computes no record"},
     "dtfl": {"__init__": "re-exports", "explore_claims": "the explorer's claim and rule: judges its result, computes no record", "plots": "figures", "explore": "the explorer: controls over the library's functions, reads records, writes none", "compare_plots": "figures",
              "timeline": "figures: a round's timeline drawn from the time model; computes no record",
@@ -62,6 +64,8 @@ INFRASTRUCTURE = {
     "fedlib.core.site": "renders executed notebooks as HTML; computes nothing",
     "fedlib.core.site_pages": "the site's copy of a notebook; computes nothing",
     "fedlib.core.verdicts": "judges committed metrics by the written rule; computes no record",
+    "fedlib.core.verdict_rules": "the written rule's rules and values (bounds, unjudged seeds); computes no record",
+    "fedlib.core.verdict_tables": "renders verdicts as markdown tables; computes no record",
     "fedlib.core.story": "renders a notebook's Setup, Verdict and tables; computes no record",
     "fedlib.core.cli": "command-line parsing and the FEDLIB_* variables' checks (fedlib.data's command line uses it); "
                        "computes no record",

@@ -190,7 +190,8 @@ def test_dcor_trend_steps_count_beyond_the_standard_error():
                   for a, x in ((0.0, 0.775), (0.25, 0.772), (0.5, 0.758), (0.75, 0.330))]}
     cell = _judge("table5_dcor_accuracy", m)["ResNet-20"]
     assert cell["word"] == "partly" and cell["reason"]["class"] == "within resolution"
-    m["runs"][1]["final_test_acc"] = 0.765          # a 1-point first step counts: holds
+    m["runs"][1]["final_test_acc"] = 0.765          # 0.775 -> 0.765 -> 0.745: steps of 1 and 2 points count: holds
+    m["runs"][2]["final_test_acc"] = 0.745
     assert _judge("table5_dcor_accuracy", m)["ResNet-20"]["word"] == "holds"
 
 

@@ -169,11 +169,12 @@ def test_generated_verdict_files_match_the_rule():
             assert claim["cells"] and all(c["word"] in v.WORDS for c in claim["cells"].values()), claim["id"]
 
 
-def test_extra_seed_sources_join_the_seeds_and_a_source_of_another_scope_adds_nothing():
+def test_extra_seed_sources_join_the_seeds_and_a_source_lacking_the_value_is_an_undecided_seed():
     c = v.Claim("c", "t", "Fig. 1", "≥ 4×", "nb", v.AtLeast(target=4.0, partly=1.0, unit="×"),
                 lambda m: {"ours": [m["r"]]})
     cell = v.judge(c, {"r": 4.5}, extra=[{"r": 2.0}, {"other": 1}])["cells"]["ours"]
-    assert cell["seeds"] == 2 and cell["word"] == "not robust across seeds"
+    assert cell["seeds"] == 3 and cell["word"] == "not robust across seeds"
+    assert cell["words"] == ["holds", "partly", "not reached"] and len(cell["undecided"]) == 1
     with pytest.raises(v.MissingMetrics):
         v.judge(c, {"other": 1}, extra=[{"r": 2.0}])       # the main metrics must hold it
 
@@ -184,13 +185,16 @@ def test_a_long_trend_shows_its_ends_and_first_step():
     assert rule.fmt([3, 2, 1]) == "3 s → 2 s → 1 s"
 
 
-def test_a_trend_with_a_censored_point_is_not_reached():
+def test_a_trend_with_a_censored_point_decides_when_every_admitted_sequence_agrees():
     rule = v.Trend(direction="down", unit=" L0", digits=1)
+    # 15 -> >= 30 rises whatever the bound's true value, 15 -> 10 falls: every admitted sequence is partly
     c, m = _claim(rule, {"ours": [[15.0, 10.0, 7.5], [15.0, v.Censored(30.0), 10.0]]})
     cell = v.judge(c, m)["cells"]["ours"]
     assert cell["word"] == "not robust across seeds" and cell["number"] == "15.0 L0 → … → 7.5 L0 / 15.0 L0 → … → 10.0 L0"
+    assert cell["words"] == ["holds", "partly"]
     assert rule.fmt([15.0, v.Censored(30.0), 10.0]) == "15.0 L0 → ≥ 30.0 L0 → 10.0 L0"
-    c, m = _claim(rule, {"ours": [[15.0, v.Censored(30.0), 10.0]]})
+    # a bounded end that may lie above or below the start: no word
+    c, m = _claim(rule, {"ours": [[15.0, 10.0, v.Censored(8.0)]]})
     assert v.judge(c, m)["cells"]["ours"]["word"] == "not reached"
 
 

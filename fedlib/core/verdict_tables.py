@@ -33,11 +33,12 @@ def _cell(c: dict, most: int) -> str:
 
 def _table(verdicts: Sequence[dict], link: Callable[[str], str] | None) -> list[str]:
     cols = columns(verdicts)
-    most = max((c["seeds"] for v in verdicts for c in v["cells"].values()), default=1)
+    # a cell judged at fewer seeds than its column's others says so (another profile or machine has its own count)
+    most = {col: max((v["cells"][col]["seeds"] for v in verdicts if col in v["cells"]), default=1) for col in cols}
     head = ["claim", "paper", *(("ours" if c == "ours" else c) for c in cols), "notebook"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for v in verdicts:
-        cells = [_cell(c, most) if (c := v["cells"].get(col)) else "–" for col in cols]
+        cells = [_cell(c, most[col]) if (c := v["cells"].get(col)) else "–" for col in cols]
         nb = link(v["notebook"]) if link else f"`{v['notebook']}`"
         mark = AFTER_MARK if v.get("set_after_numbers") else ""
         lines.append("| " + " | ".join([f"{v['text']} ({v['figure']}){mark}", v["paper"], *cells, nb]) + " |")
@@ -45,20 +46,20 @@ def _table(verdicts: Sequence[dict], link: Callable[[str], str] | None) -> list[
 
 
 def reasons_list(verdicts: Sequence[dict]) -> list[str]:
-    """One line per cell whose word is not "holds": the claim, the column, the reason's class and sentence, and
-    the undecided seeds with theirs."""
-    out = []
+    """The reasons of the cells whose word is not "holds", one line per distinct reason (its class and sentence,
+    then each claim and column it explains, with the word), and one line per cell with undecided seeds (each seed
+    and why)."""
+    by_reason: dict[tuple, list[str]] = {}
+    undecided = []
     for v in verdicts:
         for col, c in v["cells"].items():
-            r = c.get("reason")
-            if not r and not c.get("undecided"):
-                continue
-            where = "" if col == "ours" else f", {col}"
-            line = f"- *{v['text']}*{where}: **{c['word']}**" + (f", {r['class']}: {r['text']}." if r else ".")
-            if c.get("undecided") and c["word"] != UNDECIDED:
-                line += " Undecided: " + "; ".join(f"{u['seed']}: {u['why']}" for u in c["undecided"]) + "."
-            out.append(line)
-    return out
+            where = f"*{v['text']}*" + ("" if col == "ours" else f" ({col})")
+            if (r := c.get("reason")) and r["class"] != "undecided":
+                by_reason.setdefault((r["class"], r["text"]), []).append(f"{where} **{c['word']}**")
+            if c.get("undecided"):
+                seeds = "; ".join(f"{u['seed']}: {u['why']}" for u in c["undecided"])
+                undecided.append(f"- undecided, {where} **{c['word']}**: {seeds}.")
+    return [f"- {cls}, {text}: " + ", ".join(cells) + "." for (cls, text), cells in by_reason.items()] + undecided
 
 
 def markdown_table(verdicts: Sequence[dict], link: Callable[[str], str] | None = None) -> str:

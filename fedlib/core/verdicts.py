@@ -229,7 +229,7 @@ def judge(claim: Claim, metrics: Mapping[str, Any], extra: Sequence[Mapping[str,
     """
     if not isinstance(claim.rule, Rule) or RULES.get(claim.rule.kind) is not type(claim.rule):
         raise UnknownClaim(f"claim {claim.id!r}: unknown rule {claim.rule!r}; rules: {', '.join(RULES)}")
-    found = {k: (list(vs), _labels(metrics, len(vs), "seed")) for k, vs in _extract(claim, metrics).items()}
+    found = {k: (list(vs), _labels(metrics, len(vs), "the run")) for k, vs in _extract(claim, metrics).items()}
     for j, more in enumerate(extra):
         try:
             got = _extract(claim, more)
@@ -302,7 +302,8 @@ def reason(claim: Claim, values: Sequence[Any], words: Sequence[str], word: str,
         dist = [_distance(rule, v) for v, w in decided if w != "holds"]
         if dist and all(d is not None and round(d, RESOLUTION_DIGITS) <= res for d in dist):
             return {"class": "within resolution",
-                    "text": f"every seed that misses does so by at most {Rule.fmt(rule, res)}, the resolution of "
+                    "text": f"every seed that misses does so by at most "
+                            f"{f'{res:.2f} points' if rule.unit == ' %' else Rule.fmt(rule, res)}, the resolution of "
                             f"the measurement"}
     if claim.deviation:
         return {"class": "stated deviation", "text": claim.deviation}

@@ -83,7 +83,7 @@ CLAIMS = (
           why="The conclusion claims '1% higher training and testing accuracy': the smallest gain over the four "
               "benchmarks, both models and settings, in points; 1 point holds, higher by less is partly, not higher "
               "fails. The accuracies are converged accuracies, read where the paper's rule stops each run. " + _DIP +
-              "; the smallest gain is a non-IID one in every cell. " + _RES + ", above the paper's 1 point.",
+              ". " + _RES + ", above the paper's 1 point.",
           variants=VARIANTS, resolution=ACC_SE_POINTS),
     # --- Fig. 2: the batch size ---------------------------------------------------------------------------------
     Claim("larger_b_fewer_rounds_noniid", "a larger b needs fewer rounds, non-IID", "Fig. 2a",
@@ -226,7 +226,7 @@ CLAIMS = (
               "fails. A run that never reached its target has no measured ratio and makes the factor a lower bound.",
           variants=(PILOT, CALIBRATED),
           deviation="Training uses Adam (lr 10⁻³) while Theorem 1 bounds SGD at step size γ: the measured rounds "
-                    "are Adam's."),
+                    "are Adam's"),
     # --- checks of the implementation -------------------------------------------------------------------------------
     Claim("larger_b_costs_latency", "a larger b costs more latency per round (s)", "Fig. 2b",
           "costs latency", "hasfl_5_train_figures", Trend(direction="up", margin=0.0, unit=" s", digits=3),
@@ -265,7 +265,7 @@ CLAIMS = (
           variants=BENCHMARKS, kind="check",
           deviation="ε, which the paper does not give, is (1 + eps_slack) × the bound's floor at b = 64 and cut 1; "
                     "the split term of a deeper cut alone exceeds it, so random or latency-optimal (deep) cuts never "
-                    "reach it."),
+                    "reach it"),
 )
 
 

@@ -71,11 +71,13 @@ def acc_gain_points(ours: Mapping, other: Mapping):
     raise KeyError(f"neither {ours['method']} nor {other['method']} converged")
 
 
-def smallest(values: Sequence):
+def smallest(values: Sequence, floor: float | None = None):
     """The minimum of numbers and :class:`Censored` bounds, as a number or a bound.
 
-    A lower bound ``≥ c`` below every number leaves the minimum in ``[c, min numbers]``: reported as ``≥ c``; an
-    upper bound ``≤ c`` makes the minimum at most ``min(c, numbers)``. Raises ``KeyError`` on no values and
+    A lower bound ``≥ c`` below every number leaves the minimum in ``[c, min numbers]``: reported as ``≥ c``, or,
+    when ``floor`` is given and the smallest number is at or below it, as ``≤ min numbers`` (the minimum can only
+    be lower, and a value at or below ``floor`` fails the claim whatever the bounds hide: the bound that decides);
+    an upper bound ``≤ c`` makes the minimum at most ``min(c, numbers)``. Raises ``KeyError`` on no values and
     ``TypeError`` on bounds of both sides (the minimum is then not bounded in one direction)."""
     values = list(values)
     if not values:
@@ -89,7 +91,7 @@ def smallest(values: Sequence):
     if upper:
         return Censored(min([m, *upper]), "upper")
     if lower and min(lower) < m:
-        return Censored(min(lower), "lower")
+        return Censored(m, "upper") if floor is not None and m <= floor else Censored(min(lower), "lower")
     return m
 
 
