@@ -102,8 +102,8 @@ def paper_verdicts(paper: str, root: Path = REPO_ROOT) -> dict:
             if col.get("at_paper_horizon"):   # this column is at the paper's horizon: no "horizon" reason
                 c = dataclasses.replace(c, horizon="")
             got = judge(c, more[c.notebook], more_extra.get(c.notebook, ()))
-            for variant, cell in got["cells"].items():
-                v["cells"][_column(variant, col["label"])] = cell
+            for variant in sorted(got["cells"], key=lambda k: c.variants.index(k)):   # the claim's column order
+                v["cells"][_column(variant, col["label"])] = got["cells"][variant]
     return {"paper": paper, "profile": mod.PROFILE, "metrics": [str(p.relative_to(root)) for p in paths],
             "counts": main_counts, "columns": labels, "claims": claims}
 
