@@ -166,7 +166,10 @@ def test_a_rule_set_after_its_numbers_is_marked():
     c, m = _claim(v.AtLeast(target=1.0), {"ours": [2.0]})
     (c,) = v.registered([c], {"c": ("2026-11-27", True)})
     table = v.markdown_table([v.judge(c, m)])
-    assert "a claim (Fig. 1)†" in table and "† The rule was set (2026-11-27) after the numbers" in table
+    assert "a claim (Fig. 1)†" in table and "were known (at least the first seed's): † on 2026-11-27." in table
+    (later,) = v.registered([c], {"c": ("2026-12-01", True)})
+    both = v.markdown_table([v.judge(c, m), v.judge(later, m)])
+    assert "† on 2026-11-27; ‡ on 2026-12-01" in both and "a claim (Fig. 1)‡" in both
     with pytest.raises(ValueError, match="missing"):
         v.registered([c], {})
     with pytest.raises(ValueError):

@@ -7,7 +7,14 @@ from typing import Callable, Sequence
 
 from .verdict_rules import UNDECIDED
 
-AFTER_MARK = "†"
+AFTER_MARKS = ("†", "‡", "§", "¶", "#")
+"""The marks of rules set after their numbers were known, one per registration date (oldest first)."""
+AFTER_MARK = AFTER_MARKS[0]
+
+
+def _marks(verdicts: Sequence[dict]) -> dict[str, str]:
+    days = sorted({v["registered"] for v in verdicts if v.get("set_after_numbers")})
+    return {d: AFTER_MARKS[min(i, len(AFTER_MARKS) - 1)] for i, d in enumerate(days)}
 
 
 def columns(verdicts: Sequence[dict]) -> list[str]:
@@ -31,7 +38,7 @@ def _cell(c: dict, most: int) -> str:
     return out
 
 
-def _table(verdicts: Sequence[dict], link: Callable[[str], str] | None) -> list[str]:
+def _table(verdicts: Sequence[dict], link: Callable[[str], str] | None, marks: dict[str, str]) -> list[str]:
     cols = columns(verdicts)
     # a cell judged at fewer seeds than its column's others says so (another profile or machine has its own count)
     most = {col: max((v["cells"][col]["seeds"] for v in verdicts if col in v["cells"]), default=1) for col in cols}
@@ -40,7 +47,7 @@ def _table(verdicts: Sequence[dict], link: Callable[[str], str] | None) -> list[
     for v in verdicts:
         cells = [_cell(c, most[col]) if (c := v["cells"].get(col)) else "–" for col in cols]
         nb = link(v["notebook"]) if link else f"`{v['notebook']}`"
-        mark = AFTER_MARK if v.get("set_after_numbers") else ""
+        mark = marks.get(v["registered"], "") if v.get("set_after_numbers") else ""
         lines.append("| " + " | ".join([f"{v['text']} ({v['figure']}){mark}", v["paper"], *cells, nb]) + " |")
     return lines
 
@@ -70,15 +77,17 @@ def markdown_table(verdicts: Sequence[dict], link: Callable[[str], str] | None =
     claims = [v for v in verdicts if v.get("kind", "paper") == "paper"]
     checks = [v for v in verdicts if v.get("kind", "paper") == "check"]
     parts: list[str] = []
+    marks = _marks(verdicts)
     if claims:
-        parts.append("\n".join(_table(claims, link)))
+        parts.append("\n".join(_table(claims, link, marks)))
     if checks:
         parts.append("**Checks of the implementation** (facts of the architecture or of our code; they cannot "
-                     "contradict the paper):\n\n" + "\n".join(_table(checks, link)))
-    after = sorted({v["registered"] for v in verdicts if v.get("set_after_numbers")})
-    if after:
-        parts.append(f"{AFTER_MARK} The rule was set ({', '.join(after)}) after the numbers it judges were known "
-                     f"(at least the first seed's); later seeds and profiles were judged by it as written.")
+                     "contradict the paper):\n\n" + "\n".join(_table(checks, link, marks)))
+    if marks:
+        when = "; ".join(f"{m} on {d}" for d, m in marks.items())
+        parts.append(f"The rule was set after the numbers it judges were known (at least the first seed's): {when}. "
+                     f"Seeds and profiles that ran later were judged by it as written; the run log lists every "
+                     f"change of a rule and why.")
     reasons = reasons_list(verdicts)
     if reasons:
         parts.append("Why a cell does not hold, and the seeds no cell could judge (one rule, "

@@ -229,7 +229,8 @@ def judge(claim: Claim, metrics: Mapping[str, Any], extra: Sequence[Mapping[str,
     """
     if not isinstance(claim.rule, Rule) or RULES.get(claim.rule.kind) is not type(claim.rule):
         raise UnknownClaim(f"claim {claim.id!r}: unknown rule {claim.rule!r}; rules: {', '.join(RULES)}")
-    found = {k: (list(vs), _labels(metrics, len(vs), "the run")) for k, vs in _extract(claim, metrics).items()}
+    found = {k: (list(vs), _labels(metrics, len(vs), "the run" if len(vs) == 1 else "seed"))
+             for k, vs in _extract(claim, metrics).items()}
     for j, more in enumerate(extra):
         try:
             got = _extract(claim, more)
