@@ -134,3 +134,19 @@ def test_trend_with_an_unreached_target_gives_no_verdict(committed):
     cells = judge(c, m)["cells"]
     assert {v["word"] for v in cells.values()} == {"partly"}
     assert all("≥ 30.0 L0" in v["number"] for v in cells.values())
+
+
+def test_the_paper_profile_is_judged_in_its_own_columns_without_a_horizon_reason():
+    from fedlib.tables import paper_verdicts
+    v = paper_verdicts("hist")
+    assert v["columns"] == ["paper profile"]
+    cells = {c["id"]: c["cells"] for c in v["claims"]}
+    # seed 0 at 100 L0: N = 4 -> 5 is a tie within the standard error (0.34 points), judged alone
+    paper = cells["fig2_hist_degrades_n5"]["fully non-iid · paper profile"]
+    assert paper["seeds"] == 1 and paper["word"] == "partly" and paper["values"] == [-0.34]
+    for claim in cells.values():
+        for col, cell in claim.items():
+            if col.endswith("paper profile") and cell["reason"]:
+                assert cell["reason"]["class"] != "horizon", col
+    # the quick column of a claim with a stated horizon still gives it where nothing else explains the word
+    assert cells["fig4_h_peaks_at_40"]["fully non-iid"]["reason"]["class"] == "horizon"

@@ -153,8 +153,9 @@ def bound_vs_n(metrics):
 
 def h_e_limits(metrics):
     """Not in the metrics: ``hist_3_bounds`` evaluates the bound at one H and one E."""
-    return {v: [Unjudged("hist_3_bounds evaluates the bound at the notebook's H and E only; its metrics hold no "
-                         "sweep of H or E through condition (12)")] for v in _VARIANTS}
+    return {v: [Unjudged("hist_3_bounds draws condition (12) over H and E/H (its figure's panel c) but writes the "
+                         "bound to its metrics at one H and E only, so no committed number decides it")]
+            for v in _VARIANTS}
 
 
 # --- the claims -----------------------------------------------------------------------------------------------
