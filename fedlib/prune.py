@@ -18,8 +18,9 @@ temporary files are the store's own business). Prints one JSON line: ``dir``, ``
 
 ``--rekey`` first moves the records of :data:`REKEYED` hashes to the current hash of their store (new key, same
 config and record), then reports. Those are hashes of earlier code whose records the current code reproduces bit for
-bit: 0.2.0 (the store then hashed infrastructure: ``fedlib.core``'s store, paths, runner) and 0.3.0 (before input
-checks that only refuse bad input, and before HASFL's modules moved into sub-packages).
+bit: 0.2.0 (the store then hashed infrastructure: ``fedlib.core``'s store, paths, runner), 0.3.0 (before input
+checks that only refuse bad input, and before HASFL's modules moved into sub-packages), and the keys of files' bytes
+and paths (before :func:`fedlib.core.store.source_hash` hashed syntax trees without docstrings).
 """
 from __future__ import annotations
 
@@ -73,6 +74,11 @@ REKEYED = {
     # pilots compute as before; a DTFL run, FedAvg, FedYogi and the VGG-16 pilot retrained with the old and the new
     # code on one machine are bit-identical (run logs, 2026-11-27)
     "218c59aa921c0ceb": "dtfl", "252c69c4beefc7d8": "hasfl",
+    # the keys before they hashed syntax trees without docstrings and file names (fedlib.core.store.source_hash);
+    # no hashed module changed, and a sample per store retrained with the new code is bit-identical (run logs,
+    # 2026-12-02)
+    "063bebc0d0775083": "hist", "15ec4b072436c5fd": "dtfl", "e8829110476457a8": "dtfl_stacked",
+    "7b18755eaac4764c": "hasfl", "6df9d4ddc2ed25a2": "hasfl_train", "a4c248b1a15eecf5": "hasfl_train_stacked",
 }
 """Code hashes of earlier fedlib whose records are valid under the current code: ``{old hash: store name}``."""
 

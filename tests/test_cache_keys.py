@@ -205,7 +205,7 @@ def test_hasfl_stacked_training_records_hash_every_module_they_import():
 
 
 _PROBE = r"""
-import json, sys
+import ast, json, sys
 from pathlib import Path
 root = Path(sys.argv[1])
 import fedlib
@@ -215,27 +215,56 @@ codes = {p: __import__(m, fromlist=["_"]).STORE_CODE for p, m in (("hist", "fedl
          ("hasfl", "fedlib.hasfl.runs.experiments"), ("dtfl", "fedlib.dtfl.experiments"))}
 codes["hasfl-train"] = __import__("fedlib.hasfl.runs.train_run", fromlist=["_"]).TRAIN_CODE
 def hashes():
-    store.source_hash.cache_clear()
     return {p: store.source_hash(c) for p, c in codes.items()}
+
+def offset(src, line, col):
+    # ast's columns count UTF-8 bytes: work on bytes
+    return sum(len(l) for l in src.splitlines(keepends=True)[:line - 1]) + col
+
+def behaviour(src):
+    # the first number in the code (not a docstring) plus one; a file without numbers gets a new name
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            a, b = offset(src, node.lineno, node.col_offset), offset(src, node.end_lineno, node.end_col_offset)
+            return src[:a] + repr(node.value + 1).encode() + src[b:]
+    return src + b"\n_AN_EDIT = 1\n"
+
+def docstring(src):
+    # a word added to the first docstring (module, class or function), else a docstring given to the module
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and ast.get_docstring(node) is not None:
+            c = node.body[0].value
+            b = offset(src, c.end_lineno, c.end_col_offset)
+            q = 3 if src[b - 3:b] in (b'\"\"\"', b"\'\'\'") else 1
+            return src[:b - q] + b" An edit." + src[b - q:]
+    return b'\"\"\"An edit.\"\"\"\n' + src
+
+def layout(src):
+    # a comment and blank lines
+    return src.replace(b"\n", b"\n\n", 1) + b"\n# an edit\n"
+
 base = hashes()
-out = {}
+out = {"behaviour": {}, "docstring": {}, "layout": {}}
 for rel in sorted(str(p.relative_to(root)) for p in (root / "fedlib").rglob("*.py")):
     f = root / rel
     old = f.read_bytes()
-    f.write_bytes(old + b"\n# an edit\n")
-    try:
-        now = hashes()
-    finally:
-        f.write_bytes(old)
-    out[rel] = sorted(p for p in codes if now[p] != base[p])
+    for kind, edit in (("behaviour", behaviour), ("docstring", docstring), ("layout", layout)):
+        f.write_bytes(edit(old))
+        try:
+            now = hashes()
+        finally:
+            f.write_bytes(old)
+        out[kind][rel] = sorted(p for p in codes if now[p] != base[p])
 assert hashes() == base
 print(json.dumps(out))
 """
 
 
 @pytest.fixture(scope="module")
-def edits(tmp_path_factory) -> dict[str, list[str]]:
-    """On a copy of fedlib: file -> the papers whose store hash an edit of that file changes."""
+def probe(tmp_path_factory) -> dict[str, dict[str, list[str]]]:
+    """On a copy of fedlib, for each kind of edit (``behaviour``: the first number in the code plus one;
+    ``docstring``: a word added to a docstring; ``layout``: a comment and blank lines): file -> the papers whose
+    store hash that edit of that file changes."""
     root = tmp_path_factory.mktemp("tree")
     shutil.copytree(FEDLIB, root / "fedlib", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     env = dict(os.environ, PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1")
@@ -243,6 +272,53 @@ def edits(tmp_path_factory) -> dict[str, list[str]]:
                          text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-3000:]
     return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def edits(probe) -> dict[str, list[str]]:
+    """File -> the papers whose store hash a change of behaviour in that file changes."""
+    return probe["behaviour"]
+
+
+@pytest.mark.parametrize("kind", ["docstring", "layout"])
+def test_a_docstring_comment_or_layout_edit_of_any_module_keeps_every_store_hash(probe, kind):
+    changed = {rel: papers for rel, papers in probe[kind].items() if papers}
+    assert len(probe[kind]) == len(probe["behaviour"]) > 100
+    assert not changed, f"a {kind} edit changes store hashes: {changed}"
+
+
+def test_a_behaviour_edit_of_every_hashed_module_changes_its_papers_hash(edits):
+    # every file some store hashes: a changed number changes that store's hash
+    files = {_module_name(p) for c in (_store_code(x) for x in PAPERS) for p in _files(c).values()}
+    hashed = {str(p.relative_to(FEDLIB.parent)) for p in FEDLIB.rglob("*.py") if _module_name(p) in files}
+    assert len(hashed) > 60
+    assert not [rel for rel in hashed if not edits[rel]]
+
+
+def _package(tmp_path, name: str, files: dict[str, str]) -> str:
+    pkg = tmp_path / name
+    pkg.mkdir()
+    for rel, text in files.items():
+        (pkg / rel).write_text(text)
+    return name
+
+
+def test_the_hash_ignores_file_names_and_docstrings_and_sees_operators(tmp_path, monkeypatch):
+    from fedlib.core.store import source_hash
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code = 'def f(x):\n    """Doc."""\n    return x + 1\n'
+    a = _package(tmp_path, "pkg_a", {"__init__.py": '"""A package."""\n', "one.py": code})
+    b = _package(tmp_path, "pkg_b", {"__init__.py": "", "two.py": "# moved\n" + code.replace("Doc.", "Other.")})
+    c = _package(tmp_path, "pkg_c", {"__init__.py": "", "one.py": code.replace("x + 1", "x - 1")})
+    d = _package(tmp_path, "pkg_d", {"__init__.py": "", "one.py": code.replace("x + 1", "x + 1.0")})
+    assert source_hash([a]) == source_hash([b]) == source_hash([b, f"{b}.two"])
+    assert len({source_hash([a]), source_hash([c]), source_hash([d])}) == 3
+    e = _package(tmp_path, "pkg_e", {"__init__.py": "", "one.py": code + 'X = 1\n"""X\'s docstring."""\n'})
+    f = _package(tmp_path, "pkg_f", {"__init__.py": "", "one.py": code + "X = 1\n"})
+    assert source_hash([e]) == source_hash([f]) != source_hash([a])
+    bad = _package(tmp_path, "pkg_bad", {"__init__.py": "", "one.py": "def f(:\n"})
+    with pytest.raises(ValueError, match="one.py is not valid Python"):
+        source_hash([bad])
 
 
 @pytest.mark.parametrize("figure_module", ["fedlib/hist/plots.py", "fedlib/hasfl/figures/plots.py",
@@ -287,7 +363,7 @@ def test_rekey_moves_old_hash_records_to_the_current_key(tmp_path):
     from fedlib.core.store import ResultStore, config_key
     from fedlib.dtfl.experiments import STORE_CODE
     from fedlib.prune import REKEYED, prune, rekey
-    assert set(REKEYED.values()) == {"hist", "dtfl", "hasfl", "hasfl_train"}
+    assert set(REKEYED.values()) == {"hist", "dtfl", "dtfl_stacked", "hasfl", "hasfl_train", "hasfl_train_stacked"}
     cfg, rec = {"kind": "dtfl_train", "seed": 0}, {"test_acc": [0.1, 0.5]}
     for old in ("0123456789abcdef", "fedcba9876543210"):
         key = config_key(dict(cfg, old=old), old)

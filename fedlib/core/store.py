@@ -5,7 +5,9 @@ fedlib source that computes it.
   paper's computing modules invalidates that paper's runs, not the others' (a HIST store hashes the modules of
   ``fedlib.hist`` that compute records, :data:`RECORD_CODE` of ``fedlib.core`` and ``fedlib.data``). This module,
   the paths, locks, process pool, notebook runner and verification are not hashed: no record's value depends on
-  them. A rerun of the same config and code is a cache hit; ``force=True`` recomputes and overwrites.
+  them. The source enters as syntax trees without docstrings and without file names (:func:`source_hash`): a
+  docstring, comment or layout edit, or a file moved, keeps every key. A rerun of the same config and code is a
+  cache hit; ``force=True`` recomputes and overwrites.
 - A store may read, after its own folder, read-only stores (``read_only``; by default the active profile's
   committed store when the run does not write it: :func:`fedlib.core.paths.read_only_stores`). A record found
   there is returned as is; a missing one is computed and written to the store's own folder only.
@@ -25,6 +27,7 @@ fedlib source that computes it.
 """
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import importlib.util
@@ -70,39 +73,79 @@ class CorruptRecordError(ValueError):
     The message names the file."""
 
 
+def _strip_docstrings(node: ast.AST) -> ast.AST:
+    """``node`` with every statement that is a bare string constant removed (docstrings of modules, classes and
+    functions, and attribute docstrings): such a statement never runs anything."""
+    for sub in ast.walk(node):
+        for field, value in ast.iter_fields(sub):
+            if isinstance(value, list) and value and all(isinstance(v, ast.stmt) for v in value):
+                kept = [v for v in value if not (isinstance(v, ast.Expr) and isinstance(v.value, ast.Constant)
+                                                 and isinstance(v.value.value, str))]
+                setattr(sub, field, kept)
+    return node
+
+
+def _dump(node) -> str:
+    """A serialisation of a syntax tree that Python versions agree on: each node's class and fields, leaving out
+    fields that are ``None`` or empty (the ones newer Pythons add, such as ``type_params``, are empty in code
+    that does not use them) and every position."""
+    if isinstance(node, ast.AST):
+        fields = (f"{name}={_dump(value)}" for name, value in ast.iter_fields(node) if value is not None and value != [])
+        return f"{type(node).__name__}({','.join(fields)})"
+    if isinstance(node, list):
+        return "[" + ",".join(_dump(v) for v in node) + "]"
+    return repr(node)
+
+
+@functools.lru_cache(maxsize=4096)
+def _tree_digest(source: bytes) -> str | None:
+    tree = _strip_docstrings(ast.parse(source))
+    return hashlib.sha256(_dump(tree).encode()).hexdigest() if tree.body else None
+
+
+def _file_digest(path: Path) -> str | None:
+    """SHA-256 of ``path``'s syntax tree without docstrings, or ``None`` for a file that holds nothing else (read
+    anew on each call; the digest of identical bytes is cached)."""
+    try:
+        return _tree_digest(path.read_bytes())
+    except SyntaxError as err:
+        raise ValueError(f"code: {path} is not valid Python: {err}") from None
+
+
 @functools.lru_cache(maxsize=None)
-def _hash_module(name: str) -> str:
+def _module_files(name: str) -> tuple[Path, ...]:
     spec = importlib.util.find_spec(name)
     if spec is None or spec.origin is None and not spec.submodule_search_locations:
         raise ValueError(f"code: no importable module or package named {name!r}")
     if spec.submodule_search_locations:                    # a package: every .py file below its folder
         root = Path(next(iter(spec.submodule_search_locations)))
-        files = sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
-    else:
-        root, files = Path(spec.origin).parent, [Path(spec.origin)]
-    h = hashlib.sha256()
-    for f in files:
-        h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
-    return h.hexdigest()
+        return tuple(sorted(p.resolve() for p in root.rglob("*.py") if "__pycache__" not in p.parts))
+    return (Path(spec.origin).resolve(),)
 
 
 def source_hash(modules: Sequence[str]) -> str:
-    """SHA-256 (hex, 16 chars) of the source of the named importable modules or packages (a package: every
-    ``*.py`` file below its folder, by relative path and bytes). Cached per process; call
-    ``source_hash.cache_clear()`` after editing files in a running process.
+    """SHA-256 (hex, 16 chars) of what the named importable modules or packages do (a package: every ``*.py``
+    file below its folder): each file's syntax tree with docstrings removed (comments and layout are not in a
+    syntax tree), and no file or module names, so that editing a docstring, a comment or the layout, or moving a
+    file, keeps the hash, while any change of a name, a constant, an operator or an import changes it. A file
+    named by two entries counts once; a file holding only a docstring counts as none. Each call reads the files
+    again (an edit in a running process is seen); the list of a package's files is cached per process: call
+    ``source_hash.cache_clear()`` after adding or removing a file in a running process.
 
     Raises:
-        ValueError: ``modules`` is empty or names a module that cannot be found.
+        ValueError: ``modules`` is empty, names a module that cannot be found, or a file is not valid Python.
         TypeError: ``modules`` is a string or holds a non-string.
     """
     if isinstance(modules, str) or not all(isinstance(m, str) for m in modules):
         raise ParameterTypeError(f"code must be a sequence of module names, got {modules!r}")
     if not modules:
         raise ValueError("code must name at least one module")
-    return hashlib.sha256("".join(_hash_module(m) for m in sorted(set(modules))).encode()).hexdigest()[:16]
+    files = {f for m in set(modules) for f in _module_files(m)}
+    digests = sorted(d for d in map(_file_digest, files) if d is not None)
+    return hashlib.sha256("".join(digests).encode()).hexdigest()[:16]
 
 
-source_hash.cache_clear = _hash_module.cache_clear  # type: ignore[attr-defined]
+source_hash.cache_clear = _module_files.cache_clear  # type: ignore[attr-defined]
 
 
 def _canonical(obj, what: str) -> str:
