@@ -12,7 +12,7 @@
 #                                     (figures/metrics) with the rerun, within stated tolerances; exit 1 if any is off
 #   ./run_all.sh --lab                set up, then open JupyterLab on notebooks/ with the project's kernel (fedlib)
 #   ./run_all.sh --site               set up, then build the results site (site/html/index.html) from the executed
-#                                     notebooks (.executed/); never trains (python -m fedlib.core.site)
+#                                     notebooks (.executed/); never trains (python -m fedlib.lab.site)
 #
 # Setup: .venv with requirements.txt (exact pins), fedlib installed in editable mode (pip install -e .), the
 # project's kernel "fedlib" registered into .venv, Fashion-MNIST prepared under data/.
@@ -105,7 +105,7 @@ setup_venv() {
   # (again when the kernel predates the thread pin: its kernel.json lacks OMP_NUM_THREADS)
   if [ ! -f .venv/etc/jupyter/jupyter_server_config.d/fedlib.json ] ||
      ! grep -q OMP_NUM_THREADS .venv/share/jupyter/kernels/fedlib/kernel.json 2>/dev/null; then
-    .venv/bin/python -m fedlib.core.jupyter_setup >/dev/null
+    .venv/bin/python -m fedlib.lab.jupyter_setup >/dev/null
   fi
 }
 
@@ -141,8 +141,8 @@ lint() {
 }
 
 setup_venv
-# every FEDLIB_* variable checked before any other work (the convention: fedlib/core/cli.py)
-.venv/bin/python -c 'import sys; from fedlib.core.cli import check_environment
+# every FEDLIB_* variable checked before any other work (the convention: fedlib/lab/cli.py)
+.venv/bin/python -c 'import sys; from fedlib.lab.cli import check_environment
 try: check_environment()
 except ValueError as exc: print(f"run_all.sh: {exc}", file=sys.stderr); sys.exit(2)'
 if [ "$TESTS" = 1 ]; then lint; fi   # before the data and the tests: a lint finding fails at once
@@ -162,18 +162,18 @@ fi
 
 if [ "$SITE" = 1 ]; then
   echo "== results site from the executed notebooks (converged where committed, else quick; cache hits only)"
-  exec .venv/bin/python -m fedlib.core.site
+  exec .venv/bin/python -m fedlib.lab.site
 fi
 
 if [ "$VERIFY" = 1 ]; then
   echo "== verify: rerun notebooks at profile '$PROFILE'${ONLY:+ matching '$ONLY'} and compare with the committed metrics"
   vargs=(--profile "$PROFILE")
   [ "$ONLY_SET" = 1 ] && vargs+=(--only "$ONLY")
-  exec .venv/bin/python -m fedlib.core.verify "${vargs[@]}"
+  exec .venv/bin/python -m fedlib.lab.verify "${vargs[@]}"
 fi
 
 echo "== notebooks at profile '$PROFILE'${ONLY:+ matching '$ONLY'}"
 args=(--profile "$PROFILE")
 [ "$ONLY_SET" = 1 ] && args+=(--only "$ONLY")
 # the regeneration command: notebooks write the committed figures/ folders (smoke has none: .scratch/smoke/)
-.venv/bin/python -m fedlib.core.notebooks --commit "${args[@]}"
+.venv/bin/python -m fedlib.lab.notebooks --commit "${args[@]}"

@@ -1,4 +1,4 @@
-"""Sphinx configuration of the results site (``python -m fedlib.core.site``, ``./run_all.sh --site``).
+"""Sphinx configuration of the results site (``python -m fedlib.lab.site``, ``./run_all.sh --site``).
 
 The builder writes the pages (the READMEs' sections and the executed notebooks) into ``site/src/`` and runs
 ``sphinx-build -c docs`` on them, so this file is the site's one configuration. The site works offline: it loads
@@ -6,7 +6,7 @@ no script from outside itself.
 
 - Notebooks are rendered as executed (``nb_execution_mode = "off"``): the site never trains.
 - Widget outputs (tqdm's notebook progress bars) and the notebooks' widget state are stripped by the builder
-  (:func:`fedlib.core.site.strip_widgets`), and ``nb_ipywidgets_js`` is empty, so MyST-NB adds no require.js or
+  (:func:`fedlib.lab.site.strip_widgets`), and ``nb_ipywidgets_js`` is empty, so MyST-NB adds no require.js or
   ``@jupyter-widgets/html-manager`` script from a public CDN. A page that needs widgets later (an explorer) must
   serve their scripts from the site itself (``html_static_path``), never from a CDN.
 - Math is shown as its TeX source (the ``texsource`` renderer below) instead of MathJax, which Sphinx would load

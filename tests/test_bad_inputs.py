@@ -1,5 +1,5 @@
 """Bad input at the public entry points: each call raises the documented error type, and the message names the
-parameter (issue #7, item 4). Plus the notebook parameter validator (fedlib.core.validate_parameters)."""
+parameter (issue #7, item 4). Plus the notebook parameter validator (fedlib.lab.validate_parameters)."""
 import functools
 import math
 import tempfile
@@ -12,18 +12,23 @@ import torch
 from torch import nn
 
 from fedlib import dtfl, hasfl, hist, split
-from fedlib.core import (ParameterTypeError, ResultStore, check_choice, check_float, check_int, check_list, config_key,
-                         estimators, map_jobs, seeding, validate_parameters)
-from fedlib.data import TensorDataset, datasets, partition
-from fedlib.dtfl import compare as dtfl_compare
-from fedlib.hasfl.runs import experiments as hasfl_exp
+from fedlib.lab import dtfl as dtfl_lab, hasfl as hasfl_lab, hist as hist_lab, split as split_lab
+from fedlib.core import ParameterTypeError, check_choice, check_float, check_int, check_list
+from fedlib.lab.store import ResultStore, config_key
+from fedlib.core import estimators, seeding
+from fedlib.lab.parallel import map_jobs
+from fedlib.lab.params import validate_parameters
+from fedlib.data import TensorDataset
+from fedlib.data import datasets, partition
+from fedlib.lab.dtfl import compare as dtfl_compare
+from fedlib.lab.hasfl.runs import experiments as hasfl_exp
 from fedlib.hasfl import HasflConstants, bound_floor, rounds_needed, theorem1_bound, total_latency
 from fedlib.hasfl.bound import estimate as hasfl_estimate
 from fedlib.hist import HistConfig, comm_per_round, rounds_for_budget
 from fedlib.hist import estimate as hist_estimate
 from fedlib.hist import sampling
 from fedlib.hist import theory as hist_theory
-from fedlib.plotting import write_metrics
+from fedlib.lab.plotting import write_metrics
 from fedlib.split import EdgeDevices, LayerProfile, Servers, SystemSpec, memory_bits, resnet18, sample_system, vgg16
 from fedlib.split.latency import device_terms
 
@@ -78,14 +83,14 @@ HIST_REC = {"config": HistConfig().to_dict(), "test_acc": [0.1, 0.5], "comm_clie
 FAKE_STORE = SimpleNamespace(get_or_run=lambda config, run, force=False: run())
 FIG = dict(settings=["noniid"], num_cells=[2], H=1, E=1, comm_budget_L0=1.0, fig4_num_cells=2, fig4_E_over_H=[1],
            fig4_H=[1], fig4_global_rounds=1, num_clients=4, hidden=8)
-TS = hasfl.TrainSettings()
-PLAN = hasfl.TrainPlan()
+TS = hasfl_lab.TrainSettings()
+PLAN = hasfl_lab.TrainPlan()
 DTFL_CFG = dtfl.DtflConfig(num_clients=2, batch_size=32, width=0.25)
-SETUP = dtfl.Setup(num_clients=2, batch_size=32, width=0.25, rounds=1)
+SETUP = dtfl_lab.Setup(num_clients=2, batch_size=32, width=0.25, rounds=1)
 
 
 def _fig(**over):
-    return hist.figure_configs(**{**FIG, **over})
+    return hist_lab.figure_configs(**{**FIG, **over})
 
 
 def _split_cfg(**over):
@@ -365,12 +370,12 @@ CASES = [
     ("run_split-schedule", lambda: split.run_split(_split_cfg(rounds=1), DATA, "cpu", schedule=5), TypeError,
      "schedule"),
     ("run_split-dataset", lambda: split.run_split(_split_cfg(rounds=1), "x", "cpu"), TypeError, "dataset"),
-    ("reference-cfg", lambda: split.Reference("x", nn.Sequential()), TypeError, "cfg"),
+    ("reference-cfg", lambda: split_lab.Reference("x", nn.Sequential()), TypeError, "cfg"),
     # hist
     ("histcfg-dataset", lambda: HistConfig(dataset="mnist"), ValueError, "dataset"),
-    ("run_sweep-empty", lambda: hist.run_sweep([], FAKE_STORE, progress=False), ValueError, "configs"),
-    ("run_sweep-store", lambda: hist.run_sweep([HistConfig()], None, progress=False), TypeError, "store"),
-    ("run_sweep-force-str", lambda: hist.run_sweep([HistConfig()], FAKE_STORE, force="no", progress=False),
+    ("run_sweep-empty", lambda: hist_lab.run_sweep([], FAKE_STORE, progress=False), ValueError, "configs"),
+    ("run_sweep-store", lambda: hist_lab.run_sweep([HistConfig()], None, progress=False), TypeError, "store"),
+    ("run_sweep-force-str", lambda: hist_lab.run_sweep([HistConfig()], FAKE_STORE, force="no", progress=False),
      TypeError, "force"),
     ("figs-settings-empty", lambda: _fig(settings=[]), ValueError, "settings"),
     ("figs-settings-str", lambda: _fig(settings="noniid"), TypeError, "settings"),
@@ -388,15 +393,15 @@ CASES = [
     ("figs-seeds-float", lambda: _fig(seeds=[0.5]), TypeError, "seeds"),
     ("figs-global_rounds-0", lambda: _fig(fig4_global_rounds=0), ValueError, "fig4_global_rounds"),
     ("figs-fig4_num_cells-0", lambda: _fig(fig4_num_cells=0), ValueError, "fig4_num_cells"),
-    ("summarize-target-nan", lambda: hist.summarize([HIST_REC], NAN), ValueError, "target_acc"),
-    ("summarize-empty", lambda: hist.summarize([], 0.5), ValueError, "records"),
-    ("summarize-str", lambda: hist.summarize("ab", 0.5), TypeError, "records"),
-    ("summarize_seeds-empty", lambda: hist.summarize_seeds([]), ValueError, "rows"),
-    ("seed_groups-empty", lambda: hist.seed_groups([]), ValueError, "records"),
-    ("seed_band-empty", lambda: hist.seed_band([], "comm_client_L0"), ValueError, "group"),
-    ("seed_band-x", lambda: hist.seed_band([HIST_REC], "foo"), ValueError, "x"),
-    ("comm_to_target-record", lambda: hist.comm_to_target({}, 0.5), ValueError, "record"),
-    ("iterate_reference-p", lambda: next(hist.iterate_reference("x")), TypeError, "p"),
+    ("summarize-target-nan", lambda: hist_lab.summarize([HIST_REC], NAN), ValueError, "target_acc"),
+    ("summarize-empty", lambda: hist_lab.summarize([], 0.5), ValueError, "records"),
+    ("summarize-str", lambda: hist_lab.summarize("ab", 0.5), TypeError, "records"),
+    ("summarize_seeds-empty", lambda: hist_lab.summarize_seeds([]), ValueError, "rows"),
+    ("seed_groups-empty", lambda: hist_lab.seed_groups([]), ValueError, "records"),
+    ("seed_band-empty", lambda: hist_lab.seed_band([], "comm_client_L0"), ValueError, "group"),
+    ("seed_band-x", lambda: hist_lab.seed_band([HIST_REC], "foo"), ValueError, "x"),
+    ("comm_to_target-record", lambda: hist_lab.comm_to_target({}, 0.5), ValueError, "record"),
+    ("iterate_reference-p", lambda: next(hist_lab.iterate_reference("x")), TypeError, "p"),
     ("step_flops-batch-0", lambda: hist.step_flops(0, 784, 300, 10), ValueError, "batch_size"),
     ("step_flops-hidden-float", lambda: hist.step_flops(1, 784, 2.5, 10), TypeError, "hidden"),
     ("bound_sweeps-L-nan", lambda: hist_estimate.bound_sweeps(**{**BOUND_ARGS, "constants": {**HIST_CONSTS,
@@ -482,34 +487,34 @@ CASES = [
     ("compare_strategies-draws-0", lambda: hasfl_exp.compare_strategies(_problem(), 0, 0, strategies=["RBS+RMS"]),
      ValueError, "num_draws"),
     # hasfl: training decisions, TrainPlan, run_plan, calibration
-    ("decide-seed-neg", lambda: hasfl.decide(_problem(), "fixed", -1, 1, 1), ValueError, "seed"),
-    ("decide-problem", lambda: hasfl.decide("x", "fixed", 0, 1, 1), TypeError, "problem"),
-    ("hasfl_clock-problem", lambda: hasfl.hasfl_clock("x"), TypeError, "problem"),
-    ("training_problem-s", lambda: hasfl.training_problem("x", CONSTS, 1.0, 2, 0), TypeError, "s"),
-    ("plan-settings-str", lambda: hasfl.TrainPlan(settings="iid"), TypeError, "settings"),
-    ("plan-settings-unknown", lambda: hasfl.TrainPlan(settings=("iid", "foo")), ValueError, "settings"),
-    ("plan-settings-repeat", lambda: hasfl.TrainPlan(settings=("iid", "iid")), ValueError, "settings"),
-    ("plan-settings-set", lambda: hasfl.TrainPlan(settings={"iid"}), TypeError, "settings"),
-    ("plan-models-unknown", lambda: hasfl.TrainPlan(models=("vgg19",), widths=(0.25,)), ValueError, "models"),
-    ("plan-cut_grid-0", lambda: hasfl.TrainPlan(cut_grid=(0,)), ValueError, "cut_grid"),
-    ("plan-cut_grid-nan", lambda: hasfl.TrainPlan(cut_grid=(NAN,)), TypeError, "cut_grid"),
-    ("plan-cut_grid-above-L", lambda: hasfl.TrainPlan(cut_grid=(99,)), ValueError, "cut_grid"),
-    ("plan-cut_grid-bool", lambda: hasfl.TrainPlan(cut_grid=(True,)), TypeError, "cut_grid"),
-    ("plan-fixed_cut-0", lambda: hasfl.TrainPlan(fixed_cut=0), ValueError, "fixed_cut"),
-    ("plan-fixed_cut-above-L", lambda: hasfl.TrainPlan(fixed_cut=99), ValueError, "fixed_cut"),
-    ("plan-n_methods-unknown", lambda: hasfl.TrainPlan(n_methods=("foo",)), ValueError, "n_methods"),
-    ("run_plan-plan", lambda: hasfl.run_plan(None, TS, "x", [0], 0.5, DATA, progress=False), TypeError, "plan"),
-    ("run_plan-s", lambda: hasfl.run_plan(None, "x", PLAN, [0], 0.5, DATA, progress=False), TypeError, "s"),
-    ("run_plan-data", lambda: hasfl.run_plan(None, TS, PLAN, [0], 0.5, None, progress=False), TypeError, "data"),
-    ("claim_ratios-empty", lambda: hasfl.claim_ratios([]), ValueError, "rows"),
-    ("claim_ratios-str", lambda: hasfl.claim_ratios("ab"), TypeError, "rows"),
-    ("fit_calibration-target-nan", lambda: hasfl.fit_calibration(CONSTS, 0.1, 2, 2, 2, [1, 2], [10, 20], NAN),
+    ("decide-seed-neg", lambda: hasfl_lab.decide(_problem(), "fixed", -1, 1, 1), ValueError, "seed"),
+    ("decide-problem", lambda: hasfl_lab.decide("x", "fixed", 0, 1, 1), TypeError, "problem"),
+    ("hasfl_clock-problem", lambda: hasfl_lab.hasfl_clock("x"), TypeError, "problem"),
+    ("training_problem-s", lambda: hasfl_lab.training_problem("x", CONSTS, 1.0, 2, 0), TypeError, "s"),
+    ("plan-settings-str", lambda: hasfl_lab.TrainPlan(settings="iid"), TypeError, "settings"),
+    ("plan-settings-unknown", lambda: hasfl_lab.TrainPlan(settings=("iid", "foo")), ValueError, "settings"),
+    ("plan-settings-repeat", lambda: hasfl_lab.TrainPlan(settings=("iid", "iid")), ValueError, "settings"),
+    ("plan-settings-set", lambda: hasfl_lab.TrainPlan(settings={"iid"}), TypeError, "settings"),
+    ("plan-models-unknown", lambda: hasfl_lab.TrainPlan(models=("vgg19",), widths=(0.25,)), ValueError, "models"),
+    ("plan-cut_grid-0", lambda: hasfl_lab.TrainPlan(cut_grid=(0,)), ValueError, "cut_grid"),
+    ("plan-cut_grid-nan", lambda: hasfl_lab.TrainPlan(cut_grid=(NAN,)), TypeError, "cut_grid"),
+    ("plan-cut_grid-above-L", lambda: hasfl_lab.TrainPlan(cut_grid=(99,)), ValueError, "cut_grid"),
+    ("plan-cut_grid-bool", lambda: hasfl_lab.TrainPlan(cut_grid=(True,)), TypeError, "cut_grid"),
+    ("plan-fixed_cut-0", lambda: hasfl_lab.TrainPlan(fixed_cut=0), ValueError, "fixed_cut"),
+    ("plan-fixed_cut-above-L", lambda: hasfl_lab.TrainPlan(fixed_cut=99), ValueError, "fixed_cut"),
+    ("plan-n_methods-unknown", lambda: hasfl_lab.TrainPlan(n_methods=("foo",)), ValueError, "n_methods"),
+    ("run_plan-plan", lambda: hasfl_lab.run_plan(None, TS, "x", [0], 0.5, DATA, progress=False), TypeError, "plan"),
+    ("run_plan-s", lambda: hasfl_lab.run_plan(None, "x", PLAN, [0], 0.5, DATA, progress=False), TypeError, "s"),
+    ("run_plan-data", lambda: hasfl_lab.run_plan(None, TS, PLAN, [0], 0.5, None, progress=False), TypeError, "data"),
+    ("claim_ratios-empty", lambda: hasfl_lab.claim_ratios([]), ValueError, "rows"),
+    ("claim_ratios-str", lambda: hasfl_lab.claim_ratios("ab"), TypeError, "rows"),
+    ("fit_calibration-target-nan", lambda: hasfl_lab.fit_calibration(CONSTS, 0.1, 2, 2, 2, [1, 2], [10, 20], NAN),
      ValueError, "target_acc"),
-    ("fitted_rounds-cut-0", lambda: hasfl.fitted_rounds(CONSTS, 0.1, [2, 2], 0, 2, 1.0), ValueError, "cut"),
-    ("plan_calibration-plan", lambda: hasfl.plan_calibration(None, TS, "x", 0, 0.5, DATA), TypeError, "plan"),
-    ("plan_calibration-seed-neg", lambda: hasfl.plan_calibration(None, TS, PLAN, -1, 0.5, DATA), ValueError,
+    ("fitted_rounds-cut-0", lambda: hasfl_lab.fitted_rounds(CONSTS, 0.1, [2, 2], 0, 2, 1.0), ValueError, "cut"),
+    ("plan_calibration-plan", lambda: hasfl_lab.plan_calibration(None, TS, "x", 0, 0.5, DATA), TypeError, "plan"),
+    ("plan_calibration-seed-neg", lambda: hasfl_lab.plan_calibration(None, TS, PLAN, -1, 0.5, DATA), ValueError,
      "seed"),
-    ("calibration_table-target-nan", lambda: hasfl.calibration_table(None, TS, PLAN, [0], NAN, DATA), ValueError,
+    ("calibration_table-target-nan", lambda: hasfl_lab.calibration_table(None, TS, PLAN, [0], NAN, DATA), ValueError,
      "target_acc"),
     # dtfl
     ("tier_costs-shape-empty", lambda: dtfl.tier_costs(_resnet20(), (), 2, 10), ValueError, "input_shape"),
@@ -526,9 +531,9 @@ CASES = [
     ("run_dtfl-client_loss", lambda: dtfl.run_dtfl(DTFL_CFG, DATA, [[1, 1]], client_loss=5), TypeError,
      "client_loss"),
     ("run_engine-cfg", lambda: dtfl.run_engine("x", DATA, [[1, 1]]), TypeError, "cfg"),
-    ("run_literal-cfg", lambda: dtfl.run_literal("x", DATA, [[1, 1]]), TypeError, "cfg"),
-    ("literal_baseline-cut-0", lambda: dtfl.run_literal_baseline(DTFL_CFG, DATA, 0, 1), ValueError, "cut"),
-    ("literal_baseline-rounds-0", lambda: dtfl.run_literal_baseline(DTFL_CFG, DATA, 8, 0), ValueError, "rounds"),
+    ("run_literal-cfg", lambda: dtfl_lab.run_literal("x", DATA, [[1, 1]]), TypeError, "cfg"),
+    ("literal_baseline-cut-0", lambda: dtfl_lab.run_literal_baseline(DTFL_CFG, DATA, 0, 1), ValueError, "cut"),
+    ("literal_baseline-rounds-0", lambda: dtfl_lab.run_literal_baseline(DTFL_CFG, DATA, 8, 0), ValueError, "rounds"),
     ("yogi_update-cfg", lambda: dtfl.yogi_update({"a": torch.zeros(1)}, {"a": torch.zeros(1)}, {}, {}, "x"),
      TypeError, "cfg"),
     ("run_baseline-data", lambda: dtfl.run_baseline(DTFL_CFG, None, "fedavg", 1), TypeError, "data"),
@@ -539,15 +544,15 @@ CASES = [
      "client_flops"),
     ("run_fedgkt-data", lambda: dtfl.run_fedgkt(DTFL_CFG, None, 1), TypeError, "data"),
     ("run_fedgkt-progress", lambda: dtfl.run_fedgkt(DTFL_CFG, DATA, 1, progress=5), TypeError, "progress"),
-    ("system_run-s", lambda: dtfl.system_run("x", DATA, 2, "case1", "iid", 0), TypeError, "s"),
-    ("system_run-data", lambda: dtfl.system_run(SETUP, None, 2, "case1", "iid", 0), TypeError, "data"),
-    ("dtfl-train-cuts-str", lambda: dtfl.train(None, SETUP, "iid", "ab", 0, DATA), ValueError, "cuts"),
-    ("dtfl-train-participants-str", lambda: dtfl.train(None, SETUP, "iid", [[1, 1]], 0, DATA, participants="x"),
+    ("system_run-s", lambda: dtfl_lab.system_run("x", DATA, 2, "case1", "iid", 0), TypeError, "s"),
+    ("system_run-data", lambda: dtfl_lab.system_run(SETUP, None, 2, "case1", "iid", 0), TypeError, "data"),
+    ("dtfl-train-cuts-str", lambda: dtfl_lab.train(None, SETUP, "iid", "ab", 0, DATA), ValueError, "cuts"),
+    ("dtfl-train-participants-str", lambda: dtfl_lab.train(None, SETUP, "iid", [[1, 1]], 0, DATA, participants="x"),
      ValueError, "participants"),
-    ("dtfl-ttt-target-nan", lambda: dtfl.time_to_target(REC, {"round_s": [1.0], "comp_s": [1.0], "comm_s": [0.0]},
+    ("dtfl-ttt-target-nan", lambda: dtfl_lab.time_to_target(REC, {"round_s": [1.0], "comp_s": [1.0], "comm_s": [0.0]},
                                                         NAN), ValueError, "target"),
-    ("dtfl-ttt-record", lambda: dtfl.time_to_target({}, {}, 0.5), ValueError, "record"),
-    ("run_entry-target-nan", lambda: dtfl.run_entry(None, SETUP, DATA, 2, "case1", "iid", 0, NAN), ValueError,
+    ("dtfl-ttt-record", lambda: dtfl_lab.time_to_target({}, {}, 0.5), ValueError, "record"),
+    ("run_entry-target-nan", lambda: dtfl_lab.run_entry(None, SETUP, DATA, 2, "case1", "iid", 0, NAN), ValueError,
      "target_acc"),
     ("parse_runs-empty", lambda: dtfl_compare.parse_runs([]), ValueError, "runs"),
     ("parse_runs-str", lambda: dtfl_compare.parse_runs("resnet20/iid"), TypeError, "runs"),

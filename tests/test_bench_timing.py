@@ -1,10 +1,10 @@
-"""The benchmarks' timing (fedlib.core.benchtime) and their output: warm-up, interleaved repeats, each median inside
+"""The benchmarks' timing (fedlib.lab.benchtime) and their output: warm-up, interleaved repeats, each median inside
 its reported spread, the three baselines named. The benchmarks run at their tiniest settings (seconds, one thread);
 no speed is asserted."""
 import pytest
 
-from fedlib import bench
-from fedlib.core.benchtime import rate_spread, ratio_spread, spread, time_interleaved
+from fedlib.lab import bench
+from fedlib.lab.benchtime import rate_spread, ratio_spread, spread, time_interleaved
 
 BASELINES = {"per_client_loop", "engine_loop_backend", "stacked_backend"}
 
@@ -55,7 +55,7 @@ def test_timing_refuses_bad_arguments(kwargs):
 
 
 def test_bench_sfl_reports_medians_inside_their_spread_for_the_three_baselines(fmnist):
-    from fedlib.split.bench import bench_sfl
+    from fedlib.lab.split.bench import bench_sfl
     out = bench_sfl(widths=(0.0625,), repeats=2, rounds={0.0625: 1}, device="cpu", threads=1, data=fmnist)
     assert set(out["baselines"]) == BASELINES and "load_1min" in out
     assert not any("roofline" in k for k in out)          # no ceiling it cannot defend (module docstring)
@@ -66,7 +66,7 @@ def test_bench_sfl_reports_medians_inside_their_spread_for_the_three_baselines(f
 
 
 def test_bench_dtfl_reports_medians_inside_their_spread_for_the_three_baselines(fmnist, one_thread):
-    from fedlib.dtfl.bench import bench_dtfl
+    from fedlib.lab.dtfl.bench import bench_dtfl
     out = bench_dtfl(rounds=1, repeats=2, width=0.0625, device="cpu", data=fmnist, train_subset=100, test_subset=20)
     assert set(out["baselines"]) == BASELINES
     for method in ("dtfl", "fedavg"):
@@ -76,11 +76,11 @@ def test_bench_dtfl_reports_medians_inside_their_spread_for_the_three_baselines(
 
 
 def test_cli_passes_width_to_sfl_and_repeats_to_dtfl(monkeypatch, capsys):
-    import fedlib.dtfl.bench
-    import fedlib.split.bench
+    import fedlib.lab.dtfl.bench
+    import fedlib.lab.split.bench
     seen = {}
-    monkeypatch.setattr(fedlib.split.bench, "bench_sfl", lambda **k: seen.setdefault("sfl", k) and {})
-    monkeypatch.setattr(fedlib.dtfl.bench, "bench_dtfl", lambda *a, **k: seen.update(dtfl=(a, k)) or {})
+    monkeypatch.setattr(fedlib.lab.split.bench, "bench_sfl", lambda **k: seen.setdefault("sfl", k) and {})
+    monkeypatch.setattr(fedlib.lab.dtfl.bench, "bench_dtfl", lambda *a, **k: seen.update(dtfl=(a, k)) or {})
     assert bench.main(["sfl", "--width", "0.5", "--repeats", "2"]) == 0
     assert bench.main(["dtfl", "--repeats", "4"]) == 0
     assert seen["sfl"]["widths"] == (0.5,) and seen["sfl"]["repeats"] == 2

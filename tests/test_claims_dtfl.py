@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from fedlib.core.verdicts import Censored, MissingMetrics, find, judge
-from fedlib.dtfl import claims
-from fedlib.tables import metrics_dir
+from fedlib.lab.verdicts import Censored, MissingMetrics, find, judge
+from fedlib.lab.dtfl import claims
+from fedlib.lab.tables import metrics_dir
 
 FOLDER = metrics_dir(claims.PROFILE)
 
@@ -80,7 +80,7 @@ def _judge(claim_id, metrics):
 
 
 def test_accuracy_margin_is_the_standard_error_of_the_converged_test_set():
-    from fedlib.core import notebooks
+    from fedlib.lab import notebooks
     profile = notebooks._read_yaml(notebooks.PROFILE_DIR / "converged" / "dtfl.yaml")
     assert claims.N_TEST == profile["test_subset"] == 2000
     assert claims.ACC_SE_POINTS == 0.89                       # 100 * sqrt(0.8 * 0.2 / 2000) = 0.894
@@ -156,7 +156,7 @@ def test_fig2_narrower_reading_leaves_out_fedgkt_only():
 
 
 def _committed(nb):
-    from fedlib.core.paths import REPO_ROOT
+    from fedlib.lab.paths import REPO_ROOT
     paths = [FOLDER / f"{nb}.json", REPO_ROOT / "figures/converged/seed1/metrics" / f"{nb}.json",
              REPO_ROOT / claims.EXTRA_COLUMNS[0]["metrics"] / f"{nb}.json"]
     return [json.loads(p.read_text()) for p in paths if p.exists()]
@@ -196,8 +196,8 @@ def test_dcor_trend_steps_count_beyond_the_standard_error():
 
 
 def test_gpu_seeds_are_their_own_column_named_by_the_card():
-    from fedlib.core.paths import REPO_ROOT
-    from fedlib.tables import paper_verdicts
+    from fedlib.lab.paths import REPO_ROOT
+    from fedlib.lab.tables import paper_verdicts
     run = json.loads((REPO_ROOT / "figures/converged/gpu/metrics/gpu_run.json").read_text())
     assert claims.GPU_CARD == run["bench_dtfl"]["gpu"] and claims.EXTRA_COLUMNS[0]["label"] == "GPU (NVIDIA H200)"
     v = paper_verdicts("dtfl")

@@ -3,10 +3,10 @@ import json
 
 import pytest
 
-from fedlib.core.verdicts import Censored, MissingMetrics, judge
-from fedlib.core.verdicts import find
-from fedlib.hasfl import claims
-from fedlib.tables import metrics_dir
+from fedlib.lab.verdicts import Censored, MissingMetrics, judge
+from fedlib.lab.verdicts import find
+from fedlib.lab.hasfl import claims
+from fedlib.lab.tables import metrics_dir
 
 DIR = metrics_dir(claims.PROFILE)
 
@@ -385,7 +385,7 @@ def test_try_this_looser_eps_keeps_cut_1_and_the_deep_benchmarks_infeasible():
     import numpy as np
 
     from fedlib.hasfl import HasflConstants
-    from fedlib.hasfl.runs import experiments
+    from fedlib.lab.hasfl.runs import experiments
     constants = HasflConstants.from_dict(metrics("hasfl_2_bound")["constants"])
     out = {}
     for slack in (0.1, 0.5):

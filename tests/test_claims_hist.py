@@ -1,4 +1,4 @@
-"""HIST's claims (fedlib.hist.claims) read the committed quick metrics as hand-checked, and refuse partial data."""
+"""HIST's claims (fedlib.lab.hist.claims) read the committed quick metrics as hand-checked, and refuse partial data."""
 import copy
 import json
 import math
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from fedlib.core.verdicts import Censored, MissingMetrics, judge, judge_all
-from fedlib.hist import claims as hc
+from fedlib.lab.verdicts import Censored, MissingMetrics, judge, judge_all
+from fedlib.lab.hist import claims as hc
 
 METRICS = Path(__file__).resolve().parents[1] / "figures" / "metrics"
 
@@ -137,7 +137,7 @@ def test_trend_with_an_unreached_target_gives_no_verdict(committed):
 
 
 def test_the_paper_profile_is_judged_in_its_own_columns_without_a_horizon_reason():
-    from fedlib.tables import paper_verdicts
+    from fedlib.lab.tables import paper_verdicts
     v = paper_verdicts("hist")
     assert v["columns"] == ["paper profile"]
     cells = {c["id"]: c["cells"] for c in v["claims"]}

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from fedlib.core.verdicts import WORDS
-from fedlib.tables import PAPERS, ledger_lines
+from fedlib.lab.verdicts import WORDS
+from fedlib.lab.tables import PAPERS, ledger_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER_TEXTS = ROOT.parent / "shared" / "papers"   # the papers' texts where this checkout has them (not in CI)
 
 
 def _claims(paper):
-    return importlib.import_module(f"fedlib.{paper}.claims").CLAIMS
+    return importlib.import_module(f"fedlib.lab.{paper}.claims").CLAIMS
 
 
 @pytest.mark.parametrize("paper", PAPERS)

@@ -1,16 +1,17 @@
 """Command lines and notebook helpers check their arguments before any work, and say what happened."""
 import pytest
 
-from fedlib import bench, prune
-from fedlib.core import notebooks, set_threads
+from fedlib.lab import bench, prune
+from fedlib.lab import notebooks
+from fedlib.lab.parallel import set_threads
 
 
 @pytest.mark.parametrize("argv, where", [(["sfl", "--repeats", "0"], "--repeats"), (["dtfl", "--rounds", "-1"], "--rounds"),
                                          (["hist", "--repeats", "two"], "--repeats"),
                                          (["sfl", "--device", "gpu"], "--device")])
 def test_bench_refuses_bad_arguments_before_any_work(argv, where, capsys, monkeypatch):
-    import fedlib.split.bench
-    monkeypatch.setattr(fedlib.split.bench, "bench_sfl", lambda **k: pytest.fail("benchmark started"))
+    import fedlib.lab.split.bench
+    monkeypatch.setattr(fedlib.lab.split.bench, "bench_sfl", lambda **k: pytest.fail("benchmark started"))
     with pytest.raises(SystemExit) as exc:
         bench.main(argv)
     assert exc.value.code == 2 and f"argument {where}" in capsys.readouterr().err
@@ -47,7 +48,7 @@ def test_bench_refuses_arguments_that_do_not_apply(argv, message, capsys):
 
 
 def test_data_command_names_itself_and_refuses_an_option_that_does_not_apply(tmp_path, capsys):
-    from fedlib.data.datasets import main
+    from fedlib.data.__main__ import main
     with pytest.raises(SystemExit):
         main(["cifar10", "--debian-dir", str(tmp_path)])
     err = capsys.readouterr().err
@@ -60,6 +61,6 @@ def test_data_command_names_itself_and_refuses_an_option_that_does_not_apply(tmp
                                            (["--profile", "smoke", "--profile=quick"], "--profile given twice")])
 def test_run_all_names_a_missing_option_value(args, message):
     import subprocess
-    from fedlib.core.paths import REPO_ROOT
+    from fedlib.lab.paths import REPO_ROOT
     res = subprocess.run(["bash", str(REPO_ROOT / "run_all.sh"), *args], capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and message in res.stderr

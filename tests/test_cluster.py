@@ -1,4 +1,4 @@
-"""fedlib.core.map_jobs on any concurrent.futures.Executor and on a Dask cluster: DTFL's and HASFL's records do not
+"""fedlib.lab.map_jobs on any concurrent.futures.Executor and on a Dask cluster: DTFL's and HASFL's records do not
 depend on where, or in how many workers, they ran."""
 import multiprocessing
 import os
@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-from fedlib.core import ParameterTypeError, ResultStore, cluster_executor, map_jobs
-from fedlib.core.parallel import SCHEDULER_ENV, check_scheduler_address
+from fedlib.core import ParameterTypeError
+from fedlib.lab.store import ResultStore
+from fedlib.lab.parallel import cluster_executor, map_jobs
+from fedlib.lab.parallel import SCHEDULER_ENV, check_scheduler_address
 
 
 def _threads_and_pid(tag: int) -> tuple:
@@ -97,8 +99,8 @@ def test_a_good_scheduler_address_passes_the_check_without_connecting(monkeypatc
 
 def _hasfl_jobs(store):
     from fedlib.hasfl import HasflConstants
-    from fedlib.hasfl.runs.train_config import run_config
-    from fedlib.hasfl.runs.training import TrainSettings, decide, training_problem
+    from fedlib.lab.hasfl.runs.train_config import run_config
+    from fedlib.lab.hasfl.runs.training import TrainSettings, decide, training_problem
     s = TrainSettings(model="resnet18", width=0.0625, epochs=0.0004, min_rounds=3, max_rounds=3, evals=5,
                       test_subset=100, interval=2)
     consts = HasflConstants(10.0, np.ones(10), np.ones(10), 2.3)
@@ -111,7 +113,7 @@ def _hasfl_jobs(store):
 
 
 def _dtfl_jobs(store):
-    from fedlib.dtfl import experiments as dx
+    from fedlib.lab.dtfl import experiments as dx
     s = dx.Setup(model="resnet20", width=0.125, num_clients=4, batch_size=8, train_subset=64, test_subset=50,
                  rounds=2)
     return [dict(store=store, s=s, num_tiers=3, case="all", setting=setting, seed=1, target_acc=0.5)
@@ -119,7 +121,7 @@ def _dtfl_jobs(store):
 
 
 def _hasfl_records(store, jobs):
-    from fedlib.hasfl.runs.train_run import train_store
+    from fedlib.lab.hasfl.runs.train_run import train_store
     runs = train_store(store)
     return [{k: v for k, v in runs.load(j["config"]).items() if k != "elapsed_s"} for j in jobs]
 
@@ -130,9 +132,9 @@ def _dtfl_records(entries):
 
 def test_dask_cluster_records_equal_the_sequential_ones(tmp_path, monkeypatch):
     distributed = pytest.importorskip("distributed")
-    from fedlib.dtfl import experiments as dx
-    from fedlib.hasfl.runs.experiments import result_store as hasfl_store
-    from fedlib.hasfl.runs.train_jobs import train_job
+    from fedlib.lab.dtfl import experiments as dx
+    from fedlib.lab.hasfl.runs.experiments import result_store as hasfl_store
+    from fedlib.lab.hasfl.runs.train_jobs import train_job
     seq_h, seq_d = hasfl_store(tmp_path / "seq_h"), dx.result_store(tmp_path / "seq_d")
     map_jobs(train_job, _hasfl_jobs(seq_h), workers=1)
     seq_dtfl = _dtfl_records(map_jobs(dx.entry_job, _dtfl_jobs(seq_d), workers=1))

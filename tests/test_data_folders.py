@@ -7,6 +7,7 @@ import torch
 from PIL import Image
 
 from fedlib.core.validate import ParameterTypeError
+from fedlib.data import __main__ as data_cli
 from fedlib.data import datasets as data
 from fedlib.data import folders
 
@@ -185,17 +186,17 @@ def test_load_dataset_keywords_and_cli(tmp_path, capsys):
         data.load_dataset("ham10000", root=tmp_path, use_valid=True)
     with pytest.raises(ParameterTypeError, match=r"\['allow_download'\]"):
         data.load_dataset("cinic10", allow_download=False)
-    assert data.main(["cinic10", "--root", str(tmp_path)]) == 1
+    assert data_cli.main(["cinic10", "--root", str(tmp_path)]) == 1
     assert "CINIC-10.tar.gz" in capsys.readouterr().err
-    assert data.main(["ham10000", "--root", str(tmp_path)]) == 1
+    assert data_cli.main(["ham10000", "--root", str(tmp_path)]) == 1
     assert "HAM10000_metadata.csv" in capsys.readouterr().err
     _write_cinic(tmp_path)
-    assert data.main(["cinic10", "--root", str(tmp_path)]) == 0
+    assert data_cli.main(["cinic10", "--root", str(tmp_path)]) == 0
     assert f"image folders in {tmp_path / 'cinic-10'}" in capsys.readouterr().out
 
 
 def test_dtfl_shapes_match_the_loaders(tmp_path):
-    from fedlib.dtfl.experiments import DATASET_SHAPES, resolve_dataset
+    from fedlib.lab.dtfl.experiments import DATASET_SHAPES, resolve_dataset
 
     _write_cinic(tmp_path)
     _write_ham(tmp_path)
@@ -209,8 +210,8 @@ def test_dtfl_shapes_match_the_loaders(tmp_path):
 def test_one_dataset_shape_table_shared_by_the_papers(tmp_path, monkeypatch):
     import fedlib.data
     from fedlib.data import shapes
-    from fedlib.dtfl import experiments as dtfl_x
-    from fedlib.hasfl.runs import experiments as hasfl_x
+    from fedlib.lab.dtfl import experiments as dtfl_x
+    from fedlib.lab.hasfl.runs import experiments as hasfl_x
     assert set(shapes.DATASET_SHAPES) == set(data.DATASETS)      # every loadable dataset has its shape
     assert dtfl_x.DATASET_SHAPES is hasfl_x.DATASET_SHAPES is fedlib.data.DATASET_SHAPES
     monkeypatch.setenv("FEDLIB_DATA_DIR", str(tmp_path))         # nothing on disk: "auto" falls back

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from fedlib.core import seeding
+from fedlib.data import __main__ as data_cli
 from fedlib.data import datasets as data
 
 
@@ -23,7 +24,7 @@ def test_missing_dataset_says_how_to_install(tmp_path):
 
 
 def test_cli_exit_code_when_missing(tmp_path, capsys):
-    assert data.main(["fashion-mnist", "--root", str(tmp_path), "--debian-dir", str(tmp_path / "nowhere")]) == 1
+    assert data_cli.main(["fashion-mnist", "--root", str(tmp_path), "--debian-dir", str(tmp_path / "nowhere")]) == 1
     assert "apt-get install" in capsys.readouterr().err
 
 

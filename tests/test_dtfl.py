@@ -7,7 +7,8 @@ import torch
 from fedlib.dtfl.scheduler import SCHEDULERS
 from fedlib.dtfl import (CASES, PROFILES, ResourceProfile, TierCosts, TierScheduler, TimeModel, aux_head_factory,
                          case_profiles, client_modules, profile_schedule, simulate, tier_costs, tier_cuts, tier_table)
-from fedlib.split import LayerProfile, model_profile, resnet20, resnet38, resnet56, resnet110, resnet_cifar
+from fedlib.split import LayerProfile, model_profile, resnet20, resnet38, resnet56, resnet110
+from fedlib.split import resnet_cifar
 
 
 def count(m):

@@ -4,10 +4,11 @@ import numpy as np
 import pytest
 import torch
 
-from fedlib.dtfl import DtflConfig, run_literal, run_literal_baseline
-from fedlib.dtfl.bench import bench_dtfl
-from fedlib.dtfl.compare_plots import fig2_accuracy_vs_time
-from fedlib.dtfl.plots import accuracy_vs_time
+from fedlib.dtfl import DtflConfig
+from fedlib.lab.dtfl.reference import run_literal, run_literal_baseline
+from fedlib.lab.dtfl.bench import bench_dtfl
+from fedlib.lab.dtfl.compare_plots import fig2_accuracy_vs_time
+from fedlib.lab.dtfl.plots import accuracy_vs_time
 
 
 @pytest.mark.parametrize("kwargs, name", [(dict(rounds=0), "rounds"), (dict(rounds=2, loop_rounds=0), "loop_rounds"),
@@ -61,7 +62,7 @@ def _table3_rows(seeds):
 
 
 def test_table3_figure_shows_the_seed_spread():
-    from fedlib.dtfl.compare_plots import table3_figure
+    from fedlib.lab.dtfl.compare_plots import table3_figure
     fig = table3_figure(_table3_rows([0, 1, 2]))
     left, right = fig.axes[0], fig.axes[1]
     assert "mean of seeds 0, 1, 2" in left.get_title() and "mean of seeds 0, 1, 2" in right.get_title()

@@ -1,15 +1,15 @@
-"""DTFL against its baselines (fedlib.dtfl.compare): client sampling in the system simulation, the shared system of
+"""DTFL against its baselines (fedlib.lab.dtfl.compare): client sampling in the system simulation, the shared system of
 a setting, DTFL's saving by hand, run parsing, the process pool, and clear errors."""
 import time
 
 import numpy as np
 import pytest
 
-from fedlib.core import map_jobs
+from fedlib.lab.parallel import map_jobs
 from fedlib.dtfl import TimeModel, sample_participants, simulate, tier_costs
-from fedlib.dtfl import compare as dc
-from fedlib.dtfl import experiments as dx
-from fedlib.dtfl.experiments import Setup
+from fedlib.lab.dtfl import compare as dc
+from fedlib.lab.dtfl import experiments as dx
+from fedlib.lab.dtfl.experiments import Setup
 from fedlib.dtfl.timing import PROFILES
 from fedlib.split import resnet20
 
@@ -61,7 +61,8 @@ def test_every_method_of_a_setting_sees_one_system(fmnist, monkeypatch):
     per client and round the same CPUs and link speed, the same N_k and sampled clients, and the same time-noise
     draws, each equal to the value the setting defines (profiles of the ``system`` stream, etc.)."""
     from fedlib.core.seeding import numpy_rng
-    from fedlib.dtfl import baseline_time, profile_schedule, scheduler
+    from fedlib.dtfl import baseline_time, scheduler
+    from fedlib.dtfl import profile_schedule
     from fedlib.dtfl.baseline_time import method_times
     seen = []
     check = scheduler.check_system
@@ -264,7 +265,7 @@ def test_table4_figure_marks_not_reached_runs_and_the_authors_scheduler():
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
 
-    from fedlib.dtfl import compare_plots as cp
+    from fedlib.lab.dtfl import compare_plots as cp
     rows = [_row(m, k, (None if m == "dtfl" else 100.0 * (j + 1) + k)) for j, m in enumerate(dc.METHODS)
             for k in (20, 50)] + [_row("dtfl_authors", 20, 90.0), _row("dtfl_authors", 50, None, best=0.66)]
     fig = cp.table4_figure(rows)
@@ -285,7 +286,7 @@ def test_fig3_figure_names_coinciding_runs():
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
 
-    from fedlib.dtfl import plots
+    from fedlib.lab.dtfl import plots
     rows = [_row("dtfl", m, t) for m, t in ((1, 144.0), (2, 175.0), (3, 175.0), (4, 175.0), (7, 162.0))]
     fig = plots.fig3_figure(rows, ["case2"])
     assert [t.get_text() for t in fig.axes[0].texts] == ["case2: M = 2, 3, 4 identical runs"]

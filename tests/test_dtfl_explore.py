@@ -1,4 +1,4 @@
-"""DTFL's explorer (fedlib.dtfl.explore) as plain functions: its numbers are the library's (called here directly),
+"""DTFL's explorer (fedlib.lab.dtfl.explore) as plain functions: its numbers are the library's (called here directly),
 typed and CSV clients equal the same arrays, bad input is refused by row and field, and the widgets drive it."""
 import json
 import inspect
@@ -10,14 +10,14 @@ import pytest
 import torch
 from torch import nn
 
-from fedlib.core.params import declared_parameters
+from fedlib.lab.params import declared_parameters
 from fedlib.core.seeding import numpy_rng
 from fedlib.dtfl import CASES, ResourceProfile, TimeModel, profile_schedule, simulate, tier_costs
-from fedlib.dtfl import experiments as dx
-from fedlib.dtfl import explore as de
+from fedlib.lab.dtfl import experiments as dx
+from fedlib.lab.dtfl import explore as de
 from fedlib.dtfl.baseline_time import method_costs, method_times
-from fedlib.dtfl.compare import costs_of
-from fedlib.dtfl.timeline import method_timeline, scheduled_tiers, tier_timeline
+from fedlib.lab.dtfl.compare import costs_of
+from fedlib.lab.dtfl.timeline import method_timeline, scheduled_tiers, tier_timeline
 
 BASE = dict(model="resnet20", width=0.25, dataset="fashion-mnist", num_tiers=6, samples_per_client=40,
             core_gflops=3.0, server_gflops=5.0)

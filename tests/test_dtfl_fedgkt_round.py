@@ -287,9 +287,9 @@ def test_client_sends_its_stem_output_as_in_fedml():
 
 @pytest.mark.xfail(strict=True, reason="server epochs: the authors' FedGKT runs train the server model 20 epochs "
                    "per round over the received features (FedML README: run_FedGKT.sh ... 200 1 20 Adam 0.001; "
-                   "epochs_server default 3); ours 1 (fedlib.dtfl.compare.GKT_SERVER_EPOCHS, a stated choice)")
+                   "epochs_server default 3); ours 1 (fedlib.lab.dtfl.compare.GKT_SERVER_EPOCHS, a stated choice)")
 def test_server_epochs_per_round_as_in_fedml():
-    from fedlib.dtfl.compare import GKT_SERVER_EPOCHS
+    from fedlib.lab.dtfl.compare import GKT_SERVER_EPOCHS
     assert GKT_SERVER_EPOCHS == 20
 
 

@@ -5,9 +5,10 @@ import pytest
 import torch
 
 from fedlib.data import TensorDataset
-from fedlib.dtfl import DtflConfig, client_data, run_dtfl, run_literal
+from fedlib.dtfl import DtflConfig, client_data, run_dtfl
+from fedlib.lab.dtfl.reference import run_literal
 from fedlib.split.backends import BACKENDS
-from fedlib.dtfl.experiments import plateau
+from fedlib.lab.dtfl.experiments import plateau
 from fedlib.dtfl.training import evaluate_heads
 
 
@@ -118,7 +119,7 @@ def test_plateau_by_hand():
 
 
 def test_backend_default_per_device_and_record_keys(tmp_path):
-    from fedlib.core import ResultStore
+    from fedlib.lab.store import ResultStore
     from fedlib.dtfl.training import keyed_by_backend
     from fedlib.split.backends import STACKED_CODE, resolve_backend
     assert resolve_backend("auto", "cpu") == "loop"

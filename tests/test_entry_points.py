@@ -1,4 +1,4 @@
-"""Every way into fedlib follows one convention (fedlib/core/cli.py): each ``python -m fedlib.*`` command (found in
+"""Every way into fedlib follows one convention (fedlib/lab/cli.py): each ``python -m fedlib.*`` command (found in
 the source tree), each ``run_all.sh`` flag and each ``FEDLIB_*`` variable.
 
 The commands run in a git copy of the working tree (tracked and untracked files, none ignored), so that
@@ -19,53 +19,60 @@ from pathlib import Path
 
 import pytest
 
-from fedlib.core import cli
-from fedlib.core.paths import REPO_ROOT
+from fedlib.lab import cli
+from fedlib.lab.paths import REPO_ROOT
 
-ENTRY_POINTS = {"fedlib.bench", "fedlib.core.jupyter_setup", "fedlib.core.notebooks", "fedlib.core.site",
-                "fedlib.core.verify", "fedlib.data", "fedlib.data.datasets", "fedlib.first_steps",
-                "fedlib.hasfl.runs.plan_status", "fedlib.prune", "fedlib.split.bench", "fedlib.tables"}
+ENTRY_POINTS = {"fedlib.lab.bench", "fedlib.lab.jupyter_setup", "fedlib.lab.notebooks", "fedlib.lab.site",
+                "fedlib.lab.verify", "fedlib.data", "fedlib.lab.first_steps", "fedlib.lab.hasfl.runs.plan_status",
+                "fedlib.lab.prune", "fedlib.lab.split.bench", "fedlib.lab.tables",
+                "fedlib.bench", "fedlib.tables", "fedlib.prune", "fedlib.first_steps"}
+#: the short commands (fedlib/<name>.py forwards to the lab's module): the lab module's usage names the short one
+SHORT = {f"fedlib.lab.{n}": f"fedlib.{n}" for n in ("bench", "tables", "prune", "first_steps")}
+#: commands of an earlier layout: each exits 1 with one line naming the command that replaced it
+MOVED = {"fedlib.core.verify": "fedlib.lab.verify", "fedlib.core.jupyter_setup": "fedlib.lab.jupyter_setup",
+         "fedlib.core.site": "fedlib.lab.site", "fedlib.core.notebooks": "fedlib.lab.notebooks",
+         "fedlib.hasfl.runs.plan_status": "fedlib.lab.hasfl.runs.plan_status", "fedlib.split.bench": "fedlib.lab.split.bench"}
 #: entry points whose unknown-flag case needs a positional argument first: none (fedlib.data names the flag even
-#: with its NAME missing, as fedlib.core.cli.ArgumentParser does everywhere)
+#: with its NAME missing, as fedlib.lab.cli.ArgumentParser does everywhere)
 NEEDS_NAME: dict = {}
 TYPO = "figures/convergd/store"          # a misspelt folder: refused, never created
 
 # (module, argv, extra environment, exit codes allowed, text stderr must hold)
 CASES = [
-    ("fedlib.core.site", ["--out", ""], {}, (2,), "--out"),
-    ("fedlib.core.site", ["--out", "README.md"], {}, (2,), "--out"),
-    ("fedlib.core.site", ["--out", "notebooks"], {}, (2,), "--out"),     # a folder it did not make: never replaced
-    ("fedlib.core.site", ["--jobs", "0"], {}, (2,), "--jobs"),
-    ("fedlib.prune", ["--dir", TYPO], {}, (2,), "--dir"),
-    ("fedlib.prune", ["--rekey", "--dir", TYPO], {}, (2,), "--dir"),
-    ("fedlib.prune", ["--delete", "--dir", TYPO], {}, (2,), "--dir"),
-    ("fedlib.hasfl.runs.plan_status", ["--store", TYPO], {}, (2,), "--store"),
-    ("fedlib.hasfl.runs.plan_status", ["--json", "no_such_folder/rows.json"], {}, (2,), "--json"),
-    ("fedlib.hasfl.runs.plan_status", ["--profile", "fast"], {}, (2,), "--profile"),
-    ("fedlib.tables", ["--check"], {}, (0, 1), ""),
-    ("fedlib.core.verify", ["--rules"], {}, (0,), ""),
-    ("fedlib.core.notebooks", ["--check", "--only", "hist"], {}, (0,), ""),
-    ("fedlib.core.notebooks", ["--check", "--only", "no_such_notebook"], {}, (2,), "no_such_notebook"),
-    ("fedlib.core.notebooks", ["--prof", "quick", "--check"], {}, (2,), "--prof"),      # no abbreviations
-    ("fedlib.core.notebooks", ["--check", "--check"], {}, (2,), "--check: given twice"),
-    ("fedlib.core.verify", ["--profile", "quick", "--profile=smoke"], {}, (2,), "--profile: given twice"),
-    ("fedlib.core.site", ["-j", "1", "--jobs", "2"], {}, (2,), "given twice (as -j and --jobs)"),
-    ("fedlib.bench", ["hist", "--repeats", "2", "--repeats", "3"], {}, (2,), "--repeats: given twice"),
-    ("fedlib.first_steps", ["--paper", "hist", "--paper", "dtfl"], {}, (2,), "--paper: given twice"),
-    ("fedlib.first_steps", ["--paper", "hist", "hist"], {}, (2,), "--paper"),
-    ("fedlib.first_steps", ["--steps", "-1"], {}, (2,), "--steps"),
-    ("fedlib.first_steps", ["--active", "0"], {}, (2,), "--active"),
-    ("fedlib.first_steps", ["--backend", "stacked_gpu"], {}, (2,), "--backend"),
-    ("fedlib.bench", ["dtfl", "--variants", "stacked_gpu"], {}, (2,), "--variants"),
-    ("fedlib.bench", ["dtfl", "--variants", "stacked_cl,stacked_cl"], {}, (2,), "--variants"),
-    ("fedlib.bench", ["sfl", "--variants", "stacked_cl"], {}, (2,), "applies to dtfl only"),
-    ("fedlib.bench", ["dtfl_sweep", "--runs", "1"], {}, (2,), "--runs"),
-    ("fedlib.bench", ["dtfl", "--runs", "3"], {}, (2,), "applies to dtfl_sweep only"),
-    ("fedlib.tables", ["--check"], {"FEDLIB_COMMIT": "maybe"}, (2,), "FEDLIB_COMMIT must be 1, true or yes"),
-    ("fedlib.prune", ["--dir", "figures/quick/store"], {"FEDLIB_" + "COMIT": "1"}, (2,),
+    ("fedlib.lab.site", ["--out", ""], {}, (2,), "--out"),
+    ("fedlib.lab.site", ["--out", "README.md"], {}, (2,), "--out"),
+    ("fedlib.lab.site", ["--out", "notebooks"], {}, (2,), "--out"),     # a folder it did not make: never replaced
+    ("fedlib.lab.site", ["--jobs", "0"], {}, (2,), "--jobs"),
+    ("fedlib.lab.prune", ["--dir", TYPO], {}, (2,), "--dir"),
+    ("fedlib.lab.prune", ["--rekey", "--dir", TYPO], {}, (2,), "--dir"),
+    ("fedlib.lab.prune", ["--delete", "--dir", TYPO], {}, (2,), "--dir"),
+    ("fedlib.lab.hasfl.runs.plan_status", ["--store", TYPO], {}, (2,), "--store"),
+    ("fedlib.lab.hasfl.runs.plan_status", ["--json", "no_such_folder/rows.json"], {}, (2,), "--json"),
+    ("fedlib.lab.hasfl.runs.plan_status", ["--profile", "fast"], {}, (2,), "--profile"),
+    ("fedlib.lab.tables", ["--check"], {}, (0, 1), ""),
+    ("fedlib.lab.verify", ["--rules"], {}, (0,), ""),
+    ("fedlib.lab.notebooks", ["--check", "--only", "hist"], {}, (0,), ""),
+    ("fedlib.lab.notebooks", ["--check", "--only", "no_such_notebook"], {}, (2,), "no_such_notebook"),
+    ("fedlib.lab.notebooks", ["--prof", "quick", "--check"], {}, (2,), "--prof"),      # no abbreviations
+    ("fedlib.lab.notebooks", ["--check", "--check"], {}, (2,), "--check: given twice"),
+    ("fedlib.lab.verify", ["--profile", "quick", "--profile=smoke"], {}, (2,), "--profile: given twice"),
+    ("fedlib.lab.site", ["-j", "1", "--jobs", "2"], {}, (2,), "given twice (as -j and --jobs)"),
+    ("fedlib.lab.bench", ["hist", "--repeats", "2", "--repeats", "3"], {}, (2,), "--repeats: given twice"),
+    ("fedlib.lab.first_steps", ["--paper", "hist", "--paper", "dtfl"], {}, (2,), "--paper: given twice"),
+    ("fedlib.lab.first_steps", ["--paper", "hist", "hist"], {}, (2,), "--paper"),
+    ("fedlib.lab.first_steps", ["--steps", "-1"], {}, (2,), "--steps"),
+    ("fedlib.lab.first_steps", ["--active", "0"], {}, (2,), "--active"),
+    ("fedlib.lab.first_steps", ["--backend", "stacked_gpu"], {}, (2,), "--backend"),
+    ("fedlib.lab.bench", ["dtfl", "--variants", "stacked_gpu"], {}, (2,), "--variants"),
+    ("fedlib.lab.bench", ["dtfl", "--variants", "stacked_cl,stacked_cl"], {}, (2,), "--variants"),
+    ("fedlib.lab.bench", ["sfl", "--variants", "stacked_cl"], {}, (2,), "applies to dtfl only"),
+    ("fedlib.lab.bench", ["dtfl_sweep", "--runs", "1"], {}, (2,), "--runs"),
+    ("fedlib.lab.bench", ["dtfl", "--runs", "3"], {}, (2,), "applies to dtfl_sweep only"),
+    ("fedlib.lab.tables", ["--check"], {"FEDLIB_COMMIT": "maybe"}, (2,), "FEDLIB_COMMIT must be 1, true or yes"),
+    ("fedlib.lab.prune", ["--dir", "figures/quick/store"], {"FEDLIB_" + "COMIT": "1"}, (2,),
      "FEDLIB_" + "COMIT is not a fedlib variable"),
-    ("fedlib.core.verify", ["--rules"], {"FEDLIB_CACHE_DIR": "README.md"}, (2,), "FEDLIB_CACHE_DIR must name a folder"),
-    ("fedlib.core.notebooks", ["--check"], {"FEDLIB_THREADS": "two"}, (2,), "FEDLIB_THREADS"),
+    ("fedlib.lab.verify", ["--rules"], {"FEDLIB_CACHE_DIR": "README.md"}, (2,), "FEDLIB_CACHE_DIR must name a folder"),
+    ("fedlib.lab.notebooks", ["--check"], {"FEDLIB_THREADS": "two"}, (2,), "FEDLIB_THREADS"),
 ]
 
 DRIVER = r'''
@@ -167,7 +174,16 @@ def _wrote_nothing(r: dict, what: str):
 
 
 def test_discovered_entry_points_are_the_expected_set():
-    assert discover() == ENTRY_POINTS
+    assert discover() == ENTRY_POINTS | set(MOVED)
+
+
+@pytest.mark.parametrize("module", sorted(MOVED))
+def test_a_moved_command_names_its_new_command_in_one_line(walked, module):
+    for argv in (["--help"], ["--no-such-flag"]):
+        r = _result(walked, module, argv)
+        assert r["code"] == 1 and r["out"] == "", (r["code"], r["out"][:300])
+        assert r["err"].strip() == f"{module} moved: run python -m {MOVED[module]}", r["err"][-500:]
+        _wrote_nothing(r, f"python -m {module} {argv[0]}")
 
 
 @pytest.fixture(scope="module")
@@ -188,7 +204,7 @@ def _result(walked, module, argv, env=None):
 @pytest.mark.parametrize("module", sorted(ENTRY_POINTS))
 def test_help_prints_usage_and_does_nothing_else(walked, module):
     r = _result(walked, module, ["--help"])
-    prog = "fedlib.data" if module == "fedlib.data.datasets" else module     # the same command as python -m fedlib.data
+    prog = SHORT.get(module, module)
     assert r["code"] == 0, r["err"][-2000:]
     assert r["out"].startswith(f"usage: python -m {prog} ") or r["out"].startswith(f"usage: python -m {prog}\n"), \
         r["out"][:300]
@@ -211,7 +227,7 @@ def test_a_command_refuses_before_work_and_writes_nothing(walked, module, argv, 
 
 def test_one_real_python_m(copy, walked):
     """The driver's ``runpy`` run agrees with a real ``python -m`` (exit status and output)."""
-    argv = ["fedlib.core.site", "--jobs", "0"]
+    argv = ["fedlib.lab.site", "--jobs", "0"]
     res = subprocess.run([sys.executable, "-m", *argv], cwd=copy, capture_output=True, text=True, timeout=300,
                          env=_clean_env(PYTHONPATH=str(copy), MPLCONFIGDIR=str(copy.parent / "mpl")))
     r = _result(walked, argv[0], argv[1:])
@@ -265,7 +281,7 @@ def _sources():
 
 
 def test_every_fedlib_variable_is_registered():
-    """A variable the project names is one :func:`fedlib.core.cli.check_environment` knows (a new one is added
+    """A variable the project names is one :func:`fedlib.lab.cli.check_environment` knows (a new one is added
     there, with its check)."""
     named = {}
     for path, text in _sources():
@@ -280,7 +296,7 @@ READ = re.compile(r"""(?:environ\.get|getenv)\(\s*["'](FEDLIB_\w+)["']|environ\[
 
 def test_no_boolean_variable_is_read_past_env_flag():
     """Source scan: ``os.environ.get("FEDLIB_X")`` / ``os.getenv`` / ``os.environ["FEDLIB_X"]`` of a boolean
-    variable reads it some other way than :func:`fedlib.core.paths.env_flag` (``!= "1"`` misses ``true``)."""
+    variable reads it some other way than :func:`fedlib.lab.paths.env_flag` (``!= "1"`` misses ``true``)."""
     bad = [f"{path.relative_to(REPO_ROOT)}: {m.group(0)}" for path, text in _sources() for m in READ.finditer(text)
            if (m.group(1) or m.group(2)) in cli.BOOLEANS]
     assert bad == []
@@ -293,8 +309,8 @@ def test_the_scan_sees_a_boolean_read():
 
 @pytest.mark.parametrize("name", sorted(cli.BOOLEANS))
 def test_boolean_variables_read_one_way(monkeypatch, name):
-    from fedlib.core.paths import committing
-    from fedlib.core.store import cache_only
+    from fedlib.lab.paths import committing
+    from fedlib.lab.store import cache_only
     library = {"FEDLIB_COMMIT": committing, "FEDLIB_CACHE_ONLY": cache_only}.get(name)
     for raw, value in (("TRUE", True), ("no", False), (" Yes ", True), ("0", False)):
         monkeypatch.setenv(name, raw)

@@ -1,5 +1,5 @@
 """The explorers' verdicts (``fedlib.<paper>.explore_claims``) and the Verdict blocks committed in every notebook
-(``fedlib.notebook_verdicts``): values read from hand-made results, words by the rule, no verdict from a result
+(``fedlib.lab.notebook_verdicts``): values read from hand-made results, words by the rule, no verdict from a result
 that lacks what the claim needs, and the generated blocks."""
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from fedlib.core.story import explore_verdict
-from fedlib.core.verdicts import judge_all
-from fedlib.dtfl import explore_claims as dtfl_ec
-from fedlib.hasfl import explore_claims as hasfl_ec
-from fedlib.hist import explore_claims as hist_ec
+from fedlib.lab.story import explore_verdict
+from fedlib.lab.verdicts import judge_all
+from fedlib.lab.dtfl import explore_claims as dtfl_ec
+from fedlib.lab.hasfl import explore_claims as hasfl_ec
+from fedlib.lab.hist import explore_claims as hist_ec
 from fedlib.hist.config import comm_per_round
-from fedlib import notebook_verdicts as nv
+from fedlib.lab import notebook_verdicts as nv
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -129,7 +129,7 @@ def test_a_verdict_cell_without_its_block_is_named(text, problem):
 
 def test_every_notebook_block_is_generated():
     """``python -m fedlib.tables --check`` covers the notebooks: a hand edit inside a block is found."""
-    from fedlib import tables
+    from fedlib.lab import tables
     files = tables.generated()
     nbs = [p for p in files if p.suffix == ".ipynb"]
     assert len(nbs) == len(list((ROOT / "notebooks").glob("*/*.ipynb"))) == 18

@@ -1,10 +1,10 @@
-"""The explorers' shared machinery (fedlib.core.explore): controls refuse impossible ranges, an update shows a user's
+"""The explorers' shared machinery (fedlib.lab.explore): controls refuse impossible ranges, an update shows a user's
 bad input as one line and a bug as one, the last good result stays, a widget change recomputes, an action runs
 with progress and shows its error in place."""
 import matplotlib
 import pytest
 
-from fedlib.core.explore import Action, Control, Explorer, bench, error_text
+from fedlib.lab.explore import Action, Control, Explorer, bench, error_text
 from fedlib.core.validate import ParameterTypeError, check_float
 
 matplotlib.use("Agg")

@@ -12,8 +12,8 @@ import pytest  # noqa: E402
 from matplotlib import pyplot as plt  # noqa: E402
 from matplotlib.colors import to_rgba  # noqa: E402
 
-from fedlib.dtfl import compare_plots as cp  # noqa: E402
-from fedlib.hasfl.figures import plots, train_plots  # noqa: E402
+from fedlib.lab.dtfl import compare_plots as cp  # noqa: E402
+from fedlib.lab.hasfl.figures import plots, train_plots  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 HASFL_METRICS = ROOT / "figures" / "converged" / "metrics" / "hasfl_5_train_figures.json"
@@ -159,8 +159,8 @@ def test_fig5_legend_says_which_run_never_converged():
 
 
 def test_tables_say_never_converged_instead_of_a_dash():
-    from fedlib.core import story
-    from fedlib.hasfl.runs.plan_analysis import claim_ratios
+    from fedlib.lab import story
+    from fedlib.lab.hasfl.runs.plan_analysis import claim_ratios
     rows = _fig6_rows()
     runs = str(story.table(train_plots.convergence_cells(rows), ["method", "setting", "converged_time_s", "converged_acc"],
                            formats={"converged_time_s": ".3g", "converged_acc": "1%"}))

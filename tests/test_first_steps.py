@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from fedlib.first_steps import first_steps, main
+from fedlib.lab.first_steps import first_steps, main
 from fedlib.split.models import MODELS
 
 
@@ -20,7 +20,7 @@ def _bytes(tensors) -> int:
 
 @pytest.fixture(scope="module")
 def measured():
-    done = subprocess.run([sys.executable, "-m", "fedlib.first_steps", "--steps", "0"], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "fedlib.lab.first_steps", "--steps", "0"], capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     rows = [json.loads(line) for line in done.stdout.splitlines()]

@@ -250,8 +250,8 @@ def test_rms_draws_among_memory_feasible_cuts_and_its_c1_variant_among_reachable
 
 
 def test_eps_sweep_spans_the_floors_and_reports_bcd_at_each_eps(vgg, vgg_consts):
-    from fedlib.hasfl.runs.plan_analysis import eps_sweep
-    from fedlib.hasfl.runs.training import floors_by_cut
+    from fedlib.lab.hasfl.runs.plan_analysis import eps_sweep
+    from fedlib.lab.hasfl.runs.training import floors_by_cut
     p = _problem(vgg, vgg_consts, 3, 3, 15, 1.0, tuple(range(1, 9)))
     rows = eps_sweep(p, 6)
     floors = floors_by_cut(p, 64)
@@ -315,7 +315,7 @@ def _best_batches(p, cuts, b_max=64):
 
 
 def test_hams_cuts_are_the_brute_force_optimum(vgg, vgg_consts):
-    from fedlib.hasfl.runs.training import decide
+    from fedlib.lab.hasfl.runs.training import decide
     p = _hetero(vgg, vgg_consts)
     best, low, second = _best_cuts(p, [16, 16, 16])
     assert best == [7, 7, 4] and second > low * 1.005          # heterogeneous and unique (measured 1.1 % apart)
@@ -333,7 +333,7 @@ def test_hams_cuts_are_the_brute_force_optimum(vgg, vgg_consts):
 def test_habs_batch_sizes_are_the_brute_force_optimum(vgg, vgg_consts):
     from fedlib.hasfl.optimiser.p1 import solve_p1
     from fedlib.hasfl.bound.problem import admissible_cuts
-    from fedlib.hasfl.runs.training import decide
+    from fedlib.lab.hasfl.runs.training import decide
     p = _problem(vgg, vgg_consts, 3, 2, 15, 1e-7, (1, 7, 13), slack=20.0)      # Table I's system
     best, low, second = _best_batches(p, [13, 13, 13])
     assert best == [31, 32, 40] and second > low * (1 + 1e-4)                    # unique (measured 2e-4 apart)
@@ -351,7 +351,7 @@ def test_habs_batch_sizes_are_the_brute_force_optimum(vgg, vgg_consts):
 
 
 def test_habs_batch_sizes_follow_a_slow_uplink(vgg, vgg_consts):
-    from fedlib.hasfl.runs.training import decide
+    from fedlib.lab.hasfl.runs.training import decide
     p = _hetero(vgg, vgg_consts)
     best, low, _ = _best_batches(p, [1, 1, 1])
     assert best == [29, 2, 29]
@@ -365,7 +365,7 @@ def test_habs_gives_the_slow_device_a_small_batch_hand_checked(vgg):
     computed here by hand from cut 1's smashed data (64·32·32 floats = 2,097,152 bits, eqs. 29 and 32) and
     FLOPs (3,538,944 forward = backward, eqs. 28 and 33)."""
     from fedlib.hasfl.optimiser.batch_search import batch_coefficients
-    from fedlib.hasfl.runs.training import decide
+    from fedlib.lab.hasfl.runs.training import decide
     sig = np.linspace(1.0, 0.1, vgg.num_layers)
     c = HasflConstants(326.0, sig, sig * 1e-6, 2.31)
     dev = EdgeDevices(flops=[1.5e12, 1.5e12], rate_up=[78e6, 5e6], rate_down=[372e6, 372e6],

@@ -1,6 +1,6 @@
 """[24]'s β estimator (fedlib.hasfl.bound.beta24) against a literal loop and hand-computed cases, its store record
-(fedlib.hasfl.runs.experiments.beta24_config / estimated_beta24) and HASFL decided under it
-(fedlib.hasfl.runs.beta24_plan)."""
+(fedlib.lab.hasfl.runs.experiments.beta24_config / estimated_beta24) and HASFL decided under it
+(fedlib.lab.hasfl.runs.beta24_plan)."""
 import copy
 import inspect
 import math
@@ -13,11 +13,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from fedlib.core import ResultStore, numpy_rng
+from fedlib.lab.store import ResultStore
+from fedlib.core import numpy_rng
 from fedlib.core.validate import ParameterTypeError
 from fedlib.hasfl.bound.beta24 import (BETA_FLOOR, beta24_pilot, federated_beta24, moving_average, node_beta,
                                        weighted_beta)
-from fedlib.hasfl.runs.training import TrainSettings
+from fedlib.lab.hasfl.runs.training import TrainSettings
 
 
 # --- the estimator against a literal loop ------------------------------------------------------------------------
@@ -201,8 +202,8 @@ BASE = dict(model="vgg16", dataset="fashion-mnist", setting="iid", num_devices=2
 
 
 def test_every_argument_of_the_beta24_key_changes_it():
-    from fedlib.core.store import config_key
-    from fedlib.hasfl.runs.experiments import beta24_config, constants_config
+    from fedlib.lab.store import config_key
+    from fedlib.lab.hasfl.runs.experiments import beta24_config, constants_config
     assert set(BASE) == set(inspect.signature(beta24_config).parameters)
     key = config_key(beta24_config(**BASE))
     others = {"model": "resnet18", "dataset": "cifar10", "setting": "noniid", "holding": 0.5}
@@ -218,18 +219,19 @@ def test_every_argument_of_the_beta24_key_changes_it():
 
 @pytest.mark.parametrize("setting", ["iid", "noniid"])
 def test_the_record_trains_on_the_training_runs_device_partition(fmnist, tmp_path, one_thread, monkeypatch, setting):
-    from fedlib.hasfl.runs import experiments
-    from fedlib.hasfl.runs.train_config import run_config
-    from fedlib.hasfl.runs.train_run import split_config
+    from fedlib.lab.hasfl.runs import experiments
+    from fedlib.lab.hasfl.runs.train_config import run_config
+    from fedlib.lab.hasfl.runs.train_run import split_config
     from fedlib.split.records import client_partition
     data = replace(fmnist, x_train=fmnist.x_train[:240], y_train=fmnist.y_train[:240])
     seen = {}
-    real = experiments.beta24_pilot
+    from fedlib.hasfl.bound import beta24 as b24
+    real = b24.beta24_pilot
 
     def spy(model, x, y, parts, *args):
         seen["parts"] = parts
         return real(model, x, y, parts, *args)
-    monkeypatch.setattr(experiments, "beta24_pilot", spy)
+    monkeypatch.setattr(b24, "beta24_pilot", spy)
     store = ResultStore(tmp_path, code=experiments.STORE_CODE)
     cfg = experiments.beta24_config("vgg16", "fashion-mnist", setting, 4, 2, 2, 1, 0.01, 4, 0.0, 3, 0.0625)
     rec = experiments.estimated_beta24(store, cfg, data)
@@ -252,7 +254,7 @@ DATA = SimpleNamespace(y_train=list(range(600)))
 
 
 def _fake(monkeypatch, betas: dict):
-    from fedlib.hasfl.runs import beta24_plan
+    from fedlib.lab.hasfl.runs import beta24_plan
     monkeypatch.setattr(beta24_plan, "pilot", lambda store, s, seed, data=None: PILOT)
     calls = []
 
@@ -272,7 +274,7 @@ def _fake(monkeypatch, betas: dict):
 
 def test_decisions_under_beta24_replace_only_beta_and_say_when_they_equal_the_hessians(monkeypatch):
     from fedlib.hasfl import HasflConstants, bcd, eps_with_slack
-    from fedlib.hasfl.runs.training import training_problem
+    from fedlib.lab.hasfl.runs.training import training_problem
     plan, calls, _ = _fake(monkeypatch, {"iid": 100.0, "noniid": 10.0})
     same, other = plan.beta24_decisions(None, S, ["iid", "noniid"], 3, 0, DATA)
     assert [c["setting"] for c in calls] == ["iid", "noniid"]
@@ -308,7 +310,7 @@ def test_the_beta24_key_covers_its_code(tmp_path, monkeypatch, fmnist, one_threa
     from test_store_coverage import _assert_covered, _Tracer
 
     from fedlib.data import TensorDataset
-    from fedlib.hasfl.runs import experiments
+    from fedlib.lab.hasfl.runs import experiments
     tracer = _Tracer().install(monkeypatch)
     tiny = TensorDataset("fashion-mnist", fmnist.x_train[:120], fmnist.y_train[:120], fmnist.x_test[:40],
                          fmnist.y_test[:40], fmnist.classes, fmnist.source)

@@ -1,5 +1,5 @@
-"""The calibrated estimator of HASFL's bound (fedlib.hasfl.runs.calibrate) against hand-computed fits, and its wiring
-into the training plan (fedlib.hasfl.runs.train_plan) with training replaced by hand-made records."""
+"""The calibrated estimator of HASFL's bound (fedlib.lab.hasfl.runs.calibrate) against hand-computed fits, and its wiring
+into the training plan (fedlib.lab.hasfl.runs.train_plan) with training replaced by hand-made records."""
 import json
 from dataclasses import replace
 from types import SimpleNamespace
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from fedlib.hasfl import HasflConstants
-from fedlib.hasfl.runs import train_jobs, train_plan
-from fedlib.hasfl.runs.calibrate import calibrated_constants, fit_calibration, fitted_rounds
-from fedlib.hasfl.runs.training import TrainSettings, bound_constants
+from fedlib.lab.hasfl.runs import train_jobs, train_plan
+from fedlib.lab.hasfl.runs.calibrate import calibrated_constants, fit_calibration, fitted_rounds
+from fedlib.lab.hasfl.runs.training import TrainSettings, bound_constants
 
 # β = 1, γ = 0.1, I = 2, N = 2, b = 5, Σσ² = 10, ϑ = 2.4:
 #   v = βγ Σσ² (Σ_i 1/b_i) / N² = 0.1 x 10 x 0.4 / 4 = 0.1;  2ϑ/γ = 48
@@ -243,7 +243,7 @@ def test_plan_adds_the_other_constants_modes_and_records_kappa(monkeypatch):
 
 
 def test_plan_out_of_sample_decides_seed_1_with_the_fit_of_seed_0(monkeypatch):
-    from fedlib.hasfl.runs.training import training_problem
+    from fedlib.lab.hasfl.runs.training import training_problem
     configs, problems = _fake(monkeypatch, {2: 20, 8: 30})
     rows = [e["row"] for e in train_plan.run_plan(None, S, PLAN, [1], 0.6, DATA, progress=False, fit_seed=0,
                                                   only_figures=("fig5",))]
@@ -368,7 +368,7 @@ def test_plan_with_workers_trains_each_config_once_in_the_pool_and_gives_the_sam
 
     store, waves = Store(), []
 
-    def pool(fn, jobs, workers, desc, cost=None):    # in-process stand-in for fedlib.core.map_jobs
+    def pool(fn, jobs, workers, desc, cost=None):    # in-process stand-in for fedlib.lab.map_jobs
         assert fn is train_jobs.train_job and workers == 2
         waves.append([store.key(j["config"]) for j in jobs])
         store.done.update(waves[-1])
@@ -455,8 +455,8 @@ def test_without_its_own_grid_a_later_model_uses_the_first_models_fit(monkeypatc
 
 def test_decisions_by_beta_decide_under_each_estimator(monkeypatch):
     from fedlib.hasfl import bcd, eps_with_slack
-    from fedlib.hasfl.runs import plan_analysis
-    from fedlib.hasfl.runs.training import training_problem
+    from fedlib.lab.hasfl.runs import plan_analysis
+    from fedlib.lab.hasfl.runs.training import training_problem
     rec = dict(PILOT, beta_online=10.0)
     monkeypatch.setattr(plan_analysis, "pilot", lambda store, s, seed, data=None: rec)
     hess, online = plan_analysis.decisions_by_beta(None, S, 3, 0, DATA)

@@ -1,4 +1,4 @@
-"""HASFL's explorer (fedlib.hasfl.explore): its callbacks as plain functions give the library's decisions; typed and
+"""HASFL's explorer (fedlib.lab.hasfl.explore): its callbacks as plain functions give the library's decisions; typed and
 CSV devices; a model of your own; bad input shown in place; a control moved through its widget changes the
 decision; the JSON export."""
 import json
@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from fedlib.core.paths import use_profile
-from fedlib.hasfl import explore as hx
-from fedlib.hasfl.runs.training import bound_constants, decide, target_eps, training_problem
+from fedlib.lab.paths import use_profile
+from fedlib.lab.hasfl import explore as hx
+from fedlib.lab.hasfl.runs.training import bound_constants, decide, target_eps, training_problem
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,7 @@ def test_defaults_give_the_training_plans_decision(st, ex):
 
 
 def test_calibrated_constants_are_the_committed_fit(st, ex):
-    from fedlib.hasfl.runs.calibrate import calibrated_constants
+    from fedlib.lab.hasfl.runs.calibrate import calibrated_constants
     got = hx.compute(st, **dict(ex.defaults(), constants="calibrated"))
     assert got["eps"] == pytest.approx(st.fit["eps"], rel=1e-12)
     want = calibrated_constants(bound_constants(st.pilot, "pilot"), st.fit["kappa"], st.fit["lambda"])
@@ -205,7 +205,7 @@ def test_a_model_of_your_own_is_profiled_and_gets_its_own_pilot():
 def _tmp_store():
     import tempfile
 
-    from fedlib.hasfl.runs import experiments
+    from fedlib.lab.hasfl.runs import experiments
     return experiments.result_store(tempfile.mkdtemp(prefix="hx_store_"))
 
 

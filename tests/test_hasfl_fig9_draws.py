@@ -1,5 +1,5 @@
 """Fig. 9's draws of the paper's random benchmarks (issue: "Fig. 9 rests on one random draw per N"): draw k of a
-random decision comes from its own seed stream (fedlib.hasfl.runs.training.decision_stream), draw 0 is the decision
+random decision comes from its own seed stream (fedlib.lab.hasfl.runs.training.decision_stream), draw 0 is the decision
 of the code before draws existed (pinned below: its output, computed with that code), the plan holds
 ``fig9_draws`` draws per N of HABS+RMS / RBS+RMS only, a draw changes nothing but the decision (data partition,
 initial model, system), and Fig. 9's claims read the mean over the draws (hand-computed); the figure draws the
@@ -15,12 +15,13 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 from matplotlib import pyplot as plt  # noqa: E402
 
-from fedlib.core.verdicts import Censored  # noqa: E402
-from fedlib.hasfl import HasflConstants, claims  # noqa: E402
-from fedlib.hasfl.figures import train_plots  # noqa: E402
+from fedlib.lab.verdicts import Censored  # noqa: E402
+from fedlib.hasfl import HasflConstants
+from fedlib.lab.hasfl import claims  # noqa: E402
+from fedlib.lab.hasfl.figures import train_plots  # noqa: E402
 from fedlib.hasfl.optimiser.strategies import STRATEGIES  # noqa: E402
-from fedlib.hasfl.runs import train_plan  # noqa: E402
-from fedlib.hasfl.runs.training import TrainSettings, decide, decision_stream, split_config, training_problem  # noqa: E402
+from fedlib.lab.hasfl.runs import train_plan  # noqa: E402
+from fedlib.lab.hasfl.runs.training import TrainSettings, decide, decision_stream, split_config, training_problem  # noqa: E402
 from fedlib.split.config import build_model  # noqa: E402
 from fedlib.split.records import client_partition  # noqa: E402
 

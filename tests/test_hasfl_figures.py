@@ -7,8 +7,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib import pyplot as plt  # noqa: E402
 
-from fedlib.hasfl.figures import plots, train_plots  # noqa: E402
-from fedlib.plotting import label_log_axis  # noqa: E402
+from fedlib.lab.hasfl.figures import plots, train_plots  # noqa: E402
+from fedlib.lab.plotting import label_log_axis  # noqa: E402
 
 
 def _row(method, setting="iid", t=None, sim=10.0, acc=0.7, fig="fig6", model="vgg16", N=10, conv=None):
@@ -193,7 +193,7 @@ def test_log_tick_labels_beyond_9999_are_powers_of_ten():
 
 
 def test_a_method_keeps_its_style_in_fig5_and_fig9():
-    from fedlib.hasfl.figures.train_plots import method_styles
+    from fedlib.lab.hasfl.figures.train_plots import method_styles
     fig5 = method_styles(["HASFL", "RBS+HAMS", "HABS+RMS", "RBS+RMS", "RBS+RHAMS", "HASFL-calibrated"])
     fig9 = method_styles(["HASFL", "RBS+HAMS", "RBS+RHAMS", "HABS+RMS", "RBS+RMS"])
     assert all(fig5[m] == fig9[m] for m in fig9)

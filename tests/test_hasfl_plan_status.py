@@ -1,9 +1,9 @@
-"""fedlib.hasfl.runs.plan_status: the notebooks' plan from their parameters, and the progress report of a store, with
+"""fedlib.lab.hasfl.runs.plan_status: the notebooks' plan from their parameters, and the progress report of a store, with
 training replaced by hand-made records (as tests/test_hasfl_calibrate.py)."""
 
 import pytest
 
-from fedlib.hasfl.runs import plan_status, train_plan
+from fedlib.lab.hasfl.runs import plan_status, train_plan
 from tests.test_hasfl_calibrate import DATA, PLAN, S, Store, _fake, fake_calibrated_decisions
 
 

@@ -9,8 +9,8 @@ runs 300 (>= 200 feasible)."""
 import numpy as np
 import pytest
 
-from fedlib.core.cli import BOOLEANS
-from fedlib.core.paths import env_flag
+from fedlib.lab.cli import BOOLEANS
+from fedlib.lab.paths import env_flag
 from fedlib.hasfl import theta
 
 from fedlib.hasfl import bcd, exhaustive

@@ -1,15 +1,16 @@
 """HASFL's training records on either split-engine backend (fedlib.split.records_backend,
-fedlib.hasfl.runs.train_backend): the loop backend's record and key are run_split's as before; a stacked run is
+fedlib.lab.hasfl.runs.train_backend): the loop backend's record and key are run_split's as before; a stacked run is
 the same run in float64; one store serves both, a record of either backend is read and never retrained."""
 from dataclasses import replace
 
 import pytest
 import torch
 
-from fedlib.core import ResultStore
-from fedlib.hasfl.runs import experiments, train_backend, train_run
-from fedlib.hasfl.runs.train_config import run_config
-from fedlib.hasfl.runs.training import TrainSettings
+from fedlib.lab.store import ResultStore
+from fedlib.hasfl import training as hasfl_training
+from fedlib.lab.hasfl.runs import experiments, train_backend, train_run
+from fedlib.lab.hasfl.runs.train_config import run_config
+from fedlib.lab.hasfl.runs.training import TrainSettings
 from fedlib.split import SplitConfig
 from fedlib.split.records import run_split
 from fedlib.split.records_backend import run_split_backend
@@ -83,8 +84,8 @@ def test_one_store_for_both_backends(small, tmp_path, monkeypatch):
 
     def no_training(*args, **kwargs):
         raise AssertionError("a stored run was trained again")
-    monkeypatch.setattr(train_backend, "run_split_backend", no_training)
-    monkeypatch.setattr(train_run, "run_split", no_training)
+    monkeypatch.setattr(hasfl_training, "run_split_backend", no_training)
+    monkeypatch.setattr(hasfl_training, "run_split", no_training)
     # either backend reads the other's record
     assert _strip(train_backend.train_record_backend(store, cfg_a, small, "cpu", "loop")) == _strip(rec)
     assert _strip(train_backend.train_record_backend(store, cfg_b, small, "cpu", "stacked_cl")) == _strip(loop)

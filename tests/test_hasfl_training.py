@@ -1,4 +1,4 @@
-"""HASFL training experiments (fedlib.hasfl.runs.training / train_plan): the clock equals the latency model, decisions,
+"""HASFL training experiments (fedlib.lab.hasfl.runs.training / train_plan): the clock equals the latency model, decisions,
 run lengths, constants and ε rules, and the claim / bound-vs-training ratios, against hand-computed values."""
 import math
 from dataclasses import replace
@@ -8,9 +8,11 @@ import pytest
 
 from fedlib.data import TensorDataset
 from fedlib.hasfl import HasflConstants, round_latency, total_latency
-from fedlib.hasfl.runs.train_plan import bound_vs_training, claim_ratios
-from fedlib.hasfl.runs.train_config import hasfl_clock, run_config, summary_row
-from fedlib.hasfl.runs.training import TrainSettings, bound_constants, decide, split_config, target_eps, training_problem
+from fedlib.lab.hasfl.runs.train_plan import bound_vs_training, claim_ratios
+from fedlib.lab.hasfl.runs.train_config import hasfl_clock, run_config, summary_row
+from fedlib.hasfl.training import split_config
+from fedlib.lab.hasfl.runs.training import TrainSettings, bound_constants, decide, target_eps, training_problem
+from fedlib.hasfl import training as hasfl_training
 from fedlib.split import run_split
 
 L = 16
@@ -44,7 +46,7 @@ def test_clock_equals_round_latency_and_run_total_equals_eq40():
     assert rec["sim_s"][-1] == pytest.approx(float(total_latency(5, 2, lat["T_S"], lat["T_A"])))
     assert rec["sim_s"][1] == pytest.approx(float(lat["T_S"]))
     # train() caches the run without a clock and charges it afterwards: the same floats as the clock in the run
-    from fedlib.hasfl.runs import experiments, train_config
+    from fedlib.lab.hasfl.runs import experiments, train_config
     charged = train_config.train(experiments.result_store(), cfg, p, ds, "cpu")
     assert charged["sim_s"] == rec["sim_s"] and charged["test_acc"] == rec["test_acc"]
 
@@ -163,7 +165,7 @@ def test_claim_ratios_at_convergence_by_hand():
 
 
 def test_calibration_transfer_by_hand():
-    from fedlib.hasfl.runs.train_plan import calibration_transfer
+    from fedlib.lab.hasfl.runs.train_plan import calibration_transfer
     curve = {"round": [0, 10, 20, 30], "test_acc": [0.1, 0.5, 0.65, 0.7], "sim_s": [0, 1, 2, 3], "epoch": [0, 1, 2, 3]}
     entries = [{"row": dict(_row("fixed", 1.0, 0.7, ("fig3a", "fig11"), batch=16, cut=2), N=4, model="vgg16"),
                 "curve": curve},
@@ -215,7 +217,7 @@ ACCS = [0.1, 0.15, 0.3, 0.5, 0.6, 0.62, 0.61, 0.62, 0.6, 0.615, 0.62, 0.7]
 
 @pytest.mark.parametrize("stop_at_convergence, evals", [(True, 11), (False, 12)])
 def test_stop_at_convergence_ends_the_run_where_the_rule_fires(monkeypatch, fmnist, stop_at_convergence, evals):
-    from fedlib.hasfl.runs import experiments, train_config, train_run
+    from fedlib.lab.hasfl.runs import experiments, train_config
     def fake_run_split(cfg, ds, device, clock=None, stop=None):
         assert (stop is not None) == stop_at_convergence and clock is None          # charged after the run
         rec = {"config": cfg.to_dict(), "round": [], "test_acc": [], "sim_s": []}
@@ -227,7 +229,7 @@ def test_stop_at_convergence_ends_the_run_where_the_rule_fires(monkeypatch, fmni
                 break
         return rec
 
-    monkeypatch.setattr(train_run, "run_split", fake_run_split)
+    monkeypatch.setattr(hasfl_training, "run_split", fake_run_split)
     s = TrainSettings(width=0.0625, stop_at_convergence=stop_at_convergence)
     problem = _problem()
     decision = decide(problem, "fixed", 0, 4, 3)
@@ -241,17 +243,17 @@ def test_stop_at_convergence_ends_the_run_where_the_rule_fires(monkeypatch, fmni
 
 
 def test_a_training_record_survives_an_edit_of_the_decision_code(monkeypatch, fmnist, tmp_path):
-    """The run is cached under the training code alone (fedlib.hasfl.runs.train_run.TRAIN_CODE): a store hashing other
+    """The run is cached under the training code alone (fedlib.lab.hasfl.runs.train_run.TRAIN_CODE): a store hashing other
     code (as after an edit of the optimiser) finds it; a store of other training code does not."""
-    from fedlib.core import ResultStore
-    from fedlib.hasfl.runs import train_config, train_run
+    from fedlib.lab.store import ResultStore
+    from fedlib.lab.hasfl.runs import train_config, train_run
     calls = []
 
     def fake_run_split(cfg, ds, device, clock=None, stop=None):
         calls.append(cfg.seed)
         return {"config": cfg.to_dict(), "round": [0, 5], "test_acc": [0.1, 0.5], "sim_s": [0.0, 0.0]}
 
-    monkeypatch.setattr(train_run, "run_split", fake_run_split)
+    monkeypatch.setattr(hasfl_training, "run_split", fake_run_split)
     problem = _problem()
     config = run_config(TrainSettings(width=0.0625), "iid", decide(problem, "fixed", 0, 4, 3), 0, 600)
     a = train_config.train(ResultStore(tmp_path, code=("fedlib.hasfl.optimiser.bcd",)), config, problem, fmnist)
@@ -296,17 +298,17 @@ def _fake_split(calls, acc_at):
 
 @pytest.mark.parametrize("curve, extended", [("rising", True), ("chance", False), ("early", False)])
 def test_a_capped_rising_run_is_extended_with_the_same_evaluations(monkeypatch, fmnist, curve, extended):
-    """Extension (fedlib.hasfl.runs.train_config, "Extension"): 3 devices x b = 4 on 600 samples, 1 epoch = 50 rounds,
+    """Extension (fedlib.lab.hasfl.runs.train_config, "Extension"): 3 devices x b = 4 on 600 samples, 1 epoch = 50 rounds,
     evals 10 -> an evaluation every 5 rounds. Rising (0.1 + 0.01 r up to 0.5 at r = 40): the rule looks from index 2
     (r = 10, >= 0.2) and fires where the last 5 evaluations (r = 45..65) do not beat the best before (0.5 at r = 40):
     index 13, r = 65 > the 1-epoch cap, so the run is trained again with 2 epochs (100 rounds, every 5) and stops
     there. At chance (0.1 throughout) it is not extended; a run converged at r = 35 (0.3 from r = 10) neither."""
-    from fedlib.hasfl.runs import experiments, train_config, train_run
-    from fedlib.hasfl.runs.train_plan import stored_run
+    from fedlib.lab.hasfl.runs import experiments, train_config, train_run
+    from fedlib.lab.hasfl.runs.train_plan import stored_run
     acc_at = {"rising": lambda r: min(0.5, 0.1 + 0.01 * r), "chance": lambda r: 0.1,
               "early": lambda r: min(0.3, 0.1 + 0.02 * r)}[curve]
     calls = []
-    monkeypatch.setattr(train_run, "run_split", _fake_split(calls, acc_at))
+    monkeypatch.setattr(hasfl_training, "run_split", _fake_split(calls, acc_at))
     s = TrainSettings(width=0.0625, epochs=1.0, evals=10, stop_at_convergence=True, extend_epochs=2.0)
     problem = _problem()
     config = run_config(s, "iid", decide(problem, "fixed", 0, 4, 3), 0, 600)
@@ -343,7 +345,7 @@ def test_extend_epochs_is_checked(kw, match):
 
 def test_train_checks_its_extension(fmnist):
     """train's extend must be extension_config's output: a dict equal to config but for larger epochs and rounds."""
-    from fedlib.hasfl.runs import experiments, train_config
+    from fedlib.lab.hasfl.runs import experiments, train_config
     s = TrainSettings(width=0.0625, epochs=1.0, evals=10, stop_at_convergence=True, extend_epochs=2.0)
     problem = _problem()
     config = run_config(s, "iid", decide(problem, "fixed", 0, 4, 3), 0, 600)

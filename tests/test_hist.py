@@ -6,7 +6,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from fedlib.hist import config, engine, experiments, reference, run, sampling
+from fedlib.hist import config, engine, run, sampling
+from fedlib.lab.hist import reference
+from fedlib.lab.hist import experiments
 from fedlib.hist import HistConfig, MLPState
 from fedlib.core.seeding import numpy_rng, torch_generator
 

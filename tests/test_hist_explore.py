@@ -1,4 +1,4 @@
-"""HIST's explorer (:mod:`fedlib.hist.explore`) as plain functions: ``compute`` gives exactly the library's values,
+"""HIST's explorer (:mod:`fedlib.lab.hist.explore`) as plain functions: ``compute`` gives exactly the library's values,
 bad input is one error line from ``Explorer.evaluate`` (never an exception), a missing pilot is a message naming
 the command (never a training outside smoke), and the export is the state shown."""
 from __future__ import annotations
@@ -8,11 +8,11 @@ import math
 
 import pytest
 
-from fedlib.core.store import ResultStore
+from fedlib.lab.store import ResultStore
 from fedlib.hist import METHODS, HistConfig, comm_per_round, rounds_for_budget
-from fedlib.hist import explore as hx
+from fedlib.lab.hist import explore as hx
 from fedlib.hist.estimate import bound_sweeps
-from fedlib.hist.experiments import STORE_CODE
+from fedlib.lab.hist.experiments import STORE_CODE
 from fedlib.hist.theory import step_size_ok, step_size_terms
 
 #: planted pilot constants (the shape of hist_3's record: δ² keyed by N as strings, as the store holds them)

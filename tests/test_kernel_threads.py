@@ -13,7 +13,7 @@ import torch
 @pytest.fixture
 def restore_threads():
     """The test process's torch threads and thread variables come back after the test."""
-    from fedlib.core import paths
+    from fedlib.lab import paths
     n, profile = torch.get_num_threads(), paths.active_profile()
     saved = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "FEDLIB_THREADS")}
     yield
@@ -24,7 +24,7 @@ def restore_threads():
 
 
 def test_the_kernel_spec_written_into_a_prefix_pins_openmp_and_mkl(tmp_path):
-    from fedlib.core.jupyter_setup import setup
+    from fedlib.lab.jupyter_setup import setup
     written = setup(tmp_path)
     spec = json.loads((tmp_path / "share" / "jupyter" / "kernels" / "fedlib" / "kernel.json").read_text())
     assert written[0] == tmp_path / "share" / "jupyter" / "kernels" / "fedlib" / "kernel.json"
@@ -38,7 +38,7 @@ def test_the_runner_starts_its_kernels_with_the_kernels_environment(monkeypatch,
     and the caller's environment comes back after the run."""
     import papermill as pm
 
-    from fedlib.core import notebooks
+    from fedlib.lab import notebooks
     seen = []
     monkeypatch.setattr(pm, "execute_notebook", lambda *a, **k: seen.append(
         (os.environ.get("OMP_NUM_THREADS"), os.environ.get("MKL_NUM_THREADS"))))
@@ -55,7 +55,7 @@ def _namespace() -> dict:
 
 
 def test_setup_notebook_pins_torch_to_one_thread(monkeypatch, restore_threads, capsys):
-    from fedlib.core import setup_notebook
+    from fedlib.lab.params import setup_notebook
     monkeypatch.delenv("FEDLIB_THREADS", raising=False)
     torch.set_num_threads(2)
     setup_notebook(_namespace(), "hist")
@@ -64,8 +64,8 @@ def test_setup_notebook_pins_torch_to_one_thread(monkeypatch, restore_threads, c
 
 
 def test_fedlib_threads_states_another_count(monkeypatch, restore_threads, capsys):
-    from fedlib.core import setup_notebook
-    from fedlib.core.story import threads_in_effect
+    from fedlib.lab.params import setup_notebook
+    from fedlib.lab.story import threads_in_effect
     monkeypatch.setenv("FEDLIB_THREADS", "2")
     torch.set_num_threads(1)
     setup_notebook(_namespace(), "hist")
@@ -75,8 +75,8 @@ def test_fedlib_threads_states_another_count(monkeypatch, restore_threads, capsy
 
 @pytest.mark.parametrize("bad", ["0", "-1", "two", "1.5", "", " "])
 def test_a_bad_fedlib_threads_is_refused_naming_the_variable(monkeypatch, restore_threads, bad):
-    from fedlib.core import setup_notebook
-    from fedlib.core.notebooks import run_notebooks
+    from fedlib.lab.params import setup_notebook
+    from fedlib.lab.notebooks import run_notebooks
     monkeypatch.setenv("FEDLIB_THREADS", bad)
     before = torch.get_num_threads()
     with pytest.raises(ValueError, match="FEDLIB_THREADS"):
@@ -87,7 +87,7 @@ def test_a_bad_fedlib_threads_is_refused_naming_the_variable(monkeypatch, restor
 
 
 def test_jupyter_setup_help_only_prints(monkeypatch, capsys):
-    from fedlib.core import jupyter_setup
+    from fedlib.lab import jupyter_setup
     monkeypatch.setattr(jupyter_setup, "setup", lambda *a, **k: pytest.fail("--help installed the kernel"))
     with pytest.raises(SystemExit) as e:
         jupyter_setup.main(["--help"])
@@ -99,7 +99,7 @@ def test_jupyter_setup_help_only_prints(monkeypatch, capsys):
 
 def test_lab_settings_keep_the_news_prompt_off(tmp_path):
     import json
-    from fedlib.core.jupyter_setup import setup
+    from fedlib.lab.jupyter_setup import setup
     setup(tmp_path)
     lab = json.loads((tmp_path / "share" / "jupyter" / "lab" / "settings" / "overrides.json").read_text())
     assert lab["@jupyterlab/apputils-extension:notification"] == {"fetchNews": "false", "checkForUpdates": False}

@@ -1,4 +1,4 @@
-"""Derived metrics are written at the precision they are measured at (fedlib.plotting.measured): accuracies and
+"""Derived metrics are written at the precision they are measured at (fedlib.lab.plotting.measured): accuracies and
 their differences to 1e-4, times to 1 ms, anything else to 6 significant digits, so that a redraw of the same
 records writes the same metrics on every CPU (a CPU-dependent reduction order moves only the last digits)."""
 import glob
@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from fedlib.core.paths import REPO_ROOT
+from fedlib.lab.paths import REPO_ROOT
 from fedlib.core.validate import ParameterTypeError
-from fedlib.plotting import _portable, measured, write_metrics
+from fedlib.lab.plotting import _portable, measured, write_metrics
 
 
 @pytest.mark.parametrize("key, value, expected", [

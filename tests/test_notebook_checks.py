@@ -1,9 +1,9 @@
 """Every notebook refuses a bad value of any of its parameters in its first code cells, before any work.
 
-For every notebook and every parameter of its parameters cell (:func:`fedlib.core.params.declared_parameters`):
+For every notebook and every parameter of its parameters cell (:func:`fedlib.lab.params.declared_parameters`):
 the notebook's code cells run in order in a fresh namespace, in this process, with papermill's injected
 ``# Parameters`` cell right after the parameters cell (as papermill places it; ``In`` holds the cells run so far,
-which :func:`fedlib.core.params.validate_parameters` reads). A guard makes the first piece of work (a store read
+which :func:`fedlib.lab.params.validate_parameters` reads). A guard makes the first piece of work (a store read
 or computation, loading data, a job fan-out, a sweep, a model profile, the training plan) raise
 :class:`WorkStarted`; the bad value must be refused before that, by a ``ValueError`` (or ``ParameterTypeError``)
 naming the parameter. At the smoke profile's values the checks pass and the guard trips: that is the expected end.
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from fedlib.core.params import declared_parameters
+from fedlib.lab.params import declared_parameters
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*/*.ipynb"))
@@ -150,13 +150,13 @@ def guard(monkeypatch, tmp_path):
     (profile, thread counts and their environment variables) is restored afterwards."""
     import torch
 
-    from fedlib.core import paths
-    from fedlib.core.store import ResultStore
+    from fedlib.lab import paths
+    from fedlib.lab.store import ResultStore
 
     mods = {m: importlib.import_module(m) for m in (
-        "fedlib.core", "fedlib.core.parallel", "fedlib.data", "fedlib.data.datasets", "fedlib.split",
-        "fedlib.split.profile", "fedlib.hist", "fedlib.hist.experiments", "fedlib.dtfl.experiments",
-        "fedlib.hasfl.runs.experiments", "fedlib.hasfl.runs.plan_status", "fedlib.hasfl.runs.train_plan")}
+        "fedlib.lab", "fedlib.lab.parallel", "fedlib.data", "fedlib.data.datasets", "fedlib.split",
+        "fedlib.split.profile", "fedlib.lab.hist", "fedlib.lab.hist.experiments", "fedlib.lab.dtfl.experiments",
+        "fedlib.lab.hasfl.runs.experiments", "fedlib.lab.hasfl.runs.plan_status", "fedlib.lab.hasfl.runs.train_plan")}
 
     def stop(what):
         def work(*args, **kwargs):
@@ -169,14 +169,14 @@ def guard(monkeypatch, tmp_path):
     for mod in [m for n, m in list(sys.modules.items()) if n.startswith("fedlib")]:
         if getattr(mod, "load_dataset", None) is load:
             monkeypatch.setattr(mod, "load_dataset", stop("loading data"))
-    for mod, attr, what in (("fedlib.core", "map_jobs", "jobs"), ("fedlib.core.parallel", "map_jobs", "jobs"),
-                            ("fedlib.dtfl.experiments", "dataset_by_name", "loading data"),
-                            ("fedlib.dtfl.experiments", "time_model", "a model profile"),
+    for mod, attr, what in (("fedlib.lab", "map_jobs", "jobs"), ("fedlib.lab.parallel", "map_jobs", "jobs"),
+                            ("fedlib.lab.dtfl.experiments", "dataset_by_name", "loading data"),
+                            ("fedlib.lab.dtfl.experiments", "time_model", "a model profile"),
                             ("fedlib.split", "model_profile", "a model profile"),
                             ("fedlib.split", "model_profiles", "model profiles"),
                             ("fedlib.split.profile", "model_profiles", "model profiles"),
-                            ("fedlib.hist", "run_sweep", "a sweep"), ("fedlib.hist.experiments", "run_sweep", "a sweep"),
-                            ("fedlib.hasfl.runs.train_plan", "run_plan", "the training plan")):
+                            ("fedlib.lab.hist", "run_sweep", "a sweep"), ("fedlib.lab.hist.experiments", "run_sweep", "a sweep"),
+                            ("fedlib.lab.hasfl.runs.train_plan", "run_plan", "the training plan")):
         monkeypatch.setattr(mods[mod], attr, stop(what))
     monkeypatch.setattr(paths, "_profile", paths._profile)
     monkeypatch.delenv("FEDLIB_COMMIT", raising=False)
@@ -214,7 +214,7 @@ def test_an_impossible_combination_is_refused_before_any_work(guard, name, value
 
 @pytest.mark.parametrize("name", sorted(BY_NAME))
 def test_the_smoke_profile_passes_the_checks_and_reaches_the_first_work(guard, name):
-    from fedlib.core.notebooks import notebook_parameters
+    from fedlib.lab.notebooks import notebook_parameters
 
     with pytest.raises(WorkStarted):
         run_cells(name, notebook_parameters(BY_NAME[name], "smoke"))
@@ -224,11 +224,11 @@ def test_the_smoke_profile_passes_the_checks_and_reaches_the_first_work(guard, n
 def test_every_profile_passes_the_notebooks_checker(name):
     """The checker alone (no cells) accepts the defaults and every committed profile of its notebook: the paper's
     file alone (as ``papermill -f profiles/<profile>/<paper>.yaml``) and with the notebook's own file."""
-    from fedlib.core import notebooks
-    from fedlib.core.notebooks import PROFILES, has_profile, notebook_parameters
+    from fedlib.lab import notebooks
+    from fedlib.lab.notebooks import PROFILES, has_profile, notebook_parameters
 
     paper = BY_NAME[name].parent.name
-    check = getattr(importlib.import_module(f"fedlib.{paper}.checks"), f"check_{name}")
+    check = getattr(importlib.import_module(f"fedlib.lab.{paper}.checks"), f"check_{name}")
     setup = _code_cells(BY_NAME[name])[1][0]       # the cell after the parameters cell
     assert re.search(rf"^setup_notebook\(globals\(\), \"{paper}\"\).*\n{paper}_checks\.check_{name}\(globals\(\)\)",
                      setup, re.M), "the notebook calls its checker right after setup_notebook"
@@ -243,7 +243,7 @@ def test_every_profile_passes_the_notebooks_checker(name):
 
 def test_hasfl_cut_ranges_are_the_models_layers():
     """The HASFL checks take cut ranges from NUM_LAYERS (no model is profiled before the work): they agree."""
-    from fedlib.hasfl.runs.training import NUM_LAYERS
+    from fedlib.lab.hasfl.runs.training import NUM_LAYERS
     from fedlib.split import model_profile
 
     assert {m: model_profile(m).num_layers for m in NUM_LAYERS} == NUM_LAYERS

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fedlib.core import notebooks
+from fedlib.lab import notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
 # expected_smoke_metrics.json (HIST, HASFL) and expected_smoke_metrics_<paper>.json, merged; every notebook has an entry.
@@ -265,7 +265,7 @@ def test_results_site_builds_from_the_smoke_notebooks_with_every_link_and_image(
     from html.parser import HTMLParser
     from urllib.parse import unquote, urlparse
 
-    from fedlib.core.site import build_site
+    from fedlib.lab.site import build_site
     res = build_site(tmp_path / "site", executed=smoke["executed"], profile="smoke", execute_missing=False)
     assert set(res["pages"]) == {p.stem for p in NBS} and set(res["pages"].values()) == {"ok"}, res["pages"]
     html = Path(res["html"]).parent
@@ -333,7 +333,7 @@ def test_explorer_reads_as_a_question(path):
 def test_executed_explorer_shows_its_default_state(smoke, path):
     """Under papermill the explorer draws its defaults as ordinary outputs (what the site shows once widgets are
     stripped): a table and a figure, and no error line."""
-    from fedlib.core.site_pages import strip_widgets
+    from fedlib.lab.site_pages import strip_widgets
 
     executed = json.loads((smoke["executed"] / path.parent.name / path.name).read_text())
     strip_widgets(executed)

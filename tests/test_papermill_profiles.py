@@ -7,8 +7,8 @@ import pytest
 from papermill.iorw import load_notebook_node
 from papermill.parameterize import parameterize_notebook
 
-from fedlib.core import notebooks
-from fedlib.core.params import declared_parameters, sibling_parameters, validate_parameters
+from fedlib.lab import notebooks
+from fedlib.lab.params import declared_parameters, sibling_parameters, validate_parameters
 
 NBS = notebooks.list_notebooks()
 CASES = [(nb, path) for nb in NBS for path in sorted(notebooks.PROFILE_DIR.glob(f"*/{nb.parent.name}.yaml"))]

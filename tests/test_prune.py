@@ -1,11 +1,11 @@
-"""fedlib.prune: stale records (another code hash) are reported and, on request, deleted; current and unreadable
+"""fedlib.lab.prune: stale records (another code hash) are reported and, on request, deleted; current and unreadable
 files are left alone."""
 import json
 
 import pytest
 
-from fedlib import prune
-from fedlib.core.store import ResultStore
+from fedlib.lab import prune
+from fedlib.lab.store import ResultStore
 
 
 def test_prune_deletes_only_records_of_other_code(tmp_path, capsys):
@@ -34,7 +34,8 @@ def test_current_hashes_name_the_six_stores():
 def test_a_stacked_backend_record_is_current_and_never_deleted(tmp_path, monkeypatch):
     """A DTFL record trained on the stacked backend (keyed as fedlib.dtfl.training.keyed_by_backend keys it on
     CUDA) is current: prune neither counts it stale nor deletes it."""
-    from fedlib.dtfl import experiments, training
+    from fedlib.lab.dtfl import experiments
+    from fedlib.dtfl import training
     monkeypatch.setattr(training, "resolve_backend", lambda backend, device: "stacked")
     store, config, used = training.keyed_by_backend(experiments.result_store(str(tmp_path)), {"run": 1}, "cpu")
     assert used == "stacked" and config["backend"] == "stacked"
@@ -56,7 +57,7 @@ def test_command_reports_json_and_rejects_a_missing_folder(tmp_path, capsys):
 
 
 def test_a_misspelt_store_folder_is_refused_and_never_created(tmp_path, capsys):
-    from fedlib.prune import main
+    from fedlib.lab.prune import main
     for flags in ([], ["--rekey"], ["--rekey", "--delete"]):
         assert main(["--dir", str(tmp_path / "stor"), *flags]) == 2
         assert "no store folder" in capsys.readouterr().err

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from fedlib.core import paths
-from fedlib.core.store import ResultStore
+from fedlib.lab import paths
+from fedlib.lab.store import ResultStore
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPERS = ("hist", "dtfl", "hasfl")
@@ -76,7 +76,7 @@ def test_readme_example_runs(paper, tmp_path):
 
 def test_committed_stores_hold_only_current_records():
     # a code change to a module a store hashes must come with retrained or re-keyed records (python -m fedlib.prune)
-    from fedlib.prune import prune
+    from fedlib.lab.prune import prune
     for store in sorted(ROOT.glob("figures/**/store")):
         summary = prune(store)
         assert summary["stale"] == 0 and summary["unreadable"] == 0, summary
@@ -142,8 +142,8 @@ def test_notebook_by_hand_with_changed_parameters_leaves_git_clean(tmp_path):
 
 
 def _unit(key: str, value: float) -> float:
-    """One step of the precision a metric ``key`` is written at (fedlib.plotting.measured)."""
-    from fedlib.plotting import ACC_DECIMALS, SIGNIFICANT, TIME_DECIMALS
+    """One step of the precision a metric ``key`` is written at (fedlib.lab.plotting.measured)."""
+    from fedlib.lab.plotting import ACC_DECIMALS, SIGNIFICANT, TIME_DECIMALS
     if "acc" in key or key in ("plateau_rise", "plateau_spread"):
         return 10.0 ** -ACC_DECIMALS
     if key.endswith("_s") and not key.endswith("_per_s"):
@@ -193,7 +193,7 @@ def test_converged_redraw_by_hand_reads_the_committed_store(tmp_path):
     committed = json.loads((ROOT / "figures" / "converged" / "metrics" / "dtfl_2_table1.json").read_text())
     # a redraw keeps what the runs measured (each row's training time included); only wall times differ
     drop = lambda rows: [{k: v for k, v in r.items() if k != "wall_s"} for r in rows]
-    # every value at its written precision (fedlib.plotting.measured: accuracies 1e-4, times 1 ms); a value derived
+    # every value at its written precision (fedlib.lab.plotting.measured: accuracies 1e-4, times 1 ms); a value derived
     # after the read (plateau_rise: a float reduction whose order depends on the CPU) may cross a rounding boundary
     # on another CPU, one step at most
     assert _close(drop(ours["runs"]), drop(committed["runs"])), "a redraw changed a stored value"
@@ -203,7 +203,7 @@ def test_converged_redraw_by_hand_reads_the_committed_store(tmp_path):
 
 
 def test_metrics_hold_no_absolute_path(monkeypatch, tmp_path):
-    from fedlib.plotting import portable_source, write_metrics
+    from fedlib.lab.plotting import portable_source, write_metrics
     monkeypatch.setenv("FEDLIB_METRICS_DIR", str(tmp_path))
     inside = f"torchvision files in {ROOT}/data/FashionMNIST/raw"
     assert portable_source(inside) == "torchvision files in data/FashionMNIST/raw"
@@ -215,7 +215,7 @@ def test_metrics_hold_no_absolute_path(monkeypatch, tmp_path):
 
 
 def test_jupyter_setup_installs_kernel_and_turns_autosave_off(tmp_path):
-    from fedlib.core.jupyter_setup import setup
+    from fedlib.lab.jupyter_setup import setup
     lab = tmp_path / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
     lab.parent.mkdir(parents=True)
     lab.write_text(json.dumps({"@jupyterlab/apputils-extension:themes": {"theme": "JupyterLab Dark"}}))
@@ -235,7 +235,7 @@ def test_converged_hasfl_plan_is_wholly_in_the_committed_store(tmp_path):
     2a-11) is in the committed store, and its pilots and decisions too (cache-only: a missing one raises instead of
     computing). DTFL's is shown by the Table 1 redraw above, HIST's quick store by test_hist_quick_redraw_..."""
     env = {**_clean_env(), "FEDLIB_CACHE_ONLY": "1", "OMP_NUM_THREADS": "1"}
-    res = subprocess.run([sys.executable, "-m", "fedlib.hasfl.runs.plan_status", "--profile", "converged", "--store",
+    res = subprocess.run([sys.executable, "-m", "fedlib.lab.hasfl.runs.plan_status", "--profile", "converged", "--store",
                           str(ROOT / "figures" / "converged" / "store"), "--json", str(tmp_path / "plan.json")],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert res.returncode == 0, res.stderr[-3000:]

@@ -1,4 +1,4 @@
-"""The results site's builder (fedlib.core.site), function by function: widget outputs stripped, the claim and
+"""The results site's builder (fedlib.lab.site), function by function: widget outputs stripped, the claim and
 verdict lead, the project folder scrubbed from outputs, one line for an expected cache miss, stale executed
 copies re-run, no script from another host."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fedlib.core import site
+from fedlib.lab import site
 
 ROOT = Path(__file__).resolve().parents[1]
 WIDGET = {"output_type": "display_data", "metadata": {},
@@ -39,7 +39,7 @@ def _nb(cells, **meta):
 
 def _verdict_output(table="| claim | verdict |\n|---|---|\n| speed-up | holds |"):
     return {"output_type": "display_data", "metadata": {},
-            "data": {"text/markdown": table + "\n\nRules (`fedlib.core.verdicts`):\n\n- *speed-up*: at least 2x.",
+            "data": {"text/markdown": table + "\n\nRules (`fedlib.lab.verdicts`):\n\n- *speed-up*: at least 2x.",
                      "text/plain": "<Markdown>"}}
 
 
@@ -177,7 +177,7 @@ def test_scrub_paths_replaces_the_project_folder_in_every_text_output(tmp_path):
              "data": {"text/plain": f"PosixPath('{root}/figures/metrics/x.json')",
                       "text/html": f"<a href='{root}/figures/b.png'>b</a>", "image/png": f"{root}"}},
             {"output_type": "error", "ename": "FileNotFoundError", "evalue": f"{root}/data missing",
-             "traceback": [f"File {root}/fedlib/core/store.py, line 3"]}]
+             "traceback": [f"File {root}/fedlib/lab/store.py, line 3"]}]
     nb = _nb([_code("x", outs), _md(f"Source text {root} is not an output")])
     assert site.scrub_paths(nb, root) == 3
     text = json.dumps(nb["cells"][0]["outputs"])
@@ -185,7 +185,7 @@ def test_scrub_paths_replaces_the_project_folder_in_every_text_output(tmp_path):
     assert nb["cells"][0]["outputs"][0]["text"] == ["wrote figures/a.png\n", "in .\n"]
     assert nb["cells"][0]["outputs"][1]["data"]["text/plain"] == "PosixPath('figures/metrics/x.json')"
     assert nb["cells"][0]["outputs"][1]["data"]["image/png"] == root      # images are data, not text
-    assert nb["cells"][0]["outputs"][2]["traceback"] == ["File fedlib/core/store.py, line 3"]
+    assert nb["cells"][0]["outputs"][2]["traceback"] == ["File fedlib/lab/store.py, line 3"]
     assert nb["cells"][1]["source"] == f"Source text {root} is not an output"
 
 
@@ -219,7 +219,7 @@ def test_an_expected_cache_miss_shows_one_line_not_the_runners_and_kernels_noise
     """The runner prints [FAILED] ..., papermill logs, the kernel (a child process) writes
     '[IPKernelApp] ERROR | KeyboardInterrupt' to the inherited stderr: all captured; _execute returns one line
     and leaves no partial executed copy."""
-    from fedlib.core import notebooks
+    from fedlib.lab import notebooks
 
     def noisy(profile, out_dir, only=None, commit=False):
         (Path(out_dir) / "hist").mkdir(parents=True, exist_ok=True)
@@ -243,7 +243,7 @@ def test_an_expected_cache_miss_shows_one_line_not_the_runners_and_kernels_noise
 
 
 def test_an_unexpected_failure_keeps_the_captured_output_for_the_reader(monkeypatch, tmp_path, capfd):
-    from fedlib.core import notebooks
+    from fedlib.lab import notebooks
 
     def broken(profile, out_dir, only=None, commit=False):
         print("Traceback: ZeroDivisionError in cell 4", file=sys.stderr)
@@ -310,7 +310,7 @@ def test_the_sphinx_configuration_is_the_committed_docs_conf_py():
 
 
 def test_site_out_folder_is_refused_unless_new_empty_or_an_earlier_build(tmp_path, capsys):
-    from fedlib.core import site
+    from fedlib.lab import site
     for bad in ("", "  "):
         with pytest.raises(ValueError, match="--out must name a folder"):
             site.check_out(bad)

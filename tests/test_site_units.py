@@ -1,4 +1,4 @@
-"""The results site's builder (fedlib.core.site) tested directly, not through a notebook run: the profile each
+"""The results site's builder (fedlib.lab.site) tested directly, not through a notebook run: the profile each
 paper shows, README sections, link rewriting, the plumbing fold, and one whole build from a folder of executed
 notebooks made by hand (one notebook current, the others not executed), Sphinx included."""
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from fedlib.core import site
-from fedlib.core.paths import REPO_ROOT
+from fedlib.lab import site
+from fedlib.lab.paths import REPO_ROOT
 
 
 # --- which profile a paper's pages show ---------------------------------------------------------------------------
@@ -55,7 +55,7 @@ def test_relink_rewrites_each_kind_of_link_for_the_page(tmp_path):
         "[with anchor](hist_1_experiments.ipynb#setup)",
         "[not rendered](hist_2_figures.ipynb)",
         "[other paper](../dtfl/README.md)",
-        "[a module](../../fedlib/core/site.py)",
+        "[a module](../../fedlib/lab/site.py)",
         "[web](https://arxiv.org/abs/1)",
         "[anchor](#results-at-a-glance)",
         "[mail](mailto:a@b.c)",
@@ -158,7 +158,7 @@ def test_build_site_pages_hold_the_readmes_tables_and_the_missing_notebooks(buil
     toc = hist[hist.index("```{toctree}"):]
     assert "readme" in toc and "hist_3_bounds" in toc and "hist_1_experiments" not in toc
     assert "Notebooks of the `quick` profile." in hist
-    assert "`fedlib/core/verdicts.py`" in hist and "](../../fedlib" not in hist    # a link out of the site: text
+    assert "`fedlib/lab/verdicts.py`" in hist and "](../../fedlib" not in hist    # a link out of the site: text
     # the site's copy of the notebook: the lead first, papermill's paths gone, the committed notebook untouched
     page = json.loads((out / "src" / "hist" / "hist_3_bounds.ipynb").read_text())
     assert any(c.get("metadata", {}).get(site.LEAD_TAG) for c in page["cells"])
@@ -171,7 +171,7 @@ def test_build_site_pages_hold_the_readmes_tables_and_the_missing_notebooks(buil
 def test_drop_verdict_block_keeps_the_heading_and_the_prose():
     """The site's copy loses the generated committed-verdict block (the lead and this run's output show verdicts);
     the heading and the prose after the block stay, and a cell without a block is untouched."""
-    from fedlib.core.site_pages import drop_verdict_block
+    from fedlib.lab.site_pages import drop_verdict_block
 
     nb = {"cells": [
         {"cell_type": "markdown", "source": ["## Verdict\n", "\n", "<!-- verdict:begin -->\n", "| claim |\n",

@@ -15,7 +15,7 @@ from fedlib.split import ops
 from fedlib.split import (SplitConfig, aggregate, build_model, global_model, global_units,
                           set_decision, train_round)
 from fedlib.split.records import client_partition, converged_at, draw_batches, run_split, time_to_target
-from fedlib.split.reference import Reference
+from fedlib.lab.split.reference import Reference
 from fedlib.split.backends import BACKENDS, backend_functions, device_aux
 from fedlib.split.stacked import StackedState
 
@@ -122,11 +122,9 @@ def test_group_batchnorm_is_per_device_batchnorm():
     for sizes in ((4, 4, 4), (2, 5, 3)):
         x = torch.randn(sum(sizes), 3, 5, 5)
         gbn = ops.GroupBatchNorm(bn).train()
-        ops._SEGMENTS = sizes
-        try:
+        with ops.segmented([gbn], sizes):
             out = gbn(x)
-        finally:
-            ops._SEGMENTS = None
+        assert gbn.segments is None                      # reset after the block
         copies = [nn.BatchNorm2d(3).train() for _ in sizes]
         outs = []
         for c, part in zip(copies, x.split(sizes)):

@@ -1,4 +1,4 @@
-"""The split engine's hooks against the literal per-device reference (fedlib.split.reference.Reference), float64:
+"""The split engine's hooks against the literal per-device reference (fedlib.lab.split.reference.Reference), float64:
 ``train_round(client_loss=, smashed_transform=)`` (DTFL Sec. 4.4), non-uniform weights (eq. 7, server copies,
 auxiliary heads, global model) and ``set_decision`` changing cuts and batch sizes between rounds (HASFL's
 reassignments, DTFL's tier changes), in both modes. Engine == reference on every parameter and buffer to 1e-10."""
@@ -11,7 +11,7 @@ from fedlib.core.seeding import torch_generator
 from fedlib.dtfl.privacy import distance_correlation, patch_shuffle
 from fedlib.split import SplitConfig, build_model
 from fedlib.split.records import client_partition, draw_batches
-from fedlib.split.reference import Reference
+from fedlib.lab.split.reference import Reference
 from fedlib.split.backends import BACKENDS, backend_functions, device_aux
 from fedlib.split.stacked import StackedState
 

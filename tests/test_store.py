@@ -15,10 +15,14 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from fedlib.core import ResultStore, config_key, map_jobs, runlock
-from fedlib.core.runlock import RunInProgress
-from fedlib.core.store import CorruptRecordError, source_hash
-from fedlib.hist import HistConfig, experiments, run
+from fedlib.lab.store import ResultStore, config_key
+from fedlib.lab.parallel import map_jobs
+from fedlib.lab import runlock
+from fedlib.lab.runlock import RunInProgress
+from fedlib.lab.store import CorruptRecordError, source_hash
+from fedlib.hist import HistConfig
+from fedlib.lab.hist import experiments
+from fedlib.hist import run
 
 
 def test_key_depends_on_config_seed_and_code_not_order():
@@ -391,7 +395,7 @@ def test_waiting_caller_names_the_lock_holder_and_how_to_break_it(tmp_path, caps
 
 
 def test_a_lock_from_another_host_is_stale_only_when_not_refreshed(tmp_path):
-    from fedlib.core import runlock
+    from fedlib.lab import runlock
     store = ResultStore(tmp_path)
     assert store.stale_lock_s == runlock.STALE_S == 600.0
     lock = tmp_path / "x.lock"
@@ -402,7 +406,7 @@ def test_a_lock_from_another_host_is_stale_only_when_not_refreshed(tmp_path):
 
 
 def test_the_lock_holder_refreshes_its_lock_while_it_runs(tmp_path, monkeypatch):
-    from fedlib.core import runlock
+    from fedlib.lab import runlock
     monkeypatch.setattr(runlock, "REFRESH_S", 0.05)
     store = ResultStore(tmp_path)
     lock = store.path({"seed": 0}).with_suffix(".lock")
@@ -435,7 +439,7 @@ def test_a_read_only_store_with_a_killed_writers_temporary_file_can_be_read(tmp_
 
 
 def test_a_cache_path_that_is_a_file_asks_for_a_folder(tmp_path, monkeypatch):
-    from fedlib.core import paths
+    from fedlib.lab import paths
     f = tmp_path / "cache.json"
     f.write_text("{}")
     monkeypatch.setenv("FEDLIB_CACHE_DIR", str(f))
@@ -446,7 +450,7 @@ def test_a_cache_path_that_is_a_file_asks_for_a_folder(tmp_path, monkeypatch):
 
 
 def test_cache_only_mode_returns_stored_records_and_never_computes(tmp_path, monkeypatch):
-    from fedlib.core.store import CacheMiss, ResultStore
+    from fedlib.lab.store import CacheMiss, ResultStore
     store = ResultStore(tmp_path, code=("fedlib.core.seeding",))
     store.get_or_run({"x": 1}, lambda: {"v": 1.0})
     monkeypatch.setenv("FEDLIB_CACHE_ONLY", "1")
@@ -458,7 +462,7 @@ def test_cache_only_mode_returns_stored_records_and_never_computes(tmp_path, mon
 
 @pytest.mark.parametrize("name, read", [("FEDLIB_CACHE_ONLY", "cache_only"), ("FEDLIB_COMMIT", "committing")])
 def test_boolean_variables_read_one_way(monkeypatch, name, read):
-    from fedlib.core import paths, store
+    from fedlib.lab import paths, store
     fn = getattr(store, read) if read == "cache_only" else getattr(paths, read)
     for on in ("1", "true", "TRUE", "Yes", " yes "):
         monkeypatch.setenv(name, on)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import fedlib
-from fedlib.core import store as store_mod
+from fedlib.lab import store as store_mod
 from fedlib.data import TensorDataset
 
 FEDLIB = Path(fedlib.__file__).resolve().parent
@@ -25,12 +25,12 @@ FEDLIB = Path(fedlib.__file__).resolve().parent
 #: modules that run while a record is computed and that no record's value depends on: module -> why
 ALLOWED = {
     "fedlib": "the package's __init__: the version string and re-exports",
-    "fedlib.core.store": "stores, loads and keys records (the envelope has its own SCHEMA)",
-    "fedlib.core.paths": "where files go",
-    "fedlib.core.runlock": "who computes a record, not what it holds",
-    "fedlib.core.parallel": "fans jobs out and sets thread counts; records do not depend on the number of workers "
+    "fedlib.lab.store": "stores, loads and keys records (the envelope has its own SCHEMA)",
+    "fedlib.lab.paths": "where files go",
+    "fedlib.lab.runlock": "who computes a record, not what it holds",
+    "fedlib.lab.parallel": "fans jobs out and sets thread counts; records do not depend on the number of workers "
                             "(tests/test_sweeps.py)",
-    "fedlib.core.params": "notebook parameters",
+    "fedlib.lab.params": "notebook parameters",
 }
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -114,11 +114,12 @@ def _assert_covered(tracer, kinds):
 
 def test_hist_run_and_pilot_keys_cover_their_code(tracer, tmp_path, fmnist):
     from fedlib import hist
+    from fedlib.lab import hist as hist_lab
     from fedlib.hist import estimate
-    store = hist.result_store(str(tmp_path))
+    store = hist_lab.result_store(str(tmp_path))
     cfg = hist.HistConfig(num_cells=2, num_clients=4, hidden=8, H=2, E=4, global_rounds=1, batch_size=8,
                           shards_per_client=2, seed=0)
-    hist.run_sweep([cfg], store, fmnist, device="cpu", progress=False)
+    hist_lab.run_sweep([cfg], store, fmnist, device="cpu", progress=False)
     pilot = dict(kind="hist_constants", setting="noniid", num_cells=[3], H=2, E=4, pilot_rounds=1, num_clients=6,
                  lr=0.01, batch_size=8, seed=0, sigma_draws=2, smoothness_clients=2, power_iters=2)
     store.get_or_run(pilot, lambda: estimate.pilot_constants(**{k: v for k, v in pilot.items() if k != "kind"},
@@ -132,7 +133,8 @@ DTFL_SETUP = dict(model="resnet20", width=0.125, num_clients=3, batch_size=20, t
 
 @pytest.mark.parametrize("backend", ["loop", "stacked"])
 def test_dtfl_training_keys_cover_their_code(tracer, tmp_path, tiny, backend, monkeypatch):
-    from fedlib.dtfl import experiments, training
+    from fedlib.lab.dtfl import experiments
+    from fedlib.dtfl import training
     if backend == "stacked":                      # the CPU resolves "auto" to the loop: force the stacked backend
         monkeypatch.setattr(training, "resolve_backend", lambda b, d: "stacked")
     store = experiments.result_store(str(tmp_path))
@@ -143,7 +145,7 @@ def test_dtfl_training_keys_cover_their_code(tracer, tmp_path, tiny, backend, mo
 
 
 def test_dtfl_baseline_and_privacy_keys_cover_their_code(tracer, tmp_path, tiny):
-    from fedlib.dtfl import compare, experiments
+    from fedlib.lab.dtfl import compare, experiments
     store = experiments.result_store(str(tmp_path))
     s = experiments.Setup(**DTFL_SETUP)
     compare.baseline_entry(store, s, tiny, "fedavg", "iid", 0, 0.5)
@@ -153,8 +155,8 @@ def test_dtfl_baseline_and_privacy_keys_cover_their_code(tracer, tmp_path, tiny)
 
 def test_hasfl_pilot_and_training_keys_cover_their_code(tracer, tmp_path, tiny):
     """HASFL's pilot and a training run (HASFL trains on the split engine's loop backend only)."""
-    from fedlib.hasfl.runs import experiments, train_config, train_run
-    from fedlib.hasfl.runs.training import TrainSettings
+    from fedlib.lab.hasfl.runs import experiments, train_config, train_run
+    from fedlib.lab.hasfl.runs.training import TrainSettings
     store = experiments.result_store(str(tmp_path))
     cfg = experiments.constants_config("vgg16", "fashion-mnist", 2, 0.01, 8, 2, 2, 0, width=0.125, interval=2)
     experiments.estimated_constants(store, cfg, tiny)
@@ -166,7 +168,7 @@ def test_hasfl_pilot_and_training_keys_cover_their_code(tracer, tmp_path, tiny):
 
 def test_the_tracer_sees_a_module_missing_from_a_key(tracer, tmp_path, tiny, monkeypatch):
     """The check itself: the same DTFL run with one module the run executes dropped from its key is refused."""
-    from fedlib.dtfl import experiments
+    from fedlib.lab.dtfl import experiments
     code = tuple(c for c in experiments.STORE_CODE if c != "fedlib.split.engine")
     store = store_mod.ResultStore(str(tmp_path), code=code)
     experiments.train(store, experiments.Setup(**DTFL_SETUP), "iid", [[3, 2, 1]] * 2, 0, tiny)

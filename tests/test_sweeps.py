@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from fedlib.core import ResultStore
+from fedlib.lab.store import ResultStore
 from fedlib.core.seeding import torch_generator
-from fedlib.hist import HistConfig, experiments, run, sampling
+from fedlib.hist import HistConfig
+from fedlib.lab.hist import experiments
+from fedlib.hist import run, sampling
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = dict(num_clients=6, hidden=30, H=5, E=10, global_rounds=2, batch_size=8)

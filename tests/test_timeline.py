@@ -1,4 +1,4 @@
-"""A round's per-device timeline (fedlib.split.timeline and its HASFL / DTFL adapters): the layout's end is the
+"""A round's per-device timeline (fedlib.lab.split.timeline and its HASFL / DTFL adapters): the layout's end is the
 latency model's round latency (the function the optimiser, the training clock and the simulations use), the
 segments follow the model's order, each device's last wait is the round latency minus its own finish, small
 cases equal segments worked out by hand, and bad inputs are refused naming the parameter."""
@@ -11,7 +11,7 @@ import pytest
 
 from fedlib.core.seeding import numpy_rng
 from fedlib.split import EdgeDevices, LayerProfile, Servers
-from fedlib.split.timeline import KIND_LABELS, KINDS, Step, Timeline, build_timeline, timeline_figure
+from fedlib.lab.split.timeline import KIND_LABELS, KINDS, Step, Timeline, build_timeline, timeline_figure
 
 
 # --- HASFL --------------------------------------------------------------------------------------------------------
@@ -56,7 +56,7 @@ def _spans(row, skip_wait=False):
 
 
 def test_hasfl_hand_computed_two_devices():
-    from fedlib.hasfl.figures.timeline import round_timeline
+    from fedlib.lab.hasfl.figures.timeline import round_timeline
     # device 0 (b 2, cut 1): T_F = 2·1e9/1e9 = 2, T_aU = 2·8e6/1e6 = 16, T_gD = 2·8e6/4e6 = 4, T_B = 2·2e9/1e9 = 4,
     #   T_cU = 1e6/1e6 = 1, T_cD = 1e6/2e6 = 0.5
     # device 1 (b 1, cut 2): T_F = 3e9/2e9 = 1.5, T_aU = 4e6/2e6 = 2, T_gD = 4e6/8e6 = 0.5, T_B = 6e9/2e9 = 3,
@@ -87,8 +87,9 @@ def test_hasfl_hand_computed_two_devices():
 @pytest.mark.parametrize("name", ["HASFL", "RBS+RMS", "RBS+HAMS", "RBS+RHAMS", "mixed"])
 @pytest.mark.parametrize("aggregated", [False, True])
 def test_hasfl_timeline_ends_at_the_models_round_latency(hasfl_problem, hasfl_decisions, name, aggregated):
-    from fedlib.hasfl import aux_variables, hasfl_clock, round_latency
-    from fedlib.hasfl.figures.timeline import round_timeline
+    from fedlib.hasfl import aux_variables, round_latency
+    from fedlib.lab.hasfl.runs.train_config import hasfl_clock
+    from fedlib.lab.hasfl.figures.timeline import round_timeline
     p, d = hasfl_problem, hasfl_decisions[name]
     tl = round_timeline(p, d.b, d.cuts, aggregated)
     lat = round_latency(p.profile, d.b, d.cuts, p.devices, p.servers)
@@ -110,7 +111,7 @@ def test_hasfl_timeline_ends_at_the_models_round_latency(hasfl_problem, hasfl_de
 @pytest.mark.parametrize("aggregated", [False, True])
 def test_hasfl_segments_follow_the_models_order_and_waits_fill_to_the_round_latency(hasfl_problem, hasfl_decisions,
                                                                                    aggregated):
-    from fedlib.hasfl.figures.timeline import round_timeline
+    from fedlib.lab.hasfl.figures.timeline import round_timeline
     p = hasfl_problem
     order = ["compute", "uplink", "server", "server", "downlink", "compute"] + (["uplink", "downlink"] if aggregated
                                                                                 else [])
@@ -134,8 +135,8 @@ def test_hasfl_segments_follow_the_models_order_and_waits_fill_to_the_round_late
 @pytest.fixture(scope="module")
 def dtfl_system():
     from fedlib.dtfl import case_profiles
-    from fedlib.dtfl import experiments as dx
-    from fedlib.dtfl.compare import costs_of
+    from fedlib.lab.dtfl import experiments as dx
+    from fedlib.lab.dtfl.compare import costs_of
     tm = dx.time_model("resnet20", 0.25, "fashion-mnist", 4, 3.0, 5.0)
     profiles = case_profiles("all")
     k = 7
@@ -161,7 +162,7 @@ def _hand_time_model():
 
 
 def test_dtfl_hand_computed_two_clients():
-    from fedlib.dtfl.timeline import tier_timeline
+    from fedlib.lab.dtfl.timeline import tier_timeline
     # client 0 (tier 1, 1 CPU, 8 Mbps, 10 samples): T_c = 10·3e9/1e9 + 10·1e9/1e9 = 40, T_s = 10·3e9/2e9 = 15,
     #   download 8·1e5/8e6 = 0.1, T_com = 10·8e6/8e6 + 8·(10·8 + 2·1e5)/8e6 = 10.20008 -> uplink 10.10008;
     #   T = 50.20008
@@ -181,7 +182,7 @@ def test_dtfl_hand_computed_two_clients():
 @pytest.mark.parametrize("assignment", ["tier1", "tier2", "tier3", "tier4", "mixed", "scheduled"])
 def test_dtfl_timeline_ends_at_the_simulated_round(dtfl_system, assignment):
     from fedlib.dtfl import simulate
-    from fedlib.dtfl.timeline import scheduled_tiers, tier_timeline
+    from fedlib.lab.dtfl.timeline import scheduled_tiers, tier_timeline
     s = dtfl_system
     tm, k = s["tm"], len(s["idx"])
     args = (s["cpus"], s["mbps"], s["samples"])
@@ -221,7 +222,7 @@ def test_dtfl_timeline_ends_at_the_simulated_round(dtfl_system, assignment):
 
 def test_fedavg_timeline_ends_at_the_simulated_round(dtfl_system):
     from fedlib.dtfl.baseline_time import simulate_method
-    from fedlib.dtfl.timeline import method_timeline
+    from fedlib.lab.dtfl.timeline import method_timeline
     s = dtfl_system
     tl = method_timeline(s["fedavg"], s["cpus"], s["mbps"], s["samples"], s["tm"].core_flops, s["tm"].server_flops)
     sim = simulate_method(s["fedavg"], s["profiles"], s["idx"][None, :], s["samples"], np.random.default_rng(0),
@@ -239,7 +240,7 @@ def test_fedavg_timeline_ends_at_the_simulated_round(dtfl_system):
 # --- bad inputs ---------------------------------------------------------------------------------------------------
 
 def test_hasfl_bad_inputs_are_refused_naming_the_parameter(hasfl_problem):
-    from fedlib.hasfl.figures.timeline import round_timeline
+    from fedlib.lab.hasfl.figures.timeline import round_timeline
     p = hasfl_problem
     n = p.num_devices
     b, cuts = np.full(n, 8), np.full(n, p.allowed_cuts[0])
@@ -261,8 +262,8 @@ def test_hasfl_bad_inputs_are_refused_naming_the_parameter(hasfl_problem):
 
 
 def test_dtfl_bad_inputs_are_refused_naming_the_parameter(dtfl_system):
-    from fedlib.dtfl.compare import costs_of
-    from fedlib.dtfl.timeline import method_timeline, scheduled_tiers, tier_timeline
+    from fedlib.lab.dtfl.compare import costs_of
+    from fedlib.lab.dtfl.timeline import method_timeline, scheduled_tiers, tier_timeline
     s = dtfl_system
     tm, k = s["tm"], len(s["idx"])
     good = {"tiers": np.ones(k, dtype=int), "cpus": s["cpus"], "mbps": s["mbps"], "samples": s["samples"]}
@@ -312,7 +313,7 @@ def test_build_timeline_bad_inputs_and_a_dropped_term():
 
 def test_figure_rows_sorted_by_finish_with_waits_hatched_and_the_latency_line(hasfl_problem, hasfl_decisions):
     import matplotlib.pyplot as plt
-    from fedlib.hasfl.figures.timeline import round_timeline
+    from fedlib.lab.hasfl.figures.timeline import round_timeline
     p = hasfl_problem
     tls = [round_timeline(p, d.b, d.cuts, True) for d in (hasfl_decisions["HASFL"], hasfl_decisions["RBS+RMS"])]
     fig = timeline_figure(tls, ["HASFL", "RBS+RMS"])

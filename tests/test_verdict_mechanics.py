@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from fedlib.core import verdicts as v
+from fedlib.lab import verdicts as v
 
 
 def _claim(rule, values, **kw):

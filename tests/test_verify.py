@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from fedlib.core import verify
+from fedlib.lab import verify
 
 
 def test_tolerance_by_hand():
@@ -86,7 +86,7 @@ def test_verify_end_to_end_finds_a_changed_metric(tmp_path, monkeypatch, capsys)
 def test_every_committed_conv_net_metric_has_a_rule_of_its_own():
     """DTFL's and HASFL's metrics come from conv-net runs: each needs the rule of its kind (accuracy band, read-off
     band, or exact by construction: configuration, profile, simulation, decision), never the catch-all."""
-    from fedlib.core.paths import REPO_ROOT
+    from fedlib.lab.paths import REPO_ROOT
     files = sorted(p for p in (REPO_ROOT / "figures").rglob("metrics/*.json") if p.stem.startswith(("dtfl", "hasfl")))
     assert len(files) >= 24                      # quick and converged, 12 notebooks each
     unruled = {(f.stem, path) for f in files for path in verify.flatten(json.loads(f.read_text()))

@@ -1,4 +1,4 @@
-"""``./run_all.sh --verify``'s rule table (fedlib.core.verify.RULES) pinned, and tried on the committed metrics.
+"""``./run_all.sh --verify``'s rule table (fedlib.lab.verify.RULES) pinned, and tried on the committed metrics.
 
 Each rule is pinned here by hand (notebook glob, metric-name glob, band), so widening a band, routing a name to
 another rule or skipping it fails a test. Then, without running any notebook, every rule is tried on real
@@ -16,8 +16,8 @@ import json
 
 import pytest
 
-from fedlib.core import verify
-from fedlib.core.notebooks import PROFILES
+from fedlib.lab import verify
+from fedlib.lab.notebooks import PROFILES
 
 # The rule table as it must be, in order (first match wins): (notebook glob, metric-name glob, band). A band is
 # "exact", "abs X", "rel X", "not compared", or "unruled" (exact, but marking a metric without a rule of its own).

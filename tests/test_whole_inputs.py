@@ -6,7 +6,7 @@ import torch
 
 from fedlib.core.validate import ParameterTypeError, check_mask, check_per_client
 from fedlib.dtfl import TierScheduler, TimeModel, aux_head_factory, tier_costs
-from fedlib.dtfl import experiments as dx
+from fedlib.lab.dtfl import experiments as dx
 from fedlib.split import MODELS, SplitConfig, init_state, model_profiles, train_round
 
 
@@ -140,7 +140,7 @@ def test_dtfl_refuses_data_other_than_the_config_names_and_subsets_beyond_the_da
 
 
 def test_dtfl_notebook_lists_are_checked_before_any_run():
-    from fedlib.dtfl import compare as dc
+    from fedlib.lab.dtfl import compare as dc
     with pytest.raises(ValueError, match=r"tiers_list\[1\] must be an integer in \[1, 7\]"):
         dx.check_lists(tiers_list=[1, 8])
     with pytest.raises(ValueError, match=r"cases\[1\] must be one of"):
@@ -156,7 +156,7 @@ def test_dtfl_notebook_lists_are_checked_before_any_run():
 
 
 def test_dtfl_privacy_attack_sizes_are_checked_against_the_test_set():
-    from fedlib.dtfl import compare as dc
+    from fedlib.lab.dtfl import compare as dc
     s = dx.Setup(model="resnet20", width=0.25, num_clients=2, batch_size=10, train_subset=10, rounds=1)
     for bad in (1, 21):
         with pytest.raises(ValueError, match=r"attack_eval must be an integer in \[2, 20\] \(the data's 20 test images\)"):
@@ -176,14 +176,14 @@ def test_hasfl_bound_takes_b_and_cuts_of_one_device_count():
 
 
 def test_hist_budget_below_one_round_is_refused():
-    from fedlib.hist import figure_configs
+    from fedlib.lab.hist.experiments import figure_configs
     with pytest.raises(ValueError, match=r"comm_budget_L0 = 0.5 is below one global round of HFedAvg \(5 L0"):
         figure_configs(["noniid"], [2], 40, 200, 0.5, 2, [1], [40], 1)
 
 
 def test_hasfl_figure_and_sweep_lists_are_checked_up_front():
-    from fedlib.hasfl.runs import experiments as hx
-    from fedlib.hasfl.figures import plots as hp
+    from fedlib.lab.hasfl.runs import experiments as hx
+    from fedlib.lab.hasfl.figures import plots as hp
     prof = model_profiles(["vgg16"], [10])["vgg16"]
     with pytest.raises(ValueError, match=r"cuts\[1\] must be an integer in \[1, 16\] \(cut layers of vgg16: 1..16\)"):
         hp.check_fig2b(prof, [1, 2], [1, 40], 15)
@@ -192,8 +192,8 @@ def test_hasfl_figure_and_sweep_lists_are_checked_up_front():
 
 
 def test_notebook_parameters_takes_a_string_path():
-    from fedlib.core.notebooks import notebook_parameters
-    from fedlib.core.paths import REPO_ROOT
+    from fedlib.lab.notebooks import notebook_parameters
+    from fedlib.lab.paths import REPO_ROOT
     nb = str(REPO_ROOT / "notebooks" / "dtfl" / "dtfl_6_scaling.ipynb")
     assert notebook_parameters(nb, "paper")["rounds"] == 0        # Table 4 from client_rounds at the paper profile
     with pytest.raises(FileNotFoundError, match="does not exist"):
@@ -201,7 +201,7 @@ def test_notebook_parameters_takes_a_string_path():
 
 
 def test_a_committed_calibration_is_refused_for_another_model():
-    from fedlib.hasfl.runs.train_plan import committed_fit
+    from fedlib.lab.hasfl.runs.train_plan import committed_fit
     with pytest.raises(ValueError, match=r"transfer_fit_from = 'quick' calibrated vgg16 at width 0.25, but this run's "
                                          r"first model is resnet18 at width 0.125"):
         committed_fit("quick", "resnet18", 0.125)
@@ -219,7 +219,7 @@ def test_time_model_refuses_a_column_of_per_client_values(tm):
 
 
 def test_hasfl_bound_figure_parameters_before_the_pilot():
-    from fedlib.hasfl.figures import plots as hp
+    from fedlib.lab.hasfl.figures import plots as hp
     with pytest.raises(ValueError, match=r"cut_for_eps must be an integer in \[1, 16\] \(cut layers of vgg16: 1..16\)"):
         hp.check_bound_terms("vgg16", 20, 16, [1, 2], [1, 15], [10.0])
     hp.check_bound_terms("vgg16", 1, 16, [1, 2], [1, 15], [10.0])

@@ -6,17 +6,11 @@ Records depend only on :data:`RECORD_CODE` of this package (seeding, estimators,
 locks, process pool, notebook runner and verification are infrastructure that no record's value depends on, so
 editing them keeps every cached record valid."""
 from .estimators import hessian_top_eigenvalue
-from .parallel import cluster_executor, map_jobs, set_threads
-from .params import setup_notebook, validate_parameters
-from .paths import REPO_ROOT, cache_dir, data_dir, figures_dir, metrics_dir, use_profile
 from .seeding import STREAMS, numpy_rng, resolve_device, seed_sequence, torch_generator
-from .runlock import RunInProgress
-from .store import RECORD_CODE, ResultStore, config_key
 from .validate import (ParameterTypeError, check_array, check_bool, check_callable, check_choice, check_float,
                        check_instance, check_int, check_list, check_str)
 
-__all__ = ["map_jobs", "set_threads", "cluster_executor", "REPO_ROOT", "cache_dir", "data_dir", "figures_dir", "metrics_dir", "use_profile", "setup_notebook",
-           "RECORD_CODE", "STREAMS", "seed_sequence",
-           "numpy_rng", "torch_generator", "resolve_device", "ResultStore", "config_key", "RunInProgress", "hessian_top_eigenvalue",
+__all__ = ["STREAMS", "seed_sequence",
+           "numpy_rng", "torch_generator", "resolve_device", "hessian_top_eigenvalue",
            "ParameterTypeError", "check_int", "check_float", "check_bool", "check_str", "check_choice", "check_list",
-           "check_array", "check_instance", "check_callable", "validate_parameters"]
+           "check_array", "check_instance", "check_callable"]

@@ -8,8 +8,8 @@ of the right type outside its range, or an impossible combination. ``ParameterTy
 Nothing is clamped, wrapped or converted silently: ``True`` is not an integer, ``2.5`` is not an integer (nor is
 ``2.0``), NaN and ±inf are not numbers unless a check says so (``allow_inf``), and a string is never a number.
 
-Notebooks check their parameters cell with :func:`fedlib.core.params.validate_parameters` (through
-:func:`fedlib.core.params.setup_notebook`).
+Notebooks check their parameters cell with :func:`fedlib.lab.params.validate_parameters` (through
+:func:`fedlib.lab.params.setup_notebook`).
 """
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ fashion-mnist`` to prepare it ahead of time (``run_all.sh`` does).
 """
 from __future__ import annotations
 
-import sys
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +28,6 @@ import torchvision
 from torchvision.datasets.utils import extract_archive
 from torchvision.transforms import v2
 
-from ..core import paths
 from ..core.validate import ParameterTypeError, check_bool, check_choice
 
 DEBIAN_FASHION_MNIST = Path("/usr/share/datasets/fashion-mnist")
@@ -47,6 +46,19 @@ INSTALL_HINT = (
 )
 
 
+def data_dir() -> Path:
+    """Root under which torchvision datasets live: ``$FEDLIB_DATA_DIR``, else ``data/`` of the checkout holding
+    fedlib (created if missing).
+
+    Raises:
+        NotADirectoryError: that path is a file."""
+    path = Path(os.environ.get("FEDLIB_DATA_DIR") or Path(__file__).resolve().parents[2] / "data")
+    if path.exists() and not path.is_dir():
+        raise NotADirectoryError(f"{path} is a file; fedlib needs a folder there")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 class DatasetNotFoundError(FileNotFoundError):
     """A dataset is not on disk and could not be obtained; the message says how to get it."""
 
@@ -54,7 +66,7 @@ class DatasetNotFoundError(FileNotFoundError):
 def _root(name: str, value) -> Path:
     """A folder argument: ``None`` (the default), a string or a ``Path``."""
     if value is None:
-        return paths.data_dir()
+        return data_dir()
     if not isinstance(value, (str, Path)) or (isinstance(value, str) and not value.strip()):
         raise ParameterTypeError(f"{name} must be a folder path (str or pathlib.Path) or None, got {value!r}")
     return Path(value)
@@ -116,7 +128,7 @@ def prepare_fashion_mnist(root: str | Path | None = None, allow_download: bool =
     """Make torchvision's Fashion-MNIST files available under ``root`` and say where they came from.
 
     Args:
-        root: torchvision root (default :func:`fedlib.core.paths.data_dir`).
+        root: torchvision root (default :func:`data_dir`).
         allow_download: fall back to torchvision's download when the files are nowhere on disk.
         debian_dir: folder of Debian's ``dataset-fashion-mnist`` package.
 
@@ -307,34 +319,3 @@ def load_dataset(name: str, **kwargs) -> TensorDataset:
         raise ParameterTypeError(f"load_dataset({name!r}) got unknown keyword(s) {unknown}; allowed: {sorted(allowed)}")
     return DATASETS[name](**kwargs)
 
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m fedlib.data NAME [--download] [--root DIR]``: prepare (Fashion-MNIST) or load and check the files,
-    print their source; exit 1 with a hint if missing. CINIC-10 and HAM10000 cannot be downloaded (``--download``
-    is ignored for them)."""
-    from ..core.cli import ArgumentParser    # the project's convention: repeated or unknown options named
-
-    parser = ArgumentParser(prog="python -m fedlib.data", description="Prepare a dataset for fedlib.")
-    parser.add_argument("name", choices=sorted(DATASETS))
-    parser.add_argument("--download", action="store_true", help="allow torchvision's download (CIFAR, FMNIST)")
-    parser.add_argument("--root", default=None, help="data folder (default: <repo>/data)")
-    parser.add_argument("--debian-dir", default=None, help=f"Debian package folder (default {DEBIAN_FASHION_MNIST})")
-    args = parser.parse_args(argv)
-    if args.debian_dir is not None and args.name != "fashion-mnist":
-        parser.error("argument --debian-dir: applies to fashion-mnist only")
-    args.debian_dir = args.debian_dir or str(DEBIAN_FASHION_MNIST)
-    try:
-        if args.name == "fashion-mnist":
-            print(prepare_fashion_mnist(args.root, allow_download=args.download, debian_dir=args.debian_dir))
-        elif args.name in CIFAR:
-            print(load_cifar(args.name, args.root, allow_download=args.download).source)
-        else:
-            print(load_dataset(args.name, root=args.root).source)
-    except DatasetNotFoundError as exc:
-        print(exc, file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

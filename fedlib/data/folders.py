@@ -56,7 +56,7 @@ def _cinic10_hint(folder: Path) -> str:
 
 def cinic10_available(root: str | Path | None = None) -> bool:
     """Whether ``<root>/cinic-10/train`` and ``test`` exist, each with the 10 class folders (``root``: default
-    :func:`fedlib.core.paths.data_dir`). Does not open the images; :func:`load_cinic10` checks them."""
+    :func:`fedlib.data.datasets.data_dir`). Does not open the images; :func:`load_cinic10` checks them."""
     folder = _root("root", root) / CINIC10_FOLDER
     return all((folder / split / c).is_dir() for split in ("train", "test") for c in CINIC10_CLASSES)
 
@@ -86,7 +86,7 @@ def load_cinic10(root: str | Path | None = None, use_valid: bool = False) -> Ten
     """CINIC-10 (Darlow et al. 2018) from ``<root>/cinic-10/{train,valid,test}/<class>/*.png``.
 
     Args:
-        root: data folder (default :func:`fedlib.core.paths.data_dir`).
+        root: data folder (default :func:`fedlib.data.datasets.data_dir`).
         use_valid: train on ``train`` + ``valid`` (180,000 images) instead of ``train`` alone (90,000); the
             dataset's authors suggest both. The test set is always ``test`` (90,000).
 
@@ -123,7 +123,7 @@ def _ham10000_hint(folder: Path) -> str:
 
 def ham10000_available(root: str | Path | None = None) -> bool:
     """Whether ``<root>/ham10000/HAM10000_metadata.csv`` and at least one image folder exist (``root``: default
-    :func:`fedlib.core.paths.data_dir`). Does not open the images; :func:`load_ham10000` checks them."""
+    :func:`fedlib.data.datasets.data_dir`). Does not open the images; :func:`load_ham10000` checks them."""
     folder = _root("root", root) / HAM10000_FOLDER
     return (folder / HAM10000_METADATA).is_file() and any((folder / d).is_dir() for d in HAM10000_IMAGE_DIRS)
 

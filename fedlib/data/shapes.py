@@ -21,7 +21,7 @@ _AVAILABLE = {"cifar10": lambda: cifar_available("cifar10"), "cifar100": lambda:
 
 def dataset_available(name: str) -> bool:
     """Whether dataset ``name`` (a key of :data:`DATASET_SHAPES`) is on disk in the data folder
-    (:func:`fedlib.core.paths.data_dir`); the fallback Fashion-MNIST counts as available (its loader finds or
+    (:func:`fedlib.data.datasets.data_dir`); the fallback Fashion-MNIST counts as available (its loader finds or
     prepares it). Raises ``ValueError`` for an unknown name."""
     _check_name("dataset", name)
     return name == FALLBACK_DATASET or _AVAILABLE[name]()

@@ -11,13 +11,10 @@ reconstruction attack), and the notebook helpers :mod:`.experiments` (setups, ca
 :mod:`.compare` (methods and privacy runs), :mod:`.plots` and :mod:`.compare_plots`. The models are
 :func:`fedlib.split.resnet_cifar` (ResNet-20/56/110 as modules md1..md8).
 """
-from .experiments import (PAPER_TABLE1, PAPER_TABLE2, Setup, result_store, resolve_dataset, run_entry, system_run,
-                          time_to_target, train)
 from .baseline_time import MethodCosts, method_costs, method_times, simulate_method
 from .baselines import BASELINE_CUTS, YogiConfig, run_baseline, yogi_update
 from .fedgkt import gkt_client_model, gkt_server_model, kd_loss, run_fedgkt
 from .privacy import distance_correlation, dcor_loss, patch_shuffle, psnr, reconstruction_attack
-from .reference import run_literal, run_literal_baseline
 from .scheduler import EMA_ALPHA, TierScheduler, profile_schedule, sample_participants, simulate
 from .tiers import MAX_TIERS, aux_head_factory, check_num_tiers, client_modules, tier_cuts, tier_table
 from .timing import CASES, CORE_FLOPS, PROFILES, SERVER_FLOPS, ResourceProfile, TierCosts, TimeModel, case_profiles, tier_costs
@@ -26,8 +23,7 @@ from .training import DtflConfig, client_data, run_dtfl, run_engine
 __all__ = ["MAX_TIERS", "check_num_tiers", "client_modules", "tier_cuts", "tier_table", "aux_head_factory",
            "ResourceProfile", "PROFILES", "CASES", "case_profiles", "TierCosts", "tier_costs", "TimeModel",
            "CORE_FLOPS", "SERVER_FLOPS", "EMA_ALPHA", "TierScheduler", "profile_schedule", "sample_participants", "simulate", "DtflConfig",
-           "client_data", "run_dtfl", "run_engine", "run_literal", "run_literal_baseline", "BASELINE_CUTS",
+           "client_data", "run_dtfl", "run_engine", "BASELINE_CUTS",
            "YogiConfig", "yogi_update", "run_baseline", "MethodCosts", "method_costs", "method_times",
            "simulate_method", "gkt_client_model", "gkt_server_model", "kd_loss", "run_fedgkt", "distance_correlation",
-           "dcor_loss", "patch_shuffle", "psnr", "reconstruction_attack", "Setup", "result_store", "resolve_dataset", "system_run",
-           "train", "time_to_target", "run_entry", "PAPER_TABLE1", "PAPER_TABLE2"]
+           "dcor_loss", "patch_shuffle", "psnr", "reconstruction_attack"]

@@ -25,6 +25,7 @@ import torch
 
 from ..core.validate import check_choice, check_float, check_instance, check_int
 from ..data import TensorDataset
+from .fedgkt import GKT_SERVER_EPOCHS, run_fedgkt
 from .training import DtflConfig, run_engine
 
 #: cut (modules on the client) of each engine baseline
@@ -131,3 +132,20 @@ def run_baseline(cfg: DtflConfig, data: TensorDataset, method: str, rounds: int,
     if hook is not None:
         rec["yogi"] = hook.cfg.to_dict()
     return rec
+
+
+def baseline_record(cfg: DtflConfig, data: TensorDataset, method: str, rounds: int, participants=None,
+                    device: str = "cpu", backend: str = "auto") -> dict:
+    """The record a ``dtfl_baseline`` key stores: ``method``'s ``rounds`` rounds on ``cfg``'s clients and ``data``
+    (``fedavg`` / ``fedyogi``: :func:`run_baseline` on the split engine's ``backend``; ``fedgkt``:
+    :func:`fedlib.dtfl.fedgkt.run_fedgkt` with :data:`fedlib.dtfl.fedgkt.GKT_SERVER_EPOCHS` server epochs per round),
+    ``participants`` ``[R, K]`` (``None``: all), plus ``data_source``.
+
+    Raises:
+        ValueError: an unknown method (and what the runs raise)."""
+    check_choice("method", method, ("fedavg", "fedyogi", "fedgkt"))
+    if method == "fedgkt":
+        rec = run_fedgkt(cfg, data, rounds, participants, device, server_epochs=GKT_SERVER_EPOCHS)
+    else:
+        rec = run_baseline(cfg, data, method, rounds, participants, device, backend=backend)
+    return dict(rec, data_source=data.source)

@@ -42,6 +42,9 @@ from ..split.models import _check_shape, _scale, resnet_init
 from ..split.resnet_cifar import resnet_cifar
 from .training import MODELS, DtflConfig, check_participants, client_data, subset
 
+#: FedGKT's server epochs per round (He et al. run several; one keeps its server work equal to the others')
+GKT_SERVER_EPOCHS = 1
+
 #: blocks per stage of the global models
 BLOCKS = {"resnet20": 2, "resnet38": 4, "resnet56": 6, "resnet110": 12}
 _CHUNK = 500    # samples per forward when extracting features / teacher logits (bounds peak memory)

@@ -21,6 +21,7 @@ from torch import nn
 
 from ..core.seeding import resolve_device, torch_generator
 from ..core.validate import ParameterTypeError, check_float, check_int
+from .training import run_dtfl
 
 __all__ = ["distance_correlation", "DcorLoss", "dcor_loss", "patch_shuffle", "psnr", "reconstruction_attack",
            "DCOR_CHUNK", "DECODER_WIDTH"]
@@ -319,3 +320,43 @@ def reconstruction_attack(client: nn.Module, x_fit: torch.Tensor, x_eval: torch.
                  for i in range(0, len(x_eval) - size + 1, size)]
     return {"psnr_db": float(per_image.mean()), "mse": float(mse.mean()), "dcor": sum(dcors) / len(dcors),
             "dcor_chunks": len(dcors), "n_fit": len(x_fit), "n_eval": len(x_eval)}
+
+
+class PatchShuffle:
+    """``z -> patch_shuffle(z, patches, generator)`` with its own generator (``stream`` of ``seed``; training,
+    evaluation and the attacker each draw from their own stream, so that one's draws never shift another's)."""
+
+    def __init__(self, patches: int, seed: int, stream: str = "system/shuffle"):
+        self.patches = check_int("patches", patches, 2)
+        self.gen = torch_generator(seed, stream)
+
+    def __call__(self, z: torch.Tensor) -> torch.Tensor:
+        return patch_shuffle(z, self.patches, self.gen)
+
+
+def privacy_record(cfg, data, cuts, cut: int, alpha: float, patches: int, seed: int, used: int, attack_fit: int,
+                   attack_eval: int, attack_epochs: int, device: str = "cpu", backend: str = "auto") -> dict:
+    """The record a ``dtfl_privacy`` key stores (DTFL Table 5): DTFL training (:func:`fedlib.dtfl.training.run_dtfl`
+    of ``cfg`` with every client at cut layer ``cut``: ``cuts`` ``[R, K]``) with the distance-correlation loss of
+    weight ``alpha`` (0 = none) and ``patches`` × ``patches`` patch shuffling of the smashed data (1 = none; its own
+    streams for training, evaluation and the attacker), then the reconstruction attack on the final client model:
+    fitted on the ``attack_fit`` training images after the first ``used`` (those the clients trained on), scored on
+    the first ``attack_eval`` test images over ``attack_epochs`` epochs, in pixel units of the 8-bit images.
+
+    Returns:
+        ``run_dtfl``'s record without the model, ``attack`` (:func:`reconstruction_attack`'s dict: ``psnr_db``,
+        ``mse``, ``dcor``, ...) and ``data_source``.
+    """
+    shuffle = PatchShuffle(patches, seed) if patches > 1 else None
+    rec = run_dtfl(cfg, data, cuts, device, keep_model=True, client_loss=dcor_loss(alpha) if alpha else None,
+                   smashed_transform=shuffle, eval_transform=PatchShuffle(patches, seed, "system/shuffle_eval")
+                   if patches > 1 else None, backend=backend)
+    client = rec.pop("model")[:cut]
+    lo = data.x_train.amin(dim=(0, 2, 3))                      # 8-bit images hold pixels 0 and 255 in every
+    hi = data.x_train.amax(dim=(0, 2, 3))                      # channel: pixels = (x - lo) / (hi - lo)
+    attack = reconstruction_attack(client, data.x_train[used:used + attack_fit], data.x_test[:attack_eval],
+                                   transform=PatchShuffle(patches, seed, "system/shuffle_attack")
+                                   if patches > 1 else None, epochs=attack_epochs, seed=seed, device=device,
+                                   pixel_mean=tuple((-lo / (hi - lo)).tolist()),
+                                   pixel_std=tuple((1 / (hi - lo)).tolist()))
+    return dict(rec, attack=attack, data_source=data.source)

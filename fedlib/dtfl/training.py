@@ -29,7 +29,8 @@ import torch
 
 from ..core.seeding import numpy_rng, resolve_device, torch_generator
 from ..core.validate import check_bool, check_callable, check_choice, check_float, check_instance, check_int
-from ..data import TensorDataset, partition
+from fedlib.data import TensorDataset
+from fedlib.data import partition
 from ..data.datasets import DATASETS
 from ..split import SplitConfig, build_model, evaluate
 from ..split.backends import ALL_BACKENDS, STACKED_CODE, backend_functions, device_aux, resolve_backend, set_device_aux
@@ -175,6 +176,19 @@ def run_dtfl(cfg: DtflConfig, data: TensorDataset, cuts, device: str = "cpu", pr
     """
     return run_engine(cfg, data, cuts, "dtfl", device, progress, keep_model, participants, client_loss,
                       smashed_transform, eval_transform=eval_transform, backend=backend)
+
+
+def train_record(cfg: DtflConfig, data: TensorDataset, cuts, device: str = "cpu", participants=None,
+                 backend: str = "auto") -> dict:
+    """The record a ``dtfl_train`` key stores: :func:`run_dtfl` of ``cfg`` on ``data`` with each round's tiers as
+    cut layers ``cuts`` ``[R, K]`` and ``participants`` (``[R, K]``, truthy = sampled; ``None``: all), plus
+    ``data_source`` (where the data came from).
+
+    Raises:
+        what :func:`run_dtfl` raises."""
+    rec = run_dtfl(cfg, data, cuts, device, participants=None if participants is None else
+                   np.asarray(participants, dtype=bool), backend=backend)
+    return dict(rec, data_source=data.source)
 
 
 def keyed_by_backend(store, config: dict, device: str, backend: str = "auto") -> tuple:

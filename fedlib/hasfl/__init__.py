@@ -8,13 +8,13 @@ Four sub-packages, each on the ones before it:
 - :mod:`.optimiser`: Newton-Jacobi + Proposition 1 (P1), Dinkelbach over MILPs (P2), Algorithm 2 (BCD), exact
   batch search, refinement, exhaustive search, the paper's benchmark strategies, random instances;
 - :mod:`.runs`: the notebooks' result store and pilot constants, split training on the shared engine, the training
-  plan of Figs. 2a-11, the calibrated bound, the plan's status report (``python -m fedlib.hasfl.runs.plan_status``);
+  plan of Figs. 2a-11, the calibrated bound, the plan's status report (``python -m fedlib.lab.hasfl.runs.plan_status``);
 - :mod:`.figures`: the figures (no records).
 
 The public names below stay importable from ``fedlib.hasfl``.
 """
 from .optimiser.batch_search import batch_coefficients, exact_batches
-from .optimiser.bcd import bcd, start_batches, uniform_cut_candidates
+from .optimiser.bcd import algorithm2, bcd, start_batches, uniform_cut_candidates
 from .optimiser.refinement import cut_moves, enumerate_cuts, habs_batches, line_search_batches, polish, refine
 from .bound.estimate import estimate_at, online_beta, pilot_constants
 from .optimiser.exhaustive import exhaustive
@@ -27,17 +27,11 @@ from .bound.problem import (Decision, Problem, admissible_cuts, aux_variables, b
 from .optimiser.strategies import PAPER_STRATEGIES, STRATEGIES, draw_stream, strategy
 from .bound.theory import HasflConstants, bound_floor, rounds_needed, theorem1_bound
 from ..split import sample_system
-from .runs.train_config import hasfl_clock
-from .runs.training import TRAIN_METHODS, TrainSettings, decide, training_problem
-from .runs.calibrate import CalibrationFit, calibrated_constants, fit_calibration, fitted_rounds
-from .runs.train_plan import TrainPlan, calibration_table, claim_ratios, plan_calibration, run_plan
 
 __all__ = ["TABLE_I", "table_i", "round_latency", "total_latency", "sample_system", "HasflConstants", "bound_floor",
            "rounds_needed", "theorem1_bound", "estimate_at", "online_beta", "pilot_constants", "Problem", "Decision", "theta",
            "feasible_cuts", "aux_variables", "eps_with_slack", "p1_coefficients", "newton_jacobi", "p1_closed_form",
            "kappa", "solve_p1", "solve_p2", "min_round_latency_cuts", "admissible_cuts", "initial_cuts", "polish",
-           "bcd", "exhaustive", "STRATEGIES", "PAPER_STRATEGIES", "draw_stream", "strategy", "habs_batches", "batch_caps", "common_cut_floors", "start_batches",
+           "algorithm2", "bcd", "exhaustive", "STRATEGIES", "PAPER_STRATEGIES", "draw_stream", "strategy", "habs_batches", "batch_caps", "common_cut_floors", "start_batches",
            "line_search_batches", "uniform_cut_candidates", "batch_coefficients", "exact_batches", "refine", "cut_moves",
-           "enumerate_cuts", "random_instance", "TRAIN_METHODS", "TrainSettings", "decide",
-           "hasfl_clock", "training_problem", "TrainPlan", "run_plan", "claim_ratios", "CalibrationFit",
-           "calibrated_constants", "fit_calibration", "fitted_rounds", "plan_calibration", "calibration_table"]
+           "enumerate_cuts", "random_instance"]

@@ -36,10 +36,7 @@ from __future__ import annotations
 
 from .config import METHODS, OUTPUT_BIAS, SETTINGS, HistConfig, comm_per_round, rounds_for_budget
 from .engine import MLPState, step_flops
-from .experiments import STORE_CODE, result_store, comm_to_target, figure_configs, run_sweep, seed_band, seed_groups, summarize, summarize_seeds
-from .reference import iterate_reference, run_reference
 from .run import Prepared, iterate_hist, prepare, run_hist
 
 __all__ = ["METHODS", "SETTINGS", "OUTPUT_BIAS", "HistConfig", "comm_per_round", "rounds_for_budget", "MLPState",
-           "step_flops", "Prepared", "prepare", "run_hist", "iterate_hist", "run_reference", "iterate_reference",
-           "STORE_CODE", "result_store", "run_sweep", "figure_configs", "summarize", "summarize_seeds", "seed_groups", "seed_band", "comm_to_target"]
+           "step_flops", "Prepared", "prepare", "run_hist", "iterate_hist"]

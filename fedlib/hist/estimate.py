@@ -281,3 +281,11 @@ def pilot_constants(setting: str, num_cells: Sequence[int], H: int, E: int, pilo
                          pilot_num_cells=pilot_num_cells)
     est["elapsed_s"] = time.perf_counter() - t0
     return est
+
+
+def constants_record(config: dict, device: str = "auto") -> dict:
+    """The record a ``hist_constants`` key stores: :func:`pilot_constants` of ``config``'s fields (all but ``kind``
+    and ``dataset``) on the dataset ``config["dataset"]``, loaded by name."""
+    from ..data import load_dataset
+    run = {k: v for k, v in config.items() if k not in ("kind", "dataset")}
+    return pilot_constants(**run, dataset=load_dataset(config["dataset"]), device=device)

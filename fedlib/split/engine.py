@@ -26,7 +26,7 @@ earlier measurement (issue #9: 2 cores) puts ``vmap`` over stacked weights at 0.
 Shared units run once over the concatenated smashed data of all devices, with per-device BN statistics
 (:class:`.ops.GroupBatchNorm`; one native batch-norm call when the b_i are equal, a loop otherwise).
 ``channels_last=True`` stores conv weights NHWC (1.25-1.3x on CPU, measured; the benchmark uses it).
-``python -m fedlib.bench sfl`` (:func:`fedlib.split.bench.bench_sfl`) compares the engine with the literal loop.
+``python -m fedlib.bench sfl`` (:func:`fedlib.lab.split.bench.bench_sfl`) compares the engine with the literal loop.
 """
 from __future__ import annotations
 
@@ -219,13 +219,10 @@ def train_round(st: SplitState, xs: list, ys: list, weights=None, sync_copies: b
         hs.append(h)
     y = torch.cat([ys[i] for i in active])
     if p < L:
-        ops._SEGMENTS = tuple(int(h.shape[0]) for h in hs)   # the batches given, device order (not st.b)
-        try:
+        with ops.segmented(st.templates[p:L], tuple(int(h.shape[0]) for h in hs)):  # the batches given (not st.b)
             h = torch.cat(hs)
             for j in range(p, L):
                 h = functional_call(st.templates[j], st.units[j][0], (h,))
-        finally:
-            ops._SEGMENTS = None
     else:
         h = torch.cat(hs)
     ce = F.cross_entropy(h, y, reduction="none")

@@ -13,6 +13,7 @@ applied to the statistics); per-device units keep their own, averaged by the fed
 from __future__ import annotations
 
 import copy
+from contextlib import contextmanager
 
 import torch
 from torch.optim.adam import adam as _adam
@@ -20,15 +21,12 @@ from torch.optim.sgd import sgd as _sgd
 import torch.nn.functional as F
 from torch import nn
 
-#: Per-device sample counts of the batch now flowing through shared units (set by the engine around a forward).
-_SEGMENTS: tuple[int, ...] | None = None
-
-
 class GroupBatchNorm(nn.Module):
     """Drop-in for ``nn.BatchNorm1d/2d`` (same parameter and buffer names) that, in training mode, normalises
     each device's segment of a concatenated batch with that segment's own statistics.
 
-    Segments come from the module-level ``_SEGMENTS`` (tuple of per-device sample counts, in batch order); with
+    Segments are the module's ``segments`` (tuple of per-device sample counts, in batch order), set by
+    :func:`segmented` around a forward of the units that hold it; with
     none or one segment it is exactly ``nn.BatchNorm``. Equal segments use one native ``F.batch_norm`` over a
     ``[b, G·C, ...]`` view (per (device, channel) statistics); unequal ones loop over the segments. Running
     statistics become the mean of the per-segment EMA updates (module docstring). Input ``[n, C, *]``.
@@ -40,13 +38,14 @@ class GroupBatchNorm(nn.Module):
         self.weight, self.bias = copy.deepcopy(bn.weight), copy.deepcopy(bn.bias)
         for name in ("running_mean", "running_var", "num_batches_tracked"):
             self.register_buffer(name, copy.deepcopy(getattr(bn, name)))
+        self.segments: tuple[int, ...] | None = None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.training:
             return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias, False, 0.0, self.eps)
         self.num_batches_tracked.add_(1)
         m = self.momentum if self.momentum is not None else 1.0 / float(self.num_batches_tracked)
-        seg = _SEGMENTS
+        seg = self.segments
         rm, rv = self.running_mean, self.running_var
         if seg is None or len(seg) == 1:
             return F.batch_norm(x, rm, rv, self.weight, self.bias, True, m, self.eps)
@@ -69,6 +68,20 @@ class GroupBatchNorm(nn.Module):
         rm.copy_(torch.stack(rms).mean(0))
         rv.copy_(torch.stack(rvs).mean(0))
         return torch.cat(outs)
+
+
+@contextmanager
+def segmented(units, segments: tuple[int, ...]):
+    """Inside the block, every :class:`GroupBatchNorm` in ``units`` (modules) normalises each device's segment of
+    the batch with its own statistics: ``segments`` are the per-device sample counts, in batch order."""
+    norms = [m for u in units for m in u.modules() if isinstance(m, GroupBatchNorm)]
+    for m in norms:
+        m.segments = segments
+    try:
+        yield
+    finally:
+        for m in norms:
+            m.segments = None
 
 
 def engine_template(unit: nn.Module) -> nn.Module:

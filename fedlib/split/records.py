@@ -20,7 +20,8 @@ from torch import nn
 
 from ..core.seeding import numpy_rng, resolve_device, torch_generator
 from ..core.validate import check_array, check_callable, check_float, check_instance, check_int, check_list
-from ..data import TensorDataset, load_dataset, partition
+from fedlib.data import TensorDataset, load_dataset
+from fedlib.data import partition
 from .config import SplitConfig, build_model
 from .engine import aggregate, global_model, init_state, set_decision, train_round
 

@@ -12,7 +12,7 @@ differences of execution, not of the computation:
 - the labels are checked once, before the first round, instead of every round.
 
 The two backends are float-close, not bit-identical (the tests check both against the literal per-device loop in
-float64), so a store keys a stacked record apart (:func:`fedlib.hasfl.runs.train_backend.train_record_backend`).
+float64), so a store keys a stacked record apart (:func:`fedlib.lab.hasfl.runs.train_backend.train_record_backend`).
 """
 from __future__ import annotations
 

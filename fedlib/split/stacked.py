@@ -234,13 +234,10 @@ def train_round_stacked(st: StackedState, xs: list, ys: list, weights=None, sync
             outs[i] = h
     hs = [outs[i] for i in active]
     if p < L:
-        ops._SEGMENTS = tuple(int(h.shape[0]) for h in hs)
-        try:
+        with ops.segmented(st.templates[p:L], tuple(int(h.shape[0]) for h in hs)):
             h = torch.cat(hs)
             for j in range(p, L):
                 h = functional_call(st.templates[j], {**st.per[j], **leaves[j]}, (h,))
-        finally:
-            ops._SEGMENTS = None
     else:
         h = torch.cat(hs)
     y = torch.cat([ys[i] for i in active])

@@ -2,7 +2,7 @@
 
 For each named committed training record of ``figures/converged/store`` (default: HASFL's decision at seed 0, IID
 and non-IID, and one IID random benchmark with mixed batch sizes and cuts), the same run config is trained again
-from the start by :func:`fedlib.hasfl.runs.train_backend.train_record_backend` on CUDA with the stacked backend, into
+from the start by :func:`fedlib.lab.hasfl.runs.train_backend.train_record_backend` on CUDA with the stacked backend, into
 a temporary store (the committed one is only read), and compared with the committed record: wall time, rounds,
 the convergence point and accuracy. Then ``--slice`` rounds of the first config are timed on CUDA with the loop
 backend and with the stacked one (no stop rule), for the speed-up on the same GPU.
@@ -22,11 +22,11 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from fedlib.core import ResultStore  # noqa: E402
+from fedlib.lab.store import ResultStore  # noqa: E402
 from fedlib.data import load_fashion_mnist  # noqa: E402
-from fedlib.hasfl.runs import train_backend  # noqa: E402
-from fedlib.hasfl.runs.experiments import STORE_CODE  # noqa: E402
-from fedlib.hasfl.runs.train_run import split_config  # noqa: E402
+from fedlib.lab.hasfl.runs import train_backend  # noqa: E402
+from fedlib.lab.hasfl.runs.experiments import STORE_CODE  # noqa: E402
+from fedlib.lab.hasfl.runs.train_run import split_config  # noqa: E402
 from fedlib.split.records_backend import run_split_backend  # noqa: E402
 
 STORE = Path(__file__).resolve().parents[2] / "figures" / "converged" / "store"

@@ -27,9 +27,9 @@ step() {  # step NAME LIMIT_S COMMAND...: run with a time limit, stdout to $OUT/
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 $PY -c "import torch, torchvision; print(torch.__version__, torchvision.__version__, torch.cuda.get_device_name())" >> "$OUT/gpu.txt"
 $PY -m fedlib.data fashion-mnist --debian-dir .gpu/fmnist >> "$OUT/log.txt" 2>&1
-step dtfl_w025.json 100 $PY -m fedlib.bench dtfl --device cuda --width 0.25 --rounds 2 --repeats 3 --variants stacked_cl
-step dtfl_w1.json 90 $PY -m fedlib.bench dtfl --device cuda --width 1 --rounds 2 --repeats 3 --variants stacked_cl
+step dtfl_w025.json 100 $PY -m fedlib.lab.bench dtfl --device cuda --width 0.25 --rounds 2 --repeats 3 --variants stacked_cl
+step dtfl_w1.json 90 $PY -m fedlib.lab.bench dtfl --device cuda --width 1 --rounds 2 --repeats 3 --variants stacked_cl
 step hasfl_records.json 100 $PY tests/manual/gpu_hasfl_records.py
-step first_steps_stacked.jsonl 60 $PY -m fedlib.first_steps --device cuda --backend stacked --active 20 --paper dtfl hasfl
-step first_steps_loop.jsonl 45 $PY -m fedlib.first_steps --device cuda --backend loop --active 20 --paper dtfl hasfl
-step dtfl_compile.json 100 $PY -m fedlib.bench dtfl --device cuda --width 0.25 --rounds 2 --repeats 2 --variants stacked_compile,stacked_cl_compile,stacked_graphs
+step first_steps_stacked.jsonl 60 $PY -m fedlib.lab.first_steps --device cuda --backend stacked --active 20 --paper dtfl hasfl
+step first_steps_loop.jsonl 45 $PY -m fedlib.lab.first_steps --device cuda --backend loop --active 20 --paper dtfl hasfl
+step dtfl_compile.json 100 $PY -m fedlib.lab.bench dtfl --device cuda --width 0.25 --rounds 2 --repeats 2 --variants stacked_compile,stacked_cl_compile,stacked_graphs

@@ -37,7 +37,7 @@ Our choices where this is not [24]'s code (also in ``notebooks/hasfl``'s Deviati
   the pilot's estimate) and ``rounds`` estimates: rounds 2..R and one more at the start of round R + 1 (the
   pilot's final global model), where [24] would compute it when round R + 1 begins.
 - The value that decides is the moving average at the pilot's end, β̄^{R+1}: what [24]'s controller holds
-  when it next decides. The holding parameter p is a setting (:func:`fedlib.hasfl.runs.experiments.beta24_config`);
+  when it next decides. The holding parameter p is a setting (:func:`fedlib.lab.hasfl.runs.experiments.beta24_config`);
   the notebooks use [24]'s default 0.0, so the last round's node average decides.
 - Minibatches: each node's data is cut into consecutive minibatches of a fresh permutation per pass (numpy
   Generator of stream ``data/beta24/<i>`` per node), as [24]'s ``util/sampling.py`` does with its own seeds
@@ -62,6 +62,11 @@ from torch import nn
 
 from ...core.seeding import numpy_rng
 from ...core.validate import ParameterTypeError, check_callable, check_float, check_int, check_list
+from ... import __version__
+from ...core.seeding import seed_sequence
+from fedlib.data import DATASET_SHAPES, load_dataset
+from fedlib.data import partition
+from ...split.models import MODELS
 from .estimate import _check_model_data, one_torch_thread
 
 #: [24]'s floor on a node's β_i (``adaptive_tau.py``: ``if beta_adapt < 1e-5 or isnan: beta_adapt = 1e-5``)
@@ -266,3 +271,24 @@ def beta24_pilot(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, parts, 
                                [numpy_rng(seed, f"data/beta24/{i}") for i in range(len(parts))])
     model.zero_grad(set_to_none=True)
     return dict(rec, num_nodes=len(parts), sizes=[len(p) for p in parts], elapsed_s=time.perf_counter() - t0)
+
+
+def beta24_record(config: dict, data=None) -> dict:
+    """The record a ``hasfl_beta24`` key stores (``config`` as :func:`fedlib.lab.hasfl.runs.experiments.beta24_config`
+    builds it): :func:`beta24_pilot` of ``config["model"]`` (the ``model`` seed stream's initial weights, those of
+    the constants' pilot and of the training runs) on the training runs' device partition of ``config["setting"]``
+    (:func:`fedlib.data.partition.split` on the seed's ``data`` stream, as :func:`fedlib.split.records.client_partition`).
+
+    Returns:
+        ``beta24_pilot``'s dict (``beta`` decides) with ``config``, ``fedlib_version`` and ``data_source``.
+    """
+    ds = data if data is not None else load_dataset(config["dataset"])
+    ch, size, classes = DATASET_SHAPES[config["dataset"]]
+    torch.manual_seed(int(seed_sequence(config["seed"], "model").generate_state(1)[0]))  # torchvision init
+    model = MODELS[config["model"]](ch, size, classes, width=config["width"])
+    scheme = "iid" if config["setting"] == "iid" else "shards"
+    parts = partition.split(np.asarray(ds.y_train), config["num_devices"], scheme, numpy_rng(config["seed"], "data"),
+                            shards_per_client=config["shards_per_client"])
+    rec = beta24_pilot(model, ds.x_train, ds.y_train, parts, config["rounds"], config["interval"], config["lr"],
+                       config["batch_size"], config["holding"], config["seed"])
+    return dict(rec, config=config, fedlib_version=__version__, data_source=ds.source)

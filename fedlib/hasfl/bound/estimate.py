@@ -28,8 +28,8 @@ the README's deviations list):
   samples, the maximum over the pilot's aggregation points. It is [24]'s ratio on consecutive points of one
   centralised run, not [24]'s estimator, which pairs each node's last local model with the new global model,
   averages over the nodes and smooths over rounds: that one is :mod:`fedlib.hasfl.bound.beta24`, on a federated
-  pilot. :func:`fedlib.hasfl.runs.plan_analysis.decisions_by_beta` shows the decisions under the Hessian's and
-  β_online, :func:`fedlib.hasfl.runs.beta24_plan.beta24_decisions` under [24]'s.
+  pilot. :func:`fedlib.lab.hasfl.runs.plan_analysis.decisions_by_beta` shows the decisions under the Hessian's and
+  β_online, :func:`fedlib.lab.hasfl.runs.beta24_plan.beta24_decisions` under [24]'s.
 - ϑ = f(w⁰) − f*: f(w⁰) on b0·M random training samples with f* replaced by 0 (cross-entropy >= 0), an upper
   bound.
 - Each is maximised over the pilot's points (w⁰ and the model after the pilot steps).
@@ -54,6 +54,10 @@ from torch import nn
 from ...core.estimators import hessian_top_eigenvalue
 from ...core.seeding import numpy_rng
 from ...core.validate import ParameterTypeError, check_float, check_int
+from ... import __version__
+from ...core.seeding import seed_sequence
+from ...data import DATASET_SHAPES, load_dataset
+from ...split.models import MODELS
 from .theory import HasflConstants
 
 
@@ -205,3 +209,23 @@ def pilot_constants(model: nn.Sequential, x: torch.Tensor, y: torch.Tensor, pilo
                             np.max([p["G2"] for p in points], axis=0), points[0]["loss"])
     return {"constants": consts.to_dict(), "per_point": points, "beta_online": max(betas) if betas else None,
             "beta_online_trace": betas, "interval": interval, "elapsed_s": time.perf_counter() - t0}
+
+
+def constants_record(config: dict, data=None) -> dict:
+    """The record a ``hasfl_constants`` key stores (``config`` as
+    :func:`fedlib.lab.hasfl.runs.experiments.constants_config` builds it): :func:`pilot_constants` of
+    ``config["model"]`` (built from the ``model`` seed stream, torchvision's initialisation) on the real training set
+    of ``config["dataset"]`` (``data``, or loaded by name).
+
+    Returns:
+        ``pilot_constants``' dict (``constants``: a :class:`HasflConstants` dict, ``per_point``, ...) with
+        ``config``, ``fedlib_version`` and ``data_source``.
+    """
+    ds = data if data is not None else load_dataset(config["dataset"])
+    ch, size, classes = DATASET_SHAPES[config["dataset"]]
+    torch.manual_seed(int(seed_sequence(config["seed"], "model").generate_state(1)[0]))  # torchvision init
+    model = MODELS[config["model"]](ch, size, classes, width=config.get("width", 1.0))
+    rec = pilot_constants(model, ds.x_train, ds.y_train, config["pilot_steps"], config["lr"],
+                          config["batch_size"], config["num_batches"], config["power_iters"], config["seed"],
+                          config.get("interval", 15))
+    return dict(rec, config=config, fedlib_version=__version__, data_source=ds.source)

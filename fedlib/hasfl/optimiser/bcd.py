@@ -1,5 +1,9 @@
 """HASFL optimiser: batch sizes b_i and cut layers L_i that minimise the predicted total latency Θ.
 
+Reading order: :func:`algorithm2` is the paper's Algorithm 2 (the alternation of P2 and P1, eq. 44); everything
+below the banner "Our additions" is ours (starts, group moves of the cuts, restarts, refinement), composed with it by
+:func:`bcd`.
+
 Source: HASFL Sec. V-B and VI (spec ``shared/spec/hasfl.md``, "Optimisation"): problem (41) with R from
 Corollary 1 gives Θ(b, μ) (42)/(43); the linearised Θ'(b, μ, T) (44) with auxiliary T1..T6 is minimised by
 block-coordinate descent (Algorithm 2) over
@@ -23,15 +27,13 @@ Choices where the paper is silent (also in the README's deviations list):
   checks C4 with the same arithmetic as Θ; no tolerance drops a feasible b).
 - Initial points of Algorithm 2 are per device (:func:`start_batches`): 4 × the smallest common batch size that
   keeps the variance term below ε, capped by each device's own memory C4 and ``max_batch``, and every device at
-  its cap; never one b for all, never above ``max_batch``. (The paper's
-  single start, and our earlier common starts 8/32/128, failed on instances where only a mixed vector such as
-  b = [61, 17, 17, 57] is feasible.) The first P2 picks the cuts for the start.
+  its cap; never one b for all, never above ``max_batch`` (a single start misses instances where only a mixed
+  vector is feasible). The first P2 picks the cuts for the start.
 - Group moves of the cuts (:func:`uniform_cut_candidates`): the split term of the bound depends on the cuts only
   through L_c = max_i L_i, and the alternation can stall at a wrong common cut where each block is optimal given
   the other (e.g. cuts [4, 4, 4] against the optimum [7, 7, 7]: P2 at the batch sizes of cut 4 prefers cut 4, P1 at
   cut 4 keeps those batch sizes). We also evaluate every "all devices at cut j" decision with P1's batch sizes
-  (and an exact batch search for N <= 10) and keep the best. Restricting the alternation to cuts <= L_c for every
-  L_c was tried first: it did not leave these points (P2 still picks the shallower cut) and cost 20× the time.
+  (and an exact batch search for N <= 10) and keep the best.
 - Refinement: integer steepest descent (:func:`polish`: b_i ± 1 for one, all-but-one or all devices; one
   device's cut) alternated with the exact batch sizes at the current cuts
   (:func:`fedlib.hasfl.optimiser.batch_search.exact_batches`: Dinkelbach over the straggler thresholds, a global optimum at
@@ -39,12 +41,10 @@ Choices where the paper is silent (also in the README's deviations list):
   b_i separately and can leave a batch vector that no ±1 move improves (:func:`refine`). For N <= 8, then
   :func:`cut_moves`: single-device cut changes scored with the batch sizes re-optimised exactly, since a cut move
   usually pays only together with other devices' batch sizes. Where at most 256 cut vectors fit every device's
-  memory, :func:`enumerate_cuts` scores each at its exact batch sizes, which is the optimum; coordinate moves missed
-  pairs such as cuts [3, 3, 3] against the optimum [4, 3, 4] (9.3 % above, a tight-memory instance).
+  memory, :func:`enumerate_cuts` scores each at its exact batch sizes, which is the optimum (coordinate moves can
+  miss cut pairs that only pay together).
 - Restarts: the alternation again from each common-cut decision of the group moves (every common cut for
-  N <= 100, the three best above, to keep N = 1000 within the benchmark's 60 s). Issue #21: on generated
-  instances with tight memory, mixed link rates and ε near the floor, the alternation + group moves + ±1 polish
-  left decisions up to 12.6 % above exhaustive search.
+  N <= 100, the three best above, to keep N = 1000 within the benchmark's 60 s).
 - Stopping rule of Algorithm 2: relative change of Θ' <= ``tol`` (1e-6), at most ``max_iter`` rounds.
 - Dinkelbach stops when |N(x) − λD(x)| <= 1e-9·max(1, |λ|) or after 50 MILPs.
 - RHAMS (ref. [55], CoopFL, whose rule is not restated): given b, the cuts that minimise the *per-round*
@@ -73,6 +73,30 @@ from .p2 import solve_p2
 from .refinement import cut_moves, enumerate_cuts, line_search_batches, polish, refine
 
 
+def algorithm2(problem: Problem, b: np.ndarray, tol: float, max_iter: int) -> tuple:
+    """HASFL Algorithm 2 (BCD) from batch sizes ``b`` ``[N]``: P2 (59) picks the cut layers μ and the auxiliary
+    latencies T given b, P1 (46) the batch sizes given μ and T, until the linearised latency Θ' (44) changes by at
+    most ``tol`` (relative) or after ``max_iter`` rounds. Returns ``(b, cuts, iterations, Θ per round)``.
+
+    Raises:
+        ValueError: P1 or P2 finds no feasible point from ``b``."""
+    cuts, _, _ = solve_p2(problem, b)                                   # P2 (59): μ, T given b
+    prev = float(theta(problem, b, cuts))
+    hist, it = [prev], 0
+    for it in range(1, max_iter + 1):
+        b = solve_p1(problem, cuts, aux_variables(problem, b, cuts))    # P1 (46): b given μ, T
+        cuts, _, _ = solve_p2(problem, b)                               # P2 (59)
+        cur = float(theta(problem, b, cuts))                            # Θ (42) of the new point
+        hist.append(cur)
+        if np.isfinite(prev) and abs(prev - cur) <= tol * abs(prev):    # stopping rule
+            break
+        prev = cur
+    return b, cuts, it, hist
+
+
+# ---- Our additions (the paper is silent; choices in the module docstring) -------------------------------------------
+
+
 def start_batches(problem: Problem, scale: float) -> np.ndarray:
     """A per-device start for Algorithm 2 (never one b for all): ``scale`` times the smallest common batch size
     that keeps the variance term of the floor below ε at the problem's shallowest common cut, capped by each
@@ -88,22 +112,6 @@ def start_batches(problem: Problem, scale: float) -> np.ndarray:
     room = p.eps - bound_floor(c, p.gamma, np.full(p.num_devices, np.inf), cuts[0], p.interval)
     b_c1 = c.beta * p.gamma * c.sigma2.sum() / p.num_devices / room if room > 0 else float(caps.max())
     return np.clip(np.ceil(scale * b_c1), 1, np.maximum(caps, 1)).astype(np.int64)
-
-
-def _alternate(problem: Problem, b: np.ndarray, tol: float, max_iter: int) -> tuple:
-    """Algorithm 2's loop from batch sizes ``b``: P2 (cuts) then P1 (b) until Θ' changes by <= ``tol``."""
-    cuts, _, _ = solve_p2(problem, b)
-    prev = float(theta(problem, b, cuts))
-    hist, it = [prev], 0
-    for it in range(1, max_iter + 1):
-        b = solve_p1(problem, cuts, aux_variables(problem, b, cuts))
-        cuts, _, _ = solve_p2(problem, b)
-        cur = float(theta(problem, b, cuts))
-        hist.append(cur)
-        if np.isfinite(prev) and abs(prev - cur) <= tol * abs(prev):
-            break
-        prev = cur
-    return b, cuts, it, hist
 
 
 def uniform_cut_candidates(problem: Problem, line_search: bool, floors: dict | None = None) -> list[Decision]:
@@ -140,9 +148,9 @@ def uniform_cut_candidates(problem: Problem, line_search: bool, floors: dict | N
 
 
 def _alternate_from(problem: Problem, b: np.ndarray, tol: float, max_iter: int) -> tuple:
-    """:func:`_alternate` from ``b``, returning ``(b, cuts)``, or ``None`` when P1/P2 find no feasible point."""
+    """:func:`algorithm2` from ``b``, returning ``(b, cuts)``, or ``None`` when P1/P2 find no feasible point."""
     try:
-        b, cuts, _, _ = _alternate(problem, b, tol, max_iter)
+        b, cuts, _, _ = algorithm2(problem, b, tol, max_iter)
     except ValueError:
         return None
     return b, cuts
@@ -199,7 +207,7 @@ def bcd(problem: Problem, starts: tuple = (4.0, np.inf), tol: float = 1e-6, max_
 
     for scale in starts:
         try:
-            b, cuts, it, hist = _alternate(problem, start_batches(problem, scale), tol, max_iter)
+            b, cuts, it, hist = algorithm2(problem, start_batches(problem, scale), tol, max_iter)
         except ValueError:  # this start is infeasible for P1/P2; another start or a group move may not be
             continue
         iters.append(it)

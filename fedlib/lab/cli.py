@@ -1,0 +1,138 @@
+"""One convention for every way into fedlib: each ``python -m fedlib.*`` command, each ``run_all.sh`` flag and each
+``FEDLIB_*`` environment variable (``tests/test_entry_points.py`` checks every one of them).
+
+1. ``--help`` prints the usage and does nothing else: exit 0, no file or folder created, changed or deleted.
+2. Every argument and variable is checked before any work starts. An unknown flag exits 2 and names the flag
+   (an abbreviation too: ``--prof`` is not ``--profile``); so does an unknown ``FEDLIB_*`` variable.
+3. An option given twice is refused (exit 2, naming it), unless its help says how repeats combine.
+4. Booleans read one way: ``1``/``true``/``yes`` on, ``0``/``false``/``no``/empty/unset off, any case; anything
+   else is refused naming the variable (:func:`fedlib.lab.paths.env_flag`). A command-line switch takes no
+   value (``--commit``, never ``--commit=yes``).
+5. A command creates only its documented, git-ignored default folders (``.cache/``, ``.scratch/``,
+   ``.executed/``, ``site/``) or the folder the user named. A folder it reads must exist (:func:`existing_dir`):
+   a misspelt one is refused, never created. Nothing deletes or replaces a folder it did not create.
+6. An error names the argument or variable and what is allowed.
+
+In Python, :class:`ArgumentParser` gives rules 2, 3 and the variables of 4; ``run_all.sh`` does the same by hand.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+BOOLEANS = {"FEDLIB_COMMIT": "write the committed figures and store (fedlib.lab.paths.committing)",
+            "FEDLIB_CACHE_ONLY": "return stored records only (fedlib.lab.store.cache_only)",
+            "FEDLIB_SLOW": "run the test suite's larger property sets"}
+FOLDERS = {"FEDLIB_FIGURES_DIR": "figures", "FEDLIB_METRICS_DIR": "metrics", "FEDLIB_CACHE_DIR": "the result store",
+           "FEDLIB_DATA_DIR": "datasets"}
+ENVIRONMENT = {**BOOLEANS, **{k: f"folder: {v}" for k, v in FOLDERS.items()},
+               "FEDLIB_THREADS": "a notebook's threads, a positive integer (fedlib.lab.params.notebook_threads)",
+               "FEDLIB_DASK_SCHEDULER": "a Dask scheduler address (fedlib.lab.parallel.check_scheduler_address)"}
+"""Every ``FEDLIB_*`` variable fedlib reads, with what it holds."""
+
+
+def check_environment() -> dict:
+    """Check every ``FEDLIB_*`` variable of ``os.environ`` (rule 2): booleans through the readers the library uses,
+    folders not a file, ``FEDLIB_THREADS`` a positive integer, ``FEDLIB_DASK_SCHEDULER`` an address. Returns
+    ``{name: value read}`` of those set.
+
+    Raises:
+        ValueError: an unknown ``FEDLIB_*`` name or a bad value; the message names the variable and what is allowed.
+    """
+    from fedlib.lab.parallel import check_scheduler_address
+    from fedlib.lab.params import notebook_threads
+    from fedlib.lab.paths import committing, env_flag
+    from fedlib.lab.store import cache_only
+
+    readers = {"FEDLIB_COMMIT": committing, "FEDLIB_CACHE_ONLY": cache_only,
+               "FEDLIB_SLOW": lambda: env_flag("FEDLIB_SLOW", BOOLEANS["FEDLIB_SLOW"]),
+               "FEDLIB_THREADS": notebook_threads,
+               "FEDLIB_DASK_SCHEDULER": lambda: check_scheduler_address(os.environ["FEDLIB_DASK_SCHEDULER"])}
+    out = {}
+    for name in sorted(k for k in os.environ if k.startswith("FEDLIB_")):
+        value = os.environ[name]
+        if name not in ENVIRONMENT:
+            raise ValueError(f"{name} is not a fedlib variable; fedlib reads {', '.join(sorted(ENVIRONMENT))}")
+        if name in readers:
+            value = readers[name]()
+        elif name in FOLDERS and value and Path(value).exists() and not Path(value).is_dir():
+            raise ValueError(f"{name} must name a folder ({FOLDERS[name]}), got the file {value!r}")
+        out[name] = value
+    return out
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {value}")
+    return value
+
+
+def existing_dir(text: str) -> Path:
+    """argparse type: a folder that exists (one the command reads; a misspelt name is refused, never created)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must name a folder, got ''")
+    if not Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"no folder at {text}" if not Path(text).exists() else f"{text} is a file")
+    return Path(text)
+
+
+class _Once:
+    """Mixin of argparse's storing actions: the option's second appearance is refused (argparse overwrites)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = getattr(parser, "_given", None)
+        if option_string is not None and given is not None:
+            if self in given:
+                spelt = "" if given[self] == option_string else f" (as {given[self]} and {option_string})"
+                raise argparse.ArgumentError(self, f"given twice{spelt}; give it once")
+            given[self] = option_string
+        super().__call__(parser, namespace, values, option_string)
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` under the convention (module docstring): no abbreviated options, an option
+    given twice refused, an unknown flag named even when a positional argument is missing, and the ``FEDLIB_*``
+    variables checked (:func:`check_environment`) once the arguments parse. ``action="append"`` / ``"count"`` /
+    ``"extend"`` keep argparse's combining (say so in the option's help)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+        for name in (None, "store", "store_const", "store_true", "store_false"):
+            base = self._registry_get("action", name)
+            self.register("action", name, type(f"Once{base.__name__}", (_Once, base), {}))
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._given = {}
+        try:
+            return super().parse_known_args(args, namespace)
+        finally:
+            self._given = None
+
+    def parse_args(self, args=None, namespace=None):
+        argv = sys.argv[1:] if args is None else list(args)
+        for arg in argv:
+            if arg == "--":
+                break
+            if not arg.startswith("-") or arg == "-" or arg.split("=", 1)[0] in self._option_string_actions:
+                continue
+            if not arg.startswith("--") and arg[:2] in self._option_string_actions:     # -j4
+                continue
+            try:
+                float(arg)                                                              # a negative number
+            except ValueError:
+                options = sorted(o for o in self._option_string_actions if o.startswith("--"))
+                self.error(f"unrecognized argument {arg.split('=', 1)[0]}; the options are {', '.join(options)}")
+        parsed = super().parse_args(argv, namespace)
+        try:
+            check_environment()
+        except ValueError as exc:
+            self.error(str(exc))
+        return parsed

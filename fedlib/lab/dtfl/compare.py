@@ -1,0 +1,270 @@
+"""DTFL against its baselines and with privacy protection (Sec. 4.2-4.4): one cached run per method and setting,
+charged by one time model (Tables 3-4, Fig. 2), and the privacy runs of Table 5 with their measured leakage.
+
+Every method of a setting sees the same system (:func:`fedlib.lab.dtfl.experiments.system_inputs`: profiles, their
+changes, the sampled clients, N_k) and the same training data, model family, client optimiser and evaluation;
+DTFL runs its tier scheduler (:func:`fedlib.lab.dtfl.experiments.run_entry`), the baselines are charged by
+:func:`fedlib.dtfl.baseline_time.simulate_method` (FLOPs per side and the bytes of every message, the same
+speeds and time noise). Time to target, its parts and the metrics row follow :func:`fedlib.lab.dtfl.time_to_target`.
+
+Privacy (Table 5): every client in one fixed tier (``cut`` modules on the client; **choice**: the paper does not
+say which tiers its privacy runs use, and a fixed cut makes the smashed data, DCor and the attacker's decoder
+refer to one tensor); distance correlation enters the client's local loss, f = (1 − α)·CE + α·DCor(x, z); patch
+shuffling permutes p×p spatial blocks of z per sample before the server sees it (training and evaluation). After
+training, the leakage of the final client model: DCor(x, z) on test images and the PSNR of a decoder an attacker
+trains on ``attack_fit`` held-out training images (never used by a client) to invert z (:mod:`fedlib.dtfl.privacy`).
+"""
+from __future__ import annotations
+
+import functools
+import time
+
+import numpy as np
+import torch
+
+from fedlib.lab.store import ResultStore
+from fedlib.core.validate import check_choice, check_float, check_int, check_list
+from fedlib.data import TensorDataset
+from fedlib.split import MODELS
+from fedlib.dtfl.baseline_time import method_costs, simulate_method
+from fedlib.dtfl.baselines import BASELINE_CUTS, baseline_record
+from fedlib.lab.dtfl.experiments import DATASET_SHAPES, Setup, dataset_by_name, plateau, run_entry, system_inputs, time_to_target
+from fedlib.dtfl.fedgkt import GKT_SERVER_EPOCHS, gkt_client_model, gkt_server_model
+from fedlib.dtfl.privacy import privacy_record
+from fedlib.dtfl.training import keyed_by_backend
+
+METHODS = ("dtfl", "fedavg", "splitfed", "fedyogi", "fedgkt")
+#: the paper's Table 3 (seconds to the target; 10 clients, M = 7): model -> method -> columns of TABLE3_COLUMNS
+PAPER_TABLE3 = {
+    "resnet56": {"dtfl": [2750, 3986, 3585, 6093, 23968, 40138, 2353],
+                 "fedavg": [13157, 20773, 19170, 35350, 114509, 197926, 11566],
+                 "splitfed": [35877, 46514, 54174, 97859, 271873, 510156, 19549],
+                 "fedyogi": [9122, 13130, 12727, 19216, 82083, 113464, 8071],
+                 "fedgkt": [25458, 30808, 36838, 59461, 184589, 218065, 37181]},
+    "resnet110": {"dtfl": [4816, 7054, 5678, 9874, 42099, 70469, 3615],
+                  "fedavg": [24471, 39094, 36360, 66317, 210468, 395423, 22328],
+                  "splitfed": [67265, 84342, 101783, 183122, 521334, 896627, 43581],
+                  "fedyogi": [19299, 25668, 23978, 35356, 155212, 219134, 14932],
+                  "fedgkt": [39676, 47458, 64457, 98754, 321534, 411259, 61755]}}
+TABLE3_COLUMNS = ("CIFAR-10 IID", "CIFAR-10 non-IID", "CIFAR-100 IID", "CIFAR-100 non-IID", "CINIC-10 IID",
+                  "CINIC-10 non-IID", "HAM10000")
+#: the paper's Table 4 (ResNet-110, CIFAR-10 IID, 80 %, 10 % of the clients per round; seconds)
+PAPER_TABLE4 = {"num_clients": [20, 50, 100, 200], "dtfl": [1877, 2547, 3102, 3594],
+                "fedavg": [7950, 10435, 14032, 16060], "splitfed": [21350, 29026, 36449, 43942],
+                "fedyogi": [6341, 8073, 10760, 12786], "fedgkt": [14595, 17872, 24438, 27632]}
+
+
+@functools.lru_cache(maxsize=32)
+def costs_of(method: str, model: str, width: float, dataset: str):
+    """:func:`fedlib.dtfl.baseline_time.method_costs` of ``method`` for ``model`` at ``dataset``'s input (cached)."""
+    ch, size, classes = DATASET_SHAPES[dataset]
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)                                        # costs do not depend on the weights
+        net = MODELS[model](ch, size, classes, width=width)
+        extra = {}
+        if method == "fedgkt":
+            extra = dict(gkt_client=gkt_client_model(ch, size, classes, width),
+                         gkt_server=gkt_server_model(model, classes, width))
+    return method_costs(method, net, (ch, size, size), classes, splitfed_cut=BASELINE_CUTS["splitfed"],
+                        server_epochs=GKT_SERVER_EPOCHS, **extra)
+
+
+def baseline_entry(store: ResultStore, s: Setup, data: TensorDataset, method: str, setting: str, seed: int,
+                   target_acc: float, case: str = "all", change_every: int = 0, change_frac: float = 0.3,
+                   fraction: float = 1.0, device: str = "cpu") -> dict:
+    """One baseline run: its simulated system (the setting's, :func:`system_inputs`) and its training through
+    ``store``; returns ``{"row", "record", "sim"}`` with the row of :func:`fedlib.lab.dtfl.experiments.run_entry`
+    (``method`` the baseline's, ``M``/``tier``/``mean_tier`` None)."""
+    check_choice("method", method, METHODS[1:])
+    t0 = time.perf_counter()
+    inp = system_inputs(s, data, case, setting, seed, change_every, change_frac, fraction)
+    sim = simulate_method(costs_of(method, s.model, s.width, s.dataset), inp["profiles"], inp["profile_idx"],
+                          inp["samples"], inp["rng"], s.noise, inp["participants"], core_flops=s.core_gflops * 1e9,
+                          server_flops=s.server_gflops * 1e9)
+    part = inp["participants"]
+    cfg = s.config(setting, seed)
+    # SplitFed-V1 trains exactly FedAvg's models round by round (tests/test_dtfl_baselines.py): one record serves
+    # both, only their time models differ
+    trained = "fedavg" if method == "splitfed" else method
+    config = dict(kind="dtfl_baseline", method=trained, **cfg.to_dict(), rounds=s.rounds,
+                  participants=None if part is None else part.astype(int).tolist())
+    if trained != "fedgkt":                          # FedGKT does not run on the split engine
+        store, config, backend = keyed_by_backend(store, config, device)
+
+    else:
+        backend = "loop"                             # unused by FedGKT
+    rec = store.get_or_run(config, functools.partial(baseline_record, cfg, data, trained, s.rounds, part, device, backend))
+    row = dict(method=method, M=None, case=case, tier=None, setting=setting, seed=seed, model=s.model,
+               num_clients=s.num_clients, fraction=fraction, target_acc=target_acc,
+               **time_to_target(rec, sim, target_acc), final_test_acc=rec["test_acc"][-1],
+               best_test_acc=max(rec["test_acc"]), rounds=rec["round"][-1], sim_total_s=float(np.sum(sim["round_s"])),
+               mean_tier=None, **plateau(rec), elapsed_s=rec["elapsed_s"][-1], wall_s=time.perf_counter() - t0)
+    return {"row": row, "record": rec, "sim": sim}
+
+
+def compare_job(store: ResultStore, s: Setup, method: str, **kwargs) -> dict:
+    """One method's run for a setting (a job for :func:`fedlib.lab.map_jobs`): DTFL through
+    :func:`fedlib.lab.dtfl.experiments.run_entry` (``num_tiers`` default 7), a baseline through
+    :func:`baseline_entry`. The dataset of ``s`` is loaded by name."""
+    data = dataset_by_name(s.dataset)
+    if method in ("dtfl", "dtfl_authors"):
+        kwargs.setdefault("num_tiers", 7)
+        return run_entry(store, s, data, scheduler="ours" if method == "dtfl" else "authors", **kwargs)
+    return baseline_entry(store, s, data, method, **kwargs)
+
+
+def eval_interval(rounds: int, evals: int) -> int:
+    """Rounds between evaluations so that a run of ``rounds`` rounds is evaluated about ``evals`` times:
+    max(1, rounds // evals) (Table 4: every K gets as many evaluations as Tables 1-3's 12-round runs).
+
+    Raises:
+        ValueError / ParameterTypeError: ``rounds`` or ``evals`` not an integer >= 1.
+    """
+    return max(1, check_int("rounds", rounds, 1) // check_int("evals", evals, 1))
+
+
+def job_cost(job: dict) -> float:
+    """A relative running time of a :func:`compare_job` (for :func:`fedlib.lab.map_jobs`'s ``cost``: costliest
+    first): model depth x rounds x training samples x the sampled fraction, x 1.3 for FedGKT (its extra
+    feature-extraction and server passes; measured 113 s vs 85-90 s for the others on ResNet-20 at quick)."""
+    s = job["s"]
+    depth = int(s.model.removeprefix("resnet"))
+    samples = s.train_subset or 60_000
+    return depth * s.rounds * samples * job.get("fraction", 1.0) * (1.3 if job["method"] == "fedgkt" else 1.0)
+
+
+def reductions(rows: list[dict]) -> list[dict]:
+    """DTFL's time saving against each baseline per (setting, model, num_clients, fraction, case, seed): rows with
+    ``baseline``, ``ratio`` (baseline's time to target / DTFL's) and ``reduction`` (1 − DTFL's / baseline's, the
+    paper's "reduces the training time by 80 %"); None where either did not reach the target (or reached it at
+    round 0, before any training)."""
+    out = []
+    names = ("setting", "model", "num_clients", "fraction", "case", "seed")
+    keys = {tuple(r.get(n) for n in names) for r in rows}
+    for key in sorted(keys, key=str):
+        group = [r for r in rows if tuple(r.get(n) for n in names) == key]
+        sel = {r["method"]: r for r in group}
+        if len(sel) < len(group):
+            raise ValueError(f"rows hold several runs of one method for {dict(zip(names, key))}")
+        d = sel.get("dtfl", {}).get("time_to_target_s")
+        for m, r in sel.items():
+            if m == "dtfl":
+                continue
+            b = r["time_to_target_s"]
+            ok = d is not None and b is not None and d > 0 and b > 0      # 0: the target held before training
+            out.append(dict(zip(names, key), baseline=m,
+                            dtfl_s=d, baseline_s=b, ratio=b / d if ok else None, reduction=1 - d / b if ok else None))
+    return out
+
+
+def paper_reductions(model: str = "resnet110") -> dict:
+    """The paper's DTFL saving against each baseline in Table 3 (CIFAR-10 IID, non-IID) for ``model``:
+    ``{baseline: [reduction IID, reduction non-IID]}`` (1 − DTFL / baseline)."""
+    t = PAPER_TABLE3[check_choice("model", model, tuple(PAPER_TABLE3))]
+    return {m: [1 - t["dtfl"][i] / t[m][i] for i in (0, 1)] for m in METHODS[1:]}
+
+
+def privacy_entry(store: ResultStore, s: Setup, data: TensorDataset, alpha: float, patches: int, seed: int,
+                  cut: int = 2, attack_fit: int = 1000, attack_eval: int = 200, attack_epochs: int = 5,
+                  device: str = "cpu") -> dict:
+    """One Table 5 run (module docstring): DTFL (IID) with every client at ``cut``, the DCor weight ``alpha``
+    (0 = none) and ``patches`` × ``patches`` patch shuffling (1 = none), then the attack on the final client
+    model. Returns ``{"row", "record"}``; the row has ``method`` (``dtfl``), ``alpha``, ``patch_shuffling``
+    (patches > 1), ``patches``, ``cut``, ``dcor``, ``psnr_db``, ``final_test_acc``, ``best_test_acc``.
+
+    Raises:
+        ValueError: alpha outside [0, 1], patches < 1, cut outside 1..7, attack_fit or attack_epochs < 1,
+            attack_eval outside 2..(test images), or fewer training samples left after ``s.train_subset`` than
+            ``attack_fit``.
+    """
+    alpha = check_float("alpha", alpha, 0, 1)
+    patches = check_int("patches", patches, 1)
+    cut = check_int("cut", cut, 1, 7)
+    for name, v in (("attack_fit", attack_fit), ("attack_epochs", attack_epochs)):
+        check_int(name, v, 1)
+    check_int("attack_eval", attack_eval, 2, len(data.y_test), extra=f" (the data's {len(data.y_test)} test images)")
+    used = s.train_subset or len(data.y_train)
+    if used + attack_fit > len(data.y_train):
+        raise ValueError(f"attack_fit = {attack_fit} held-out images need train_subset + attack_fit <= "
+                         f"{len(data.y_train)}; train_subset is {used}")
+    cfg = s.config("iid", seed)
+    cuts = np.full((s.rounds, s.num_clients), cut, dtype=np.int64)
+    config = dict(kind="dtfl_privacy", **cfg.to_dict(), rounds=s.rounds, cut=cut, dcor_alpha=alpha, patches=patches,
+                  attack_fit=attack_fit, attack_eval=attack_eval, attack_epochs=attack_epochs)
+    store, config, backend = keyed_by_backend(store, config, device)
+
+    rec = store.get_or_run(config, functools.partial(privacy_record, cfg, data, cuts, cut, alpha, patches, seed, used,
+                                                     attack_fit, attack_eval, attack_epochs, device, backend))
+    row = dict(method="dtfl", alpha=alpha, patch_shuffling=patches > 1, patches=patches, cut=cut, seed=seed,
+               model=s.model, num_clients=s.num_clients, setting="iid", dcor=rec["attack"]["dcor"],
+               psnr_db=rec["attack"]["psnr_db"], final_test_acc=rec["test_acc"][-1],
+               best_test_acc=max(rec["test_acc"]), rounds=rec["round"][-1])
+    return {"row": row, "record": rec}
+
+
+def privacy_job(store: ResultStore, s: Setup, **kwargs) -> dict:
+    """:func:`privacy_entry` with the dataset of ``s`` loaded by name (a job for :func:`fedlib.lab.map_jobs`)."""
+    return privacy_entry(store, s, dataset_by_name(s.dataset), **kwargs)
+
+
+def parse_runs(runs: list) -> list[tuple[str, str]]:
+    """``["resnet20/iid", "resnet56/noniid", ...]`` -> ``[(model, setting), ...]``.
+
+    Raises:
+        ValueError: an entry not ``<model>/<setting>`` with a DTFL model and ``iid`` / ``noniid``."""
+    runs = check_list("runs", runs, distinct=True)
+    out = []
+    for r in runs:
+        parts = r.split("/") if isinstance(r, str) else []
+        if len(parts) != 2:
+            raise ValueError(f"runs entries must be '<model>/<setting>' (e.g. 'resnet20/iid'), got {r!r}")
+        out.append((check_choice("runs model", parts[0], ("resnet20", "resnet38", "resnet56", "resnet110")),
+                    check_choice("runs setting", parts[1], ("iid", "noniid"))))
+    return out
+
+
+def rounds_for(client_rounds: int, num_clients: int, fraction: float) -> int:
+    """Rounds that give ``client_rounds`` client epochs when max(1, round(fraction·K)) clients train per round
+    (Table 4: the same training work for every K). Raises ``ValueError`` naming a bad value."""
+    check_int("client_rounds", client_rounds, 1)
+    check_int("num_clients", num_clients, 1)
+    check_float("fraction", fraction, 0, 1, low_open=True)
+    per = max(1, int(round(fraction * num_clients)))
+    return max(1, -(-client_rounds // per))
+
+
+def scaling_rounds(clients_list: list, rounds: int, client_rounds: int, fraction: float, samples_per_client: int,
+                   train_size: int) -> tuple[dict, str]:
+    """Table 4's parameters taken as a whole: the rounds of each K, ``{K: R}``, and a line saying which rule gave
+    them (``rounds`` when it is not 0, so ``client_rounds`` is then unused; else :func:`rounds_for`).
+
+    Args:
+        clients_list: the K values (distinct ints >= 1). rounds: R for every K, or 0. client_rounds: client
+            epochs per run when ``rounds`` is 0. fraction: clients sampled per round, (0, 1].
+        samples_per_client: training samples per client; the run of K uses the first samples_per_client·K.
+        train_size: training samples the data holds.
+
+    Raises:
+        ValueError / ParameterTypeError: a value outside its range, or samples_per_client·max(K) above
+            ``train_size`` (naming both parameters).
+    """
+    ks = check_list("clients_list", clients_list, lambda k, v: check_int(k, v, 1), distinct=True)
+    check_int("rounds", rounds, 0)
+    check_int("client_rounds", client_rounds, 1)
+    check_float("fraction", fraction, 0, 1, low_open=True)
+    check_int("samples_per_client", samples_per_client, 1)
+    if samples_per_client * max(ks) > train_size:
+        raise ValueError(f"samples_per_client x K = {samples_per_client} x {max(ks)} = {samples_per_client * max(ks)} "
+                         f"training samples for K = {max(ks)} of clients_list, but the data holds {train_size}: lower "
+                         "samples_per_client or the largest K")
+    if rounds:
+        return {k: rounds for k in ks}, (f"rounds = {rounds} for every K (client_rounds = {client_rounds} is not "
+                                         "used while rounds is not 0)")
+    return ({k: rounds_for(client_rounds, k, fraction) for k in ks},
+            f"rounds from client_rounds = {client_rounds} client epochs at fraction {fraction:g} (rounds = 0)")
+
+
+def check_methods(methods: list, allowed: tuple = METHODS) -> list:
+    """``methods`` of a comparison: a non-empty list of distinct names of ``allowed`` (default :data:`METHODS`).
+    Raises ``ValueError`` / ``ParameterTypeError`` naming ``methods[i]`` and the allowed names."""
+    return check_list("methods", methods, lambda k, v: check_choice(k, v, allowed), distinct=True)

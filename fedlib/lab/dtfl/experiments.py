@@ -1,0 +1,305 @@
+"""DTFL experiments for the notebooks: a setup shared by a notebook's runs (:class:`Setup`), the simulated system
+of one run (profiles, tiers, times; :func:`system_run`), its training through the result store (:func:`train`),
+and one metrics row (:func:`run_entry`): time to the target accuracy and its computation / communication parts.
+
+Time to target (Table 1, Fig. 3): Σ over rounds 1..r of the round time (the straggler's T_k, eq. 5), r = the
+first evaluated round whose global test accuracy is >= ``target_acc``; its parts are the straggler's
+max(T_c, T_s) (computation) and T_com (communication) summed over the same rounds. ``None`` when not reached.
+"""
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from fedlib.lab.store import RECORD_CODE, ResultStore
+from fedlib.core import numpy_rng
+from fedlib.core.validate import check_choice, check_float, check_instance, check_int, check_list
+from fedlib.data import DATASET_SHAPES, TensorDataset, resolve_dataset as _resolve
+from fedlib.split import MODELS
+from fedlib.dtfl.scheduler import EMA_ALPHA, SCHEDULERS, profile_schedule, sample_participants, simulate
+from fedlib.dtfl.tiers import check_num_tiers
+from fedlib.dtfl.timing import CASES, TimeModel, case_profiles, tier_costs
+from fedlib.dtfl.training import MODELS as DTFL_MODELS, DtflConfig, check_cuts, check_participants, client_data, keyed_by_backend, subset, train_record
+
+STORE_CODE = ("fedlib.dtfl.tiers", "fedlib.dtfl.training", "fedlib.dtfl.baselines", "fedlib.dtfl.fedgkt",
+              "fedlib.dtfl.privacy", *(f"fedlib.split.{m}" for m in (
+                  "backends", "config", "engine", "latency", "models", "ops", "profile", "records",
+                  "resnet_cifar", "system")), *RECORD_CODE, "fedlib.data")
+"""The method modules a DTFL record depends on (the record functions :func:`fedlib.dtfl.training.train_record`,
+:func:`fedlib.dtfl.baselines.baseline_record`, :func:`fedlib.dtfl.privacy.privacy_record` and what they import):
+editing them invalidates DTFL's cached runs, and nothing else does. The simulated system (the time model, the tier
+scheduler, the baselines' time model) enters a record only through its config (each round's cuts and
+participants), so an edit there re-keys exactly the runs whose tiers it changes. Of ``fedlib.split``, the modules
+the runs use (the engine's ``loop`` backend), not the ``stacked`` backend (:mod:`fedlib.split.stacked`), whose
+source enters only the keys of the records it computed (:func:`fedlib.dtfl.training.keyed_by_backend`: runs on
+CUDA)."""
+
+#: the paper's Table 2 (ResNet-56, tiers 1..6, relative to tier 1)
+PAPER_TABLE2 = {"client": [1.00, 1.63, 2.16, 2.68, 3.30, 3.81], "server": [1.00, 0.82, 0.65, 0.51, 0.33, 0.20]}
+#: the paper's Table 1 (ResNet-110, CIFAR-10 IID, M = 6, time to 80 %, seconds): tiers 1..6
+PAPER_TABLE1 = {"case1": {"comp": [4622, 8106, 9982, 10681, 11722, 12250], "comm": [5911, 5995, 2187, 2189, 1018, 908],
+                          "total": [10533, 14101, 12170, 12871, 12741, 13158]},
+                "case2": {"comp": [8384, 14634, 17993, 19027, 21428, 22344], "comm": [17754, 18090, 6720, 6762, 2941, 2653],
+                          "total": [26138, 32724, 24713, 25989, 24369, 24997]}}
+
+
+def resolve_dataset(dataset: str) -> str:
+    """``"auto"`` -> ``cifar10`` (the paper's) when on disk, else ``fashion-mnist``; other names of
+    :data:`fedlib.data.DATASET_SHAPES` are checked and returned (:func:`fedlib.data.resolve_dataset`). Raises
+    ``ValueError`` for an unknown name."""
+    return _resolve(dataset, "cifar10")
+
+
+def result_store(root: str | None = None) -> ResultStore:
+    """The result store of DTFL's runs: keys cover the config, the seed and the source of :data:`STORE_CODE`."""
+    return ResultStore(root, code=STORE_CODE)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Settings shared by a notebook's runs.
+
+    Attributes:
+        model, width, dataset, num_clients, batch_size, lr, train_subset, test_subset, eval_every: the training
+        (:class:`fedlib.dtfl.DtflConfig`). rounds: R >= 1. core_gflops: FLOP/s of one client CPU, in GFLOP/s;
+        server_gflops: the server's per client copy (:class:`fedlib.dtfl.TimeModel`). noise: σ of the observed
+        client times. alpha: the scheduler's EMA weight.
+
+    Raises:
+        ValueError / ParameterTypeError: a value outside its range (naming it).
+    """
+
+    model: str = "resnet20"
+    width: float = 1.0
+    dataset: str = "fashion-mnist"
+    num_clients: int = 10
+    batch_size: int = 100
+    lr: float = 1e-3
+    train_subset: int = 0
+    test_subset: int = 0
+    eval_every: int = 1
+    rounds: int = 10
+    core_gflops: float = 30.0
+    server_gflops: float = 50.0
+    noise: float = 0.05
+    alpha: float = EMA_ALPHA
+
+    def __post_init__(self):
+        check_choice("dataset", self.dataset, tuple(DATASET_SHAPES))
+        check_int("rounds", self.rounds, 1)
+        for name in ("core_gflops", "server_gflops"):
+            check_float(name, getattr(self, name), 0, low_open=True)
+        check_float("noise", self.noise, 0)
+        check_float("alpha", self.alpha, 0, 1, low_open=True)
+        self.config("iid", 0)   # validates the training fields
+
+    def config(self, setting: str, seed: int) -> DtflConfig:
+        """The training config of ``setting`` (``iid`` / ``noniid`` = Dirichlet α = 0.5) and ``seed``."""
+        check_choice("setting", setting, ("iid", "noniid"))
+        return DtflConfig(model=self.model, width=self.width, dataset=self.dataset, num_clients=self.num_clients,
+                          batch_size=self.batch_size, lr=self.lr, partition="iid" if setting == "iid" else "dirichlet",
+                          alpha=0.5, train_subset=self.train_subset, test_subset=self.test_subset,
+                          eval_every=self.eval_every, seed=seed)
+
+
+def check_profile_parameters(models, train_model: str, width: float, dataset: str, table2_tiers: int) -> str:
+    """The profile notebook's parameters taken together, before any work: every name in ``models`` and
+    ``train_model`` is a DTFL model (:data:`fedlib.dtfl.training.MODELS`), ``width`` > 0, ``table2_tiers`` a
+    valid M (1..7), ``dataset`` known. Returns the resolved dataset name (``auto`` -> a name).
+
+    Raises:
+        ValueError / ParameterTypeError: naming the parameter and its allowed values.
+    """
+    check_list("models", models, lambda k, v: check_choice(k, v, DTFL_MODELS))
+    check_choice("train_model", train_model, DTFL_MODELS)
+    check_float("width", width, 0, low_open=True)
+    check_num_tiers(table2_tiers, "table2_tiers")
+    return resolve_dataset(dataset)
+
+
+def check_lists(cases=None, tiers_list=None, settings=None) -> None:
+    """The notebooks' list parameters, before any run: ``cases`` distinct names of :data:`fedlib.dtfl.timing.CASES`,
+    ``tiers_list`` distinct M in 1..7 (each named ``tiers_list[i]``), ``settings`` distinct of ``iid`` / ``noniid``.
+    None: not checked.
+
+    Raises:
+        ValueError / ParameterTypeError: naming the list entry and the allowed values.
+    """
+    if cases is not None:
+        check_list("cases", cases, lambda k, v: check_choice(k, v, tuple(CASES)), distinct=True)
+    if tiers_list is not None:
+        check_list("tiers_list", tiers_list, lambda k, v: check_num_tiers(v, k), distinct=True)
+    if settings is not None:
+        check_list("settings", settings, lambda k, v: check_choice(k, v, ("iid", "noniid")), distinct=True)
+
+
+@functools.lru_cache(maxsize=16)
+def time_model(model: str, width: float, dataset: str, num_tiers: int, core_gflops: float,
+               server_gflops: float) -> TimeModel:
+    """:class:`fedlib.dtfl.TimeModel` of ``model`` at ``dataset``'s input shape for M = ``num_tiers`` (cached)."""
+    import torch
+    ch, size, classes = DATASET_SHAPES[dataset]
+    torch.manual_seed(0)      # costs do not depend on the weights
+    net = MODELS[model](ch, size, classes, width=width)
+    return TimeModel(tier_costs(net, (ch, size, size), check_num_tiers(num_tiers), classes),
+                     core_gflops * 1e9, server_gflops * 1e9)
+
+
+def setup_time_model(s: Setup, num_tiers: int) -> TimeModel:
+    """The time model of ``s``'s trained model for M = ``num_tiers``."""
+    return time_model(s.model, s.width, s.dataset, num_tiers, s.core_gflops, s.server_gflops)
+
+
+def system_inputs(s: Setup, data: TensorDataset, case: str, setting: str, seed: int, change_every: int = 0,
+                  change_frac: float = 0.3, fraction: float = 1.0) -> dict:
+    """What every method of one setting sees (so that methods differ only in their algorithm and costs): the
+    profiles of ``case``, each client's profile over the rounds (:func:`fedlib.dtfl.profile_schedule`, ``system``
+    stream), the sampled clients (:func:`fedlib.dtfl.sample_participants` from ``system/participants``; None when
+    ``fraction`` = 1, all clients every round), N_k, and the ``system`` generator positioned after the profile
+    draws (for the time noise)."""
+    check_instance("s", s, Setup)
+    check_instance("data", data, TensorDataset, "a fedlib.data.TensorDataset")
+    profiles = case_profiles(case)
+    rng = numpy_rng(seed, "system")
+    idx = profile_schedule(s.num_clients, s.rounds, len(profiles), change_every, change_frac, rng)
+    check_float("fraction", fraction, 0, 1, low_open=True)
+    part = (None if fraction == 1 else
+            sample_participants(s.num_clients, s.rounds, fraction, numpy_rng(seed, "system/participants")))
+    ds = subset(data, s.train_subset, s.test_subset)
+    samples = np.array([len(p) for p in client_data(s.config(setting, seed), ds.y_train.numpy())])
+    return {"profiles": profiles, "profile_idx": idx, "participants": part, "samples": samples, "rng": rng}
+
+
+def system_run(s: Setup, data: TensorDataset, num_tiers: int, case: str, setting: str, seed: int,
+               fixed_tier: int | None = None, change_every: int = 0, change_frac: float = 0.3,
+               fraction: float = 1.0, scheduler: str = "ours") -> dict:
+    """The simulated DTFL system of one run (:func:`system_inputs`), then :func:`fedlib.dtfl.simulate` with the
+    clients' real sample counts N_k. Adds ``profile_idx`` ``[R, K]``, ``profiles`` (names), ``samples`` and
+    ``participants`` (``[R, K]`` bools or None).
+
+    ``scheduler``: ``"ours"`` (every tier, clients start at tier M) or ``"authors"`` (as the authors' code: never
+    the md1-only tier 1, every client starts at tier 2 = md1..md2; needs M = 7). Raises ``ValueError`` for another
+    name, or ``"authors"`` with M != 7."""
+    opts = SCHEDULERS[check_choice("scheduler", scheduler, tuple(SCHEDULERS))]
+    if scheduler == "authors" and num_tiers != 7:
+        raise ValueError(f"scheduler='authors' reproduces the authors' code at M = 7, got num_tiers = {num_tiers}")
+    inp = system_inputs(s, data, case, setting, seed, change_every, change_frac, fraction)
+    profiles, idx, part, samples = inp["profiles"], inp["profile_idx"], inp["participants"], inp["samples"]
+    sim = simulate(setup_time_model(s, num_tiers), profiles, idx, samples, inp["rng"], fixed_tier, s.noise, s.alpha,
+                   participants=part, **opts)
+    return dict(sim, profile_idx=idx.tolist(), profiles=[p.name for p in profiles], samples=samples.tolist(),
+                participants=None if part is None else part.tolist())
+
+
+def train(store: ResultStore, s: Setup, setting: str, cuts, seed: int, data: TensorDataset,
+          device: str = "cpu", participants=None) -> dict:
+    """:func:`fedlib.dtfl.run_dtfl` of ``s`` with ``cuts`` ``[R, K]`` (and ``participants``) through ``store``:
+    the key is the training config, the cuts and the participants (runs with the same tiers share a record:
+    Table 1's top tier = Fig. 3's M = 1), and the split engine's backend where it is not the loop
+    (:func:`fedlib.dtfl.training.keyed_by_backend`: on CUDA the stacked backend trains)."""
+    check_instance("s", s, Setup)
+    cfg = s.config(setting, seed)
+    check_instance("data", data, TensorDataset, "a fedlib.data.TensorDataset")
+    cuts = check_cuts(cuts, cfg.num_clients)
+    if participants is not None:
+        participants = check_participants(participants, len(cuts), cfg.num_clients)
+    config = dict(kind="dtfl_train", **cfg.to_dict(), cuts=[list(map(int, c)) for c in cuts])
+    if participants is not None:
+        config["participants"] = np.asarray(participants).astype(int).tolist()
+
+    store, config, backend = keyed_by_backend(store, config, device)
+
+    return store.get_or_run(config, functools.partial(train_record, cfg, data, cuts, device, participants, backend))
+
+
+def time_to_target(record: dict, sim: dict, target: float) -> dict:
+    """Rounds, simulated time and its computation / communication parts to the first evaluation with test
+    accuracy >= ``target`` (module docstring); values ``None`` when never reached."""
+    check_float("target", target, 0, 1, low_open=True)
+    for name, value, keys in (("record", record, ("round", "test_acc")), ("sim", sim, ("round_s", "comp_s", "comm_s"))):
+        check_instance(name, value, dict)
+        missing = [k for k in keys if k not in value]
+        if missing:
+            raise ValueError(f"{name} lacks {missing} (expected a run record and its system_run)")
+    for r, acc in zip(record["round"], record["test_acc"]):
+        if acc >= target:
+            return {"rounds_to_target": r, "time_to_target_s": float(np.sum(sim["round_s"][:r])),
+                    "comp_time_s": float(np.sum(sim["comp_s"][:r])), "comm_time_s": float(np.sum(sim["comm_s"][:r]))}
+    return {"rounds_to_target": None, "time_to_target_s": None, "comp_time_s": None, "comm_time_s": None}
+
+
+def run_entry(store: ResultStore, s: Setup, data: TensorDataset, num_tiers: int, case: str, setting: str,
+              seed: int, target_acc: float, fixed_tier: int | None = None, change_every: int = 0,
+              change_frac: float = 0.3, device: str = "cpu", fraction: float = 1.0, scheduler: str = "ours") -> dict:
+    """System + training of one run; returns ``{"row", "record", "sim"}`` where ``row`` is the metrics row:
+    ``method`` (``dtfl``, or ``dtfl_authors`` with ``scheduler="authors"``: :func:`system_run`), ``M``, ``case``,
+    ``tier`` (the fixed tier, or None for the scheduler), ``setting``, ``seed``, ``target_acc``,
+    ``time_to_target_s``, ``comp_time_s``, ``comm_time_s``, ``rounds_to_target``, ``final_test_acc``,
+    ``best_test_acc``, ``rounds``, ``sim_total_s``, ``mean_tier``, the plateau of :func:`plateau`, ``elapsed_s``
+    (the training record's own time, s: a redraw from the store keeps it) and ``wall_s`` (this call's wall time, s:
+    a cache lookup takes well under a second)."""
+    check_float("target_acc", target_acc, 0, 1, low_open=True)
+    t0 = time.perf_counter()
+    sim = system_run(s, data, num_tiers, case, setting, seed, fixed_tier, change_every, change_frac, fraction,
+                     scheduler)
+    rec = train(store, s, setting, sim["cuts"], seed, data, device, sim["participants"])
+    row = dict(method="dtfl" if scheduler == "ours" else "dtfl_authors", M=num_tiers, case=case, tier=fixed_tier,
+               setting=setting, seed=seed,
+               model=s.model, num_clients=s.num_clients, fraction=fraction,
+               target_acc=target_acc, **time_to_target(rec, sim, target_acc), final_test_acc=rec["test_acc"][-1],
+               best_test_acc=max(rec["test_acc"]), rounds=rec["round"][-1], sim_total_s=float(np.sum(sim["round_s"])),
+               mean_tier=float(np.mean(np.asarray(sim["tiers"])[_sampled(sim)])), **plateau(rec),
+               elapsed_s=rec["elapsed_s"][-1], wall_s=time.perf_counter() - t0)
+    return {"row": row, "record": rec, "sim": sim}
+
+
+def plateau(record: dict) -> dict:
+    """Has the run converged? Over the evaluations in the last fifth of its rounds (round > 0.8·R, at least the
+    last two evaluations): ``plateau_acc`` (their mean test accuracy), ``plateau_spread`` (max − min, fraction)
+    and ``plateau_rise`` (the least-squares line's rise over those rounds, slope × (last − first round); the
+    ``converged`` profile asks FedAvg for |rise| <= 0.01: its level moves by at most a point over the last fifth,
+    whatever the evaluation-to-evaluation jitter). Raises ``ValueError`` for a record without rounds."""
+    check_instance("record", record, dict)
+    rounds, acc = np.asarray(record.get("round", [])), np.asarray(record.get("test_acc", []), dtype=float)
+    if len(rounds) < 2 or len(acc) != len(rounds):
+        raise ValueError("record must hold 'round' and 'test_acc' of at least two evaluations")
+    sel = rounds > 0.8 * rounds[-1]
+    if sel.sum() < 2:
+        sel = np.arange(len(rounds)) >= len(rounds) - 2
+    r, last = rounds[sel].astype(float), acc[sel]
+    slope = float(np.polyfit(r, last, 1)[0])
+    return {"plateau_acc": float(last.mean()), "plateau_spread": float(last.max() - last.min()),
+            "plateau_rise": slope * float(r[-1] - r[0])}
+
+
+def _sampled(sim: dict) -> np.ndarray:
+    """``[R, K]`` bools: the clients that trained in each round (all when ``participants`` is None)."""
+    tiers = np.asarray(sim["tiers"])
+    return np.ones(tiers.shape, bool) if sim.get("participants") is None else np.asarray(sim["participants"], bool)
+
+
+@functools.lru_cache(maxsize=4)
+def dataset_by_name(name: str) -> TensorDataset:
+    """The dataset ``name``, loaded once per process (pool workers load their own copy from disk)."""
+    from fedlib.data import load_dataset
+    return load_dataset(name)
+
+
+def entry_job(store: ResultStore, s: Setup, **kwargs) -> dict:
+    """:func:`run_entry` with the dataset of ``s`` loaded by name (a job for :func:`fedlib.lab.map_jobs`)."""
+    return run_entry(store, s, dataset_by_name(s.dataset), **kwargs)
+
+
+def setup_note(s: Setup, paper: str) -> str:
+    """Provenance line for a figure: what differs from the paper's run ``paper``."""
+    subset_text = f"first {s.train_subset} training" if s.train_subset else "all training"
+    return (f"{s.dataset} instead of {paper}; {s.model} (width {s.width:g}); {s.num_clients} clients, batch "
+            f"{s.batch_size}, {s.rounds} rounds, {subset_text} / {s.test_subset or 'all'} test samples; client CPU "
+            f"{s.core_gflops:g} GFLOP/s per core, server {s.server_gflops:g} GFLOP/s per client copy")
+
+
+def as_dict(s: Setup) -> dict:
+    return asdict(s)

@@ -1,0 +1,197 @@
+"""HASFL system-model experiments used by the notebooks: cached pilot constants and [24]'s β on a federated pilot,
+Table I problems, the strategy comparison and the sensitivity sweeps (the system-model side of HASFL Figs. 7, 8,
+9)."""
+from __future__ import annotations
+
+import functools
+
+import time
+
+import numpy as np
+
+from fedlib.lab.store import RECORD_CODE, ResultStore
+from fedlib.core import numpy_rng
+from fedlib.core.validate import check_choice, check_float, check_int
+from fedlib.data import DATASET_SHAPES, resolve_dataset as _resolve
+from fedlib.split import model_profile, sample_system
+from fedlib.hasfl.bound.beta24 import beta24_record
+from fedlib.hasfl.bound.estimate import constants_record
+from fedlib.hasfl.bound.latency import table_i
+from fedlib.hasfl.bound.problem import Problem, eps_with_slack
+from fedlib.hasfl.optimiser.strategies import STRATEGIES, strategy
+from fedlib.hasfl.bound.theory import HasflConstants
+
+#: the paper's dataset of each model (HASFL Sec. VII-A)
+PAPER_DATASET = {"vgg16": "cifar10", "resnet18": "cifar100"}
+
+
+def resolve_dataset(dataset: str, model: str) -> str:
+    """``"auto"`` -> the paper's dataset for ``model`` (:data:`PAPER_DATASET`) when it is on disk, else
+    ``"fashion-mnist"``; any other name of :data:`fedlib.data.DATASET_SHAPES` is returned unchanged
+    (:func:`fedlib.data.resolve_dataset`). Raises ``ValueError`` for an unknown model or dataset."""
+    if model not in PAPER_DATASET:
+        raise ValueError(f"model must be one of {sorted(PAPER_DATASET)}, got {model!r}")
+    return _resolve(dataset, PAPER_DATASET[model])
+
+
+def dataset_note(dataset: str, model: str) -> str:
+    """Provenance line for figures: which data the constants come from, and why when it is not the paper's."""
+    paper = PAPER_DATASET.get(model)
+    if dataset == paper:
+        return f"constants from {dataset} (the paper's dataset)"
+    return f"constants from {dataset} ({paper} is not available here)"
+
+
+def constants_config(model: str, dataset: str, pilot_steps: int, lr: float, batch_size: int, num_batches: int,
+                     power_iters: int, seed: int, width: float = 1.0, interval: int = 15) -> dict:
+    """The result-store key of a pilot estimation of HASFL's constants (``width``: the model's channel
+    multiplier; constants are estimated on the model actually trained; ``interval``: the aggregation interval I
+    at which [24]'s online β is taken, :func:`fedlib.hasfl.pilot_constants`)."""
+    return dict(kind="hasfl_constants", model=model, dataset=dataset, pilot_steps=pilot_steps, lr=lr,
+                batch_size=batch_size, num_batches=num_batches, power_iters=power_iters, seed=seed, width=width,
+                interval=interval)
+
+
+STORE_CODE = ("fedlib.hasfl.bound.estimate", "fedlib.hasfl.bound.beta24", "fedlib.hasfl.bound.theory", *RECORD_CODE,
+              "fedlib.data", "fedlib.split.config", "fedlib.split.models", "fedlib.split.ops")
+"""The method modules the records of HASFL's store depend on: its pilots (:func:`fedlib.hasfl.bound.estimate.
+constants_record`, :func:`fedlib.hasfl.bound.beta24.beta24_record` and what they import). Editing them invalidates
+the pilots, and nothing else does. Decisions (the bound, the optimiser) are computed from the pilots each time and
+never stored; training records have their own code (:data:`fedlib.lab.hasfl.runs.train_run.TRAIN_CODE`)."""
+
+
+def result_store(root: str | None = None) -> ResultStore:
+    """The result store of HASFL's runs: keys cover the config, the seed and the source of :data:`STORE_CODE`."""
+    return ResultStore(root, code=STORE_CODE)
+
+
+def estimated_constants(store: ResultStore, config: dict, data=None) -> dict:
+    """Pilot-estimated constants (:func:`fedlib.hasfl_theory.pilot_constants`) for ``config``
+    (:func:`constants_config`), through ``store``: a rerun is a cache hit.
+
+    The model is built from the ``model`` seed stream and trained on the real training set of ``dataset``.
+
+    Returns:
+        The stored record: ``constants`` (a :class:`HasflConstants` dict), ``per_point``, ``elapsed_s``, config.
+    """
+    return store.get_or_run(config, functools.partial(constants_record, config, data))
+
+
+def beta24_config(model: str, dataset: str, setting: str, num_devices: int, shards_per_client: int, interval: int,
+                  rounds: int, lr: float, batch_size: int, holding: float, seed: int, width: float) -> dict:
+    """The result-store key of [24]'s β on a federated pilot (:func:`fedlib.hasfl.bound.beta24.beta24_pilot`):
+    ``model`` at ``width`` on ``dataset``, ``num_devices`` nodes holding the training runs' partition of
+    ``setting`` (``iid`` / ``noniid``: ``shards_per_client`` label shards each) of ``seed``, ``rounds`` rounds of
+    ``interval`` local SGD steps (``lr``, ``batch_size``), moving average with holding parameter ``holding``.
+
+    Raises:
+        ValueError / ParameterTypeError: a value out of range, naming it.
+    """
+    check_choice("model", model, tuple(PAPER_DATASET))
+    check_choice("dataset", dataset, tuple(DATASET_SHAPES))
+    check_choice("setting", setting, ("iid", "noniid"))
+    for name, value in (("num_devices", num_devices), ("shards_per_client", shards_per_client),
+                        ("interval", interval), ("rounds", rounds), ("batch_size", batch_size)):
+        check_int(name, value, 1)
+    check_int("seed", seed, 0)
+    check_float("lr", lr, 0, low_open=True)
+    check_float("holding", holding, 0, 1, high_open=True)
+    check_float("width", width, 0, low_open=True)
+    return dict(kind="hasfl_beta24", model=model, dataset=dataset, setting=setting, num_devices=num_devices,
+                shards_per_client=shards_per_client, interval=interval, rounds=rounds, lr=lr, batch_size=batch_size,
+                holding=holding, seed=seed, width=width)
+
+
+def estimated_beta24(store: ResultStore, config: dict, data=None) -> dict:
+    """[24]'s β (:func:`fedlib.hasfl.bound.beta24.beta24_pilot`) for ``config`` (:func:`beta24_config`), through
+    ``store``: a rerun is a cache hit.
+
+    The model is built from the ``model`` seed stream (the initial weights of :func:`estimated_constants`' pilot
+    and of the training runs); the nodes' data is the training runs' device partition of the ``setting``
+    (:func:`fedlib.data.partition.split` on the ``data`` stream of the seed, as :func:`fedlib.split.records.client_partition`).
+
+    Returns:
+        The stored record: :func:`fedlib.hasfl.bound.beta24.beta24_pilot`'s dict (``beta`` decides), ``config``,
+        ``fedlib_version``, ``data_source``.
+    """
+    return store.get_or_run(config, functools.partial(beta24_record, config, data))
+
+
+def make_problem(model: str, dataset: str, constants: HasflConstants, num_devices: int, seed: int, gamma: float,
+                 interval: int, eps_slack: float, scale: dict | None = None) -> Problem:
+    """Problem (41) for ``model`` at ``dataset``'s input shape on a system drawn from Table I (``system`` stream).
+
+    Args:
+        scale: optional multipliers of Table I's ranges, keys ``device_flops``, ``server_flops``, ``rate_up``,
+            ``rate_servers`` (Figs. 7-8's x-axes).
+        eps_slack: ε = (1 + slack)·floor (:func:`fedlib.hasfl_opt.eps_with_slack`).
+    """
+    ch, size, classes = DATASET_SHAPES[dataset]
+    devices, servers = sample_system(table_i(num_devices, scale), numpy_rng(seed, "system"))
+    profile = model_profile(model, ch, size, classes)
+    return Problem(profile, devices, servers, constants, gamma, eps_with_slack(constants, gamma, interval,
+                                                                               num_devices, eps_slack), interval)
+
+
+def compare_strategies(problem: Problem, num_draws: int, seed: int, strategies=STRATEGIES) -> list[dict]:
+    """Θ of every strategy on ``problem``; random strategies are drawn ``num_draws`` times (seeded).
+
+    Returns:
+        One row per strategy: ``method``, ``theta`` (mean over feasible draws, s), ``theta_std``, ``infeasible``
+        (draws with Θ = inf), ``solve_s``, ``N``, and for HASFL its decision (``b``, ``cuts``).
+    """
+    from fedlib.core.validate import check_choice, check_int, check_list
+    from fedlib.hasfl.bound.problem import check_problem
+    check_problem(problem)
+    check_int("num_draws", num_draws, 1)
+    check_int("seed", seed, 0)
+    strategies = check_list("strategies", strategies, lambda k, v: check_choice(k, v, STRATEGIES), distinct=True)
+    rows = []
+    for name in strategies:
+        t0 = time.perf_counter()
+        draws = 1 if name == "HASFL" else num_draws
+        rng = numpy_rng(seed, f"system/{name}")
+        decisions = [strategy(problem, name, rng) for _ in range(draws)]
+        vals = np.array([d.theta for d in decisions])
+        ok = vals[np.isfinite(vals)]
+        row = {"method": name, "N": problem.num_devices, "theta": float(ok.mean()) if len(ok) else None,
+               "theta_std": float(ok.std()) if len(ok) else None, "infeasible": int((~np.isfinite(vals)).sum()),
+               "solve_s": (time.perf_counter() - t0) / draws}
+        if name == "HASFL":
+            row.update(b=decisions[0].b.tolist(), cuts=decisions[0].cuts.tolist(), bcd_iters=decisions[0].info["bcd_iters"])
+        rows.append(row)
+    return rows
+
+
+def check_sensitivity(factors, device_counts) -> tuple[list, list]:
+    """The sweep's lists, before any work: ``factors`` distinct finite numbers > 0 (multipliers of Table I's
+    ranges), ``device_counts`` distinct ints >= 1. Returns both lists.
+
+    Raises:
+        ValueError / ParameterTypeError: naming ``factors[i]`` / ``device_counts[i]``.
+    """
+    from fedlib.core.validate import check_float, check_int, check_list
+    return (check_list("factors", factors, lambda k, v: check_float(k, v, 0, low_open=True), distinct=True),
+            check_list("device_counts", device_counts, lambda k, v: check_int(k, v, 1), distinct=True))
+
+
+def sensitivity(model: str, dataset: str, constants: HasflConstants, num_devices: int, seed: int, gamma: float,
+                interval: int, eps_slack: float, factors: list[float], device_counts: list[int],
+                num_draws: int) -> list[dict]:
+    """Θ of every strategy vs device compute, server compute, uplink rate, inter-server rate (each range of
+    Table I multiplied by each factor) and vs the number of devices. Rows of :func:`compare_strategies` plus
+    ``setting`` (the swept quantity) and ``value`` (factor or N).
+
+    Raises:
+        ValueError / ParameterTypeError: as :func:`check_sensitivity`.
+    """
+    factors, device_counts = check_sensitivity(factors, device_counts)
+    rows = []
+    for key in ("device_flops", "server_flops", "rate_up", "rate_servers"):
+        for k in factors:
+            p = make_problem(model, dataset, constants, num_devices, seed, gamma, interval, eps_slack, {key: k})
+            rows += [dict(r, setting=key, value=k) for r in compare_strategies(p, num_draws, seed)]
+    for n in device_counts:
+        p = make_problem(model, dataset, constants, n, seed, gamma, interval, eps_slack)
+        rows += [dict(r, setting="num_devices", value=n) for r in compare_strategies(p, num_draws, seed)]
+    return rows

@@ -1,0 +1,384 @@
+"""The runs behind HASFL's training figures, shared between figures (Fig. 10's fixed batch sizes are Fig. 2a's
+runs, Fig. 11's fixed cuts Fig. 3a's, Fig. 9's N = 20 is Fig. 5's): :class:`TrainPlan` lists them,
+:func:`run_plan` trains them through the result store (an interrupted plan resumes from its cache) and returns
+one entry per run with its metrics row and its curve. With the ``"calibrated"`` constants (ours,
+:mod:`fedlib.lab.hasfl.runs.calibrate`) the decisions use the bound fitted to the plan's IID fixed-cut and fixed-batch
+runs (:func:`plan_calibration`, :func:`calibration_table`)."""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, replace
+
+from tqdm.auto import tqdm
+
+from fedlib.lab.store import ResultStore
+from fedlib.core.validate import check_bool, check_choice, check_float, check_instance, check_int, check_list
+from fedlib.data import TensorDataset
+from fedlib.split import time_to_target
+from fedlib.lab.hasfl.runs.calibrate import CalibrationFit, calibrated_constants, fit_calibration, fitted_rounds
+from fedlib.lab.hasfl.runs.plan_analysis import (VARIANT_MODES, bound_vs_training,  # noqa: F401  (re-exported)
+                                                 calibration_transfer, claim_ratios, committed_fit,  # noqa: F401  (re-exported)
+                                                 decisions_by_eps, split_variant, variants)  # noqa: F401  (re-exported)
+from fedlib.hasfl.optimiser.strategies import STRATEGIES
+from fedlib.hasfl.bound.theory import HasflConstants, bound_floor, rounds_needed
+from fedlib.lab.hasfl.runs.train_config import extension_config, run_config, summary_row, train
+from fedlib.lab.hasfl.runs.train_jobs import TRAIN_ORDER, _train_parallel, stored_run, train_job, train_priority  # noqa: F401 (re-exported)
+from fedlib.lab.hasfl.runs.training import TrainSettings, bound_constants, check_plan, check_settings_data, decide, pilot, target_eps, training_problem
+from fedlib.hasfl.bound.latency import SCALE_KEYS
+
+#: the paper's random benchmarks whose Fig. 9 points are drawn ``TrainPlan.fig9_draws`` times at each N (draw k
+#: decides from its own seed stream, :func:`fedlib.lab.hasfl.runs.training.decision_stream`; draw 0 is the plan's
+#: only draw before draws existed, and Fig. 5's run at N = ``num_devices``)
+DRAWN_METHODS = ("HABS+RMS", "RBS+RMS")
+
+#: the figure tags of the plan's jobs (:func:`_jobs`)
+FIGURES = ("fig2a", "fig3a", "fig5", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "calibration")
+
+
+@dataclass(frozen=True)
+class TrainPlan:
+    """Which runs the training figures need.
+
+    Attributes:
+        settings: data settings (``iid``, ``noniid``). num_devices: N of Figs. 2a-6, 10, 11.
+        batch_grid / fixed_cut: Figs. 2a, 10 (every device b at cut ``fixed_cut``).
+        cut_grid / fixed_batch: Figs. 3a, 11 (every device cut c at b = ``fixed_batch``).
+        models: Fig. 5 / 6 models; ``widths``: their channel multipliers (same order).
+        device_counts / n_methods / fig9_settings: Fig. 9 (first model; the data settings it runs, each also in
+        ``settings``). fig9_draws: Fig. 9's draws (>= 1) of each benchmark of :data:`DRAWN_METHODS` in
+        ``n_methods`` at each N and setting: draw k varies only the benchmark's random decision (its own seed
+        stream; the data partition, initial model and system are the seed's), draw 0 is the single draw of
+        ``fig9_draws = 1``; the other methods run once. sweep_factors / sweep_methods: Figs. 7-8 trained (ours; the paper's are the system model's
+        predictions): each Table I quantity of :data:`fedlib.hasfl.bound.latency.SCALE_KEYS` multiplied by each factor,
+        the methods decided on that system and trained (first model, first setting); empty: none. A factor-1
+        point is Fig. 5's run (same decision, a cache hit). compare_constants: add to Fig. 5, for the first
+        model, one HASFL run per constants mode other than the settings' own, and to Figs. 10 / 11 HABS / HAMS
+        under the pilot and calibrated modes other than the settings' own (:data:`VARIANT_MODES`). calibrate_variance: the calibrated constants fit a scale λ on the variance term
+        too, on the fixed-batch runs of Fig. 2a (:func:`plan_calibration`; needs >= 2 batch sizes in
+        ``batch_grid``); else only ε and κ, on the fixed-cut runs. model_cut_grids: fixed-cut grids of the later
+        models (``models[1:]``, one per model) for a calibration of their own (IID fixed-cut runs at
+        ``fixed_batch`` over that grid, fixed-batch runs over ``batch_grid`` at ``fixed_cut``; figure tag
+        ``calibration``) and their ``HASFL-calibrated`` run in Figs. 5 / 6; empty: only the first model is
+        calibrated (the fit does not transfer between models, issue #21).
+    """
+
+    settings: tuple = ("iid", "noniid")
+    num_devices: int = 20
+    batch_grid: tuple = (8, 16, 32, 64)
+    fixed_cut: int = 8
+    cut_grid: tuple = (2, 5, 8, 13)
+    fixed_batch: int = 16
+    models: tuple = ("vgg16", "resnet18")
+    widths: tuple = (0.25, 0.25)
+    device_counts: tuple = (5, 10, 20)
+    n_methods: tuple = ("HASFL", "RBS+RMS")
+    fig9_settings: tuple = ("iid",)
+    fig9_draws: int = 1
+    sweep_factors: tuple = ()
+    sweep_methods: tuple = ("HASFL", "RBS+HAMS")
+    model_cut_grids: tuple = ()
+    compare_constants: bool = True
+    calibrate_variance: bool = True
+
+    def __post_init__(self):
+        for name, value in check_plan(self).items():         # lists as tuples; raises naming the field
+            object.__setattr__(self, name, value)
+
+
+def _check_inputs(store, s, plan, data) -> None:
+    """``s``, ``plan`` and ``data`` of :func:`run_plan` and the calibration (``store``, ``data`` duck-typed)."""
+    check_settings_data(s, data)
+    check_instance("plan", plan, TrainPlan)
+
+
+def calibrated_models(plan: TrainPlan) -> list[int]:
+    """Indices into ``plan.models`` of the models calibrated on their own runs: the first, and every later one when
+    ``plan.model_cut_grids`` is given."""
+    return [0] + (list(range(1, len(plan.models))) if plan.model_cut_grids else [])
+
+
+def _model_settings(s: TrainSettings, plan: TrainPlan, k: int) -> TrainSettings:
+    return replace(s, model=plan.models[k], width=plan.widths[k])
+
+
+def _jobs(plan: TrainPlan, s: TrainSettings) -> list[tuple]:
+    """(figures, settings, setting, N, method, batch, cut, scale, draw) per run, in a stable order: per setting the fixed
+    runs (Figs. 2a, 3a; the IID ones are the calibration's, :func:`calibration_runs`) before the optimiser-driven
+    ones (HABS / HAMS and their variants, then the later models' calibration runs, Fig. 5's strategies and HASFL's
+    variants, Fig. 9's, then Figs. 7-8's on scaled systems, first setting; :data:`VARIANT_MODES`). ``scale``: None (Table I) or
+    ``((key, factor),)`` (:func:`fedlib.hasfl.bound.latency.table_i`); ``draw``: 0, or Fig. 9's draw k of a
+    :data:`DRAWN_METHODS` benchmark (``plan.fig9_draws`` draws, after the other methods at that N)."""
+    jobs = []
+    s = replace(s, model=plan.models[0], width=plan.widths[0])
+    for setting in plan.settings:
+        for b in plan.batch_grid:
+            jobs.append((("fig2a", "fig10"), s, setting, plan.num_devices, "fixed", b, plan.fixed_cut))
+        for c in plan.cut_grid:
+            jobs.append((("fig3a", "fig11"), s, setting, plan.num_devices, "fixed", plan.fixed_batch, c))
+        for habs, hams in zip(*[(m,) + (variants(m, s.constants) if plan.compare_constants else ())
+                                for m in ("HABS", "HAMS")]):
+            jobs.append((("fig10",), s, setting, plan.num_devices, habs, None, plan.fixed_cut))
+            jobs.append((("fig11",), s, setting, plan.num_devices, hams, plan.fixed_batch, None))
+    for k in calibrated_models(plan)[1:]:                 # the later models' own calibration runs (IID)
+        for b, c in calibration_runs(plan, k):
+            jobs.append((("calibration",), _model_settings(s, plan, k), "iid", plan.num_devices, "fixed", b, c))
+    hasfl_variants = variants("HASFL", s.constants) if plan.compare_constants else ()
+    own = ("HASFL-calibrated",) if s.constants != "calibrated" else ()
+    for k, (model, width) in enumerate(zip(plan.models, plan.widths)):
+        sm = replace(s, model=model, width=width)
+        methods = STRATEGIES + (hasfl_variants if k == 0 else own if k in calibrated_models(plan) else ())
+        for setting in plan.settings:
+            for m in methods:
+                jobs.append((("fig5", "fig6"), sm, setting, plan.num_devices, m, None, None))
+    for setting in plan.fig9_settings:
+        for n in plan.device_counts:
+            for m in plan.n_methods:
+                jobs.append((("fig9",), s, setting, n, m, None, None, None, 0))
+            for m in plan.n_methods:                       # further draws of the random benchmarks
+                if m in DRAWN_METHODS:
+                    jobs += [(("fig9",), s, setting, n, m, None, None, None, k) for k in range(1, plan.fig9_draws)]
+    for key in SCALE_KEYS:                                 # Figs. 7-8 trained: IID, first model, scaled systems
+        for factor in plan.sweep_factors:
+            for m in plan.sweep_methods:
+                fig = "fig7" if key in ("device_flops", "server_flops") else "fig8"
+                jobs.append(((fig,), s, plan.settings[0], plan.num_devices, m, None, None, ((key, factor),)))
+    return [j + (None, 0)[len(j) - 7:] for j in jobs]
+
+
+def calibration_runs(plan: TrainPlan, model_index: int = 0) -> list[tuple[int, int]]:
+    """``(batch, cut)`` of the IID runs the calibration of ``plan.models[model_index]`` uses, in plan order: the
+    fixed-cut runs (b = ``plan.fixed_batch``, each cut of ``plan.cut_grid``, or of ``plan.model_cut_grids[k - 1]``
+    for a later model k), then, with ``plan.calibrate_variance``, the fixed-batch runs (each b of
+    ``plan.batch_grid`` at ``plan.fixed_cut``); a run in both grids is listed once.
+
+    Raises:
+        ValueError: ``model_index`` is not a calibrated model (:func:`calibrated_models`)."""
+    if model_index not in calibrated_models(plan):
+        raise ValueError(f"model_index must be one of the calibrated models {calibrated_models(plan)} (model_cut_grids "
+                         f"gives the later models a calibration), got {model_index!r}")
+    grid = plan.cut_grid if model_index == 0 else plan.model_cut_grids[model_index - 1]
+    runs = [(plan.fixed_batch, c) for c in grid]
+    if plan.calibrate_variance:
+        runs += [(b, plan.fixed_cut) for b in plan.batch_grid]
+    return list(dict.fromkeys(runs))
+
+
+def plan_calibration(store: ResultStore, s: TrainSettings, plan: TrainPlan, seed: int, target_acc: float,
+                     data: TensorDataset, device: str = "auto",
+                     model_index: int = 0) -> tuple[CalibrationFit, HasflConstants]:
+    """The calibrated bound (:func:`fedlib.lab.hasfl.runs.calibrate.fit_calibration`) of ``plan.models[model_index]`` (the
+    first by default; a later one on its own runs, :func:`calibration_runs`): (ε, κ, λ)
+    fitted to the rounds-to-``target_acc`` of the IID fixed-cut runs of Figs. 3a / 11 (every one of
+    ``plan.num_devices`` devices at b = ``plan.fixed_batch``, cuts ``plan.cut_grid``, this seed) and, with
+    ``plan.calibrate_variance``, the IID fixed-batch runs of Figs. 2a / 10 (cut ``plan.fixed_cut``, batch sizes
+    ``plan.batch_grid``; else λ = 1 and only the fixed-cut runs), trained through ``store`` (cache hits: they
+    are the Fig. 2a / 3a jobs' run configs; a run in both grids is used once).
+
+    Returns:
+        ``(fit, pilot)``: the fit and the model's pilot constants (whose G_j² κ and σ_j² λ scale).
+
+    Raises:
+        ValueError: fewer than 2 cuts (or batch sizes, with ``calibrate_variance``; also when ``batch_grid``
+        has fewer than 2) reach ``target_acc`` (naming them and the target), or the runs do not determine the
+        fit (:func:`fedlib.lab.hasfl.runs.calibrate.fit_calibration`).
+    """
+    _check_inputs(store, s, plan, data)
+    check_int("seed", seed, 0)
+    check_float("target_acc", target_acc, 0, 1, low_open=True)
+    runs = calibration_runs(plan, model_index)
+    s0, n = _model_settings(s, plan, model_index), plan.num_devices
+    rec = pilot(store, s0, seed, data)
+    consts = bound_constants(rec, "pilot")
+    problem = training_problem(s0, consts, target_eps(rec, consts, s0, n), n, seed)   # the clock's system
+    rounds = []
+    for b, c in runs:
+        decision = decide(problem, "fixed", seed, b, c)
+        config = run_config(s0, "iid", decision, seed, len(data.y_train))
+        record = train(store, config, problem, data, device, extension_config(s0, config, len(data.y_train)))
+        rounds.append(time_to_target(record, target_acc, key="round"))
+    fit = fit_calibration(consts, s0.gamma, s0.interval, n, [b for b, _ in runs], [c for _, c in runs], rounds,
+                          target_acc, fit_variance=plan.calibrate_variance)
+    return fit, consts
+
+
+def _decided_runs(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[int], calibration_target: float,
+                  data: TensorDataset, device: str, which: str = "all", fit_seed: int | None = None,
+                  only_figures: tuple = ()):
+    """Every (run, seed) of ``plan`` decided, in plan order: a dict with ``figs``, ``method``, ``sm`` (the job's
+    settings), ``ss`` (with the decision's constants mode), ``setting``, ``n``, ``batch``, ``cut``, ``draw``, ``seed``,
+    ``problem``, ``decision``, ``config`` and ``fit`` (when calibrated: the seed's fit of the run's model, or of
+    the first model for a model without calibration runs of its own, :func:`calibrated_models`; else None).
+    ``which``: ``"all"``, ``"plain"`` (only runs whose decision needs no calibration: nothing is trained) or
+    ``"calibrated"`` (only the calibrated ones; fitting them trains the calibration runs through ``store``).
+    A calibrated variant whose calibration fails is skipped with a warning (raises when ``s`` itself is
+    calibrated). ``fit_seed``: calibrated decisions of every seed use the calibrated bound of that seed (its fit
+    and its pilot constants: out of sample for the other seeds) on the run's own system; ``only_figures``: only
+    the jobs of these figures (empty: all)."""
+    cache: dict = {}
+    fits: dict = {}
+    for seed in seeds:
+        for figs, sm, setting, n, method, batch, cut, scale, draw in _jobs(plan, s):
+            if only_figures and not set(figs) & set(only_figures):
+                continue
+            base, mode = split_variant(method)
+            ss = replace(sm, constants=mode or sm.constants)
+            calibrated = ss.constants == "calibrated"
+            if (which == "plain" and calibrated) or (which == "calibrated" and not calibrated):
+                continue
+            k = list(zip(plan.models, plan.widths)).index((sm.model, sm.width))
+            fk = (seed if fit_seed is None else fit_seed,               # the seed whose calibration decides
+                  k if k in calibrated_models(plan) else 0)             # a model without its own runs: the first's fit
+            if calibrated and fk not in fits:
+                try:
+                    fits[fk] = plan_calibration(store, s, plan, fk[0], calibration_target, data, device, k)[0]
+                except ValueError as err:
+                    if s.constants == "calibrated":
+                        raise ValueError(f"constants 'calibrated' (seed {seed}, {sm.model}): {err}") from err
+                    fits[fk] = err
+            if isinstance(fits.get(fk), ValueError) and calibrated:
+                warnings.warn(f"{method} skipped for {sm.model}, {setting}, seed {seed}: {fits[fk]}")
+                continue
+            key = (ss, n, seed, scale)
+            if key not in cache:
+                rec = pilot(store, ss, fk[0] if calibrated else seed, data)
+                if calibrated:
+                    consts = calibrated_constants(bound_constants(rec, "pilot"), fits[fk].kappa, fits[fk].lam)
+                    cache[key] = training_problem(ss, consts, fits[fk].eps, n, seed, dict(scale or ()))
+                else:
+                    consts = bound_constants(rec, ss.constants)
+                    cache[key] = training_problem(ss, consts, target_eps(rec, consts, ss, n), n, seed,
+                                                  dict(scale or ()))
+            problem = cache[key]
+            decision = decide(problem, base, seed, batch, cut, draw=draw)
+            config = run_config(sm, setting, decision, seed, len(data.y_train))
+            yield dict(figs=figs, method=method, sm=sm, ss=ss, setting=setting, n=n, batch=batch, cut=cut, draw=draw,
+                       seed=seed, scale=scale, problem=problem, decision=decision, config=config,
+                       extend=extension_config(sm, config, len(data.y_train)), fit=fits[fk] if calibrated else None)
+
+
+def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[int], target_acc: float,
+             data: TensorDataset, device: str = "auto", progress: bool = True,
+             calibration_target: float | None = None, workers: int = 1, fit_seed: int | None = None,
+             only_figures: tuple = ()) -> list[dict]:
+    """Decide and train every run of ``plan`` for every seed (cache hits when already trained).
+
+    Decisions use ``s.constants``; the variants (:data:`VARIANT_MODES`) their own mode. The calibrated problem of (settings, N, seed) = that model's pilot constants with G_j² x κ, σ_j² x λ
+    and C1's ε = the fitted ε, (ε, κ, λ) from
+    :func:`plan_calibration` at ``calibration_target`` (default ``target_acc``; pass the IID target when calling
+    once per setting's target, so that every call decides the same). A calibrated variant whose calibration
+    fails (fewer than 2 cuts or batch sizes reach the target) is skipped with a warning. ``workers`` > 1 trains
+    the runs in that many processes (:func:`fedlib.lab.map_jobs`, one torch thread each): first every run whose
+    decision needs no calibration, then the calibrated ones; the rows are then built from the store.
+    ``fit_seed`` (None: each seed its own): the seed whose calibration (fit and pilot constants) decides every
+    seed's calibrated runs, e.g. 0 for an out-of-sample reading at seed 1 (the fit's runs are trained at
+    ``fit_seed``). ``only_figures``: train and return only the runs of these figures (e.g. ``("fig5",)``).
+
+    Returns:
+        One entry per (run, seed): ``row`` (:func:`fedlib.lab.hasfl.runs.train_config.summary_row` + ``figures``, ``method``,
+        ``model``, ``setting``, ``N``, ``batch``, ``cut``, ``draw`` (Fig. 9's draw of a :data:`DRAWN_METHODS`
+        benchmark, else 0), ``constants`` (the decision's mode), ``eps`` (C1's ε:
+        the fitted ε when calibrated), ``kappa``, ``lambda`` (κ, λ when calibrated, else None), ``rounds_pred``: Corollary 1's
+        rounds to ε for the decision, None when ε is unreachable; ``floor``: the bound's floor for the decision;
+        ``rounds_to_target``: measured), ``decision`` and ``curve`` (``epoch``, ``sim_s``, ``round``,
+        ``test_acc`` lists).
+
+    Raises:
+        ValueError: bad seeds / target / workers (naming them), no feasible decision for HASFL (C1 / C4
+        message), or ``s.constants == "calibrated"`` and the calibration fails (fewer than 2 cuts or batch sizes
+        reach the calibration target, :func:`plan_calibration`).
+    """
+    _check_inputs(store, s, plan, data)
+    seeds = check_list("seeds", seeds, lambda n, v: check_int(n, v, 0), distinct=True)
+    check_float("target_acc", target_acc, 0, 1, low_open=True)
+    check_bool("progress", progress)
+    check_int("workers", workers, 1)
+    if fit_seed is not None:
+        check_int("fit_seed", fit_seed, 0, extra=" or None")
+    only_figures = tuple(check_list("only_figures", list(only_figures), lambda k, v: check_choice(k, v, FIGURES),
+                                    min_len=0, distinct=True))
+    calibration_target = target_acc if calibration_target is None else calibration_target
+    check_float("calibration_target", calibration_target, 0, 1, low_open=True)
+    args = (store, s, plan, seeds, calibration_target, data, device)
+    extra = dict(fit_seed=fit_seed, only_figures=only_figures)
+    if workers > 1:
+        with warnings.catch_warnings():                     # a skipped variant is reported by the pass below
+            warnings.simplefilter("ignore")
+            for which in ("plain", "calibrated"):
+                _train_parallel(store, list(_decided_runs(*args, which=which, **extra)), data, device, workers)
+    out = []
+    total = sum(1 for j in _jobs(plan, s) if not only_figures or set(j[0]) & set(only_figures)) * len(seeds)
+    bar = tqdm(total=total, desc="HASFL training runs", disable=not progress)
+    for r in _decided_runs(*args, **extra):
+        bar.update()
+        problem, decision, fit = r["problem"], r["decision"], r["fit"]
+        record = train(store, r["config"], problem, data, device, r["extend"])
+        pred = rounds_needed(problem.constants, problem.gamma, decision["b"], decision["cuts"],
+                             problem.interval, problem.eps) if decision["theta"] is not None else None
+        row = summary_row(record, decision, target_acc, figures=list(r["figs"]), method=r["method"],
+                          model=r["sm"].model, width=r["sm"].width, setting=r["setting"], N=r["n"], batch=r["batch"],
+                          cut=r["cut"], draw=r["draw"], eps=problem.eps, constants=r["ss"].constants,
+                          scale_key=r["scale"][0][0] if r["scale"] else None,
+                          scale_factor=r["scale"][0][1] if r["scale"] else None,
+                          kappa=fit.kappa if fit is not None else None,
+                          **{"lambda": fit.lam if fit is not None else None},
+                          rounds_pred=pred, floor=float(bound_floor(
+                              problem.constants, problem.gamma, decision["b"], max(decision["cuts"]),
+                              problem.interval)),
+                          rounds_to_target=time_to_target(record, target_acc, key="round"))
+        out.append({"row": row, "decision": decision,
+                    "curve": {k: record[k] for k in ("epoch", "sim_s", "round", "test_acc")}})
+    bar.close()
+    return out
+
+
+def calibration_table(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[int], target_acc: float,
+                      data: TensorDataset, device: str = "auto") -> list[dict]:
+    """The calibration of every seed and calibrated model (:func:`plan_calibration`, :func:`calibrated_models`;
+    cache hits) beside the bound's predictions.
+
+    Returns:
+        One row per (model, seed, calibration run: ``batch``, ``cut``): ``model``, ``seed``, ``batch``, ``cut``, ``kappa``,
+        ``lambda``, ``eps`` (fitted), ``residual`` (relative), ``rounds_measured`` (None: not reached),
+        ``rounds_fit`` (Corollary 1 under the fit, unrounded), and rounds ratios to the reference run (b =
+        ``plan.fixed_batch`` at ``plan.fixed_cut`` if calibrated on, else the first run): ``measured_ratio``,
+        ``pred_ratio_calibrated`` (fitted ε, κ, λ) and ``pred_ratio_pilot`` (pilot constants at ε = 1.1 x the
+        largest floor of these runs, :func:`bound_vs_training`'s rule; R ∝ 1/(ε − floor)). A seed whose
+        calibration fails gives one row with ``kappa`` None and ``note`` = why.
+    """
+    _check_inputs(store, s, plan, data)
+    seeds = check_list("seeds", seeds, lambda n, v: check_int(n, v, 0), distinct=True)
+    check_float("target_acc", target_acc, 0, 1, low_open=True)
+    return [dict(model=plan.models[k], **row) for k in calibrated_models(plan) for seed in seeds
+            for row in _calibration_rows(store, s, plan, seed, target_acc, data, device, k)]
+
+
+def _calibration_rows(store, s, plan, seed, target_acc, data, device, k) -> list[dict]:
+    """:func:`calibration_table`'s rows of one seed and model."""
+    rows = []
+    try:
+        fit, consts = plan_calibration(store, s, plan, seed, target_acc, data, device, k)
+    except ValueError as err:
+        return [{"seed": seed, "batch": None, "cut": None, "kappa": None, "lambda": None, "eps": None,
+                 "note": str(err)}]
+    runs = calibration_runs(plan, k)                     # plan order, reached or not
+    ref = (plan.fixed_batch, plan.fixed_cut) if (plan.fixed_batch, plan.fixed_cut) in runs else runs[0]
+
+    def bvec(b):
+        return [float(b)] * plan.num_devices
+
+    floors = {r: float(bound_floor(consts, s.gamma, bvec(r[0]), r[1], s.interval)) for r in runs}
+    eps_pilot = 1.1 * max(floors.values())
+    cal = calibrated_constants(consts, fit.kappa, fit.lam)
+    fitted = {r: fitted_rounds(cal, s.gamma, bvec(r[0]), r[1], s.interval, fit.eps) for r in runs}
+    measured = dict(zip(zip(fit.batches, fit.cuts), fit.rounds))
+
+    def ratio(d, r):
+        return d[r] / d[ref] if d.get(r) is not None and d.get(ref) else None
+
+    for r in runs:
+        rows.append({"seed": seed, "batch": r[0], "cut": r[1], "kappa": fit.kappa, "lambda": fit.lam,
+                     "eps": fit.eps, "residual": fit.residual, "rounds_measured": measured.get(r),
+                     "rounds_fit": fitted[r], "measured_ratio": ratio(measured, r),
+                     "pred_ratio_calibrated": ratio(fitted, r),
+                     "pred_ratio_pilot": (eps_pilot - floors[ref]) / (eps_pilot - floors[r]), "note": ""})
+    return rows

@@ -1,0 +1,259 @@
+"""HIST experiments: cached sweeps (:func:`run_sweep`), the runs behind Figs. 2-4 (:func:`figure_configs`) and
+their summary rows."""
+from __future__ import annotations
+
+import functools
+from concurrent.futures import Executor, as_completed
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from tqdm import tqdm
+
+from fedlib.lab.store import RECORD_CODE, ResultStore
+from fedlib.lab.parallel import torch_threads
+from fedlib.core.seeding import resolve_device
+from fedlib.core.validate import ParameterTypeError, check_bool, check_callable, check_choice, check_float, check_instance, check_int, check_list
+from fedlib.data import TensorDataset, load_dataset
+from fedlib.hist.config import METHODS, SETTINGS, HistConfig, comm_per_round, rounds_for_budget
+from fedlib.hist.run import run_hist
+
+
+STORE_CODE = ("fedlib.hist.config", "fedlib.hist.engine", "fedlib.hist.estimate", "fedlib.hist.model",
+              "fedlib.hist.run", "fedlib.hist.sampling", "fedlib.hist.theory", *RECORD_CODE, "fedlib.data")
+"""The source a HIST result depends on: the modules of ``fedlib.hist`` that compute records (runs:
+:mod:`.run`, :mod:`.engine`, :mod:`.model`, :mod:`.sampling`, :mod:`.config`; the bounds' pilot
+constants: :mod:`.estimate`, :mod:`.theory`), core's :data:`fedlib.lab.RECORD_CODE` and data. Editing them invalidates HIST's cached runs (and
+nothing else does). The figure module (:mod:`.plots`), the literal test reference (:mod:`.reference`) and the
+package's ``__init__`` (re-exports only) compute no record, so a figure edit redraws from the cache."""
+
+
+def _check_record(name: str, record, keys: tuple) -> None:
+    """``record`` is a dict holding ``keys`` (a run record or a summary row), else an error naming ``name``."""
+    check_instance(name, record, dict, "a run record (dict)")
+    missing = [k for k in keys if k not in record]
+    if missing:
+        raise ValueError(f"{name} lacks {missing}: expected a record of fedlib.hist.run_hist (or a row of summarize)")
+
+
+def _check_records(name: str, records, keys: tuple) -> list:
+    """A non-empty list of records, each holding ``keys``."""
+    records = check_list(name, records)
+    for i, r in enumerate(records):
+        _check_record(f"{name}[{i}]", r, keys)
+    return records
+
+
+def result_store(root: str | None = None) -> ResultStore:
+    """The result store of HIST's runs: keys cover the config, the seed and the source of :data:`STORE_CODE`."""
+    return ResultStore(root, code=STORE_CODE)
+
+
+@functools.lru_cache(maxsize=4)
+def _dataset(name: str) -> TensorDataset:
+    """The dataset ``name``, loaded once per process (each executor worker loads its own copy from disk)."""
+    return load_dataset(name)
+
+
+def _run_cached(cfg: HistConfig, store, device: str, force: bool, runner: Callable[..., dict],
+                dataset: TensorDataset | None = None, threads: int = 1, progress: bool = False) -> dict:
+    """One run through ``store`` on ``threads`` torch threads (module level, so that process pools and Dask
+    workers can unpickle it); ``progress`` is the runner's own progress display."""
+    ds = dataset if dataset is not None and dataset.name == cfg.dataset else _dataset(cfg.dataset)
+    with torch_threads(threads):
+        return store.get_or_run(cfg.to_dict(), functools.partial(runner, cfg, ds, device, progress), force=force)
+
+
+def run_sweep(configs: list[HistConfig], store, dataset: TensorDataset | None = None, device: str = "auto",
+              force: bool = False, progress: bool = True, runner: Callable[..., dict] = run_hist,
+              executor: Executor | None = None, threads: int = 1) -> list[dict]:
+    """Run every config through ``store`` (a :class:`fedlib.lab.ResultStore`); finished runs are cache hits.
+
+    An interrupted sweep resumes where it stopped: each finished run was written atomically.
+
+    Args:
+        configs: the runs. store: the result store (the only state shared between workers).
+        dataset: preloaded dataset used in-process (workers load their own from disk).
+        device: ``"auto"``, ``"cpu"``, ``"cuda"`` for every run. force: recompute cached runs.
+        progress: tqdm bar over runs (and over rounds when sequential).
+        runner: ``runner(cfg, dataset, device, progress) -> record`` (default :func:`run_hist`).
+        executor: any ``concurrent.futures.Executor`` (a ``ProcessPoolExecutor``, or Dask's
+            ``Client(...).get_executor()`` for a cluster whose workers share the store's folder); ``None`` runs
+            the configs one after another in this process. Records do not depend on the executor: every run
+            draws from its own seed streams on the CPU, on ``threads`` torch threads.
+        threads: torch threads of every run, in this process and in each worker (>= 1; the caller's count is
+            restored after each run). Pinned because a thread count chosen by the machine (torch's default, the
+            BLAS library's dynamic threads on a loaded machine) may change the order of float sums, which the
+            cache key does not see (the same rule as :func:`fedlib.lab.map_jobs`).
+
+    Returns:
+        The result records, in ``configs`` order.
+
+    Raises:
+        TypeError: ``configs`` holds something other than :class:`HistConfig`, or ``executor`` is not an
+            ``Executor``.
+    """
+    if isinstance(configs, (str, dict)) or not isinstance(configs, Iterable):
+        raise ParameterTypeError(f"configs must be a list of HistConfig instances, got {type(configs).__name__}")
+    configs = list(configs)
+    bad = [type(c).__name__ for c in configs if not isinstance(c, HistConfig)]
+    if bad:
+        raise ParameterTypeError(f"configs must be HistConfig instances, got {sorted(set(bad))}")
+    if not configs:
+        raise ValueError("configs must hold at least one HistConfig, got an empty list")
+    check_callable("store.get_or_run", getattr(store, "get_or_run", None), allow_none=False)
+    check_instance("dataset", dataset, TensorDataset, "a fedlib.data.TensorDataset", allow_none=True)
+    resolve_device(device)
+    check_bool("force", force)
+    check_bool("progress", progress)
+    check_callable("runner", runner, allow_none=False)
+    threads = check_int("threads", threads, 1)
+    if executor is not None and not callable(getattr(executor, "submit", None)):
+        raise TypeError(f"executor must be a concurrent.futures.Executor (with submit), got {type(executor).__name__}")
+    if executor is None:
+        return [_run_cached(c, store, device, force, runner, dataset, threads, progress)
+                for c in tqdm(configs, desc="runs", disable=not progress)]
+    futures = {executor.submit(_run_cached, c, store, device, force, runner, None, threads): i
+               for i, c in enumerate(configs)}
+    out: list[dict | None] = [None] * len(configs)
+    for fut in tqdm(as_completed(futures), total=len(futures), desc="runs", disable=not progress):
+        out[futures[fut]] = fut.result()
+    return out
+
+
+def figure_configs(settings: list[str], num_cells: list[int], H: int, E: int, comm_budget_L0: float,
+                   fig4_num_cells: int, fig4_E_over_H: list[int], fig4_H: list[int], fig4_global_rounds: int,
+                   seeds: Sequence[int] = (0,), **common) -> dict[str, list[HistConfig]]:
+    """The runs behind HIST Figs. 2-4 (spec "Experiments to reproduce").
+
+    Args:
+        settings: data settings (``"noniid"``, ``"cell_iid"``).
+        num_cells: the N of Figs. 2-3 ({2, 3, 4, 5} in the paper).
+        H, E: Figs. 2-3 intervals (40, 200).
+        comm_budget_L0: per-client communication budget of Figs. 2-3 (x-axis range), units of L0; each run
+            gets the global rounds :func:`rounds_for_budget` gives (equal compute for HIST and HFedAvg).
+        fig4_num_cells: N of Fig. 4 (3).
+        fig4_E_over_H: Fig. 4's E/H sweep ({5, 10, 15}) at H = ``H``.
+        fig4_H: Fig. 4's H sweep ({20, 40, 60}) at E/H = ``E // H``.
+        fig4_global_rounds: global synchronisations of each Fig. 4 run (its x-axis range).
+        seeds: every run is repeated for each seed (the figures show the mean and the min-max band).
+        **common: other :class:`HistConfig` fields (lr, batch_size, num_clients, ...; not ``seed``).
+
+    Returns:
+        ``{"fig2": [...], "fig4_E_over_H": [...], "fig4_H": [...]}`` (Fig. 3 reuses ``fig2``'s runs), the seeds
+        of one setting next to each other.
+
+    Raises:
+        ValueError: ``seeds`` is empty or repeats a seed, ``common`` holds ``seed``, or ``comm_budget_L0`` is below
+            one global round of HFedAvg (E/H L0 per client).
+    """
+    if "seed" in common:
+        raise ValueError("pass the seeds as seeds=[...], not seed=")
+    settings = check_list("settings", settings, lambda k, v: check_choice(k, v, SETTINGS), distinct=True)
+    num_cells = check_list("num_cells", num_cells, lambda k, v: check_int(k, v, 1), distinct=True)
+    fig4_E_over_H = check_list("fig4_E_over_H", fig4_E_over_H, lambda k, v: check_int(k, v, 1), distinct=True)
+    fig4_H = check_list("fig4_H", fig4_H, lambda k, v: check_int(k, v, 1), distinct=True)
+    seeds = check_list("seeds", seeds, lambda k, v: check_int(k, v, 0, extra=" (seeds: distinct integers)"),
+                       distinct=True)
+    for name, value in (("H", H), ("E", E), ("fig4_num_cells", fig4_num_cells),
+                        ("fig4_global_rounds", fig4_global_rounds)):
+        check_int(name, value, 1)
+    check_float("comm_budget_L0", comm_budget_L0, 0, low_open=True)
+    one_round = max(comm_per_round(m, n, num_clients=n, H=H, E=E)["client"] for m in METHODS for n in num_cells)
+    if comm_budget_L0 < one_round:   # rounds_for_budget would give 1 round, overshooting the budget
+        raise ValueError(f"comm_budget_L0 = {comm_budget_L0:g} is below one global round of HFedAvg ({one_round:g} L0 "
+                         f"per client at E/H = {E}/{H}): give at least {one_round:g}")
+    fig2 = [HistConfig(method=m, setting=s, num_cells=n, H=H, E=E, seed=sd,
+                       global_rounds=rounds_for_budget(m, n, H, E, comm_budget_L0), **common)
+            for s in settings for n in num_cells for m in METHODS for sd in seeds]
+    eh = [HistConfig(method="hist", setting=s, num_cells=fig4_num_cells, H=H, E=k * H, seed=sd,
+                     global_rounds=fig4_global_rounds, **common) for s in settings for k in fig4_E_over_H for sd in seeds]
+    hs = [HistConfig(method="hist", setting=s, num_cells=fig4_num_cells, H=h, E=(E // H) * h, seed=sd,
+                     global_rounds=fig4_global_rounds, **common) for s in settings for h in fig4_H for sd in seeds]
+    return {"fig2": fig2, "fig4_E_over_H": eh, "fig4_H": hs}
+
+
+def comm_to_target(record: dict, target_acc: float) -> float | None:
+    """Per-client communication (L0) at the first global round whose test accuracy is >= ``target_acc``;
+    ``None`` if the run never reaches it (HIST Fig. 3's y-axis).
+
+    Raises:
+        ValueError: ``target_acc`` NaN or outside (0, 1].
+    """
+    check_float("target_acc", target_acc, 0, 1, low_open=True)
+    _check_record("record", record, ("test_acc", "comm_client_L0"))
+    for acc, comm in zip(record["test_acc"], record["comm_client_L0"]):
+        if acc >= target_acc:
+            return comm
+    return None
+
+
+def summarize(records: list[dict], target_acc: float) -> list[dict]:
+    """One metrics row per record: method, setting, N, H, E, seed, final_test_acc, target_acc, comm_to_target,
+    best_test_acc, comm_total_L0, global_rounds, elapsed_s.
+
+    Raises:
+        ValueError: ``target_acc`` NaN or outside (0, 1], ``records`` empty or not run records."""
+    check_float("target_acc", target_acc, 0, 1, low_open=True)
+    _check_records("records", records, ("config", "test_acc", "comm_client_L0", "elapsed_s"))
+    rows = []
+    for r in records:
+        c = r["config"]
+        rows.append({"method": c["method"], "setting": c["setting"], "N": c["num_cells"], "H": c["H"], "seed": c["seed"],
+                     "E": c["E"], "global_rounds": c["global_rounds"], "final_test_acc": r["test_acc"][-1],
+                     "best_test_acc": max(r["test_acc"]), "target_acc": target_acc,
+                     "comm_to_target": comm_to_target(r, target_acc), "comm_total_L0": r["comm_client_L0"][-1],
+                     "elapsed_s": r["elapsed_s"]})
+    return rows
+
+
+def seed_groups(records: list[dict]) -> list[list[dict]]:
+    """Records grouped by their config without the seed, in first-seen order (one group = one curve with a band)."""
+    _check_records("records", records, ("config",))
+    groups: dict[str, list[dict]] = {}
+    for r in records:
+        key = repr(sorted((k, v) for k, v in r["config"].items() if k != "seed"))
+        groups.setdefault(key, []).append(r)
+    return list(groups.values())
+
+
+def seed_band(group: list[dict], x: str, y: str = "test_acc") -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(x, mean, min, max)`` of ``y`` over the seeds of one group (their ``x`` values must agree).
+
+    Raises:
+        ValueError: the seeds' x values differ (not one curve); ``group`` empty; ``x`` or ``y`` not a list of the
+            records.
+    """
+    _check_records("group", group, ())
+    for name, key in (("x", x), ("y", y)):
+        if not all(isinstance(r.get(key), list) for r in group):
+            raise ValueError(f"{name} must name a list of every record of group, got {key!r} (lists: "
+                             f"{sorted(k for k, v in group[0].items() if isinstance(v, list))})")
+    xs = np.asarray(group[0][x], dtype=float)
+    if any(not np.array_equal(np.asarray(r[x], dtype=float), xs) for r in group):
+        raise ValueError(f"records of one group have different {x!r} values; they are not one curve")
+    ys = np.asarray([r[y] for r in group], dtype=float)
+    return xs, ys.mean(0), ys.min(0), ys.max(0)
+
+
+def summarize_seeds(rows: list[dict]) -> list[dict]:
+    """One row per config over its seeds (rows from :func:`summarize`): the seeds, ``final_test_acc`` mean /
+    min / max / sd (population), ``comm_to_target`` mean / min / max over the seeds that reach the target and
+    ``reached`` (how many of them do)."""
+    _check_records("rows", rows, ("method", "setting", "N", "H", "E", "global_rounds", "seed", "final_test_acc",
+                                  "comm_to_target", "target_acc"))
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault(tuple(r[k] for k in ("method", "setting", "N", "H", "E", "global_rounds")), []).append(r)
+    out = []
+    for (method, setting, n, h, e, rounds), g in groups.items():
+        acc = np.array([r["final_test_acc"] for r in g])
+        comm = [r["comm_to_target"] for r in g if r["comm_to_target"] is not None]
+        out.append({"method": method, "setting": setting, "N": n, "H": h, "E": e, "global_rounds": rounds,
+                    "seeds": [r["seed"] for r in g], "final_test_acc": float(acc.mean()),
+                    "final_test_acc_min": float(acc.min()), "final_test_acc_max": float(acc.max()),
+                    "final_test_acc_sd": float(acc.std()), "target_acc": g[0]["target_acc"],
+                    "comm_to_target": float(np.mean(comm)) if len(comm) == len(g) else None,
+                    "comm_to_target_min": min(comm) if comm else None,
+                    "comm_to_target_max": max(comm) if len(comm) == len(g) else None, "reached": len(comm)})
+    return out

@@ -1,0 +1,183 @@
+"""Figures of the HIST paper (Figs. 2-4) drawn from stored result records (see :mod:`fedlib.hist`)."""
+from __future__ import annotations
+
+import numpy as np
+
+from fedlib.lab.plotting import colour, new_figure
+from fedlib.lab.hist.experiments import seed_band, seed_groups, summarize_seeds
+
+SETTING_TITLES = {"noniid": "fully non-i.i.d.", "cell_iid": "cell i.i.d., client non-i.i.d."}
+METHOD_STYLE = {"hist": dict(ls="-", label="HIST"), "hfedavg": dict(ls="--", label="HFedAvg")}
+
+
+def _band(ax, group: list[dict], x: str, **style) -> None:
+    """Mean over the group's seeds as a line, min-max over the seeds as a shaded band (none for one seed)."""
+    xs, mean, lo, hi = seed_band(group, x)
+    ax.plot(xs, 100 * mean, **style)
+    if len(group) > 1:
+        ax.fill_between(xs, 100 * lo, 100 * hi, color=style.get("color"), alpha=0.18, lw=0)
+
+
+def fig2_accuracy_vs_comm(records: list[dict], settings: list[str], target_acc: float):
+    """HIST Fig. 2: test accuracy (%) of the global model vs per-client communication load (L0), one panel
+    per data setting, one colour per N, solid HIST / dashed HFedAvg; with several seeds the line is their mean
+    and the band their min-max. Returns the figure."""
+    fig, axes = new_figure(ncols=len(settings))
+    ns = sorted({r["config"]["num_cells"] for r in records})
+    for ax, setting in zip(axes[0], settings):
+        for group in seed_groups(records):
+            c = group[0]["config"]
+            if c["setting"] != setting:
+                continue
+            style = METHOD_STYLE[c["method"]]
+            seeds = f" ({len(group)} seeds)" if len(group) > 1 else ""
+            _band(ax, group, "comm_client_L0", ls=style["ls"], color=colour(ns.index(c["num_cells"])),
+                  marker="." if c["method"] == "hist" else None, ms=3,
+                  label=f"{style['label']} N={c['num_cells']}{seeds}")
+        ax.axhline(100 * target_acc, color="0.6", lw=0.8, ls=":")
+        ax.set(title=SETTING_TITLES[setting], xlabel="communication load per client (L0)",
+               ylabel="test accuracy (%)", ylim=(40, 95))
+        ax.grid(alpha=0.3)
+    axes[0, -1].legend(fontsize=7, ncol=2)
+    return fig
+
+
+def fig3_comm_to_target(rows: list[dict], settings: list[str], target_acc: float, budget_L0: float):
+    """HIST Fig. 3: communication per client (L0) needed to reach ``target_acc`` vs N, HIST vs HFedAvg.
+
+    ``rows`` come from :func:`fedlib.lab.hist.summarize` (one per seed); the marker is the mean over the seeds and
+    the error bar their min-max. A config that some seed does not bring to the target within the budget is drawn
+    as a hollow triangle at the budget (its true cost is above the budget).
+    """
+    fig, axes = new_figure(ncols=len(settings))
+    stats = summarize_seeds(rows)
+    for ax, setting in zip(axes[0], settings):
+        for k, method in enumerate(("hist", "hfedavg")):
+            sel = sorted((r for r in stats if r["setting"] == setting and r["method"] == method),
+                         key=lambda r: r["N"])
+            reached = [r for r in sel if r["comm_to_target"] is not None]
+            missed = [r["N"] for r in sel if r["comm_to_target"] is None]
+            c_k = colour(k)
+            if reached:
+                mean = np.array([r["comm_to_target"] for r in reached])
+                err = np.array([[m - r["comm_to_target_min"], r["comm_to_target_max"] - m]
+                                for m, r in zip(mean, reached)]).T
+                ax.errorbar([r["N"] for r in reached], mean, yerr=err, marker="o", color=c_k, capsize=3,
+                            ls=METHOD_STYLE[method]["ls"], label=METHOD_STYLE[method]["label"])
+            if missed:
+                ax.scatter(missed, [budget_L0] * len(missed), marker="^", facecolors="none", edgecolors=c_k,
+                           label=f"{METHOD_STYLE[method]['label']}: not reached by every seed (> {budget_L0:g} L0)")
+        ax.set(title=SETTING_TITLES[setting], xlabel="number of cells N",
+               ylabel=f"communication to {100 * target_acc:g}% (L0 per client)")
+        ax.set_xticks(sorted({r["N"] for r in rows}))
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    return fig
+
+
+def _counts(records: list[dict], key: str) -> str:
+    """The values of config ``key`` over ``records``: ``"3"``, or ``"2, 3"`` when they differ."""
+    return ", ".join(str(v) for v in sorted({r["config"][key] for r in records}))
+
+
+def fig4_accuracy_vs_syncs(eh_records: list[dict], h_records: list[dict], settings: list[str]):
+    """HIST Fig. 4: test accuracy vs number of global synchronisations (the paper's N = 3); top row E/H sweep at
+    fixed H, bottom row H sweep at fixed E/H; one column per data setting; mean over seeds with a min-max band.
+    The title gives the number of cells N and clients U of the records (from their configs)."""
+    fig, axes = new_figure(ncols=len(settings), nrows=2)
+    both = list(eh_records) + list(h_records)
+    fig.suptitle(f"HIST vs synchronisation intervals: N = {_counts(both, 'num_cells')} cells, "
+                 f"U = {_counts(both, 'num_clients')} clients")
+    for col, setting in enumerate(settings):
+        for row, (records, key) in enumerate(((eh_records, "E/H"), (h_records, "H"))):
+            ax = axes[row, col]
+            sel = [g for g in seed_groups(records) if g[0]["config"]["setting"] == setting]
+            for i, group in enumerate(sel):
+                c = group[0]["config"]
+                value = c["E"] // c["H"] if key == "E/H" else c["H"]
+                fixed = f"H={c['H']}" if key == "E/H" else f"E/H={c['E'] // c['H']}"
+                _band(ax, group, "round", marker=".", ms=3, color=colour(i), label=f"{key}={value} ({fixed})")
+            ax.set(title=f"{SETTING_TITLES[setting]}: {key} sweep", xlabel="global synchronisations",
+                   ylabel="test accuracy (%)", ylim=(40, 95))
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+TERM_LABELS = {"init": "initial gap", "variance": "gradient variance", "client_dissimilarity": "client dissimilarity (δ2²)",
+               "cell_dissimilarity": "cell dissimilarity (δ1²)", "model_norm": "model norm (submodel)"}
+
+
+#: hollow markers, one per N (largest first): curves of several N that coincide stay visible as nested markers
+N_MARKERS = ("o", "s", "^", "D", "v", "P")
+
+
+def _n_style(i: int) -> dict:
+    """Colour and hollow marker of the i-th curve of a panel (the i-th N; sizes shrink with i so that equal points
+    nest, none hidden)."""
+    return dict(color=colour(i), marker=N_MARKERS[i % len(N_MARKERS)], ms=max(8.0 - 1.4 * i, 3.0), mfc="none",
+                mew=1.1)
+
+
+def _same_as(curves: dict, n) -> str:
+    """`` (= N=m)`` when N=n's curve equals an earlier N's (they coincide on the plot), else ``""``."""
+    for m, other in curves.items():
+        if m == n:
+            return ""
+        if np.allclose(other, curves[n], rtol=1e-9, atol=0):
+            return f" (= N={m})"
+    return ""
+
+
+def fig_bounds(sweeps: dict, setting: str):
+    """HIST Theorem 1 with estimated constants: (a) terms vs N; (b) bound vs T with Corollary 1's γ;
+    (c) γ_max of (12) over (H, E/H) with the used γ's contour; (d) maximum orders of H and E vs T.
+
+    Each panel's legend sits in a row of its own below it (covering no axis label); every curve of a panel has its
+    own hollow marker (nested sizes), so curves that coincide (in (d) E's order does not depend on N) stay visible;
+    (d)'s coinciding E curves interleave their dashes, and the legends of (b) and (d) name the N whose curve
+    another N's repeats."""
+    import matplotlib.colors as mcolors
+
+    fig, axes = new_figure(ncols=4, nrows=2, width=3.9, height=3.0, height_ratios=[1, 0.42])
+    ax = axes[0, 0]
+    ns = sorted(sweeps["vs_N"])
+    for i, term in enumerate(TERM_LABELS):
+        ax.plot(ns, [sweeps["vs_N"][n][term] for n in ns], **_n_style(i), label=TERM_LABELS[term])
+    ax.plot(ns, [sweeps["vs_N"][n]["total"] for n in ns], color="k", ls="--", lw=1, label="total")
+    ax.set(yscale="log", xlabel="number of cells N", ylabel="bound term",
+           title=f"(a) eq. 13 terms, γ={sweeps['gamma']:g}, T={sweeps['T']}")
+    ax.set_xticks(ns)
+    ax = axes[0, 1]
+    vanishing = {n: [b["init"] + b["variance"] + b["client_dissimilarity"] for b in sweeps["vs_T"][n]] for n in ns}
+    floor = {n: [b["cell_dissimilarity"] + b["model_norm"] for b in sweeps["vs_T"][n]] for n in ns}
+    for i, n in enumerate(ns):
+        ax.plot(sweeps["T_grid"], vanishing[n], **_n_style(i), label=f"N={n}: diminishing{_same_as(vanishing, n)}")
+        ax.plot(sweeps["T_grid"], floor[n], ls=":", **_n_style(i), label=f"N={n}: floor{_same_as(floor, n)}")
+    ax.set(xscale="log", yscale="log", xlabel="iterations T", ylabel="bound part",
+           title="(b) Corollary 1, γ=(TÑ)^-1/2\ndiminishing (solid), floor (dotted)")
+    ax = axes[0, 2]
+    grid = np.asarray(sweeps["gamma_max_grid"])
+    im = ax.pcolormesh(sweeps["E_over_H_grid"], sweeps["H_grid"], grid, norm=mcolors.LogNorm(), shading="nearest")
+    fig.colorbar(im, ax=ax, label="γ_max of (12)")
+    ok = grid >= sweeps["gamma"]
+    ax.set(xlabel="E/H", ylabel="H", title=f"(c) step-size condition, N={sweeps['grid_N']}\n"
+           f"γ={sweeps['gamma']:g} satisfies it in {int(ok.sum())}/{ok.size} cells")
+    ax = axes[0, 3]
+    orders = {k: {n: sweeps["orders"][n][k] for n in ns} for k in ("H", "E")}
+    for i, n in enumerate(ns):
+        ax.plot(sweeps["T_grid"], orders["H"][n], **_n_style(i), label=f"H, N={n}{_same_as(orders['H'], n)}")
+        ax.plot([], [], ls="--", **_n_style(i), label=f"E, N={n}{_same_as(orders['E'], n)}")   # its legend entry
+        # E's dashes interleave (N=2's dash, then N=3's, ...), so coinciding E curves show every colour
+        ax.plot(sweeps["T_grid"], orders["E"][n], ls=(5 * i, (3, 5 * len(ns) - 3)), **_n_style(i))
+    ax.set(xscale="log", yscale="log", xlabel="iterations T", ylabel="maximum order",
+           title="(d) max orders of H (solid), E (dashed)")
+    for col in range(4):
+        handles, labels = axes[0, col].get_legend_handles_labels()
+        axes[1, col].axis("off")
+        if handles:
+            axes[1, col].legend(handles, labels, fontsize=6, loc="upper center", ncol=2, frameon=False)
+    fig.suptitle(f"HIST Theorem 1 with constants estimated on {SETTING_TITLES[setting]} data")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,244 @@
+"""Execute the project's notebooks headlessly with papermill: ``python -m fedlib.lab.notebooks``.
+
+Used by ``run_all.sh`` and by the notebook tests. Notebooks live in ``notebooks/<paper>/<name>.ipynb`` and run in
+path order (``hist_1_experiments`` before ``hist_2_figures``). Parameters of a profile come from two YAML files,
+merged: ``notebooks/profiles/<profile>/<paper>.yaml`` (written once for a paper; each key applies to those of the
+paper's notebooks that declare it) under ``notebooks/profiles/<profile>/<name>.yaml`` (that notebook only; every
+key must be one of its parameters). A failing notebook does not stop the others; the exit status is non-zero if
+any failed. One line per notebook as it finishes, then a summary table. Executed notebooks (the report a user
+opens, figures embedded) go to ``.executed/<profile>/<paper>/``.
+
+Each kernel starts in the notebook's own folder, as Jupyter starts it, with the project's kernel (``fedlib``,
+registered by ``run_all.sh``; ``python3`` where it is not registered), and imports the installed ``fedlib``
+(``pip install -e .``). Threads are pinned as in JupyterLab: the kernel gets ``OMP_NUM_THREADS=1`` and
+``MKL_NUM_THREADS=1`` (:data:`fedlib.lab.jupyter_setup.KERNEL_ENV`, the ``fedlib`` kernel's ``env``; set here
+too, so the ``python3`` fallback gets them) and ``setup_notebook`` pins torch to 1 thread, or to
+``FEDLIB_THREADS=<n>`` when the environment states it (checked before any notebook starts). Figures, metrics and
+records go where :mod:`fedlib.lab.paths` says for the notebook's ``profile``: with ``--commit`` (``run_all.sh``'s
+regeneration) into the committed ``figures/`` folders, else into ``.scratch/<profile>/``.
+"""
+from __future__ import annotations
+
+import fnmatch
+import logging
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from fedlib.lab.cli import ArgumentParser
+from fedlib.lab.paths import REPO_ROOT
+
+NOTEBOOK_DIR = REPO_ROOT / "notebooks"
+PROFILE_DIR = NOTEBOOK_DIR / "profiles"
+PROFILES = ("smoke", "quick", "converged", "paper")
+#: profiles whose figures go to ``figures/<profile>/`` (run_all.sh); smoke writes to a temporary folder, quick to
+#: ``figures/``
+OWN_FIGURES = ("converged", "paper")
+
+
+def list_notebooks(only: str | None = None) -> list[Path]:
+    """Notebooks ``notebooks/<paper>/*.ipynb`` in run order (sorted by path).
+
+    Args:
+        only: a glob or substring matched against the notebook's name (``hist_1_experiments``) and its paper's
+            folder (``hist``); ``None`` selects every notebook.
+
+    Raises:
+        ValueError: ``only`` is empty or matches no notebook (the message lists the notebooks).
+    """
+    nbs = sorted(p for p in NOTEBOOK_DIR.glob("*/*.ipynb") if p.parent.name != "profiles")
+    if only is None:
+        return nbs
+    if not isinstance(only, str) or not only.strip():
+        raise ValueError(f"only must be a non-empty pattern, got {only!r}")
+    picked = [p for p in nbs if any(fnmatch.fnmatch(s, only) or only in s for s in (p.stem, p.parent.name))]
+    if not picked:
+        raise ValueError(f"only={only!r} matches no notebook; notebooks: {', '.join(p.stem for p in nbs)}")
+    return picked
+
+
+def _read_yaml(path: Path) -> dict:
+    import yaml
+
+    if not path.is_file():
+        return {}
+    data = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} must hold a mapping of parameter names to values, got {type(data).__name__}")
+    return data
+
+
+def notebook_parameters(notebook: Path, profile: str) -> dict:
+    """The parameters ``notebook`` runs with at ``profile``: the paper's file filtered to the notebook's declared
+    parameters, updated by the notebook's own file.
+
+    Raises:
+        ValueError: unknown profile; the profile has no file for the notebook's paper
+            (``notebooks/profiles/<profile>/<paper>.yaml``: :func:`has_profile`); the notebook's own file names a
+            parameter the notebook does not declare.
+    """
+    import papermill as pm
+
+    if not isinstance(notebook, (str, Path)):
+        raise TypeError(f"notebook must be a path (str or pathlib.Path), got {type(notebook).__name__}")
+    notebook = Path(notebook)
+    if not notebook.is_file():
+        raise FileNotFoundError(f"notebook {notebook} does not exist")
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
+    if not has_profile(notebook, profile):
+        raise ValueError(f"profile {profile!r} has no {PROFILE_DIR / profile / (notebook.parent.name + '.yaml')}: "
+                         f"{notebook.parent.name} is not defined at {profile!r}")
+    declared = set(pm.inspect_notebook(str(notebook)))
+    shared = _read_yaml(PROFILE_DIR / profile / f"{notebook.parent.name}.yaml")
+    own_path = PROFILE_DIR / profile / f"{notebook.stem}.yaml"
+    own = _read_yaml(own_path)
+    unknown = sorted(set(own) - declared)
+    if unknown:
+        raise ValueError(f"{own_path} sets {unknown}, which {notebook.stem} does not declare; "
+                         f"its parameters: {sorted(declared)}")
+    return {**{k: v for k, v in shared.items() if k in declared}, **own}
+
+
+def has_profile(notebook: Path, profile: str) -> bool:
+    """Whether ``profile`` is defined for ``notebook``'s paper: ``notebooks/profiles/<profile>/<paper>.yaml`` exists
+    (every paper has smoke, quick and paper; ``converged`` is written per paper as its runs are sized)."""
+    return (PROFILE_DIR / profile / f"{notebook.parent.name}.yaml").is_file()
+
+
+def _ipc_kernel_manager(socket_dir: str):
+    """A kernel manager that talks to the local kernel over IPC sockets in ``socket_dir`` instead of unencrypted
+    TCP (the kernel then prints no transport warning, and no port is opened)."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class IPCKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            kwargs.setdefault("transport", "ipc")
+            kwargs.setdefault("ip", str(Path(socket_dir) / "kernel"))
+            super().__init__(**kwargs)
+
+    return IPCKernelManager
+
+
+def _quiet_kernel_logs() -> None:
+    # the kernel's transport chatter (zmq / asyncio / traitlets) is not the user's business: warnings and up only
+    for name in ("papermill", "traitlets", "asyncio", "nbclient"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+KERNEL = "fedlib"
+"""The project's kernelspec (``python -m fedlib.lab.jupyter_setup`` installs it into the environment), named in every
+notebook's metadata."""
+
+
+def kernel_name() -> str:
+    """:data:`KERNEL` when that kernelspec is installed, else ``python3`` (this Python's ipykernel)."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    return KERNEL if KERNEL in KernelSpecManager().find_kernel_specs() else "python3"
+
+
+def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None, commit: bool = False) -> list[dict]:
+    """Execute notebooks at ``profile``; executed copies go to ``out_dir/<paper>/``, figures embedded.
+    ``commit``: the kernels write the committed figures, metrics and store (``FEDLIB_COMMIT=1``).
+
+    Returns:
+        One row per notebook: ``{"notebook", "paper", "seconds", "status", "error"}``; status ``ok``, ``FAILED`` or
+        ``skipped`` (the paper has no file at ``profile``: :func:`has_profile`).
+
+    Raises:
+        ValueError: unknown profile, ``only`` matches no notebook, or ``FEDLIB_THREADS`` is set but not a positive
+            integer.
+    """
+    import papermill as pm
+
+    from fedlib.lab.jupyter_setup import KERNEL_ENV
+    from fedlib.lab.params import notebook_threads
+
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
+    nbs = list_notebooks(only)
+    notebook_threads()                              # a bad FEDLIB_THREADS fails once, here, not in every kernel
+    out_dir = Path(out_dir)
+    # the kernel is a child process: it shows figures inline, and writes the committed folders only if asked
+    os.environ.pop("MPLBACKEND", None)
+    saved_env = {k: os.environ.get(k) for k in (*KERNEL_ENV, "FEDLIB_COMMIT")}     # restored below
+    os.environ.update(KERNEL_ENV)                   # the fedlib kernel's own env; the python3 fallback inherits it
+    if commit:
+        os.environ["FEDLIB_COMMIT"] = "1"           # read by the kernels this process starts; restored below
+    kernel = kernel_name()
+    os.environ.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
+    _quiet_kernel_logs()
+    socket_dir = tempfile.TemporaryDirectory(prefix="fedlib-kernel-")
+    rows = []
+    for nb in nbs:
+        t0 = time.perf_counter()
+        status, error = "ok", ""
+        if not has_profile(nb, profile):
+            rows.append({"notebook": nb.stem, "paper": nb.parent.name, "seconds": 0.0, "status": "skipped",
+                         "error": f"no {profile} profile for {nb.parent.name}"})
+            print(f"[skipped] {nb.parent.name}/{nb.stem}: no {profile} profile for {nb.parent.name}", flush=True)
+            continue
+        try:
+            parameters = notebook_parameters(nb, profile)
+            (out_dir / nb.parent.name).mkdir(parents=True, exist_ok=True)
+            pm.execute_notebook(str(nb), str(out_dir / nb.parent.name / nb.name), parameters=parameters,
+                                kernel_name=kernel, cwd=str(nb.parent), progress_bar=False, log_output=False,
+                                kernel_manager_class=_ipc_kernel_manager(socket_dir.name))
+        except Exception as exc:  # papermill raises PapermillExecutionError and others
+            text = str(exc).strip()
+            status, error = "FAILED", f"{type(exc).__name__}: {text.splitlines()[-1] if text else ''}"
+        rows.append({"notebook": nb.stem, "paper": nb.parent.name, "seconds": time.perf_counter() - t0,
+                     "status": status, "error": error})
+        print(f"[{status}] {nb.parent.name}/{nb.stem} ({rows[-1]['seconds']:.1f} s) {error}".rstrip(), flush=True)
+    socket_dir.cleanup()
+    for key, value in saved_env.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI: run notebooks, print the summary table; exit 1 if any failed, 2 for bad arguments."""
+    parser = ArgumentParser(prog="python -m fedlib.lab.notebooks", description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", default="quick", choices=PROFILES)
+    parser.add_argument("--only", default=None, help="glob or substring of notebook or paper names")
+    parser.add_argument("--out", default=None, help="folder for executed notebooks (default .executed/<profile>)")
+    parser.add_argument("--check", action="store_true", help="only check that --only matches; run nothing")
+    parser.add_argument("--commit", action="store_true",
+                        help="write the committed figures/ folders and store (run_all.sh); default .scratch/<profile>")
+    args = parser.parse_args(argv)
+    try:
+        nbs = list_notebooks(args.only)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.check:
+        return 0
+    out = Path(args.out) if args.out else REPO_ROOT / ".executed" / args.profile
+    try:
+        from fedlib.lab.params import notebook_threads
+        notebook_threads()
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    rows = run_notebooks(args.profile, out, args.only, commit=args.commit)
+    assert len(rows) == len(nbs)
+    width = max(len(f"{r['paper']}/{r['notebook']}") for r in rows)
+    print(f"\n{'notebook'.ljust(width)}  seconds  status")
+    for r in rows:
+        print(f"{(r['paper'] + '/' + r['notebook']).ljust(width)}  {r['seconds']:7.1f}  {r['status']}")
+    ran = [r for r in rows if r["status"] != "skipped"]
+    if not ran:
+        print(f"error: no selected notebook has a {args.profile} profile; nothing ran", file=sys.stderr)
+        return 1
+    print(f"executed notebooks (figures embedded) in {out}")
+    return 0 if all(r["status"] == "ok" for r in ran) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,381 @@
+"""Result store: each run is cached on disk under a key of its full config (with its seed) and a hash of the
+fedlib source that computes it.
+
+- The key covers ``config`` and :func:`source_hash` of the modules named by the store's ``code``: editing a
+  paper's computing modules invalidates that paper's runs, not the others' (a HIST store hashes the modules of
+  ``fedlib.hist`` that compute records, :data:`RECORD_CODE` of ``fedlib.core`` and ``fedlib.data``). This module,
+  the paths, locks, process pool, notebook runner and verification are not hashed: no record's value depends on
+  them. The source enters as syntax trees without docstrings and without file names (:func:`source_hash`): a
+  docstring, comment or layout edit, or a file moved, keeps every key. A rerun of the same config and code is a
+  cache hit; ``force=True`` recomputes and overwrites.
+- A store may read, after its own folder, read-only stores (``read_only``; by default the active profile's
+  committed store when the run does not write it: :func:`fedlib.lab.paths.read_only_stores`). A record found
+  there is returned as is; a missing one is computed and written to the store's own folder only.
+- Records are stored in an envelope ``{"schema", "key", "config", "code_hash", "record"}``. Every load checks
+  that the file is valid JSON with this schema and that the stored config and code hash are the requested ones:
+  a truncated, empty or foreign file raises :class:`CorruptRecordError` naming the file, and
+  :meth:`ResultStore.get_or_run` warns and recomputes that run alone.
+- Writes are atomic (a temporary file in the same folder, then ``os.replace``): a run killed mid-way leaves no
+  half-written result, concurrent workers writing the same key leave one valid record (the last), and a sweep
+  interrupted between runs resumes without redoing the finished ones. Temporary files older than
+  ``stale_tmp_s`` (a writer that was killed) are removed when a store is opened; files are world-readable
+  (0644), so a shared cache folder works for a whole group.
+- Records must be JSON without NaN or infinity: a non-finite number is refused before anything is written.
+- Concurrent callers of one config (pool workers, Dask, two notebooks) compute it once: the first claims
+  ``<key>.lock`` (:mod:`fedlib.lab.runlock`), the others wait for its record or, inside
+  :func:`fedlib.lab.runlock.deferring` (:func:`fedlib.lab.map_jobs`'s workers), step aside to run other jobs.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Callable, Sequence
+
+from fedlib.lab import paths, runlock
+from fedlib.lab.runlock import RunInProgress
+from fedlib.core.validate import ParameterTypeError, check_float
+
+SCHEMA = 1
+DEFAULT_CODE = ("fedlib",)
+RECORD_CODE = ("fedlib.core.estimators", "fedlib.core.seeding", "fedlib.core.validate")
+"""The modules of ``fedlib.core`` whose source a record's value can depend on: the shared estimators, the seed
+streams and the input checks (``check_array`` converts dtypes). Every paper's store hashes them; the rest of
+``fedlib.core`` (this store, paths, run locks, the process pool, notebook parameters and runner, verification,
+the roofline benchmark) is infrastructure and is not hashed."""
+
+
+class CacheMiss(LookupError):
+    """A record is missing while ``FEDLIB_CACHE_ONLY=1`` forbids computing it (the results site's build)."""
+
+
+def cache_only() -> bool:
+    """Whether ``FEDLIB_CACHE_ONLY`` is on (``1`` / ``true`` / ``yes``, read as every boolean variable is:
+    :func:`fedlib.lab.paths.env_flag`): :meth:`ResultStore.get_or_run` then returns stored records only and raises
+    :class:`CacheMiss` instead of computing one (a build that must never train).
+
+    Raises:
+        ValueError: ``FEDLIB_CACHE_ONLY`` holds a value that is neither on nor off (the message names it)."""
+    from fedlib.lab.paths import env_flag
+    return env_flag("FEDLIB_CACHE_ONLY", "return stored records only, never compute one")
+
+
+class CorruptRecordError(ValueError):
+    """A stored record that cannot be used: unreadable JSON, wrong schema, or another config's or code's record.
+    The message names the file."""
+
+
+def _strip_docstrings(node: ast.AST) -> ast.AST:
+    """``node`` with every statement that is a bare string constant removed (docstrings of modules, classes and
+    functions, and attribute docstrings): such a statement never runs anything."""
+    for sub in ast.walk(node):
+        for field, value in ast.iter_fields(sub):
+            if isinstance(value, list) and value and all(isinstance(v, ast.stmt) for v in value):
+                kept = [v for v in value if not (isinstance(v, ast.Expr) and isinstance(v.value, ast.Constant)
+                                                 and isinstance(v.value.value, str))]
+                setattr(sub, field, kept)
+    return node
+
+
+def _dump(node) -> str:
+    """A serialisation of a syntax tree that Python versions agree on: each node's class and fields, leaving out
+    fields that are ``None`` or empty (the ones newer Pythons add, such as ``type_params``, are empty in code
+    that does not use them) and every position."""
+    if isinstance(node, ast.AST):
+        fields = (f"{name}={_dump(value)}" for name, value in ast.iter_fields(node) if value is not None and value != [])
+        return f"{type(node).__name__}({','.join(fields)})"
+    if isinstance(node, list):
+        return "[" + ",".join(_dump(v) for v in node) + "]"
+    return repr(node)
+
+
+@functools.lru_cache(maxsize=4096)
+def _tree_digest(source: bytes) -> str | None:
+    tree = _strip_docstrings(ast.parse(source))
+    return hashlib.sha256(_dump(tree).encode()).hexdigest() if tree.body else None
+
+
+def _file_digest(path: Path) -> str | None:
+    """SHA-256 of ``path``'s syntax tree without docstrings, or ``None`` for a file that holds nothing else (read
+    anew on each call; the digest of identical bytes is cached)."""
+    try:
+        return _tree_digest(path.read_bytes())
+    except SyntaxError as err:
+        raise ValueError(f"code: {path} is not valid Python: {err}") from None
+
+
+@functools.lru_cache(maxsize=None)
+def _module_files(name: str) -> tuple[Path, ...]:
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.origin is None and not spec.submodule_search_locations:
+        raise ValueError(f"code: no importable module or package named {name!r}")
+    if spec.submodule_search_locations:                    # a package: every .py file below its folder but its
+        root = Path(next(iter(spec.submodule_search_locations)))   # command line (__main__.py, which no import runs)
+        return tuple(sorted(p.resolve() for p in root.rglob("*.py")
+                            if "__pycache__" not in p.parts and p.name != "__main__.py"))
+    return (Path(spec.origin).resolve(),)
+
+
+def source_hash(modules: Sequence[str]) -> str:
+    """SHA-256 (hex, 16 chars) of what the named importable modules or packages do (a package: every ``*.py``
+    file below its folder but a ``__main__.py``, its command line): each file's syntax tree with docstrings removed (comments and layout are not in a
+    syntax tree), and no file or module names, so that editing a docstring, a comment or the layout, or moving a
+    file, keeps the hash, while any change of a name, a constant, an operator or an import changes it. A file
+    named by two entries counts once; a file holding only a docstring counts as none. Each call reads the files
+    again (an edit in a running process is seen); the list of a package's files is cached per process: call
+    ``source_hash.cache_clear()`` after adding or removing a file in a running process.
+
+    Raises:
+        ValueError: ``modules`` is empty, names a module that cannot be found, or a file is not valid Python.
+        TypeError: ``modules`` is a string or holds a non-string.
+    """
+    if isinstance(modules, str) or not all(isinstance(m, str) for m in modules):
+        raise ParameterTypeError(f"code must be a sequence of module names, got {modules!r}")
+    if not modules:
+        raise ValueError("code must name at least one module")
+    files = {f for m in set(modules) for f in _module_files(m)}
+    digests = sorted(d for d in map(_file_digest, files) if d is not None)
+    return hashlib.sha256("".join(digests).encode()).hexdigest()[:16]
+
+
+source_hash.cache_clear = _module_files.cache_clear  # type: ignore[attr-defined]
+
+
+def _canonical(obj, what: str) -> str:
+    try:
+        return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except ValueError as exc:
+        raise ValueError(f"{what} must not hold NaN or infinity: {_first_non_finite(obj) or exc}") from None
+    except TypeError as exc:
+        raise TypeError(f"{what} is not JSON-serialisable: {exc}") from None
+
+
+def _first_non_finite(obj, path: str = "") -> str | None:
+    if isinstance(obj, float) and (obj != obj or obj in (float("inf"), float("-inf"))):
+        return f"{path or '<root>'} = {obj}"
+    if isinstance(obj, dict):
+        items = obj.items()
+    elif isinstance(obj, (list, tuple)):
+        items = enumerate(obj)
+    else:
+        return None
+    for k, v in items:
+        found = _first_non_finite(v, f"{path}/{k}")
+        if found:
+            return found
+    return None
+
+
+def config_key(config: dict, code: str = "") -> str:
+    """SHA-256 (hex, 20 chars) of the canonical JSON of ``{"config": config, "code": code}``; key order does not
+    matter. ``config`` must hold the seed; ``code`` is a :func:`source_hash`.
+
+    Raises:
+        TypeError: ``config`` is not a dict or not JSON-serialisable.
+        ValueError: ``config`` holds NaN or infinity.
+    """
+    if not isinstance(config, dict):
+        raise ParameterTypeError(f"config must be a dict, got {type(config).__name__}")
+    blob = _canonical({"config": config, "code": code}, "config")
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+class ResultStore:
+    """A folder of ``<key>.json`` result records (default :func:`fedlib.lab.paths.cache_dir`).
+
+    Args:
+        root: the folder (created if missing).
+        code: modules / packages whose source is hashed into every key (default the whole ``fedlib``).
+        stale_tmp_s: temporary files older than this (seconds) are removed on opening (a killed writer's).
+        stale_lock_s: a run's lock not refreshed for this long (seconds; its writer refreshes it every
+            :data:`fedlib.lab.runlock.REFRESH_S`) is taken over (a writer on another host that died; a dead writer
+            on this host is detected at once). poll_s: seconds between checks while waiting for
+            another writer's record.
+        read_only: folders of stores read after ``root`` and never written (a committed store). Default: with
+            ``root=None``, :func:`fedlib.lab.paths.read_only_stores`; with a ``root`` given, none.
+    """
+
+    def __init__(self, root: str | Path | None = None, code: Sequence[str] = DEFAULT_CODE,
+                 stale_tmp_s: float = 3600.0, stale_lock_s: float = runlock.STALE_S, poll_s: float = 0.5,
+                 read_only: Sequence[str | Path] | None = None):
+        if root is not None and not isinstance(root, (str, os.PathLike)):
+            raise ParameterTypeError(f"root must be a folder path (str or pathlib.Path) or None, got {root!r}")
+        if read_only is None:
+            read_only = paths.read_only_stores() if root is None else ()
+        if isinstance(read_only, (str, os.PathLike)) or not all(isinstance(r, (str, os.PathLike)) for r in read_only):
+            raise ParameterTypeError(f"read_only must be a list of folder paths, got {read_only!r}")
+        self.root = Path(root) if root is not None else paths.cache_dir()
+        if self.root.exists() and not self.root.is_dir():
+            raise NotADirectoryError(f"root: {self.root} is a file; the result store needs a folder")
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.read_only = tuple(Path(r) for r in read_only if Path(r).resolve() != self.root.resolve())
+        self.code = tuple(code) if not isinstance(code, str) else code
+        self.code_hash = source_hash(self.code)
+        check_float("stale_tmp_s", stale_tmp_s, 0, allow_inf=True)
+        for name, v in (("stale_lock_s", stale_lock_s), ("poll_s", poll_s)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < float("inf"):
+                raise ValueError(f"{name} must be a finite number of seconds > 0, got {v!r}")
+        self.stale_lock_s, self.poll_s = float(stale_lock_s), float(poll_s)
+        now = time.time()
+        for tmp in self.root.glob(".tmp-*"):
+            try:
+                if now - tmp.stat().st_mtime > stale_tmp_s:
+                    tmp.unlink()
+            except FileNotFoundError:      # another worker finished or removed it meanwhile
+                pass
+            except OSError:                # a read-only store (a shared cache): left there, reading still works
+                pass
+
+    def __getstate__(self):
+        return {"root": self.root, "code": self.code, "code_hash": self.code_hash,
+                "stale_lock_s": self.stale_lock_s, "poll_s": self.poll_s, "read_only": self.read_only}
+
+    def __setstate__(self, state):
+        # a worker (process pool, Dask) checks that it runs the same fedlib source as the process that sent it
+        self.__dict__.update(state)
+        self.read_only = tuple(state.get("read_only", ()))
+        mine = source_hash(self.code)
+        if mine != self.code_hash:
+            raise RuntimeError(f"this worker's source of {self.code} hashes to {mine}, the sender's to "
+                               f"{self.code_hash}: run the same fedlib checkout on every worker")
+
+    def key(self, config: dict) -> str:
+        """The key of ``config`` under this store's code hash (:func:`config_key`)."""
+        return config_key(config, self.code_hash)
+
+    def path(self, config: dict) -> Path:
+        """File of ``config``'s record: ``<root>/<key>.json``."""
+        return self.root / f"{self.key(config)}.json"
+
+    def has(self, config: dict) -> bool:
+        """Whether a file for ``config`` exists here or in a read-only store (it may still be corrupt:
+        :meth:`load` checks)."""
+        name = self.path(config).name
+        return any((folder / name).is_file() for folder in (self.root, *self.read_only))
+
+    def with_code(self, code: Sequence[str]) -> "ResultStore":
+        """A store over the same folders (own and read-only) that hashes ``code`` instead."""
+        return ResultStore(self.root, code=code, stale_lock_s=self.stale_lock_s, poll_s=self.poll_s,
+                           read_only=self.read_only)
+
+    def load(self, config: dict) -> dict:
+        """The stored record for ``config`` (with ``store_key`` added).
+
+        Raises:
+            KeyError: no record (run the experiments notebook first); the message names the config and file.
+            CorruptRecordError: the file is not valid JSON, has another schema, or holds another config's or
+                code's record; the message names the file.
+        """
+        path = self.path(config)
+        for folder in self.read_only:                  # own folder first, then the read-only stores
+            if not path.is_file() and (folder / path.name).is_file():
+                path = folder / path.name
+        try:
+            text = path.read_text()
+        except FileNotFoundError:
+            where = ", ".join(str(p / path.name) for p in (self.root, *self.read_only))
+            raise KeyError(f"no stored result for config {config} (looked for {where}); run the experiments "
+                           f"notebook or fedlib's sweep first") from None
+        try:
+            env = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CorruptRecordError(f"{path}: not valid JSON ({exc.msg} at char {exc.pos}; "
+                                     f"{len(text)} bytes)") from None
+        if not isinstance(env, dict) or env.get("schema") != SCHEMA or not isinstance(env.get("record"), dict):
+            raise CorruptRecordError(f"{path}: not a fedlib result record of schema {SCHEMA}")
+        if _canonical(env.get("config"), "stored config") != _canonical(config, "config"):
+            raise CorruptRecordError(f"{path}: holds the record of another config ({env.get('config')})")
+        if env.get("code_hash") != self.code_hash:
+            raise CorruptRecordError(f"{path}: computed by other code ({env.get('code_hash')} != {self.code_hash})")
+        return dict(env["record"], store_key=path.stem)
+
+    def save(self, config: dict, record: dict) -> Path:
+        """Write ``record`` for ``config`` atomically (mode 0644); returns the file path.
+
+        Raises:
+            TypeError: ``record`` is not a dict or not JSON-serialisable.
+            ValueError: ``record`` or ``config`` holds NaN or infinity (nothing is written).
+        """
+        if not isinstance(record, dict):
+            raise TypeError(f"record must be a dict, got {type(record).__name__}")
+        path = self.path(config)
+        env = {"schema": SCHEMA, "key": path.stem, "config": config, "code_hash": self.code_hash,
+               "record": {k: v for k, v in record.items() if k != "store_key"}}
+        blob = _canonical(env, "record")
+        fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w") as fh:
+                fh.write(blob)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return path
+
+    def get_or_run(self, config: dict, run: Callable[[], dict], force: bool = False) -> dict:
+        """The stored record for ``config``, or ``run()``'s record, saved first (always when ``force``).
+
+        With ``FEDLIB_CACHE_ONLY=1`` (:func:`cache_only`) a missing record raises :class:`CacheMiss` and nothing
+        runs. A corrupt or mismatched file is reported (``warnings.warn`` naming the file and the problem) and that
+        run alone is recomputed and overwritten. Before ``run()`` the caller claims ``<key>.lock``
+        (:mod:`fedlib.lab.runlock`); while another live writer holds it, the caller polls every ``poll_s`` until
+        that writer's record appears (and returns it), or raises :class:`fedlib.lab.runlock.RunInProgress` at
+        once inside :func:`fedlib.lab.runlock.deferring`. ``force`` computes without claiming or waiting.
+        """
+        if cache_only():
+            rec = self._cached(config, set())
+            if rec is None:
+                raise CacheMiss(f"FEDLIB_CACHE_ONLY=1: no stored record for {self.path(config).name} in {self.root}"
+                                f"{' or ' + ', '.join(map(str, self.read_only)) if self.read_only else ''}; config "
+                                f"{json.dumps(config, sort_keys=True)[:300]}")
+            return rec
+        if force:
+            self.save(config, run())
+            return self.load(config)
+        lock = self.path(config).with_suffix(".lock")
+        warned: set = set()
+        noted = None                                  # when the last note about waiting was printed
+        while True:
+            rec = self._cached(config, warned)
+            if rec is not None:
+                return rec
+            if runlock.try_acquire(lock, self.stale_lock_s):
+                break
+            if runlock.defer_requested():
+                raise RunInProgress(f"{lock}: another worker is computing this run")
+            if noted is None or time.monotonic() - noted >= runlock.NOTE_EVERY_S:
+                noted = time.monotonic()
+                print(f"waiting for another writer's record: {runlock.describe(lock)}", file=sys.stderr, flush=True)
+            time.sleep(self.poll_s)
+        try:
+            rec = self._cached(config, warned)       # finished between the check and the claim
+            if rec is not None:
+                return rec
+            with runlock.Heartbeat(lock):
+                record = run()
+            self.save(config, record)
+        finally:
+            runlock.release(lock)
+        return self.load(config)
+
+    def _cached(self, config: dict, warned: set) -> dict | None:
+        try:
+            return self.load(config)
+        except KeyError:
+            return None
+        except CorruptRecordError as exc:
+            if str(exc) not in warned:
+                warned.add(str(exc))
+                warnings.warn(f"recomputing: {exc}", stacklevel=3)
+            return None

@@ -1,0 +1,208 @@
+"""What a notebook shows a reader: the generated Setup section, its verdict, and tables without raw Python.
+
+A notebook reads as its paper's section (title, Claim, Setup here vs the paper, figures, Verdict, Try this). The
+prose is the notebook's own markdown; this module renders the parts computed from the run:
+
+- :func:`setup_section`: the parameters in effect beside the paper's values, with the deviations;
+- :func:`verdict_section`: this run's verdicts by :mod:`fedlib.lab.verdicts` (the paper's ``claims`` module);
+- :func:`table`: rows of dicts as a markdown table with stated precision and units;
+- :func:`display_path`: a path as the reader should see it (relative to the project, never the machine's).
+
+Each returns an :class:`IPython.display.Markdown` object (shown as formatted text in Jupyter and on the site,
+as plain markdown under a plain Python interpreter).
+"""
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from fedlib.lab import paths
+from fedlib.lab.verdicts import MissingMetrics, judge_all, markdown_table
+
+
+class _Markdown:
+    """Markdown text that Jupyter renders (``_repr_markdown_``) and ``print`` shows as it is."""
+
+    def __init__(self, text: str):
+        self.data = text
+
+    def _repr_markdown_(self) -> str:
+        return self.data
+
+    def __repr__(self) -> str:
+        return self.data
+
+    __str__ = __repr__
+
+
+def markdown(text: str) -> _Markdown:
+    """``text`` as a displayable markdown object."""
+    return _Markdown(text)
+
+
+def display_path(path: str | os.PathLike) -> str:
+    """``path`` relative to the project root when inside it (``.scratch/quick/metrics/x.json``), else its name
+    with ``…/`` in front: a rendered notebook never holds the absolute path of the machine that ran it."""
+    p = Path(path).resolve()
+    try:
+        return str(p.relative_to(paths.REPO_ROOT.resolve()))
+    except ValueError:
+        return f"…/{p.name}"
+
+
+def _fmt(v, spec: str | None) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if spec and isinstance(v, (int, float)):
+        if spec.endswith("%"):
+            return f"{100 * v:.{spec[:-1] or 1}f} %"
+        return format(v, spec)
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(_fmt(x, spec) for x in v)
+    return str(v).replace("|", "\\|")
+
+
+def table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], formats: Mapping[str, str] | None = None,
+          headers: Mapping[str, str] | None = None) -> _Markdown:
+    """``rows`` (dicts) as a markdown table of ``columns``.
+
+    Args:
+        formats: per column a format spec (``".3f"``, ``".0f"``) or ``"<digits>%"`` for a fraction shown as a
+            percentage (``"1%"``: 0.8123 → ``81.2 %``); other floats get 4 significant digits.
+        headers: per column the header to show (with its unit, ``"time (s)"``); default the column name.
+
+    Raises:
+        ValueError: ``columns`` empty.
+    """
+    if not columns:
+        raise ValueError("columns must name at least one column")
+    formats, headers = formats or {}, headers or {}
+    lines = ["| " + " | ".join(headers.get(c, c) for c in columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(_fmt(r.get(c), formats.get(c)) for c in columns) + " |" for r in rows]
+    return _Markdown("\n".join(lines) if rows else "\n".join(lines) + "\n\n(no rows)")
+
+
+def threads_in_effect() -> str:
+    """``"torch 1, OpenMP 1"``: the thread counts this kernel computes with."""
+    import torch
+    return f"torch {torch.get_num_threads()}, OpenMP {os.environ.get('OMP_NUM_THREADS', 'unset')}"
+
+
+def setup_section(namespace: Mapping[str, Any], rows: Sequence[tuple], deviations: Sequence[str] = ()) -> _Markdown:
+    """The **Setup here vs the paper** section, generated from the parameters in effect.
+
+    Args:
+        namespace: the notebook's ``globals()`` (its parameters after :func:`fedlib.lab.setup_notebook`).
+        rows: ``(quantity, here, paper)`` triples; ``here`` is a parameter name (its value is shown), a callable
+            of ``namespace`` or a literal string; ``paper`` is the paper's value as text.
+        deviations: one sentence per way this run differs from the paper.
+
+    The table always ends with the profile, the threads and the fedlib version. Raises ``KeyError`` naming a
+    parameter that ``namespace`` lacks.
+    """
+    from fedlib import __version__
+
+    def here(v):
+        if callable(v):
+            return _fmt(v(namespace), None)
+        if isinstance(v, str) and v.isidentifier() and v in namespace:
+            return _fmt(namespace[v], None)
+        if isinstance(v, str) and v.isidentifier() and v not in namespace:
+            raise KeyError(f"setup_section: the notebook has no parameter {v!r}")
+        return _fmt(v, None)
+
+    lines = ["| | here | paper |", "|---|---|---|"]
+    lines += [f"| {q} | {here(h)} | {p} |" for q, h, p in rows]
+    lines += [f"| profile | {namespace.get('profile', paths.active_profile())} | – |",
+              f"| threads | {threads_in_effect()} | – |", f"| fedlib | {__version__} | – |"]
+    text = "\n".join(lines)
+    if deviations:
+        text += "\n\n**Deviations from the paper**\n\n" + "\n".join(f"- {d}" for d in deviations)
+    return _Markdown(text)
+
+
+def _claims(paper: str):
+    if paper not in ("hist", "dtfl", "hasfl"):
+        raise ValueError(f"paper must be one of hist, dtfl, hasfl, got {paper!r}")
+    return importlib.import_module(f"fedlib.lab.{paper}.claims")
+
+
+def verdict_section(paper: str, notebook: str, metrics: Mapping[str, Any],
+                    link: Callable[[str], str] | None = None) -> _Markdown:
+    """The **Verdict** of this run: the claims that ``notebook`` decides, judged on ``metrics`` (the dict the
+    notebook just wrote) by :mod:`fedlib.lab.verdicts`. Metrics that lack what a claim needs give a sentence
+    naming the claim and what is missing, and no verdict for any claim (nothing from partial data).
+
+    Raises:
+        ValueError: unknown ``paper``. :class:`fedlib.lab.verdicts.UnknownClaim`: ``notebook`` decides no claim.
+    """
+    mod = _claims(paper)
+    try:
+        verdicts = judge_all(mod.CLAIMS, {notebook: metrics}, notebook=notebook)
+    except MissingMetrics as e:
+        return _Markdown(f"**No verdict from this run.** {e}. The profile the paper's verdicts are read at, "
+                         f"`{mod.PROFILE}` (`-p profile {mod.PROFILE}`), computes it.")
+    rules = "\n".join(f"- *{v['text']}*: {v['rule']}." for v in verdicts)
+    return _Markdown(markdown_table(verdicts, link) + f"\n\nRules ({_rule_doc()}):\n\n" + rules)
+
+
+VERDICT_BEGIN, VERDICT_END = "<!-- verdict:begin -->", "<!-- verdict:end -->"
+"""The markers of the block ``python -m fedlib.tables`` writes into a notebook's ``## Verdict`` markdown cell (the
+committed verdict, :mod:`fedlib.lab.notebook_verdicts`)."""
+
+
+def without_verdict_block(text: str) -> str:
+    """``text`` (a markdown cell's source) with the generated Verdict block removed: what precedes it, then a blank
+    line and what follows it (nothing when only the block followed). Text without a block is returned as it is."""
+    if VERDICT_BEGIN not in text:
+        return text
+    head, _, rest = text.partition(VERDICT_BEGIN)
+    tail = rest.partition(VERDICT_END)[2]
+    return head.rstrip("\n") + ("\n\n" + tail.lstrip("\n") if tail.strip() else "")
+
+
+def _rule_doc() -> str:
+    return ("`fedlib.lab.verdicts`; thresholds from the paper's wording and the measurement's resolution; a rule "
+            "marked † was set after the numbers it judges were known")
+
+
+
+def verdict_view(paper: str) -> Callable[[Mapping[str, Any] | None], _Markdown]:
+    """:func:`explore_verdict` of ``paper`` as an explorer view (``explorer.attach(story.verdict_view("hist"))``:
+    the Verdict cell redraws at every change of the controls). Raises ``ValueError`` for an unknown paper."""
+    if paper not in ("hist", "dtfl", "hasfl"):
+        raise ValueError(f"paper must be one of hist, dtfl, hasfl, got {paper!r}")
+    return lambda result: explore_verdict(paper, result)
+
+
+def explore_verdict(paper: str, result: Mapping[str, Any] | None) -> _Markdown:
+    """The **Verdict** of ``<paper>_explore``: the claims of ``fedlib.<paper>.explore_claims`` (``claims(result)``:
+    :class:`fedlib.lab.verdicts.Claim` s whose ``extract`` reads the explorer's result dict) judged by
+    :mod:`fedlib.lab.verdicts` at the controls' current state (``explorer.result``). The values are the library's
+    models' predictions (time model, latency model, the paper's accounting): nothing is trained.
+
+    ``result`` None (the controls hold no valid state) or a result that lacks what a claim needs gives a sentence
+    saying so, and no verdict.
+
+    Raises:
+        ValueError: unknown ``paper``.
+    """
+    if paper not in ("hist", "dtfl", "hasfl"):
+        raise ValueError(f"paper must be one of hist, dtfl, hasfl, got {paper!r}")
+    if result is None:
+        return _Markdown("**No verdict at these controls:** the explorer holds no valid state (its error line "
+                         "says why).")
+    mod = importlib.import_module(f"fedlib.lab.{paper}.explore_claims")
+    try:
+        claims = mod.claims(result)
+        verdicts = judge_all(claims, {mod.NOTEBOOK: result}, notebook=mod.NOTEBOOK)
+    except MissingMetrics as e:
+        return _Markdown(f"**No verdict at these controls.** {e}.")
+    rules = "\n".join(f"- *{v['text']}*: {v['rule']}. {c.why}" for v, c in zip(verdicts, claims))
+    return _Markdown(markdown_table(verdicts) + f"\n\nRules ({_rule_doc()}):\n\n" + rules)

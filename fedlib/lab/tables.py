@@ -1,0 +1,199 @@
+"""Every verdict table from the committed metrics, by one command: ``python -m fedlib.tables``.
+
+For each paper, :mod:`fedlib.<paper>.claims` names its claims, their rules (:mod:`fedlib.lab.verdicts`) and the
+profile whose committed metrics decide them (``PROFILE``: ``figures/metrics/`` for quick, ``figures/<profile>/
+metrics/`` otherwise). The command writes
+
+- ``figures/verdicts/<paper>.json``: the machine-readable verdicts (claim, rule, values per seed, word);
+- the verdict table of ``notebooks/<paper>/README.md``, between ``<!-- verdicts:begin -->`` and
+  ``<!-- verdicts:end -->``;
+- the "Papers at a glance" table of the top ``README.md``, between ``<!-- glance:begin -->`` and
+  ``<!-- glance:end -->`` (the counts of each word);
+- each notebook's Verdict section, between ``<!-- verdict:begin -->`` and ``<!-- verdict:end -->`` in its
+  ``## Verdict`` markdown cell (:mod:`fedlib.lab.notebook_verdicts`), so the committed, cleared notebook shows a
+  verdict before anything runs.
+
+The site renders those README sections, so one generator feeds all three. ``--check`` writes nothing and exits 1
+naming each file that differs from what the generator would write (the test suite runs it).
+
+Usage::
+
+    python -m fedlib.tables            # regenerate
+    python -m fedlib.tables --check    # compare only
+    python -m fedlib.tables --ledger   # the run-log lines of rules that changed (add each with its reason)
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import json
+import sys
+from pathlib import Path
+
+from fedlib.lab.cli import ArgumentParser
+from fedlib.lab.paths import REPO_ROOT
+from fedlib.lab.verdicts import counts_text, judge, judge_all, markdown_table
+
+PAPERS = ("hist", "dtfl", "hasfl")
+BEGIN, END = "<!-- verdicts:begin -->", "<!-- verdicts:end -->"
+GLANCE_BEGIN, GLANCE_END = "<!-- glance:begin -->", "<!-- glance:end -->"
+
+
+def metrics_dir(profile: str, root: Path = REPO_ROOT) -> Path:
+    """The committed metrics folder of ``profile``: ``figures/metrics`` (quick) or ``figures/<profile>/metrics``."""
+    return root / "figures" / "metrics" if profile == "quick" else root / "figures" / profile / "metrics"
+
+
+def _sources(folder: Path, seed_dirs: list[Path], notebooks: list[str]):
+    metrics = {nb: _load(p) for nb in notebooks if (p := folder / f"{nb}.json").exists()}
+    extra = {nb: [_load(p) for d in seed_dirs if (p := d / f"{nb}.json").exists()] for nb in notebooks}
+    paths = [p for nb in notebooks for p in [folder / f"{nb}.json"] + [d / f"{nb}.json" for d in seed_dirs]
+             if p.exists()]
+    return metrics, extra, paths
+
+
+def _load(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not valid JSON ({e}); regenerate it by rerunning its notebook") from None
+
+
+def _column(variant: str, label: str) -> str:
+    return label if variant == "ours" else f"{variant} · {label}"
+
+
+def paper_verdicts(paper: str, root: Path = REPO_ROOT) -> dict:
+    """``{"paper", "profile", "metrics", "counts", "columns", "claims": [verdict, ...]}`` from the committed
+    metrics of ``paper``'s profile, and, for each of the claims module's ``EXTRA_COLUMNS`` (``({"label",
+    "metrics", "seed_dirs"}, ...)``: another profile or machine), a column per variant named ``"<variant> ·
+    <label>"``, judged alone on that folder's metrics (claims whose notebook has no metrics there get no cell).
+    ``counts`` counts the main profile's cells only.
+
+    Raises:
+        ValueError: unknown ``paper``, or a metrics file that is not valid JSON (naming the file).
+        :class:`fedlib.lab.verdicts.MissingMetrics`: a committed metrics file of the main profile lacks what a
+        claim needs (or is missing).
+    """
+    if paper not in PAPERS:
+        raise ValueError(f"paper must be one of {', '.join(PAPERS)}, got {paper!r}")
+    mod = importlib.import_module(f"fedlib.lab.{paper}.claims")
+    folder = metrics_dir(mod.PROFILE, root)
+    notebooks = sorted({c.notebook for c in mod.CLAIMS})
+    # further seeds, each run alone into figures/<profile>/seed<k>/metrics/ (CPU runs of the same profile)
+    seed_dirs = sorted(folder.parent.glob("seed[0-9]*/metrics")) if mod.PROFILE != "quick" else \
+        sorted((root / "figures").glob("seed[0-9]*/metrics"))
+    metrics, extra, paths = _sources(folder, seed_dirs, notebooks)
+    claims = judge_all(mod.CLAIMS, metrics, extra_by_notebook=extra)
+    main_counts = counts_text(claims)
+    labels = []
+    for col in getattr(mod, "EXTRA_COLUMNS", ()):
+        more, more_extra, more_paths = _sources(root / col["metrics"], [root / d for d in col.get("seed_dirs", ())],
+                                                notebooks)
+        if not more:
+            continue
+        labels.append(col["label"])
+        paths += more_paths
+        for v in claims:
+            c = next(c for c in mod.CLAIMS if c.id == v["id"])
+            if c.notebook not in more:
+                continue
+            if col.get("at_paper_horizon"):   # this column is at the paper's horizon: no "horizon" reason
+                c = dataclasses.replace(c, horizon="")
+            got = judge(c, more[c.notebook], more_extra.get(c.notebook, ()))
+            for variant in sorted(got["cells"], key=lambda k: c.variants.index(k)):   # the claim's column order
+                v["cells"][_column(variant, col["label"])] = got["cells"][variant]
+    return {"paper": paper, "profile": mod.PROFILE, "metrics": [str(p.relative_to(root)) for p in paths],
+            "counts": main_counts, "columns": labels, "claims": claims}
+
+
+def _replace(text: str, begin: str, end: str, body: str, where: str) -> str:
+    if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
+        raise ValueError(f"{where}: needs exactly one {begin} ... {end} block")
+    head, rest = text.split(begin)
+    _, tail = rest.split(end)
+    return f"{head}{begin}\n{body}\n{end}{tail}"
+
+
+def _nb_link(paper: str):
+    return lambda nb: f"[`{nb}`]({nb}.ipynb)"
+
+
+def generated(root: Path = REPO_ROOT) -> dict[Path, str]:
+    """Every generated file's path and the text the generator writes there."""
+    out: dict[Path, str] = {}
+    judged: dict[str, dict] = {}
+    glance = ["| paper | verdicts on its claims | our scale | card |", "|---|---|---|---|"]
+    for paper in PAPERS:
+        mod = importlib.import_module(f"fedlib.lab.{paper}.claims")
+        v = judged[paper] = paper_verdicts(paper, root)
+        out[root / "figures" / "verdicts" / f"{paper}.json"] = json.dumps(v, indent=1, ensure_ascii=False) + "\n"
+        readme = root / "notebooks" / paper / "README.md"
+        seeds = max((c["seeds"] for claim in v["claims"] for k, c in claim["cells"].items()
+                     if not any(k.endswith(f" · {lab}") or k == lab for lab in v["columns"])), default=1)
+        over = f" (a range: over the {seeds} seeds where a claim has several)" if seeds > 1 else " (one seed)"
+        body = (f"Profile `{v['profile']}`, from the committed metrics; each cell is the value{over} and the word of "
+                f"the rule in "
+                f"[`fedlib/lab/verdicts.py`](../../fedlib/lab/verdicts.py). Regenerate with "
+                f"`python -m fedlib.tables`.\n\n" + markdown_table(v["claims"], _nb_link(paper)))
+        out[readme] = _replace(readme.read_text(), BEGIN, END, body, str(readme.relative_to(root)))
+        glance.append(f"| {mod.SUMMARY['title']} ([{mod.SUMMARY['ref']}]({mod.SUMMARY['link']})) | "
+                      f"{v['counts']} | {mod.SUMMARY['scale']} | "
+                      f"[{paper.upper()}](notebooks/{paper}/README.md) |")
+    top = root / "README.md"
+    out[top] = _replace(top.read_text(), GLANCE_BEGIN, GLANCE_END, "\n".join(glance), "README.md")
+    from fedlib.lab.notebook_verdicts import notebook_texts
+    out.update(notebook_texts(judged, root))
+    return out
+
+
+def ledger_lines(paper: str) -> list[str]:
+    """The run-log line of each of ``paper``'s claims in its present form: ``- `<id>` `<fingerprint>` — <registered>``
+    (the reason follows the date, written by hand). ``notebooks/<paper>/RUN_LOG.md`` lists every one
+    (``tests/test_claims_provenance.py``); a rule that changes gets a new fingerprint and so a new line.
+
+    Raises:
+        ValueError: unknown ``paper``."""
+    if paper not in PAPERS:
+        raise ValueError(f"paper must be one of {', '.join(PAPERS)}, got {paper!r}")
+    mod = importlib.import_module(f"fedlib.lab.{paper}.claims")
+    return [f"- `{c.id}` `{c.fingerprint()}` — {c.registered}" for c in mod.CLAIMS]
+
+
+def main(argv=None) -> int:
+    parser = ArgumentParser(prog="python -m fedlib.tables", description=__doc__.split("\n\n")[0],
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 naming each generated file that differs")
+    parser.add_argument("--ledger", action="store_true",
+                        help="write nothing; print each rule's run-log line that notebooks/<paper>/RUN_LOG.md lacks")
+    args = parser.parse_args(argv)
+    if args.check and args.ledger:
+        parser.error("--check and --ledger exclude each other; give one")
+    if args.ledger:
+        for paper in PAPERS:
+            log = (REPO_ROOT / "notebooks" / paper / "RUN_LOG.md").read_text()
+            for line in ledger_lines(paper):
+                if line.split(" — ")[0] not in log:
+                    print(f"notebooks/{paper}/RUN_LOG.md: {line}: <why>")
+        return 0
+    files = generated()
+    stale = [p for p, text in files.items() if not p.exists() or p.read_text() != text]
+    if args.check:
+        for p in stale:
+            print(f"differs from the generator: {p.relative_to(REPO_ROOT)}", file=sys.stderr)
+        if stale:
+            print("run: python -m fedlib.tables", file=sys.stderr)
+        return 1 if stale else 0
+    (REPO_ROOT / "figures" / "verdicts").mkdir(parents=True, exist_ok=True)   # the generator's own output folder
+    for p in stale:
+        p.write_text(files[p])
+        print(f"wrote {p.relative_to(REPO_ROOT)}")
+    if not stale:
+        print("every table is up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

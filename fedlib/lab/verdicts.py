@@ -1,0 +1,360 @@
+"""Verdicts by one written rule: what "holds", "partly", "fails", "not robust across seeds" and "not reached" mean,
+and the reason printed beside every word weaker than "holds".
+
+Every paper states its claims in :mod:`fedlib.<paper>.claims` as :class:`Claim` objects: the paper's words and
+number, the notebook whose metrics decide it, a :class:`Rule` and an ``extract`` function that reads the measured
+values out of that notebook's metrics. :func:`judge` applies the rule mechanically; nothing here knows today's
+numbers. Each claim records when its rule was set (``registered``) and whether the numbers it judges were already
+known then (``set_after_numbers``): most rules were written after the first seed's metrics existed, and the tables
+mark them so (†). A later change of a rule or its wording is listed with its reason in the paper's run log
+(``tests/test_claims_provenance.py`` fails when a rule changes and no entry says why).
+
+- :class:`AtLeast` ("≥ 4× faster", "reduces by 80 %"): the measured value ``v`` against the paper's number
+  ``target`` and a floor ``partly``: **holds** at ``v ≥ target``, **partly** at ``partly < v < target`` (the
+  direction the paper claims, by less), **fails** at ``v ≤ partly``. For a speed-up the floor is 1 (not faster at
+  all fails); for "faster" without a number the target itself is 1 and there is no partly band.
+- :class:`AtMost`: the mirror image, for claims that a quantity is small ("costs at most 5 % accuracy").
+- :class:`Better` ("higher accuracy", "less communication"): the sign of a difference ``v`` (ours minus the
+  compared method's, oriented so positive is what the paper claims) against a ``margin`` that is the resolution
+  of the measurement: **holds** at ``v > margin``, **partly** at ``|v| ≤ margin`` (a tie within the resolution),
+  **fails** at ``v < -margin``. For an accuracy the resolution is the standard error of an accuracy on the test set
+  (:func:`accuracy_se`), never less: one test image is the granularity of the number, not what it can tell apart.
+- :class:`Trend` ("improves as N grows", "degrades"): a sequence ordered by the swept parameter; **holds** when
+  every step moves the claimed way by more than ``margin``, **partly** when the end is beyond the start by more
+  than ``margin`` but some step is not, **fails** otherwise.
+- Censored values (:class:`Censored`): a run that never reached its target gives a bound, not a value
+  ("time > 504 rounds", so a speed-up measured against it is a lower bound ``≥ v``). A bound decides only when
+  every value it admits gets the same word; otherwise the word is **not reached** (no verdict either way). In a
+  :class:`Trend` this holds point by point: a sequence with bounded points decides when every sequence it admits
+  gets one word.
+- A seed that cannot be judged at all (:class:`Unjudged`: its metrics lack a value the claim needs) is undecided
+  with a reason, like a bound that admits two words. It is named in the cell, never dropped.
+- Several seeds: each seed is judged alone. The cell's word is the common word of the *decided* seeds; **not
+  robust across seeds** only when decided seeds disagree; undecided seeds are shown beside the word ("fails; 1 of
+  3 seeds undecided") with their reasons; no decided seed at all is **not reached**. The word never depends on the
+  order of the seeds.
+- Columns that differ by how a quantity is estimated (pilot vs calibrated constants, in vs out of sample) are
+  separate *variants* of one claim: each gets its own cell, judged alone; nothing averages them.
+- Claims of ``kind="check"`` are facts of the architecture or of our own code that cannot contradict the paper
+  (the smashed data shrinks with depth): they are checks of the implementation, listed apart from the paper's
+  claims.
+
+Reasons (:func:`reason`), one rule for every cell whose word is not "holds", first match wins:
+
+1. *within resolution*: the decided values lie within ``Claim.resolution`` of the threshold that separates the
+   word from "holds" (a Better tie within its margin is this class by definition): the measurement cannot tell.
+2. *stated deviation*: the claim names a deviation of our setup that bears on it (``Claim.deviation``).
+3. *horizon*: the profile stops before the paper's horizon (``Claim.horizon``).
+4. *seeds disagree* (not robust) or *measured disagreement* (anything else): our numbers contradict the claim at
+   this scale.
+
+"not reached" always carries the undecided seeds' reasons.
+
+:func:`judge` raises :class:`UnknownClaim` for a rule or claim it does not know and :class:`MissingMetrics`
+(naming the claim and the missing keys) when the metrics lack what the rule needs: no verdict is ever printed from
+partial data.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from fedlib.lab.verdict_rules import (RESOLUTION_DIGITS, RULES, UNDECIDED, AtLeast, AtMost, Better,  # noqa: F401  (re-exported)
+                                      Censored, MissingMetrics, Rule, Trend, Unjudged,  # noqa: F401  (re-exported)
+                                      UnknownClaim, accuracy_se)  # noqa: F401  (re-exported)
+
+WORDS = ("holds", "partly", "fails", "not robust across seeds", UNDECIDED)
+"""Every word a verdict cell can carry (in this order of strength)."""
+
+REASONS = ("within resolution", "stated deviation", "horizon", "seeds disagree", "measured disagreement",
+           "undecided")
+"""The reason classes (module docstring), in the order :func:`reason` tries them."""
+
+KINDS = ("paper", "check")
+"""``Claim.kind``: a claim of the paper, or a check of the implementation (cannot contradict the paper)."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of a paper.
+
+    Attributes:
+        id: short stable name (``"fig3_comm_to_target"``), unique within the paper.
+        text: the claim in a few words ("HIST needs less communication to 75 %").
+        figure: the paper's figure or table ("Fig. 3").
+        paper: the paper's words and number ("≥ 2× less", "higher accuracy").
+        notebook: the notebook whose metrics decide it (``"hist_1_experiments"``).
+        rule: the :class:`Rule`.
+        extract: ``metrics -> {variant: [value per seed]}`` (a value: a number, :class:`Censored`,
+            :class:`Unjudged` or, for :class:`Trend`, a list); raises ``KeyError`` / ``IndexError`` /
+            ``TypeError`` when the metrics lack something (turned into :class:`MissingMetrics`).
+        why: how the threshold follows from the paper's wording; every text in single quotes is the paper's own
+            words (``tests/test_claims_provenance.py`` finds each in the paper's text).
+        variants: the columns it may fill.
+        kind: ``"paper"`` (a claim of the paper) or ``"check"`` (a check of the implementation).
+        registered: the date (ISO, ``YYYY-MM-DD``) its rule took its present form.
+        set_after_numbers: True when the numbers it judges (some of its seeds) were known when the rule was set.
+        resolution: the smallest difference from the rule's threshold that the measurement can tell (same unit as
+            the value; e.g. :func:`accuracy_se`); ``None``: exact (a count, a model's prediction).
+        horizon: where the profile stops before the paper's horizon, when it does (a sentence; empty: it does not).
+        deviation: a stated deviation of our setup that bears on this claim (a sentence; empty: none).
+    """
+    id: str
+    text: str
+    figure: str
+    paper: str
+    notebook: str
+    rule: Rule
+    extract: Callable[[Mapping[str, Any]], Mapping[str, Sequence[Any]]]
+    why: str = ""
+    variants: tuple[str, ...] = field(default=("ours",))
+    kind: str = "paper"
+    registered: str = ""
+    set_after_numbers: bool = False
+    resolution: float | None = None
+    horizon: str = ""
+    deviation: str = ""
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"Claim {self.id!r}: kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+        if self.resolution is not None and (isinstance(self.resolution, bool) or
+                                            not isinstance(self.resolution, (int, float)) or
+                                            not math.isfinite(self.resolution) or self.resolution < 0):
+            raise ValueError(f"Claim {self.id!r}: resolution must be a finite number >= 0 or None, "
+                             f"got {self.resolution!r}")
+
+    def fingerprint(self) -> str:
+        """Ten hex digits of what the rule says and measures (words, rule, variants, kind, extract's name): a
+        change of any of them needs an entry in the paper's run log (``tests/test_claims_provenance.py``)."""
+        parts = (self.id, self.text, self.figure, self.paper, self.notebook, repr(self.rule), self.why,
+                 repr(self.variants), self.kind, repr(self.resolution), self.horizon, self.deviation,
+                 getattr(self.extract, "__qualname__", repr(self.extract)))
+        return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:10]
+
+
+def registered(claims: Sequence[Claim], dates: Mapping[str, tuple[str, bool]]) -> tuple[Claim, ...]:
+    """``claims`` with ``registered`` and ``set_after_numbers`` from ``dates`` (``{id: (YYYY-MM-DD, after)}``).
+
+    Raises:
+        ValueError: a claim without an entry, an entry for no claim, a duplicate id, or a date not YYYY-MM-DD."""
+    import datetime
+    import dataclasses
+    ids = [c.id for c in claims]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"duplicate claim ids: {sorted({i for i in ids if ids.count(i) > 1})}")
+    if set(ids) != set(dates):
+        raise ValueError(f"every claim needs a registration date: missing {sorted(set(ids) - set(dates))}, "
+                         f"unknown {sorted(set(dates) - set(ids))}")
+    out = []
+    for c in claims:
+        day, after = dates[c.id]
+        datetime.date.fromisoformat(day)
+        out.append(dataclasses.replace(c, registered=day, set_after_numbers=bool(after)))
+    return tuple(out)
+
+
+# --- judging ----------------------------------------------------------------------------------------------------
+
+def _range(rule: Rule, values: list) -> str:
+    values = [v for v in values if not isinstance(v, Unjudged)]
+    if not values:
+        return "–"
+    if isinstance(rule, Trend) and len(values) > 1:
+        # several seeds: each seed's ends (``a → … → z``); every step is in the verdict file and the notebook
+        return " / ".join(rule.fmt(v) if len(v) <= 2 else
+                          f"{Rule.fmt(rule, v[0])} → … → {Rule.fmt(rule, v[-1])}" for v in values)
+    if isinstance(rule, Trend) or len(values) == 1:
+        return rule.fmt(values[0])
+    key = lambda v: v.value if isinstance(v, Censored) else v  # noqa: E731
+    lo, hi = min(values, key=key), max(values, key=key)
+    return rule.fmt(lo) if rule.fmt(lo) == rule.fmt(hi) else f"{rule.fmt(lo)} – {rule.fmt(hi)}"
+
+
+def _extract(claim: Claim, metrics: Mapping[str, Any]) -> Mapping[str, Sequence[Any]]:
+    try:
+        found = claim.extract(metrics)
+    except (KeyError, IndexError, TypeError, StopIteration) as e:
+        raise MissingMetrics(claim.id, f"{type(e).__name__}: {e}") from None
+    if not found:
+        raise MissingMetrics(claim.id, "every variant")
+    return found
+
+
+def _labels(metrics: Mapping[str, Any], n: int, fallback: str) -> list[str]:
+    """A label per value of one metrics source: its seeds when the metrics name as many, else ``fallback``."""
+    seeds = metrics.get("seeds") if isinstance(metrics, Mapping) else None
+    if isinstance(seeds, list) and len(seeds) == n:
+        return [f"seed {s}" for s in seeds]
+    if isinstance(metrics, Mapping) and isinstance(metrics.get("seed"), int) and n == 1:
+        return [f"seed {metrics['seed']}"]
+    return [fallback] * n if n == 1 else [f"{fallback} #{i + 1}" for i in range(n)]
+
+
+def _undecided_why(rule: Rule, value) -> str:
+    if isinstance(value, Unjudged):
+        return value.reason
+    if isinstance(value, Censored):
+        return f"{rule.fmt(value)} admits more than one word"
+    return "a sequence with bounded points admits more than one word"
+
+
+def aggregate(words: Sequence[str]) -> str:
+    """The cell's word from the seeds' words: the decided seeds' common word, **not robust across seeds** when
+    decided seeds disagree, **not reached** when no seed is decided. Independent of the order of ``words``."""
+    decided = {w for w in words if w != UNDECIDED}
+    if not decided:
+        return UNDECIDED
+    return decided.pop() if len(decided) == 1 else "not robust across seeds"
+
+
+def judge(claim: Claim, metrics: Mapping[str, Any], extra: Sequence[Mapping[str, Any]] = ()) -> dict:
+    """Apply ``claim.rule`` to ``claim.extract(metrics)``.
+
+    ``extra``: the same notebook's metrics of further seeds, each run alone at one seed (e.g.
+    ``figures/converged/seed1/metrics/``). Their values join the seeds of each variant. An extra source that lacks
+    what the claim needs is an undecided seed of every variant, named with the reason (never dropped), while
+    ``metrics`` itself must hold the claim.
+
+    Returns:
+        ``{"id", "text", "figure", "paper", "notebook", "rule", "kind", "registered", "set_after_numbers",
+        "cells": {variant: {"values", "seeds", "labels", "words", "undecided", "number", "word", "reason"}}}``;
+        ``number`` is the formatted value or range over seeds, ``word`` one of :data:`WORDS`, ``undecided`` a
+        list of ``{"seed", "why"}``, ``reason`` :func:`reason`'s ``{"class", "text"}`` or ``None`` for holds.
+
+    Raises:
+        UnknownClaim: ``claim.rule`` is not one of :data:`RULES`' kinds, or a variant not in ``claim.variants``.
+        MissingMetrics: the metrics lack what the rule needs (a missing key, an empty seed list, a non-number).
+    """
+    if not isinstance(claim.rule, Rule) or RULES.get(claim.rule.kind) is not type(claim.rule):
+        raise UnknownClaim(f"claim {claim.id!r}: unknown rule {claim.rule!r}; rules: {', '.join(RULES)}")
+    found = {k: (list(vs), _labels(metrics, len(vs), "the run" if len(vs) == 1 else "seed"))
+             for k, vs in _extract(claim, metrics).items()}
+    for j, more in enumerate(extra):
+        try:
+            got = _extract(claim, more)
+        except MissingMetrics as e:
+            label = _labels(more, 1, f"extra source {j + 1}")[0]
+            for k in found:
+                found[k][0].append(Unjudged(f"its metrics lack what the claim needs ({e.missing})"))
+                found[k][1].append(label)
+            continue
+        for k, vs in got.items():
+            vals, labels = found.setdefault(k, ([], []))
+            vals.extend(vs)
+            labels.extend(_labels(more, len(vs), f"extra source {j + 1}"))
+    cells = {}
+    for variant, (values, labels) in found.items():
+        if variant not in claim.variants:
+            raise UnknownClaim(f"claim {claim.id!r}: unknown variant {variant!r}; variants: {', '.join(claim.variants)}")
+        if not values:
+            raise MissingMetrics(claim.id, f"a value of variant {variant!r} (no seed)")
+        words = [claim.rule.word_of(claim.id, v) for v in values]
+        undecided = [{"seed": lab, "why": _undecided_why(claim.rule, v)}
+                     for lab, v, w in zip(labels, values, words) if w == UNDECIDED]
+        cell = {"values": [_plain(v) for v in values], "seeds": len(values), "labels": labels, "words": words,
+                "undecided": undecided, "number": _range(claim.rule, values), "word": aggregate(words)}
+        cell["reason"] = reason(claim, values, words, cell["word"], labels)
+        cells[variant] = cell
+    return {"id": claim.id, "text": claim.text, "figure": claim.figure, "paper": claim.paper,
+            "notebook": claim.notebook, "rule": claim.rule.describe(), "kind": claim.kind,
+            "registered": claim.registered, "set_after_numbers": claim.set_after_numbers, "cells": cells}
+
+
+# --- reasons ----------------------------------------------------------------------------------------------------
+
+def _distance(rule: Rule, value) -> float | None:
+    """How far one decided value lies from the rule's "holds" threshold (``None``: not a plain number). For a
+    trend: the largest shortfall of a step that does not move the claimed way by more than the margin."""
+    if isinstance(rule, Trend):
+        if not isinstance(value, (list, tuple)) or any(not isinstance(x, (int, float)) for x in value):
+            return None
+        sign = 1.0 if rule.direction == "up" else -1.0
+        steps = [sign * (b - a) for a, b in zip(value, value[1:])]
+        return max((rule.margin - s for s in steps if round(s, RESOLUTION_DIGITS) <= rule.margin), default=0.0)
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    return abs(value - rule.threshold())
+
+
+def reason(claim: Claim, values: Sequence[Any], words: Sequence[str], word: str,
+           labels: Sequence[str] | None = None) -> dict | None:
+    """Why a cell's word is not "holds": ``{"class": one of REASONS, "text": a sentence}``; ``None`` for holds.
+
+    The rule (module docstring), first match wins: *within resolution* when every decided seed's value lies
+    within ``claim.resolution`` of the threshold (a Better tie within its margin always does); *stated
+    deviation* when ``claim.deviation`` is set; *horizon* when ``claim.horizon`` is set; else *seeds disagree*
+    (not robust) or *measured disagreement*. "not reached": *undecided*, with each seed's reason.
+    """
+    if word == "holds":
+        return None
+    labels = list(labels) if labels is not None else [f"seed #{i + 1}" for i in range(len(values))]
+    if word == UNDECIDED:
+        whys = "; ".join(f"{lab}: {_undecided_why(claim.rule, v)}" for lab, v in zip(labels, values))
+        return {"class": "undecided", "text": f"no seed decides ({whys})"}
+    decided = [(v, w) for v, w in zip(values, words) if w != UNDECIDED]
+    rule = claim.rule
+    res = claim.resolution
+    if isinstance(rule, Better) and word == "partly":
+        return {"class": "within resolution",
+                "text": f"a tie within ±{rule.fmt(rule.margin)}, the resolution of the measurement"}
+    if res is not None and decided:
+        dist = [_distance(rule, v) for v, w in decided if w != "holds"]
+        if dist and all(d is not None and round(d, RESOLUTION_DIGITS) <= res for d in dist):
+            return {"class": "within resolution",
+                    "text": f"every seed that misses does so by at most "
+                            f"{f'{res:.2f} points' if rule.unit == ' %' else Rule.fmt(rule, res)}, the resolution of "
+                            f"the measurement"}
+    if claim.deviation:
+        return {"class": "stated deviation", "text": claim.deviation}
+    if claim.horizon:
+        return {"class": "horizon", "text": claim.horizon}
+    if word == "not robust across seeds":
+        by = ", ".join(f"{lab} {w}" for lab, w in zip(labels, words) if w != UNDECIDED)
+        return {"class": "seeds disagree", "text": f"the seeds' words differ ({by})"}
+    return {"class": "measured disagreement", "text": "our numbers at this scale do not show the claim"}
+
+
+def _plain(v):
+    if isinstance(v, Censored):
+        return {"censored": v.side, "value": v.value}
+    if isinstance(v, Unjudged):
+        return {"unjudged": v.reason}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v
+
+
+def find(claims: Sequence[Claim], claim_id: str) -> Claim:
+    """The claim named ``claim_id``. Raises :class:`UnknownClaim` naming the known ids."""
+    for c in claims:
+        if c.id == claim_id:
+            return c
+    raise UnknownClaim(f"unknown claim {claim_id!r}; claims: {', '.join(c.id for c in claims)}")
+
+
+def judge_all(claims: Sequence[Claim], metrics_by_notebook: Mapping[str, Mapping[str, Any]],
+              notebook: str | None = None,
+              extra_by_notebook: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> list[dict]:
+    """:func:`judge` every claim (of ``notebook`` only, when given) on its notebook's metrics, with
+    ``extra_by_notebook[notebook]`` as its further seeds.
+
+    Raises:
+        UnknownClaim: ``notebook`` decides no claim.
+        MissingMetrics: a claim's notebook has no metrics, or they lack what the rule needs.
+    """
+    chosen = [c for c in claims if notebook is None or c.notebook == notebook]
+    if notebook is not None and not chosen:
+        raise UnknownClaim(f"notebook {notebook!r} decides no claim; notebooks: "
+                           f"{', '.join(sorted({c.notebook for c in claims}))}")
+    out = []
+    for c in chosen:
+        if c.notebook not in metrics_by_notebook:
+            raise MissingMetrics(c.id, f"the metrics of notebook {c.notebook}")
+        out.append(judge(c, metrics_by_notebook[c.notebook], (extra_by_notebook or {}).get(c.notebook, ())))
+    return out
+
+
+from fedlib.lab.verdict_tables import columns, counts, counts_text, markdown_table  # noqa: E402,F401  (re-exported)

@@ -1,0 +1,308 @@
+"""Can I reproduce the committed numbers? ``./run_all.sh --verify [--only ...]`` (``python -m fedlib.lab.verify``).
+
+Reruns notebooks into a temporary folder (figures, metrics, executed notebooks and a fresh result store: nothing is
+taken from ``.cache/`` and nothing under ``figures/`` is written), then compares every committed metric of
+``figures/metrics/<notebook>.json`` (``figures/converged/metrics`` for ``--profile converged``) with the rerun's
+value, one line per metric: committed value, rerun value, tolerance, ok. Exit status 1 when any metric is off (or
+a notebook fails, or a metric is missing), 0 when all agree, 2 for bad arguments.
+
+Tolerances (:data:`RULES`, first match wins; a metric's name is the last key of its path) come from the measured
+spread of the same runs across CPU numerics (``--spread``; the measured numbers are in the README, "Can I reproduce the committed numbers?"): exact for what is computed
+without training (system models, FLOP and parameter counts, simulated times, configurations), stated bands for
+what training produces (accuracy, loss, leakage) and for what is read off a training curve (time, rounds and
+communication to a target, ratios of such times). Wall-clock times and machine paths are not compared.
+
+``--spread SETTING [SETTING ...]`` reruns the notebooks once per numerics setting of :data:`NUMERICS` (environment
+variables that make oneDNN, MKL and ATen choose other kernels, or another thread count) and prints, per metric, the
+range across settings: the evidence the bands are taken from.
+"""
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from fedlib.lab.cli import ArgumentParser
+from fedlib.lab.notebooks import PROFILES
+from fedlib.lab.paths import REPO_ROOT
+
+# Numerics settings: environment variables under which a notebook or test reruns. ATen, oneDNN and MKL pick
+# kernels per instruction set, so these stand in for other x86 CPUs ("default"/"sse41": a CPU without AVX2).
+NUMERICS = {
+    "default": {},
+    "threads1": {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
+    "aten-avx2": {"ATEN_CPU_CAPABILITY": "avx2"},
+    "avx2": {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"},
+    "sse41": {"ATEN_CPU_CAPABILITY": "default", "ONEDNN_MAX_CPU_ISA": "SSE41", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2"},
+}
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How a rerun value may differ from the committed one.
+
+    Attributes:
+        kind: ``skip`` (not compared: wall clock, machine paths), ``exact`` (equal; floats to 1e-9 relative),
+            ``abs`` (|rerun - committed| <= value) or ``rel`` (|rerun - committed| <= value * |committed|).
+            Under ``abs`` / ``rel``, ``None`` (not reached) must stay ``None``. value: the band. why: where it
+            comes from (printed with ``--rules``).
+    """
+
+    kind: str
+    value: float = 0.0
+    why: str = ""
+
+    def text(self) -> str:
+        return {"skip": "not compared", "exact": "exact"}.get(self.kind, f"{self.kind} {self.value:g}")
+
+    def ok(self, committed, rerun) -> bool:
+        """Whether ``rerun`` is within this tolerance of ``committed`` (scalars: numbers, strings, bools, None)."""
+        if self.kind == "skip":
+            return True
+        num = (int, float)
+        if (isinstance(committed, num) and isinstance(rerun, num) and not isinstance(committed, bool)
+                and not isinstance(rerun, bool)):
+            diff = abs(rerun - committed)
+            if self.kind == "abs":
+                return diff <= self.value + 1e-12
+            if self.kind == "rel":
+                return diff <= self.value * abs(committed) + 1e-12
+            return diff <= 1e-9 * max(1.0, abs(committed))
+        return committed == rerun and type(committed) is type(rerun)
+
+
+SKIP_WALL = Tolerance("skip", why="wall-clock seconds of this machine")
+# Bands, from the measured spread (README, "Can I reproduce the committed numbers?"): the largest range across NUMERICS
+# at the smoke and quick profiles, times 3, rounded up. Conv nets (DTFL's ResNets, HASFL's VGG / ResNet) drift
+# after a few hundred steps; HIST's MLP stays within a few test samples.
+ACC_CONV = Tolerance("abs", 0.03, "conv-net training differs across CPUs' kernels (accuracy, loss, leakage)")
+ACC_MLP = Tolerance("abs", 0.005, "MLP training differs across CPUs' kernels by a few test samples")
+READ_OFF = Tolerance("rel", 0.35, "read off a training curve: one or two evaluations either side of the target")
+# HASFL's bound constants come from a short pilot training: measured 6e-5 relative across kernels (beta, theta)
+PILOT = Tolerance("rel", 1e-3, "HASFL bound constants from a pilot training (measured <= 6e-5 relative)")
+
+# Exact by construction: what no training produces. Each conv-net metric must match a rule of its own (a test
+# checks every committed one); the last catch-all of a conv-net notebook is UNRULED, never a silent "exact".
+CONFIG = Tolerance("exact", why="a setting or label of the run (configuration, the paper's numbers)")
+PROFILED = Tolerance("exact", why="counted from the model's structure (FLOPs, parameters, bytes), no training")
+SIMULATED = Tolerance("exact", why="DTFL's system simulation: times and tiers do not depend on the weights")
+DECISION = Tolerance("exact", why="HASFL's decision (batch sizes, cuts) from pilot constants that differ by "
+                     "<= 6e-5 relative across kernels")
+CURVE = Tolerance("abs", 0.05, "mid-run accuracy of a small auxiliary head on 500 test samples (measured 0.034 "
+                  "between an AVX-512 Xeon and an AMD EPYC)")
+UNRULED = Tolerance("exact", why="no rule of its own: add one to fedlib.lab.verify.RULES")
+CONFIG_NAMES = ("notebook", "profile", "dataset", "model", "method", "setting", "case", "seed", "seeds", "M", "N",
+                "num_clients", "fraction", "tier", "alpha", "cut", "patches", "patch_shuffling", "baseline",
+                "iid", "noniid", "paper_client", "paper_server", "claim", "note", "figure", "figures", "versus",
+                "width", "constants", "eps_factor", "scale_key", "runs", "beta_estimator",
+                "out_of_sample_seeds", "out_of_sample_later_seeds", "draw",
+                # HASFL's out-of-sample lists: their rows have rules of their own; empty, a list marker
+                "runs_out_of_sample", "claims_out_of_sample", "claims_out_of_sample_calibrated")
+PROFILED_NAMES = ("params", "MMACs", "client_ratio", "server_ratio", "layers", "forward_gflops",
+                  "backward_gflops", "client_gflops", "client_model_mb", "smashed_kib")
+
+RULES: list[tuple[str, str, Tolerance]] = [
+    ("*", "elapsed_s", SKIP_WALL), ("*", "*_elapsed_s", SKIP_WALL), ("*", "solve_s", SKIP_WALL),
+    ("*", "wall_s", SKIP_WALL), ("*", "*_wall_s", SKIP_WALL),
+    ("*", "seconds", SKIP_WALL),
+    ("*", "data_source", Tolerance("skip", why="where this machine found the data set")),
+    ("hist_*", "*acc*", ACC_MLP), ("hist_*", "comm_to_target", READ_OFF),
+    ("hist_3*", "*", Tolerance("rel", 0.05, "constants estimated from a short MLP pilot training")),
+    ("hist_*", "*", Tolerance("exact")),
+    ("hasfl_[23]*", "*", PILOT),
+    ("dtfl_*", "test_acc_aux", CURVE),
+    ("hasfl_*", "*acc*", ACC_CONV), ("hasfl_*", "acc_gain", ACC_CONV),
+    ("hasfl_*", "floor*", PILOT), ("hasfl_*", "eps", PILOT), ("hasfl_*", "theta*", PILOT),
+    ("hasfl_*", "unreachable", PILOT), ("hasfl_*", "pred_ratio*", PILOT),
+    ("hasfl_*", "kappa", READ_OFF), ("hasfl_*", "lambda", READ_OFF), ("hasfl_*", "residual", READ_OFF),
+    ("hasfl_*", "rounds_*", READ_OFF), ("hasfl_*", "*ratio", READ_OFF), ("hasfl_*", "epochs_to_target", READ_OFF),
+    # a run's length and simulated time: where the convergence rule stops it; a calibration's scale
+    ("hasfl_*", "rounds", READ_OFF), ("hasfl_*", "sim_s", READ_OFF), ("hasfl_*", "extended_from_epochs", READ_OFF),
+    ("hasfl_*", "scale_factor", READ_OFF),
+    ("hasfl_*", "b_*", DECISION), ("hasfl_*", "batch", DECISION), ("hasfl_*", "cut", DECISION),
+    ("hasfl_*", "cut_*", DECISION), ("hasfl_*", "cuts", DECISION), ("hasfl_*", "L_c", DECISION),
+    # HASFL's eps sweep and the two beta estimators: decisions and values from the pilot constants
+    ("hasfl_*", "beta", PILOT), ("hasfl_*", "eps_over_floor1", PILOT), ("hasfl_*", "rule", CONFIG),
+    ("*", "*acc*", ACC_CONV), ("*", "*loss*", ACC_CONV), ("*", "dcor", ACC_CONV),
+    ("*", "psnr_db", Tolerance("abs", 1.0, "attacker trained by a conv net, dB")),
+    ("*", "rounds_to_target", READ_OFF), ("*", "*_to_target*", READ_OFF), ("*", "converged_*", READ_OFF),
+    # accuracy-derived: the plateau's level, spread and rise over the last fifth of a run; times up to the target
+    ("dtfl_*", "plateau_*", ACC_CONV), ("dtfl_*", "comp_time_s", READ_OFF), ("dtfl_*", "comm_time_s", READ_OFF),
+    ("dtfl_[56]*", "ratio", READ_OFF), ("dtfl_[56]*", "reduction", Tolerance("abs", 0.35, READ_OFF.why)),
+    ("dtfl_[56]*", "dtfl_s", READ_OFF), ("dtfl_[56]*", "baseline_s", READ_OFF),
+    ("dtfl_5*", "fed*", READ_OFF), ("dtfl_5*", "splitfed", READ_OFF),
+    ("dtfl_*", "mean_tier", SIMULATED), ("dtfl_*", "sim_total_s", SIMULATED), ("dtfl_*", "round", SIMULATED),
+    ("dtfl_*", "tier_counts", SIMULATED), ("dtfl_*", "rounds", CONFIG),
+    *(("*", name, CONFIG) for name in CONFIG_NAMES),
+    *(("*", name, PROFILED) for name in PROFILED_NAMES),
+    ("dtfl_*", "*", UNRULED), ("hasfl_*", "*", UNRULED),
+    ("*", "*", Tolerance("exact")),
+]
+
+
+def rule_for(notebook: str, path: str) -> Tolerance:
+    """The first rule of :data:`RULES` whose notebook glob matches ``notebook`` and whose key glob matches the
+    metric's name (the last key of ``path``, list indices dropped)."""
+    name = path.rsplit(".", 1)[-1].split("[", 1)[0]
+    for nb_glob, key_glob, tol in RULES:
+        if fnmatch.fnmatch(notebook, nb_glob) and fnmatch.fnmatch(name, key_glob):
+            return tol
+    raise AssertionError("RULES ends with a catch-all")
+
+
+def flatten(value, path: str = "") -> dict:
+    """``{"runs[3].final_test_acc": 0.61, ...}``: every scalar leaf of a metrics payload by its path."""
+    out = {}
+    if isinstance(value, dict):
+        for k in sorted(value):
+            out.update(flatten(value[k], f"{path}.{k}" if path else str(k)))
+    elif isinstance(value, list):
+        if not value:
+            out[path] = "[]"
+        for i, v in enumerate(value):
+            out.update(flatten(v, f"{path}[{i}]"))
+    else:
+        out[path] = value
+    return out
+
+
+def compare(notebook: str, committed: dict, rerun: dict | None) -> list[dict]:
+    """One row per committed metric: ``{"notebook", "metric", "committed", "rerun", "tolerance", "ok"}``; a
+    metric the rerun lacks (or a rerun without metrics) is not ok, and so is a metric only the rerun has."""
+    a = flatten(committed)
+    b = flatten(rerun) if rerun is not None else {}
+    rows = []
+    for path in list(a) + [p for p in b if p not in a]:
+        tol = rule_for(notebook, path)
+        if tol.kind == "skip":
+            continue
+        here, there = path in a, path in b
+        ok = here and there and tol.ok(a[path], b[path])
+        rows.append({"notebook": notebook, "metric": path, "committed": a.get(path, "(absent)"),
+                     "rerun": b.get(path, "(absent)"), "tolerance": tol.text(), "ok": ok})
+    return rows
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+def committed_dir(profile: str) -> Path:
+    """Where ``profile``'s committed metrics live: ``figures/metrics`` (quick) or ``figures/<profile>/metrics``."""
+    return REPO_ROOT / "figures" / ("" if profile == "quick" else profile) / "metrics"
+
+
+def rerun(profile: str, only: str | None, out: Path, env: dict | None = None) -> int:
+    """Run the notebooks (``python -m fedlib.lab.notebooks``) in a child process whose figures, metrics, result
+    store and executed notebooks all go under ``out``; ``env`` is added to its environment. Returns its exit code."""
+    child = dict(os.environ, FEDLIB_FIGURES_DIR=str(out / "figures"), FEDLIB_CACHE_DIR=str(out / "cache"),
+                 **(env or {}))
+    child.pop("FEDLIB_METRICS_DIR", None)
+    child.pop("FEDLIB_COMMIT", None)
+    cmd = [sys.executable, "-m", "fedlib.lab.notebooks", "--profile", profile, "--out", str(out / "executed")]
+    if only:
+        cmd += ["--only", only]
+    return subprocess.call(cmd, env=child, cwd=REPO_ROOT)
+
+
+def verify(profile: str, only: str | None, keep: str | None = None, show_all: bool = True) -> int:
+    """Rerun and compare (module docstring). Returns the exit status: 0 all ok, 1 something off.
+
+    Raises:
+        ValueError: ``only`` matches no notebook; no committed metrics for the selected notebooks.
+    """
+    from fedlib.lab.notebooks import list_notebooks
+
+    nbs = list_notebooks(only)
+    folder = committed_dir(profile)
+    committed = {p.stem: json.loads((folder / f"{p.stem}.json").read_text()) for p in nbs
+                 if (folder / f"{p.stem}.json").is_file()}
+    if not committed:
+        have = sorted(q for q in ("quick", "converged", "paper") if any(committed_dir(q).glob("*.json")))
+        raise ValueError(f"no committed metrics in {folder} for {[p.stem for p in nbs]}: nothing to compare at "
+                         f"profile {profile!r}; profiles with committed metrics: {', '.join(have)} (--spread "
+                         f"compares numerics settings at any profile)")
+    tmp = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="fedlib-verify-"))
+    print(f"== rerunning {len(nbs)} notebook(s) at '{profile}' into {tmp} (fresh result store)", flush=True)
+    status = rerun(profile, only, tmp)
+    rows = []
+    for name, payload in committed.items():
+        path = tmp / "figures" / "metrics" / f"{name}.json"
+        rows += compare(name, payload, json.loads(path.read_text()) if path.is_file() else None)
+    width = max(len(f"{r['notebook']}:{r['metric']}") for r in rows)
+    print(f"\n{'metric'.ljust(width)}  {'committed':>12}  {'rerun':>12}  {'tolerance':>12}  ok")
+    for r in rows:
+        if show_all or not r["ok"]:
+            print(f"{(r['notebook'] + ':' + r['metric']).ljust(width)}  {_fmt(r['committed']):>12}  "
+                  f"{_fmt(r['rerun']):>12}  {r['tolerance']:>12}  {'ok' if r['ok'] else 'OFF'}")
+    off = [r for r in rows if not r["ok"]]
+    print(f"\n{len(rows) - len(off)} of {len(rows)} metrics within tolerance, {len(off)} off"
+          + ("" if status == 0 else "; a notebook failed"))
+    return 0 if not off and status == 0 else 1
+
+
+def spread(profile: str, only: str | None, settings: list[str], keep: str | None = None) -> dict:
+    """Rerun once per numerics setting and return ``{notebook: {metric: (min, max)}}`` over the numeric metrics
+    that differ between settings (those equal everywhere are left out); prints them as a table.
+
+    Raises:
+        ValueError: an unknown setting (the message lists :data:`NUMERICS`).
+    """
+    bad = [s for s in settings if s not in NUMERICS]
+    if bad or not settings:
+        raise ValueError(f"settings must name one or more of {sorted(NUMERICS)}, got {settings!r}")
+    tmp = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="fedlib-spread-"))
+    runs = {}
+    for s in settings:
+        print(f"== {s}: {NUMERICS[s] or '(this machine as it is)'}", flush=True)
+        rerun(profile, only, tmp / s, NUMERICS[s])
+        runs[s] = {p.stem: flatten(json.loads(p.read_text())) for p in (tmp / s / "figures" / "metrics").glob("*.json")}
+    out = {}
+    for nb in sorted(set().union(*(r.keys() for r in runs.values()))):
+        for metric in sorted(set().union(*(r.get(nb, {}).keys() for r in runs.values()))):
+            if rule_for(nb, metric).kind == "skip":
+                continue
+            vals = [runs[s].get(nb, {}).get(metric) for s in settings]
+            nums = [v for v in vals if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            if len(set(map(repr, vals))) > 1:
+                lo, hi = (min(nums), max(nums)) if nums else (None, None)
+                out.setdefault(nb, {})[metric] = (lo, hi)
+                print(f"{nb}:{metric}  " + "  ".join(f"{s}={_fmt(v)}" for s, v in zip(settings, vals)))
+    print(f"\n{sum(len(v) for v in out.values())} metrics differ across {settings}")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI (module docstring)."""
+    parser = ArgumentParser(prog="python -m fedlib.lab.verify", description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", default="quick", choices=PROFILES)
+    parser.add_argument("--only", default=None, help="glob or substring of notebook or paper names")
+    parser.add_argument("--keep", default=None, help="folder for the rerun (default: a new temporary folder)")
+    parser.add_argument("--failures", action="store_true", help="print only the metrics that are off")
+    parser.add_argument("--spread", nargs="+", default=None, metavar="SETTING",
+                        help=f"rerun under each numerics setting and print the spread: {sorted(NUMERICS)}")
+    parser.add_argument("--rules", action="store_true", help="print the tolerance rules and exit")
+    args = parser.parse_args(argv)
+    if args.rules:
+        for nb, key, tol in RULES:
+            print(f"{nb:12} {key:18} {tol.text():14} {tol.why}")
+        return 0
+    try:
+        if args.spread is not None:
+            spread(args.profile, args.only, args.spread, args.keep)
+            return 0
+        return verify(args.profile, args.only, args.keep, show_all=not args.failures)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
