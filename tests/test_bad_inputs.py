@@ -274,9 +274,9 @@ CASES = [
     ("vgg16-in-channels-bool", lambda: vgg16(in_channels=True), TypeError, "in_channels"),
     ("vgg16-image-size-float", lambda: vgg16(image_size=32.0), TypeError, "image_size"),
     ("resnet18-classes-one", lambda: resnet18(num_classes=1), ValueError, "num_classes"),
-    ("comm-to-target-nan", lambda: hist.experiments.comm_to_target({"test_acc": [0.5], "comm_client_L0": [1.0]},
+    ("comm-to-target-nan", lambda: hist_lab.experiments.comm_to_target({"test_acc": [0.5], "comm_client_L0": [1.0]},
                                                                   NAN), ValueError, "target_acc"),
-    ("comm-to-target-range", lambda: hist.experiments.comm_to_target({"test_acc": [0.5], "comm_client_L0": [1.0]},
+    ("comm-to-target-range", lambda: hist_lab.experiments.comm_to_target({"test_acc": [0.5], "comm_client_L0": [1.0]},
                                                                     75), ValueError, "target_acc"),
     # ---- plotting
     ("metrics-nan", lambda: write_metrics("m", {"runs": [{"acc": NAN}]}), ValueError, "acc"),
@@ -609,7 +609,7 @@ def _namespace(injected: str = "", **values) -> dict:
         exec(injected, ns)
         history.append(injected)
     ns.update(values)
-    ns["In"] = history + ["from fedlib.core import validate_parameters\nvalidate_parameters(globals())"]
+    ns["In"] = history + ["from fedlib.lab import validate_parameters\nvalidate_parameters(globals())"]
     return ns
 
 
@@ -669,7 +669,7 @@ def test_unknown_papermill_parameter_fails_a_real_notebook(tmp_path, monkeypatch
     nb = nbformat.v4.new_notebook()
     params = nbformat.v4.new_code_cell('H: int = 40  # interval\nseeds: list = [0]  # seeds')
     params.metadata["tags"] = ["parameters"]
-    nb.cells = [params, nbformat.v4.new_code_cell("from fedlib.core import validate_parameters\n\n"
+    nb.cells = [params, nbformat.v4.new_code_cell("from fedlib.lab import validate_parameters\n\n"
                                                   "validate_parameters(globals())\nassert seeds == [1, 2]")]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, tmp_path / "t.ipynb")
