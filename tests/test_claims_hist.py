@@ -141,9 +141,11 @@ def test_the_paper_profile_is_judged_in_its_own_columns_without_a_horizon_reason
     v = paper_verdicts("hist")
     assert v["columns"] == ["paper profile"]
     cells = {c["id"]: c["cells"] for c in v["claims"]}
-    # seed 0 at 100 L0: N = 4 -> 5 is a tie within the standard error (0.34 points), judged alone
+    # three seeds at 100 L0: N = 4 -> 5 is a tie within the standard error at seeds 0 and 1 (0.34, 0.38 points
+    # above), not at seed 2 (0.67 above, beyond 0.43): the seeds' words differ, whatever the horizon
     paper = cells["fig2_hist_degrades_n5"]["fully non-iid · paper profile"]
-    assert paper["seeds"] == 1 and paper["word"] == "partly" and paper["values"] == [-0.34]
+    assert paper["seeds"] == 3 and paper["values"] == [-0.34, -0.38, -0.67]
+    assert paper["word"] == "not robust across seeds" and paper["reason"]["class"] == "seeds disagree"
     for claim in cells.values():
         for col, cell in claim.items():
             if col.endswith("paper profile") and cell["reason"]:
