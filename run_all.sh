@@ -111,7 +111,7 @@ setup_venv() {
 
 get_data() {
   # 1. already extracted under data/, or Debian's dataset-fashion-mnist present: fedlib.data prepares it.
-  if .venv/bin/python -m fedlib.data fashion-mnist >/dev/null 2>&1; then return 0; fi
+  if .venv/bin/python -m fedlib.lab.data fashion-mnist >/dev/null 2>&1; then return 0; fi
   # 2. Debian package, when apt-get is usable.
   if command -v apt-get >/dev/null 2>&1; then
     local sudo=""
@@ -119,12 +119,12 @@ get_data() {
     echo "== installing Debian's dataset-fashion-mnist"
     if $sudo apt-get install -y -q dataset-fashion-mnist >/dev/null 2>&1 ||
        { $sudo apt-get update -q >/dev/null 2>&1 && $sudo apt-get install -y -q dataset-fashion-mnist >/dev/null 2>&1; }; then
-      .venv/bin/python -m fedlib.data fashion-mnist && return 0
+      .venv/bin/python -m fedlib.lab.data fashion-mnist && return 0
     fi
   fi
   # 3. torchvision's download (machines with internet).
   echo "== downloading Fashion-MNIST with torchvision"
-  if .venv/bin/python -m fedlib.data fashion-mnist --download; then return 0; fi
+  if .venv/bin/python -m fedlib.lab.data fashion-mnist --download; then return 0; fi
   echo "run_all.sh: Fashion-MNIST is not available. Install it with 'apt-get install -y dataset-fashion-mnist'" \
        "or run on a machine with internet access (torchvision downloads it into data/)." >&2
   exit 1

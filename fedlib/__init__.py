@@ -20,8 +20,8 @@ other, and no method module imports the lab (``tests/test_layers.py``):
 The lab, :mod:`fedlib.lab`: what the notebooks need to run, store, plot, judge, explore and publish the methods
 (the result store, runs and plans, figures, claims and verdicts, explorers, the site, benchmarks, the literal
 reference loops the tests hold the methods to). The result store hashes the method modules only, so an edit of the
-lab never retrains anything. Commands: ``python -m fedlib.bench {hist,hasfl,sfl,dtfl}``, ``python -m fedlib.tables``,
-``python -m fedlib.prune``, ``python -m fedlib.first_steps``, ``python -m fedlib.data``.
+lab never retrains anything. Commands: ``python -m fedlib.lab.bench {hist,hasfl,sfl,dtfl}``, ``python -m fedlib.lab.tables``,
+``python -m fedlib.lab.prune``, ``python -m fedlib.lab.first_steps``, ``python -m fedlib.lab.data``.
 
 Install with ``pip install -e .`` (extras ``[notebooks]``, ``[dask]``, ``[dev]``); each paper's README has a
 "Use it in your own code" example.

@@ -1,6 +1,8 @@
-"""``python -m fedlib.tables``: a short name for ``python -m fedlib.lab.tables`` (:mod:`fedlib.lab.tables`)."""
+"""Moved to :mod:`fedlib.lab.tables` (``python -m fedlib.lab.tables``): the lab's commands live in the lab."""
 import sys
 
+_MOVED = "fedlib.tables moved: run python -m fedlib.lab.tables"
 if __name__ == "__main__":
-    from fedlib.lab.tables import main
-    sys.exit(main())
+    print(_MOVED, file=sys.stderr)
+    sys.exit(1)
+raise ImportError(_MOVED)

@@ -28,7 +28,7 @@ def test_every_claim_is_registered_with_a_date_and_whether_its_numbers_were_know
 @pytest.mark.parametrize("paper", PAPERS)
 def test_every_rule_in_its_present_form_is_in_the_run_log_with_a_reason(paper):
     """A rule whose words, threshold or reading change gets a new fingerprint: the run log must list it (the
-    line ``python -m fedlib.tables --ledger`` prints, followed by the date and the reason)."""
+    line ``python -m fedlib.lab.tables --ledger`` prints, followed by the date and the reason)."""
     log = (ROOT / "notebooks" / paper / "RUN_LOG.md").read_text()
     missing = [line for line in ledger_lines(paper) if line.split(" — ")[0] not in log]
     assert not missing, (f"notebooks/{paper}/RUN_LOG.md lacks these rules in their present form; add each line with "

@@ -48,11 +48,11 @@ def test_bench_refuses_arguments_that_do_not_apply(argv, message, capsys):
 
 
 def test_data_command_names_itself_and_refuses_an_option_that_does_not_apply(tmp_path, capsys):
-    from fedlib.data.__main__ import main
+    from fedlib.lab.data import main
     with pytest.raises(SystemExit):
         main(["cifar10", "--debian-dir", str(tmp_path)])
     err = capsys.readouterr().err
-    assert err.startswith("usage: python -m fedlib.data") and "--debian-dir: applies to fashion-mnist only" in err
+    assert err.startswith("usage: python -m fedlib.lab.data") and "--debian-dir: applies to fashion-mnist only" in err
 
 
 @pytest.mark.parametrize("args, message", [(["--profile", "--only", "hist"], "--profile needs a value"),

@@ -7,7 +7,7 @@ import torch
 from PIL import Image
 
 from fedlib.core.validate import ParameterTypeError
-from fedlib.data import __main__ as data_cli
+from fedlib.lab import data as data_cli
 from fedlib.data import datasets as data
 from fedlib.data import folders
 

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from fedlib.core import seeding
-from fedlib.data import __main__ as data_cli
+from fedlib.lab import data as data_cli
 from fedlib.data import datasets as data
 
 

@@ -23,15 +23,14 @@ from fedlib.lab import cli
 from fedlib.lab.paths import REPO_ROOT
 
 ENTRY_POINTS = {"fedlib.lab.bench", "fedlib.lab.jupyter_setup", "fedlib.lab.notebooks", "fedlib.lab.site",
-                "fedlib.lab.verify", "fedlib.data", "fedlib.lab.first_steps", "fedlib.lab.hasfl.runs.plan_status",
-                "fedlib.lab.prune", "fedlib.lab.split.bench", "fedlib.lab.tables",
-                "fedlib.bench", "fedlib.tables", "fedlib.prune", "fedlib.first_steps"}
-#: the short commands (fedlib/<name>.py forwards to the lab's module): the lab module's usage names the short one
-SHORT = {f"fedlib.lab.{n}": f"fedlib.{n}" for n in ("bench", "tables", "prune", "first_steps")}
-#: commands of an earlier layout: each exits 1 with one line naming the command that replaced it
+                "fedlib.lab.verify", "fedlib.lab.data", "fedlib.lab.first_steps", "fedlib.lab.hasfl.runs.plan_status",
+                "fedlib.lab.prune", "fedlib.lab.split.bench", "fedlib.lab.tables"}
+#: commands of an earlier layout: each exits 1 with one line naming the command that replaced it (the methods
+#: never import the lab, so none of them forwards)
 MOVED = {"fedlib.core.verify": "fedlib.lab.verify", "fedlib.core.jupyter_setup": "fedlib.lab.jupyter_setup",
          "fedlib.core.site": "fedlib.lab.site", "fedlib.core.notebooks": "fedlib.lab.notebooks",
-         "fedlib.hasfl.runs.plan_status": "fedlib.lab.hasfl.runs.plan_status", "fedlib.split.bench": "fedlib.lab.split.bench"}
+         "fedlib.hasfl.runs.plan_status": "fedlib.lab.hasfl.runs.plan_status", "fedlib.split.bench": "fedlib.lab.split.bench",
+         **{f"fedlib.{n}": f"fedlib.lab.{n}" for n in ("bench", "tables", "prune", "first_steps", "data")}}
 #: entry points whose unknown-flag case needs a positional argument first: none (fedlib.data names the flag even
 #: with its NAME missing, as fedlib.lab.cli.ArgumentParser does everywhere)
 NEEDS_NAME: dict = {}
@@ -204,7 +203,7 @@ def _result(walked, module, argv, env=None):
 @pytest.mark.parametrize("module", sorted(ENTRY_POINTS))
 def test_help_prints_usage_and_does_nothing_else(walked, module):
     r = _result(walked, module, ["--help"])
-    prog = SHORT.get(module, module)
+    prog = module
     assert r["code"] == 0, r["err"][-2000:]
     assert r["out"].startswith(f"usage: python -m {prog} ") or r["out"].startswith(f"usage: python -m {prog}\n"), \
         r["out"][:300]

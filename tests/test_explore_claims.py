@@ -128,10 +128,10 @@ def test_a_verdict_cell_without_its_block_is_named(text, problem):
 
 
 def test_every_notebook_block_is_generated():
-    """``python -m fedlib.tables --check`` covers the notebooks: a hand edit inside a block is found."""
+    """``python -m fedlib.lab.tables --check`` covers the notebooks: a hand edit inside a block is found."""
     from fedlib.lab import tables
     files = tables.generated()
     nbs = [p for p in files if p.suffix == ".ipynb"]
     assert len(nbs) == len(list((ROOT / "notebooks").glob("*/*.ipynb"))) == 18
     for p in nbs:
-        assert files[p] == p.read_text(), f"{p.relative_to(ROOT)}: run python -m fedlib.tables"
+        assert files[p] == p.read_text(), f"{p.relative_to(ROOT)}: run python -m fedlib.lab.tables"

@@ -1,5 +1,5 @@
 """The ``paper`` profiles start and fit in memory: the first step of each paper's largest full-width configuration
-(``python -m fedlib.first_steps``), in its own process, on real Fashion-MNIST."""
+(``python -m fedlib.lab.first_steps``), in its own process, on real Fashion-MNIST."""
 import json
 import math
 import subprocess

@@ -75,7 +75,7 @@ def test_readme_example_runs(paper, tmp_path):
 
 
 def test_committed_stores_hold_only_current_records():
-    # a code change to a module a store hashes must come with retrained or re-keyed records (python -m fedlib.prune)
+    # a code change to a module a store hashes must come with retrained or re-keyed records (python -m fedlib.lab.prune)
     from fedlib.lab.prune import prune
     for store in sorted(ROOT.glob("figures/**/store")):
         summary = prune(store)

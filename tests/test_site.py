@@ -334,7 +334,7 @@ def test_site_out_folder_is_refused_unless_new_empty_or_an_earlier_build(tmp_pat
 
 
 def test_a_regenerated_verdict_block_keeps_a_run_current(tmp_path):
-    # python -m fedlib.tables rewrites the Verdict cell's block when committed metrics change: the run's cells are
+    # python -m fedlib.lab.tables rewrites the Verdict cell's block when committed metrics change: the run's cells are
     # the same, so its executed copy stays current; prose edited outside the block makes it stale
     source = _sectioned()
     at = next(i for i, c in enumerate(source["cells"]) if "".join(c["source"]).startswith("## Verdict"))

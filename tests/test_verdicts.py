@@ -1,5 +1,5 @@
 """The one written verdict rule (fedlib.lab.verdicts), the notebooks' story sections (fedlib.lab.story) and the
-generated tables (python -m fedlib.tables): hand-computed words at and around every threshold."""
+generated tables (python -m fedlib.lab.tables): hand-computed words at and around every threshold."""
 import json
 import subprocess
 import sys
@@ -155,7 +155,7 @@ def test_story_table_and_paths():
 
 def test_committed_tables_are_the_generators_output():
     """Every verdict table (paper READMEs, the top README's glance table, figures/verdicts/*.json) is what
-    ``python -m fedlib.tables`` writes from the committed metrics: edit a number by hand and this fails."""
+    ``python -m fedlib.lab.tables`` writes from the committed metrics: edit a number by hand and this fails."""
     out = subprocess.run([sys.executable, "-m", "fedlib.lab.tables", "--check"], cwd=ROOT, capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 0, out.stderr

@@ -3,7 +3,7 @@ CINIC-10 and HAM10000 (image folders) in :mod:`.folders`, registered in :data:`D
 
 CIFAR-10/100 are read by torchvision's own readers from ``<data_dir>/cifar-10-batches-py`` /
 ``cifar-100-python`` (the official archives extracted); torchvision downloads them on machines with internet
-(``python -m fedlib.data cifar10 --download``). This machine cannot, and the experiments then use Fashion-MNIST.
+(``python -m fedlib.lab.data cifar10 --download``). This machine cannot, and the experiments then use Fashion-MNIST.
 
 Fashion-MNIST is found, in this order:
 
@@ -14,7 +14,7 @@ Fashion-MNIST is found, in this order:
    (shapes and 6,000 / 1,000 images per class);
 3. torchvision's download (machines with internet), when ``allow_download=True``.
 
-If none works, :class:`DatasetNotFoundError` says how to get the data. Run ``python -m fedlib.data
+If none works, :class:`DatasetNotFoundError` says how to get the data. Run ``python -m fedlib.lab.data
 fashion-mnist`` to prepare it ahead of time (``run_all.sh`` does).
 """
 from __future__ import annotations

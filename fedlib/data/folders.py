@@ -1,7 +1,7 @@
 """Image-folder datasets as normalised in-memory tensors: CINIC-10 and HAM10000.
 
 Neither can be downloaded by torchvision (and this machine has no internet): put the files under the data
-folder (``$FEDLIB_DATA_DIR``, default ``<repo>/data``) in the layouts below; ``python -m fedlib.data cinic10``
+folder (``$FEDLIB_DATA_DIR``, default ``<repo>/data``) in the layouts below; ``python -m fedlib.lab.data cinic10``
 / ``ham10000`` checks them.
 
 - **CINIC-10** (L. N. Darlow, E. J. Crowley, A. Antoniou, A. J. Storkey, *CINIC-10 is not ImageNet or

@@ -1,4 +1,4 @@
-"""Benchmarks (commands, not tests): ``python -m fedlib.bench {hist,hasfl,sfl,dtfl,dtfl_sweep,explore}`` prints one JSON line.
+"""Benchmarks (commands, not tests): ``python -m fedlib.lab.bench {hist,hasfl,sfl,dtfl,dtfl_sweep,explore}`` prints one JSON line.
 
 ``sfl``: one split-training round by the per-client loop, the engine (its loop backend) and its stacked backend
 (:func:`fedlib.lab.split.bench.bench_sfl`; no roofline: its docstring says why); ``dtfl``: DTFL and FedAvg by the same
@@ -216,10 +216,10 @@ def _variants(text: str) -> tuple:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI: ``python -m fedlib.bench {hist,hasfl,sfl,dtfl,dtfl_sweep,explore}`` prints one JSON line (``--device`` for hist,
+    """CLI: ``python -m fedlib.lab.bench {hist,hasfl,sfl,dtfl,dtfl_sweep,explore}`` prints one JSON line (``--device`` for hist,
     sfl, dtfl and dtfl_sweep; ``--repeats`` for all but hasfl; ``--rounds`` for dtfl and dtfl_sweep; ``--variants``
     for dtfl; ``--runs`` for dtfl_sweep; ``--width`` for sfl, dtfl and dtfl_sweep). Arguments are checked before any work: a bad one exits 2 with argparse's message naming it."""
-    parser = ArgumentParser(prog="python -m fedlib.bench", description="fedlib benchmarks; prints one JSON line.")
+    parser = ArgumentParser(prog="python -m fedlib.lab.bench", description="fedlib benchmarks; prints one JSON line.")
     parser.add_argument("which", choices=["hist", "hasfl", "sfl", "dtfl", "dtfl_sweep", "explore"])
     parser.add_argument("--repeats", type=positive_int, default=None,
                         help="timed repeats (>= 1; hist, sfl, dtfl, explore; default 3)")

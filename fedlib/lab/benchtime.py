@@ -1,4 +1,4 @@
-"""Timing for the benchmark commands (``python -m fedlib.bench``): warm-up, interleaved timed calls, median and
+"""Timing for the benchmark commands (``python -m fedlib.lab.bench``): warm-up, interleaved timed calls, median and
 spread.
 
 :func:`time_interleaved` calls each variant ``warmup`` times untimed (allocator, kernel selection, lazy

@@ -314,7 +314,7 @@ def bench(explorer: Explorer, repeats: int = 5, **values) -> dict:
     """Seconds of one update of ``explorer`` at its defaults updated by ``values``, as a live change costs it:
     ``compute_s`` (the compute function alone) and ``update_s`` (compute, the views, and each figure rendered to
     PNG as JupyterLab's inline backend renders it); medians over ``repeats`` after one warm-up, with the spread
-    (min, max). For ``python -m fedlib.bench explore`` (speed targets live there, not in tests).
+    (min, max). For ``python -m fedlib.lab.bench explore`` (speed targets live there, not in tests).
 
     Raises:
         ValueError: ``repeats`` < 1; RuntimeError: the update fails at these values (its error line)."""

@@ -1,5 +1,5 @@
 """The first training steps of each paper's ``paper`` profile at its largest full-width configuration, on this
-machine: does it start, does it fit in memory, how many seconds per step (``python -m fedlib.first_steps``).
+machine: does it start, does it fit in memory, how many seconds per step (``python -m fedlib.lab.first_steps``).
 
 The ``paper`` profiles (``notebooks/profiles/paper/``) are the papers' own settings, sized for a GPU or a cluster;
 nobody runs them whole on a 2-core CPU. This command builds the largest configuration of each and trains a few
@@ -210,10 +210,10 @@ def first_steps(paper: str, steps: int = 2, device: str = "cpu", active: int = 2
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI: ``python -m fedlib.first_steps [--paper hist dtfl hasfl] [--steps 2] [--device cpu] [--backend loop]
+    """CLI: ``python -m fedlib.lab.first_steps [--paper hist dtfl hasfl] [--steps 2] [--device cpu] [--backend loop]
     [--active 2]`` prints one JSON
     line per paper, each measured in a fresh process (its own peak memory; on CUDA also ``peak_gpu_mib``)."""
-    parser = ArgumentParser(prog="python -m fedlib.first_steps",
+    parser = ArgumentParser(prog="python -m fedlib.lab.first_steps",
                             description="First steps of each paper's paper profile; one JSON line each.")
     parser.add_argument("--paper", nargs="+", choices=PAPERS, default=list(PAPERS), help="papers, each once (default all)")
     parser.add_argument("--steps", type=int, default=2,

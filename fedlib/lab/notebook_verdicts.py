@@ -10,7 +10,7 @@ reader opens on GitHub or in JupyterLab. :func:`notebook_texts` writes, between 
   read as the notebook runs it, by ``fedlib.<paper>.explore_claims`` (a prediction of the library's models;
   nothing is trained).
 
-The code cell below each block computes the same rule on the run itself. ``python -m fedlib.tables`` writes the
+The code cell below each block computes the same rule on the run itself. ``python -m fedlib.lab.tables`` writes the
 blocks and ``--check`` compares them, with the README tables.
 """
 from __future__ import annotations

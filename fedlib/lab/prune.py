@@ -1,4 +1,4 @@
-"""Stale records in a result store: ``python -m fedlib.prune [--dir DIR] [--delete]``.
+"""Stale records in a result store: ``python -m fedlib.lab.prune [--dir DIR] [--delete]``.
 
 A record is keyed by its config and the hash of the source that computes it (:mod:`fedlib.lab.store`), so an edit
 of that source leaves the old records in place, never read again. In a committed store
@@ -47,7 +47,7 @@ REKEYED = {
     # fedlib 0.4.0 added input checks (refusals only) and moved HASFL's modules into sub-packages; a sample of
     # records retrained with 0.3.0 and 0.4.0 code came out bit-identical (notebooks' run log), so the records move.
     "677d2c711f61a00e": "hist", "a9c2bf08e3b6b6c3": "dtfl", "5b347fc5eea42391": "hasfl", "2d31a37c5f245d3a": "hasfl_train",
-    # 0.4.0 before a change of fedlib.data's command line only (python -m fedlib.data --debian-dir), which computes
+    # 0.4.0 before a change of fedlib.data's command line only (python -m fedlib.lab.data --debian-dir), which computes
     # no record; a sample retrained after it is bit-identical (run log)
     "cb6c7374e02d5dce": "hist", "bd97686a97f61b0c": "dtfl", "a859c978d6bc0623": "hasfl", "542076dc687cdec7": "hasfl_train",
     # DTFL's store before it named the split modules it uses (it hashed the whole fedlib.split package) and before
@@ -186,7 +186,7 @@ def prune(folder: Path, delete: bool = False, current: set[str] | None = None) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = ArgumentParser(prog="python -m fedlib.prune", description=__doc__.split("\n\n")[0])
+    parser = ArgumentParser(prog="python -m fedlib.lab.prune", description=__doc__.split("\n\n")[0])
     parser.add_argument("--dir", type=Path, default=None,
                         help="store folder (default: FEDLIB_CACHE_DIR or .cache/results)")
     parser.add_argument("--delete", action="store_true", help="remove the stale records (default: report only)")

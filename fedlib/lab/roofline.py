@@ -1,4 +1,4 @@
-"""The machine's large-matmul throughput: the roofline of ``python -m fedlib.bench hist``, whose steps are matmuls.
+"""The machine's large-matmul throughput: the roofline of ``python -m fedlib.lab.bench hist``, whose steps are matmuls.
 (``bench sfl`` reports none: for convolutions this is no ceiling, :mod:`fedlib.lab.split.bench` says why.)"""
 from __future__ import annotations
 

@@ -235,7 +235,7 @@ def check_out(out: str | Path) -> Path:
 
 def committed_verdicts(paper: str, notebook: str, profile: str) -> str | None:
     """The generated verdict rows of ``notebook``'s claims as a markdown table (``figures/verdicts/<paper>.json``,
-    written by ``python -m fedlib.tables``), when that file judges ``profile``; else None."""
+    written by ``python -m fedlib.lab.tables``), when that file judges ``profile``; else None."""
     from fedlib.lab.verdicts import markdown_table
     path = REPO_ROOT / "figures" / "verdicts" / f"{paper}.json"
     if not path.is_file():

@@ -187,7 +187,7 @@ def scrub_metadata(nb: dict) -> None:
 
 
 def drop_verdict_block(nb: dict) -> None:
-    """Remove, in place, the block ``python -m fedlib.tables`` writes into the ``## Verdict`` markdown cell
+    """Remove, in place, the block ``python -m fedlib.lab.tables`` writes into the ``## Verdict`` markdown cell
     (``<!-- verdict:begin -->`` ... ``<!-- verdict:end -->``, :mod:`fedlib.lab.notebook_verdicts`): the committed verdict
     shown in a cleared notebook. On the site the lead shows the committed verdict and the Verdict section this run's
     computed one, so the block would repeat them."""

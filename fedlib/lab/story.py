@@ -153,7 +153,7 @@ def verdict_section(paper: str, notebook: str, metrics: Mapping[str, Any],
 
 
 VERDICT_BEGIN, VERDICT_END = "<!-- verdict:begin -->", "<!-- verdict:end -->"
-"""The markers of the block ``python -m fedlib.tables`` writes into a notebook's ``## Verdict`` markdown cell (the
+"""The markers of the block ``python -m fedlib.lab.tables`` writes into a notebook's ``## Verdict`` markdown cell (the
 committed verdict, :mod:`fedlib.lab.notebook_verdicts`)."""
 
 

@@ -1,4 +1,4 @@
-"""Every verdict table from the committed metrics, by one command: ``python -m fedlib.tables``.
+"""Every verdict table from the committed metrics, by one command: ``python -m fedlib.lab.tables``.
 
 For each paper, :mod:`fedlib.<paper>.claims` names its claims, their rules (:mod:`fedlib.lab.verdicts`) and the
 profile whose committed metrics decide them (``PROFILE``: ``figures/metrics/`` for quick, ``figures/<profile>/
@@ -18,9 +18,9 @@ naming each file that differs from what the generator would write (the test suit
 
 Usage::
 
-    python -m fedlib.tables            # regenerate
-    python -m fedlib.tables --check    # compare only
-    python -m fedlib.tables --ledger   # the run-log lines of rules that changed (add each with its reason)
+    python -m fedlib.lab.tables            # regenerate
+    python -m fedlib.lab.tables --check    # compare only
+    python -m fedlib.lab.tables --ledger   # the run-log lines of rules that changed (add each with its reason)
 """
 from __future__ import annotations
 
@@ -136,7 +136,7 @@ def generated(root: Path = REPO_ROOT) -> dict[Path, str]:
         body = (f"Profile `{v['profile']}`, from the committed metrics; each cell is the value{over} and the word of "
                 f"the rule in "
                 f"[`fedlib/lab/verdicts.py`](../../fedlib/lab/verdicts.py). Regenerate with "
-                f"`python -m fedlib.tables`.\n\n" + markdown_table(v["claims"], _nb_link(paper)))
+                f"`python -m fedlib.lab.tables`.\n\n" + markdown_table(v["claims"], _nb_link(paper)))
         out[readme] = _replace(readme.read_text(), BEGIN, END, body, str(readme.relative_to(root)))
         glance.append(f"| {mod.SUMMARY['title']} ([{mod.SUMMARY['ref']}]({mod.SUMMARY['link']})) | "
                       f"{v['counts']} | {mod.SUMMARY['scale']} | "
@@ -162,7 +162,7 @@ def ledger_lines(paper: str) -> list[str]:
 
 
 def main(argv=None) -> int:
-    parser = ArgumentParser(prog="python -m fedlib.tables", description=__doc__.split("\n\n")[0],
+    parser = ArgumentParser(prog="python -m fedlib.lab.tables", description=__doc__.split("\n\n")[0],
                             formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 naming each generated file that differs")
@@ -184,7 +184,7 @@ def main(argv=None) -> int:
         for p in stale:
             print(f"differs from the generator: {p.relative_to(REPO_ROOT)}", file=sys.stderr)
         if stale:
-            print("run: python -m fedlib.tables", file=sys.stderr)
+            print("run: python -m fedlib.lab.tables", file=sys.stderr)
         return 1 if stale else 0
     (REPO_ROOT / "figures" / "verdicts").mkdir(parents=True, exist_ok=True)   # the generator's own output folder
     for p in stale:

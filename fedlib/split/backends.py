@@ -8,7 +8,7 @@
 - ``"stacked_cl"`` and the compiled variants (:data:`STACKED_VARIANTS`, :data:`COMPILED_VARIANTS`): the stacked
   backend with options of its grouped layout (channels-last convolutions; ``torch.compile``), keyed apart like it.
 - ``"auto"`` (:func:`resolve_backend`): ``"stacked"`` on CUDA, ``"loop"`` elsewhere: the faster one on each,
-  measured with ``python -m fedlib.bench dtfl|sfl`` (the numbers, with their machines, are in the README).
+  measured with ``python -m fedlib.lab.bench dtfl|sfl`` (the numbers, with their machines, are in the README).
 
 Both compute the same rounds (the tests check each against the literal per-device reference in float64); they
 are float-close, not bit-identical, so a result store keys a record computed with ``stacked`` by its backend and
@@ -25,7 +25,7 @@ from ..core.validate import check_choice
 STACKED_VARIANTS = {"stacked": {}, "stacked_cl": {"grouped_channels_last": True}}
 #: variants that compile each grouped unit with ``torch.compile`` (``stacked_graphs``: its ``"reduce-overhead"``
 #: mode, CUDA graphs where the graph allows): accepted by every function that takes a backend, measured by
-#: ``python -m fedlib.bench dtfl --variants``, but not in :data:`BACKENDS` (the tests run each backend of that list
+#: ``python -m fedlib.lab.bench dtfl --variants``, but not in :data:`BACKENDS` (the tests run each backend of that list
 #: through the float64 reference checks; compiling every unit there would take minutes on the CPU: one test checks
 #: the compiled variants against the loop backend instead)
 COMPILED_VARIANTS = {"stacked_compile": {"compile_mode": "default"},

@@ -26,7 +26,7 @@ earlier measurement (issue #9: 2 cores) puts ``vmap`` over stacked weights at 0.
 Shared units run once over the concatenated smashed data of all devices, with per-device BN statistics
 (:class:`.ops.GroupBatchNorm`; one native batch-norm call when the b_i are equal, a loop otherwise).
 ``channels_last=True`` stores conv weights NHWC (1.25-1.3x on CPU, measured; the benchmark uses it).
-``python -m fedlib.bench sfl`` (:func:`fedlib.lab.split.bench.bench_sfl`) compares the engine with the literal loop.
+``python -m fedlib.lab.bench sfl`` (:func:`fedlib.lab.split.bench.bench_sfl`) compares the engine with the literal loop.
 """
 from __future__ import annotations
 

@@ -7,10 +7,10 @@
 # torch, torchvision, numpy, scipy, tqdm and filelock (the GPU image has them; cvxpy and papermill are not needed).
 #
 #   1. DTFL at width 1/4 and 1: the per-client loop, both engine backends and the channels-last variant
-#      (python -m fedlib.bench dtfl --variants stacked_cl);
+#      (python -m fedlib.lab.bench dtfl --variants stacked_cl);
 #   2. HASFL's record path: three committed runs trained again on the stacked backend, and a slice of rounds on
 #      both backends (tests/manual/gpu_hasfl_records.py);
-#   3. the paper profile's first steps on the stacked backend and on the loop backend (python -m fedlib.first_steps);
+#   3. the paper profile's first steps on the stacked backend and on the loop backend (python -m fedlib.lab.first_steps);
 #   4. the compiled variants at width 1/4 (torch.compile; CUDA graphs through its reduce-overhead mode).
 set -u
 OUT=${OUT:-/tmp/gpu_out}
@@ -26,7 +26,7 @@ step() {  # step NAME LIMIT_S COMMAND...: run with a time limit, stdout to $OUT/
 }
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 $PY -c "import torch, torchvision; print(torch.__version__, torchvision.__version__, torch.cuda.get_device_name())" >> "$OUT/gpu.txt"
-$PY -m fedlib.data fashion-mnist --debian-dir .gpu/fmnist >> "$OUT/log.txt" 2>&1
+$PY -m fedlib.lab.data fashion-mnist --debian-dir .gpu/fmnist >> "$OUT/log.txt" 2>&1
 step dtfl_w025.json 100 $PY -m fedlib.lab.bench dtfl --device cuda --width 0.25 --rounds 2 --repeats 3 --variants stacked_cl
 step dtfl_w1.json 90 $PY -m fedlib.lab.bench dtfl --device cuda --width 1 --rounds 2 --repeats 3 --variants stacked_cl
 step hasfl_records.json 100 $PY tests/manual/gpu_hasfl_records.py

@@ -1,4 +1,4 @@
-"""Benchmark of DTFL's training (``python -m fedlib.bench dtfl``): samples/s of whole rounds on the converged
+"""Benchmark of DTFL's training (``python -m fedlib.lab.bench dtfl``): samples/s of whole rounds on the converged
 profile's workload (ResNet-20 at width 0.25, or 1 with ``--width 1``, K = 10 clients, batch 50, Adam lr 3e-3,
 the first 6,000 training samples of real Fashion-MNIST, IID; one evaluation of the global model on 2,000 test
 images per round), for DTFL and for FedAvg, each by three implementations (output names in brackets):

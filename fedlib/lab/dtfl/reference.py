@@ -75,7 +75,7 @@ def run_literal(cfg: DtflConfig, data: TensorDataset, cuts, participants=None, d
     would need the engine's fresh-head seeding, which this reference does not repeat).
 
     ``device``: where the modules and data live (``"cpu"``, ``"cuda"``, ``"auto"``; the benchmark
-    ``python -m fedlib.bench dtfl`` times it on a GPU); models are built and heads seeded on the CPU first, so the
+    ``python -m fedlib.lab.bench dtfl`` times it on a GPU); models are built and heads seeded on the CPU first, so the
     initial weights do not depend on the device.
     """
     from fedlib.core.validate import check_instance

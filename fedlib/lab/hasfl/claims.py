@@ -3,7 +3,7 @@
 
 The paper: Zheng Lin, Zhe Chen, Xianhao Chen, Wei Ni, Yue Gao, *HASFL: Heterogeneity-aware Split Federated
 Learning over Edge Computing Systems*, arXiv:2506.08426. :mod:`fedlib.lab.verdicts` judges each :class:`Claim`
-below on the committed metrics of :data:`PROFILE` (``python -m fedlib.tables``) and each notebook's Verdict cell
+below on the committed metrics of :data:`PROFILE` (``python -m fedlib.lab.tables``) and each notebook's Verdict cell
 judges the claims it decides on the metrics it just wrote (:func:`fedlib.lab.story.verdict_section`).
 
 Estimation variants (separate cells, never averaged):

@@ -38,7 +38,7 @@ def claims(result: Mapping[str, Any]) -> list[Claim]:
 def default_explorer(params: Mapping[str, Any]):
     """The explorer the notebook builds from its parameters ``params`` (its parameters cell's values), reading the
     profile's committed store directly where there is one (the notebook reads it through the active profile's
-    store, which would create the local cache folder: ``python -m fedlib.tables`` creates none)."""
+    store, which would create the local cache folder: ``python -m fedlib.lab.tables`` creates none)."""
     from fedlib.lab.paths import committed_store_dir
     from fedlib.lab.hist import explore
     from fedlib.lab.hist.experiments import result_store

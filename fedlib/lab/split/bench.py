@@ -1,4 +1,4 @@
-"""Benchmark of the split-training engine (``python -m fedlib.bench sfl``): device-samples/s of one HASFL-style
+"""Benchmark of the split-training engine (``python -m fedlib.lab.bench sfl``): device-samples/s of one HASFL-style
 round (N = 20 devices, b = 16, cuts mixed among 3 / 5 / 8 so L_c = 8, VGG-16 with BN on real 28×28×1
 Fashion-MNIST, plain SGD) for three implementations of the same round (output names in brackets):
 

@@ -2,7 +2,7 @@
 
 Today's committed training records were computed by the loop backend (:mod:`fedlib.split.engine`) and are keyed
 without a backend (:func:`fedlib.lab.hasfl.runs.train_run.train_record`). On a GPU the stacked backend
-(:mod:`fedlib.split.stacked`) trains the same run several times faster (``python -m fedlib.bench sfl``). Rules
+(:mod:`fedlib.split.stacked`) trains the same run several times faster (``python -m fedlib.lab.bench sfl``). Rules
 (ours; the paper has no cache):
 
 - **a stored record of the same run config is read, whichever backend computed it**: the asked backend's first,
