@@ -21,6 +21,7 @@ from fedlib.lab.params import validate_parameters
 from fedlib.data import TensorDataset
 from fedlib.data import datasets, partition
 from fedlib.lab.dtfl import compare as dtfl_compare
+from fedlib.lab.hasfl.instances import random_instance
 from fedlib.lab.hasfl.runs import experiments as hasfl_exp
 from fedlib.hasfl import HasflConstants, bound_floor, rounds_needed, theorem1_bound, total_latency
 from fedlib.hasfl.bound import estimate as hasfl_estimate
@@ -471,14 +472,14 @@ CASES = [
     ("uniform_cuts-line_search-str", lambda: hasfl.uniform_cut_candidates(_problem(), "no"), TypeError,
      "line_search"),
     ("uniform_cuts-floors-str", lambda: hasfl.uniform_cut_candidates(_problem(), False, "x"), TypeError, "floors"),
-    ("random_instance-range-short", lambda: hasfl.random_instance(0, num_devices=(2,)), ValueError, "num_devices"),
-    ("random_instance-range-int", lambda: hasfl.random_instance(0, num_devices=5), TypeError, "num_devices"),
-    ("random_instance-range-float", lambda: hasfl.random_instance(0, num_devices=(2.5, 4)), TypeError,
+    ("random_instance-range-short", lambda: random_instance(0, num_devices=(2,)), ValueError, "num_devices"),
+    ("random_instance-range-int", lambda: random_instance(0, num_devices=5), TypeError, "num_devices"),
+    ("random_instance-range-float", lambda: random_instance(0, num_devices=(2.5, 4)), TypeError,
      "num_devices"),
-    ("random_instance-range-bool", lambda: hasfl.random_instance(0, num_devices=(True, 2)), TypeError,
+    ("random_instance-range-bool", lambda: random_instance(0, num_devices=(True, 2)), TypeError,
      "num_devices"),
-    ("random_instance-cuts-above-L", lambda: hasfl.random_instance(0, num_cuts=(4, 100)), ValueError, "num_cuts"),
-    ("random_instance-cuts-low-above-L", lambda: hasfl.random_instance(0, num_cuts=(20, 30)), ValueError,
+    ("random_instance-cuts-above-L", lambda: random_instance(0, num_cuts=(4, 100)), ValueError, "num_cuts"),
+    ("random_instance-cuts-low-above-L", lambda: random_instance(0, num_cuts=(20, 30)), ValueError,
      "num_cuts"),
     ("compare_strategies-empty", lambda: hasfl_exp.compare_strategies(_problem(), 1, 0, strategies=[]), ValueError,
      "strategies"),

@@ -29,10 +29,11 @@ UNHASHED = {
               "bound.latency": "the latency model: charges a stored training record afterwards (the clock)",
               "bound.problem": _DECISIONS,
               **{f"optimiser.{m}": _DECISIONS for m in ("bcd", "p1", "p2", "batch_search", "refinement", "exhaustive",
-                                                        "instances", "strategies")},
+                                                        "strategies")},
               "training": "hashed by the training records' own code (fedlib.lab.hasfl.runs.train_run.TRAIN_CODE)",
               "runs.__init__": "a note that the package moved to fedlib.lab.hasfl.runs",
-              "runs.plan_status": "a note that the command moved to fedlib.lab.hasfl.runs.plan_status"},
+              "runs.plan_status": "a note that the command moved to fedlib.lab.hasfl.runs.plan_status",
+              "optimiser.instances": "a note that the random instances moved to fedlib.lab.hasfl.instances"},
 }
 #: modules a hashed module imports that its paper's records still do not depend on
 NOT_NEEDED = {"hasfl": {"fedlib.split.resnet_cifar": "DTFL's CIFAR ResNets, imported by split.models; HASFL builds "
@@ -41,12 +42,16 @@ NOT_NEEDED = {"hasfl": {"fedlib.split.resnet_cifar": "DTFL's CIFAR ResNets, impo
                               "computes (fedlib.lab.hasfl.runs.train_backend.BACKEND_CODE), not those of the loop backend"
                            for m in ("fedlib.split.stacked", "fedlib.split.stacked_ops", "fedlib.split.records_backend",
                                      "fedlib.split.backends", "fedlib.split.stacked_layers")}},
-              "dtfl": {m: "the engine's stacked backend: its source enters the keys of the records it computes "
+              "dtfl": {**{m: "the engine's stacked backend: its source enters the keys of the records it computes "
                           "(fedlib.dtfl.training.keyed_by_backend adds fedlib.split.backends.STACKED_CODE), not "
-                          "those of the loop backend" for m in ("fedlib.split.stacked", "fedlib.split.stacked_ops")}}
+                          "those of the loop backend" for m in ("fedlib.split.stacked", "fedlib.split.stacked_ops")},
+                       "fedlib.dtfl.scheduler": "imported by fedlib.dtfl.run.dtfl only (the scheduler deciding each "
+                                                "round, a run never stored): a stored run replays the tiers decided "
+                                                "ahead, which enter its config"}}
 #: moved-module notes in the method packages: they raise ImportError naming the new module, compute nothing
 MOVED_NOTES = {"fedlib.core.verify", "fedlib.core.jupyter_setup", "fedlib.core.site", "fedlib.core.notebooks",
-               "fedlib.split.bench", "fedlib.hasfl.runs", "fedlib.hasfl.runs.plan_status"}
+               "fedlib.split.bench", "fedlib.hasfl.runs", "fedlib.hasfl.runs.plan_status",
+               "fedlib.hasfl.optimiser.instances"}
 
 
 #: the module that defines each paper's STORE_CODE

@@ -8,7 +8,7 @@ import torch
 from fedlib.data import TensorDataset
 from fedlib.dtfl import DtflConfig, client_data
 from fedlib.lab.dtfl.batched import run_batched
-from fedlib.dtfl.training import run_engine
+from fedlib.dtfl.run import run_engine
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

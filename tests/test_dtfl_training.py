@@ -133,3 +133,33 @@ def test_backend_default_per_device_and_record_keys(tmp_path):
     s2, c2, used = keyed_by_backend(store, config, "cpu", "stacked")
     assert used == "stacked" and c2 == {**config, "backend": "stacked"}
     assert s2.code == store.code + STACKED_CODE and s2.key(c2) != store.key(config)
+
+
+def test_dtfl_with_the_scheduler_each_round_is_the_run_scheduled_ahead(tiny):
+    """Algorithm 1 with the tier scheduler deciding each round (fedlib.dtfl.dtfl over a SystemRun) = simulate's
+    tiers decided ahead, then run_dtfl (how the stored runs train): the same record and system, bit for bit, on a
+    schedule whose tiers change and whose clients are sampled."""
+    from fedlib.core import numpy_rng
+    from fedlib.dtfl import SystemRun, case_profiles, dtfl, profile_schedule, sample_participants, simulate
+    from fedlib.lab.dtfl.experiments import time_model
+
+    cfg = DtflConfig(model="resnet20", width=0.25, num_clients=4, batch_size=10, seed=2)
+    tm = time_model("resnet20", 0.25, "fashion-mnist", 4, 30.0, 50.0)
+    profiles = case_profiles("case1")
+    idx = profile_schedule(4, 4, len(profiles), 1, 1.0, numpy_rng(2, "system"))
+    part = sample_participants(4, 4, 0.75, numpy_rng(2, "system/participants"))
+    samples = [len(p) for p in client_data(cfg, tiny.y_train.numpy())]
+
+    def system():
+        return SystemRun(tm, profiles, idx, samples, numpy_rng(5, "system/noise"), participants=part)
+
+    ahead = simulate(tm, profiles, idx, samples, numpy_rng(5, "system/noise"), participants=part)
+    assert len({tuple(c) for c in ahead["cuts"]}) > 1             # the scheduler moves clients between tiers
+    replay = run_dtfl(cfg, tiny, ahead["cuts"], participants=part)
+    run = system()
+    live = dtfl(cfg, tiny, run)
+    timeless = ("elapsed_s",)
+    assert {k: v for k, v in live.items() if k not in timeless} == {k: v for k, v in replay.items() if k not in timeless}
+    assert run.result() == ahead
+    with pytest.raises(ValueError, match="K = 4 clients"):
+        dtfl(DtflConfig(model="resnet20", width=0.25, num_clients=3), tiny, system())

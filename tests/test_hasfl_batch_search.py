@@ -1,13 +1,13 @@
 """HASFL's exact batch sizes at fixed cuts (fedlib.hasfl.optimiser.batch_search) against a literal enumeration of every
 batch vector, the coefficients against Θ, the refinement steps (fedlib.hasfl.optimiser.refinement) and the widened instance
-generator (fedlib.hasfl.optimiser.instances)."""
+generator (fedlib.lab.hasfl.instances)."""
 import itertools
 
 import numpy as np
 import pytest
 
 from fedlib.hasfl import batch_caps, batch_coefficients, cut_moves, exact_batches, refine, theta
-from fedlib.hasfl.optimiser.instances import random_instance
+from fedlib.lab.hasfl.instances import random_instance
 
 
 def _all_batches(p, cuts):

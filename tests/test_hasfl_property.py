@@ -1,9 +1,9 @@
-"""HASFL optimiser on seeded random instances (fedlib.hasfl.optimiser.instances) against exhaustive search: BCD never
+"""HASFL optimiser on seeded random instances (fedlib.lab.hasfl.instances) against exhaustive search: BCD never
 fails where a decision exists, raises one error naming the binding constraint where none does, stays within
 1 % of the optimum on >= 95 % of instances and within 5 % on all, and returns decisions that satisfy C1, C3-C5.
 Twelve instances of the larger set (N up to 4 with b_max up to 24) run by default; FEDLIB_SLOW=1 runs all 300.
 
-Widened instances (issue #21): tight memory, mixed link rates, ε near the floor, five devices; the targets, fixed
+Widened instances: tight memory, mixed link rates, ε near the floor, five devices; the targets, fixed
 before the runs: gap <= 1 % on at least 98 % of the instances and <= 3 % on all. 36 run by default, FEDLIB_SLOW=1
 runs 300 (>= 200 feasible)."""
 import numpy as np
@@ -14,7 +14,7 @@ from fedlib.lab.paths import env_flag
 from fedlib.hasfl import theta
 
 from fedlib.hasfl import bcd, exhaustive
-from fedlib.hasfl.optimiser.instances import random_instance
+from fedlib.lab.hasfl.instances import random_instance
 from fedlib.hasfl.bound.problem import batch_caps
 from fedlib.split import memory_bits
 
@@ -126,7 +126,7 @@ def test_batch_caps_at_exact_and_near_integer_memory_bounds():
     assert batch_caps(q, cuts).tolist() == [39, 39]
 
 
-#: Families of widened instances (fedlib.hasfl.optimiser.instances options); the five-device family keeps exhaustive search
+#: Families of widened instances (fedlib.lab.hasfl.instances options); the five-device family keeps exhaustive search
 #: affordable with 3-4 cuts and b_max 6-8, and has more cut vectors than enumerate_cuts takes (4^5 > 256), so BCD's
 #: own moves are tested there.
 WIDE = {
@@ -176,7 +176,7 @@ def test_bcd_returns_no_worse_than_the_best_candidate_it_scored_at_12_to_20_devi
     """Algorithm 2 scores many candidates (BCD fixed points, group moves, restarts); what it returns must be at least
     as good as the best of them (the candidates are ranked before the refinement)."""
     from fedlib.hasfl import bcd, theta
-    from fedlib.hasfl.optimiser.instances import random_instance
+    from fedlib.lab.hasfl.instances import random_instance
     p = random_instance(100 + seed, num_devices=(12, 20))
     d = bcd(p)
     scored = [v for k, v in d.info.items() if k in ("theta_bcd", "theta_group", "theta_restarts") and v is not None]
@@ -189,7 +189,7 @@ def test_bcd_pinned_decision_at_20_devices():
     """One N = 20 instance pinned (Θ in seconds, as computed by fedlib 0.4.0): a change of the optimiser that moves
     it must be deliberate."""
     from fedlib.hasfl import bcd
-    from fedlib.hasfl.optimiser.instances import random_instance
+    from fedlib.lab.hasfl.instances import random_instance
     p = random_instance(7, num_devices=(20, 20))
     d = bcd(p)
     assert p.num_devices == 20 and d.theta == pytest.approx(81.5328849117285, rel=1e-6)

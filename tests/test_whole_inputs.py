@@ -130,7 +130,8 @@ def test_dataset_refuses_labels_outside_its_classes():
 
 
 def test_dtfl_refuses_data_other_than_the_config_names_and_subsets_beyond_the_data():
-    from fedlib.dtfl.training import DtflConfig, run_dtfl, subset
+    from fedlib.dtfl.run import run_dtfl
+    from fedlib.dtfl.training import DtflConfig, subset
     cfg = DtflConfig(model="resnet20", width=0.25, dataset="fashion-mnist", num_clients=2, batch_size=10)
     with pytest.raises(ValueError, match="data is 'cifar10', but the config says dataset='fashion-mnist'"):
         run_dtfl(cfg, _tiny("cifar10"), np.full((1, 2), 2))

@@ -42,7 +42,7 @@ FASHION_MNIST_MEAN_STD = ((0.5,), (0.5,))
 INSTALL_HINT = (
     "Fashion-MNIST is missing. Install it with `apt-get install -y dataset-fashion-mnist` "
     "(Debian/Ubuntu; files land in /usr/share/datasets/fashion-mnist), or run "
-    "`python -m fedlib.data fashion-mnist --download` on a machine with internet access."
+    "`python -m fedlib.lab.data fashion-mnist --download` on a machine with internet access."
 )
 
 
@@ -245,7 +245,7 @@ def load_cifar(name: str, root: str | Path | None = None, allow_download: bool =
         if not allow_download:
             raise DatasetNotFoundError(
                 f"{name} is not in {root / reader.base_folder}. It cannot be downloaded on this machine: extract "
-                f"the official {reader.filename} into {root}, or run `python -m fedlib.data {name} --download` on "
+                f"the official {reader.filename} into {root}, or run `python -m fedlib.lab.data {name} --download` on "
                 f"a machine with internet access.")
         downloader(str(root), train=True, download=True)
     splits = {}

@@ -15,15 +15,16 @@ from .baseline_time import MethodCosts, method_costs, method_times, simulate_met
 from .baselines import BASELINE_CUTS, YogiConfig, run_baseline, yogi_update
 from .fedgkt import gkt_client_model, gkt_server_model, kd_loss, run_fedgkt
 from .privacy import distance_correlation, dcor_loss, patch_shuffle, psnr, reconstruction_attack
-from .scheduler import EMA_ALPHA, TierScheduler, profile_schedule, sample_participants, simulate
+from .scheduler import EMA_ALPHA, SystemRun, TierScheduler, profile_schedule, sample_participants, simulate
 from .tiers import MAX_TIERS, aux_head_factory, check_num_tiers, client_modules, tier_cuts, tier_table
 from .timing import CASES, CORE_FLOPS, PROFILES, SERVER_FLOPS, ResourceProfile, TierCosts, TimeModel, case_profiles, tier_costs
-from .training import DtflConfig, client_data, run_dtfl, run_engine
+from .run import algorithm1, dtfl, run_dtfl, run_engine
+from .training import DtflConfig, client_data
 
 __all__ = ["MAX_TIERS", "check_num_tiers", "client_modules", "tier_cuts", "tier_table", "aux_head_factory",
            "ResourceProfile", "PROFILES", "CASES", "case_profiles", "TierCosts", "tier_costs", "TimeModel",
-           "CORE_FLOPS", "SERVER_FLOPS", "EMA_ALPHA", "TierScheduler", "profile_schedule", "sample_participants", "simulate", "DtflConfig",
-           "client_data", "run_dtfl", "run_engine", "BASELINE_CUTS",
+           "CORE_FLOPS", "SERVER_FLOPS", "EMA_ALPHA", "SystemRun", "TierScheduler", "profile_schedule", "sample_participants", "simulate", "DtflConfig",
+           "client_data", "algorithm1", "dtfl", "run_dtfl", "run_engine", "BASELINE_CUTS",
            "YogiConfig", "yogi_update", "run_baseline", "MethodCosts", "method_costs", "method_times",
            "simulate_method", "gkt_client_model", "gkt_server_model", "kd_loss", "run_fedgkt", "distance_correlation",
            "dcor_loss", "patch_shuffle", "psnr", "reconstruction_attack"]

@@ -26,7 +26,8 @@ import torch
 from ..core.validate import check_choice, check_float, check_instance, check_int
 from ..data import TensorDataset
 from .fedgkt import GKT_SERVER_EPOCHS, run_fedgkt
-from .training import DtflConfig, run_engine
+from .run import run_engine
+from .training import DtflConfig
 
 #: cut (modules on the client) of each engine baseline
 BASELINE_CUTS = {"fedavg": 8, "fedyogi": 8, "splitfed": 2}

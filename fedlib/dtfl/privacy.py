@@ -21,7 +21,7 @@ from torch import nn
 
 from ..core.seeding import resolve_device, torch_generator
 from ..core.validate import ParameterTypeError, check_float, check_int
-from .training import run_dtfl
+from .run import run_dtfl
 
 __all__ = ["distance_correlation", "DcorLoss", "dcor_loss", "patch_shuffle", "psnr", "reconstruction_attack",
            "DCOR_CHUNK", "DECODER_WIDTH"]
@@ -336,7 +336,7 @@ class PatchShuffle:
 
 def privacy_record(cfg, data, cuts, cut: int, alpha: float, patches: int, seed: int, used: int, attack_fit: int,
                    attack_eval: int, attack_epochs: int, device: str = "cpu", backend: str = "auto") -> dict:
-    """The record a ``dtfl_privacy`` key stores (DTFL Table 5): DTFL training (:func:`fedlib.dtfl.training.run_dtfl`
+    """The record a ``dtfl_privacy`` key stores (DTFL Table 5): DTFL training (:func:`fedlib.dtfl.run.run_dtfl`
     of ``cfg`` with every client at cut layer ``cut``: ``cuts`` ``[R, K]``) with the distance-correlation loss of
     weight ``alpha`` (0 = none) and ``patches`` × ``patches`` patch shuffling of the smashed data (1 = none; its own
     streams for training, evaluation and the attacker), then the reconstruction attack on the final client model:

@@ -229,31 +229,68 @@ def simulate(time_model: TimeModel, profiles: tuple, profile_idx, samples, rng: 
     Raises:
         ValueError / ParameterTypeError: bad shapes, indices, tier or noise (naming them).
     """
-    if not isinstance(time_model, TimeModel):
-        raise ParameterTypeError(f"time_model must be a TimeModel, got {type(time_model).__name__}")
-    sys = check_system(profiles, profile_idx, samples, rng, noise, participants)
-    idx, n, noise, part, cpus, mbps = (sys[key] for key in ("profile_idx", "samples", "noise", "participants",
-                                                             "cpus", "mbps"))
-    rounds, k = idx.shape
-    m = time_model.costs.num_tiers
-    if fixed_tier is not None:
-        check_int("fixed_tier", fixed_tier, 1, m)
-    sched = TierScheduler(time_model, k, alpha, initial_tier, min_tier)
-    keys = ("tiers", "T_c", "T_s", "T_com", "T")
-    out = {key: np.zeros((rounds, k)) for key in keys}
-    for r in range(rounds):
-        tiers = np.full(k, fixed_tier) if fixed_tier is not None else sched.assign(mbps[r], n, part[r])
-        t = time_model.times(tiers, cpus[r], mbps[r], n)
-        t_c = t["T_c"] * np.exp(noise * rng.standard_normal(k))
-        sched.observe(tiers, t_c, part[r])
-        out["tiers"][r], out["T_c"][r], out["T_s"][r], out["T_com"][r] = tiers, t_c, t["T_s"], t["T_com"]
-        out["T"][r] = np.maximum(t_c + t["T_com"], t["T_s"] + t["T_com"])
-    strag = np.where(part, out["T"], -np.inf).argmax(1)
-    rows = np.arange(rounds)
-    tiers = out["tiers"].astype(np.int64)
-    res = {key: out[key].tolist() for key in keys[1:]}
-    res.update(tiers=tiers.tolist(), cuts=time_model.costs.cuts[tiers - 1].tolist(),
-               round_s=out["T"][rows, strag].tolist(), straggler=strag.tolist(),
-               comp_s=np.maximum(out["T_c"], out["T_s"])[rows, strag].tolist(),
-               comm_s=out["T_com"][rows, strag].tolist())
-    return res
+    run = SystemRun(time_model, profiles, profile_idx, samples, rng, fixed_tier, noise, alpha, initial_tier,
+                    participants, min_tier)
+    for r in range(1, run.rounds + 1):
+        run.tiers(r)
+        run.observe(r)
+    return run.result()
+
+
+class SystemRun:
+    """The system of :func:`simulate` one round at a time, Algorithm 1's ``schedule``
+    (:func:`fedlib.dtfl.run.algorithm1`): :meth:`tiers` gives round r's ``(cuts [K], participants [K])`` (fixed,
+    or the scheduler's assignment), :meth:`observe` draws its client times and feeds them to the scheduler,
+    :meth:`result` is :func:`simulate`'s dict. Arguments and errors as :func:`simulate`; rounds in order."""
+
+    def __init__(self, time_model: TimeModel, profiles: tuple, profile_idx, samples, rng: np.random.Generator,
+                 fixed_tier: int | None = None, noise: float = 0.05, alpha: float = EMA_ALPHA,
+                 initial_tier: int | None = None, participants=None, min_tier: int = 1):
+        if not isinstance(time_model, TimeModel):
+            raise ParameterTypeError(f"time_model must be a TimeModel, got {type(time_model).__name__}")
+        sys = check_system(profiles, profile_idx, samples, rng, noise, participants)
+        self.tm, self.rng = time_model, rng
+        self.n, self.noise, self.part, self.cpus, self.mbps = (sys[key] for key in (
+            "samples", "noise", "participants", "cpus", "mbps"))
+        self.rounds, self.k = sys["profile_idx"].shape
+        if fixed_tier is not None:
+            check_int("fixed_tier", fixed_tier, 1, time_model.costs.num_tiers)
+        self.fixed_tier = fixed_tier
+        self.sched = TierScheduler(time_model, self.k, alpha, initial_tier, min_tier)
+        self.out = {key: np.zeros((self.rounds, self.k)) for key in ("tiers", "T_c", "T_s", "T_com", "T")}
+
+    def first_cuts(self) -> np.ndarray:
+        """Round 1's cuts ``[K]`` without consuming the round (the training state is built at them)."""
+        tiers = (np.full(self.k, self.fixed_tier) if self.fixed_tier is not None else
+                 np.where(self.part[0], self.sched.initial_tier, self.sched.current))
+        return self.tm.costs.cuts[tiers - 1]
+
+    def tiers(self, r: int) -> tuple:
+        """Round r's tiers as ``(cuts [K], participants [K])``: Algorithm 1 lines 21-35 (:class:`TierScheduler`)."""
+        here = self.part[r - 1]
+        tiers = np.full(self.k, self.fixed_tier) if self.fixed_tier is not None else \
+            self.sched.assign(self.mbps[r - 1], self.n, here)
+        self.out["tiers"][r - 1] = tiers
+        return self.tm.costs.cuts[tiers.astype(np.int64) - 1], here
+
+    def observe(self, r: int) -> None:
+        """Round r's times (eq. 5; T_c with its noise) and the scheduler's EMA update (lines 22-23)."""
+        i, tiers = r - 1, self.out["tiers"][r - 1].astype(np.int64)
+        t = self.tm.times(tiers, self.cpus[i], self.mbps[i], self.n)
+        t_c = t["T_c"] * np.exp(self.noise * self.rng.standard_normal(self.k))
+        self.sched.observe(tiers, t_c, self.part[i])
+        self.out["T_c"][i], self.out["T_s"][i], self.out["T_com"][i] = t_c, t["T_s"], t["T_com"]
+        self.out["T"][i] = np.maximum(t_c + t["T_com"], t["T_s"] + t["T_com"])
+
+    def result(self) -> dict:
+        """:func:`simulate`'s dict of the rounds so far (all of them after round R)."""
+        out, part, rounds = self.out, self.part, self.rounds
+        strag = np.where(part, out["T"], -np.inf).argmax(1)
+        rows = np.arange(rounds)
+        tiers = out["tiers"].astype(np.int64)
+        res = {key: out[key].tolist() for key in ("T_c", "T_s", "T_com", "T")}
+        res.update(tiers=tiers.tolist(), cuts=self.tm.costs.cuts[tiers - 1].tolist(),
+                   round_s=out["T"][rows, strag].tolist(), straggler=strag.tolist(),
+                   comp_s=np.maximum(out["T_c"], out["T_s"])[rows, strag].tolist(),
+                   comm_s=out["T_com"][rows, strag].tolist())
+        return res

@@ -29,10 +29,6 @@ def _int_list(name: str, value, low: int = 1) -> list:
     return check_list(name, value, lambda n, v: check_int(n, v, low))
 
 
-def _flat(state: MLPState) -> torch.Tensor:
-    return torch.cat([state.w1.reshape(-1), state.b1, state.w2.reshape(-1), state.b2])
-
-
 def _params(state: MLPState) -> list[torch.Tensor]:
     return [t.detach().clone().requires_grad_(True) for t in (state.w1, state.b1, state.w2, state.b2)]
 

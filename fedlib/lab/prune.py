@@ -79,6 +79,13 @@ REKEYED = {
     # 2026-12-02)
     "063bebc0d0775083": "hist", "15ec4b072436c5fd": "dtfl", "e8829110476457a8": "dtfl_stacked",
     "7b18755eaac4764c": "hasfl", "6df9d4ddc2ed25a2": "hasfl_train", "a4c248b1a15eecf5": "hasfl_train_stacked",
+    # before DTFL's Algorithm 1 became one loop of named steps (fedlib.dtfl.run: the round loop moved out of
+    # fedlib.dtfl.training, the tier scheduler a round at a time) and fedlib.data's missing-dataset messages named
+    # python -m fedlib.lab.data; a DTFL run (scheduled tiers, sampled clients), FedAvg, FedYogi, SplitFed, the
+    # privacy runs, a HIST run, the VGG-16 pilot and a HASFL training run retrained with the old and the new code on
+    # one machine are bit-identical (run logs, 2026-12-02)
+    "063d899f781a93a6": "hist", "d5379fbb5b041b51": "dtfl", "8b018e75c2f8ce85": "dtfl_stacked",
+    "4d0e840ab16548b6": "hasfl", "00b476bb80d82e5e": "hasfl_train", "fd1d4e487536854b": "hasfl_train_stacked",
 }
 """Code hashes of earlier fedlib whose records are valid under the current code: ``{old hash: store name}``."""
 

@@ -21,8 +21,8 @@ in ``copies`` mode) with the weights (eq. 7); per-device optimizer state is loca
 auxiliary head (given by ``aux_head(cut, smashed_shape)``) and no gradient comes back; the server part trains on
 the detached smashed data. :func:`set_decision` changes batch sizes and cuts between rounds.
 
-Grouping (2 CPU cores): per-device units (different weights) run in a plain per-device loop; the project's
-earlier measurement (issue #9: 2 cores) puts ``vmap`` over stacked weights at 0.8x such a loop, so it is not used.
+Grouping (2 CPU cores): per-device units (different weights) run in a plain per-device loop (``vmap`` over stacked
+weights ran at 0.8x such a loop on 2 cores: the run log).
 Shared units run once over the concatenated smashed data of all devices, with per-device BN statistics
 (:class:`.ops.GroupBatchNorm`; one native batch-norm call when the b_i are equal, a loop otherwise).
 ``channels_last=True`` stores conv weights NHWC (1.25-1.3x on CPU, measured; the benchmark uses it).

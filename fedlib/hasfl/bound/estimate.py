@@ -14,15 +14,14 @@ the README's deviations list):
 - G_j²: Assumption 2 bounds the second moment of the *mini-batch* stochastic gradient, E‖∇_j F_i(w; ξ_i)‖²; we
   evaluate it at the pilot's batch size b0: G_j² = ‖∇_j f‖² + σ_j²/b0 (E‖g‖² = ‖E g‖² + Var g), with ‖∇_j f‖²
   estimated without bias as ‖ḡ_j‖² − σ_j²/(b0·M) (the mean of M minibatch gradients has variance σ_j²/(b0·M)), so
-  G_j² = ‖ḡ_j‖² + σ_j²(M − 1)/(b0·M). Until 2026-11-26 the σ_j²/(b0·M) term was not removed (G_j² about 11 %
-  too large on VGG-16). The paper treats G_j² as independent of b; a smaller b0 gives a larger G_j².
+  G_j² = ‖ḡ_j‖² + σ_j²(M − 1)/(b0·M). The paper treats G_j² as independent of b; a smaller b0 gives a larger
+  G_j².
 - β, used by the decisions: largest |Hessian eigenvalue| (power iteration,
   :func:`fedlib.core.estimators.hessian_top_eigenvalue`) of the loss on b0·M distinct random training samples,
   the samples ϑ is taken on. Assumption 1 bounds the smoothness everywhere; the top eigenvalue at the pilot's
   points is that curvature, whereas [24]'s ratio is the curvature averaged along one step's direction, which is
-  at most the top eigenvalue there (it can understate β several times). Until 2026-11-24 the Hessian was taken on
-  one minibatch of b0 samples, whose top eigenvalue varied 5x between minibatches (VGG-16 at width 1/4 after the
-  quick pilot: 172-829 on 16 samples, 50-55 on 256).
+  at most the top eigenvalue there (it can understate β several times). One minibatch of b0 samples would not do:
+  its top eigenvalue varies several times between minibatches (HASFL run log).
 - β_online, recorded beside it (:func:`online_beta`): at every aggregation point of the pilot (each ``interval``
   SGD steps) ‖g(w_t) − g(w_{t−I})‖ / ‖w_t − w_{t−I}‖, with g the full gradient on one fixed set of b0·M training
   samples, the maximum over the pilot's aggregation points. It is [24]'s ratio on consecutive points of one
@@ -33,13 +32,10 @@ the README's deviations list):
 - ϑ = f(w⁰) − f*: f(w⁰) on b0·M random training samples with f* replaced by 0 (cross-entropy >= 0), an upper
   bound.
 - Each is maximised over the pilot's points (w⁰ and the model after the pilot steps).
-- The pilot runs on one torch thread (:func:`pilot_constants` sets it and restores the caller's count): its 200
-  SGD steps amplify the floating-point order of the reductions, which depends on the thread count, so β came out
-  237 with 2 torch threads and 316 with 1 on one machine. Pinned, the caller's thread count no longer moves it.
-  Another instruction set still does (ATen scalar + oneDNN SSE4.1 against AVX2 moved β by 7 % and Σ G_j² by 2 %
-  at quick with the Hessian on b0·M samples; the initial weights already differ in the last bit, torch's
-  ``normal_`` being vectorised per instruction set). float64 would not help there and made the full-width
-  VGG-16 pilot over 10x slower (no oneDNN kernels in float64).
+- The pilot runs on one torch thread (:func:`pilot_constants` sets it and restores the caller's count): its SGD
+  steps amplify the floating-point order of the reductions, which depends on the thread count. Another
+  instruction set still moves β by a few per cent (the initial weights already differ in the last bit; the
+  measurements are in the HASFL run log).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Several DTFL (or FedAvg / SplitFed) runs of one shape trained together, as rows of one stacked call
 (:func:`run_batched`): a sweep's seeds advance in one batched call per unit instead of one run after another.
 
-Each run is :func:`fedlib.dtfl.training.run_engine`'s run, round for round: its own data partition and batch order
+Each run is :func:`fedlib.dtfl.run.run_engine`'s run, round for round: its own data partition and batch order
 (its seed's ``data`` stream), initial model, tiers per round (``cuts``), participants, aggregation (eq. 1 over its
 own clients), tier heads and evaluations. Only the execution is shared: every local step trains the R runs' K
 clients as R·K rows of the stacked backend (:mod:`fedlib.lab.split.stacked_runs`); a run that has run out of local
@@ -30,7 +30,7 @@ from fedlib.split.backends import STACKED_VARIANTS, backend_functions, device_au
 from fedlib.split.ops import weighted_mean
 from fedlib.lab.split.stacked_runs import concat_states, run_view, sync_view
 from fedlib.dtfl.tiers import aux_head_factory
-from fedlib.dtfl.training import TOP_CUT, DtflConfig, _Functional, check_cuts, check_participants, client_data, evaluate_heads, subset
+from fedlib.dtfl.training import TOP_CUT, DtflConfig, Functional, check_cuts, check_participants, client_data, evaluate_heads, subset
 
 #: what may differ between the runs of one batch (every other field of :class:`DtflConfig` must agree)
 MAY_DIFFER = ("seed",)
@@ -71,7 +71,7 @@ def run_batched(cfgs: list, data: TensorDataset, cuts: list, method: str = "dtfl
         backend: a stacked variant (:data:`fedlib.split.backends.STACKED_VARIANTS`).
 
     Returns:
-        per run the record of :func:`fedlib.dtfl.training.run_engine` (``round``, ``test_acc``, ``test_loss``,
+        per run the record of :func:`fedlib.dtfl.run.run_engine` (``round``, ``test_acc``, ``test_loss``,
         ``train_loss``, ``elapsed_s`` (s, the batch's wall clock), ``test_acc_aux`` / ``test_loss_aux`` for DTFL,
         ``config``, ``method``, ``device``, ``samples_per_client``), with ``"backend"`` and ``"batched": R``.
 
@@ -120,7 +120,7 @@ def run_batched(cfgs: list, data: TensorDataset, cuts: list, method: str = "dtfl
         if top is None:
             (acc, tl), aux = evaluate(model, x_test, y_test), (None, None)
         else:
-            head = _Functional(st.aux_templates[TOP_CUT], top)
+            head = Functional(st.aux_templates[TOP_CUT], top)
             (acc, tl), aux = evaluate_heads(model[:TOP_CUT], [model[TOP_CUT:], head], x_test, y_test)
         rec = run["rec"]
         for key, v in (("round", rnd), ("test_acc", acc), ("test_loss", tl),

@@ -36,7 +36,8 @@ from fedlib.core.validate import check_choice, check_float, check_int, check_lis
 from fedlib.split.backends import ALL_BACKENDS
 from fedlib.dtfl.baselines import run_baseline
 from fedlib.lab.dtfl.reference import run_literal, run_literal_baseline
-from fedlib.dtfl.training import DtflConfig, run_dtfl
+from fedlib.dtfl.run import run_dtfl
+from fedlib.dtfl.training import DtflConfig
 
 #: tiers of the 10 clients (cut layer = tier, 1..7), held every round
 CUTS = (1, 2, 3, 4, 5, 6, 7, 1, 4, 7)
@@ -145,7 +146,7 @@ def bench_dtfl_sweep(runs: int = 3, rounds: int = 2, device: str = "auto", data=
                      repeats: int = 3, train_subset: int = 6000, test_subset: int = 2000,
                      backend: str = "stacked") -> dict:
     """Runs per hour of a sweep of ``runs`` DTFL seeds (the converged workload of :func:`bench_dtfl`, tiers 1..7,
-    ``rounds`` rounds each), trained one run at a time (:func:`fedlib.dtfl.training.run_engine` on ``backend``)
+    ``rounds`` rounds each), trained one run at a time (:func:`fedlib.dtfl.run.run_engine` on ``backend``)
     against all together as rows of one stacked call (:func:`fedlib.lab.dtfl.batched.run_batched`); returns the CLI's
     JSON-able dict: ``runs_per_hour`` ``{"one_at_a_time", "batched"}`` and ``speedup`` (median, IQR, min-max over
     the interleaved repeats, :mod:`fedlib.lab.benchtime`), plus the machine.
@@ -155,7 +156,7 @@ def bench_dtfl_sweep(runs: int = 3, rounds: int = 2, device: str = "auto", data=
         device or backend.
     """
     from fedlib.lab.dtfl.batched import run_batched
-    from fedlib.dtfl.training import run_engine
+    from fedlib.dtfl.run import run_engine
     runs = check_int("runs", runs, 2)
     rounds = check_int("rounds", rounds, 1)
     repeats = check_int("repeats", repeats, 1)

@@ -22,13 +22,14 @@ from fedlib.split import MODELS
 from fedlib.dtfl.scheduler import EMA_ALPHA, SCHEDULERS, profile_schedule, sample_participants, simulate
 from fedlib.dtfl.tiers import check_num_tiers
 from fedlib.dtfl.timing import CASES, TimeModel, case_profiles, tier_costs
-from fedlib.dtfl.training import MODELS as DTFL_MODELS, DtflConfig, check_cuts, check_participants, client_data, keyed_by_backend, subset, train_record
+from fedlib.dtfl.training import MODELS as DTFL_MODELS, DtflConfig, check_cuts, check_participants, client_data, keyed_by_backend, subset
+from fedlib.dtfl.run import train_record
 
-STORE_CODE = ("fedlib.dtfl.tiers", "fedlib.dtfl.training", "fedlib.dtfl.baselines", "fedlib.dtfl.fedgkt",
-              "fedlib.dtfl.privacy", *(f"fedlib.split.{m}" for m in (
+STORE_CODE = ("fedlib.dtfl.tiers", "fedlib.dtfl.training", "fedlib.dtfl.run", "fedlib.dtfl.baselines",
+              "fedlib.dtfl.fedgkt", "fedlib.dtfl.privacy", *(f"fedlib.split.{m}" for m in (
                   "backends", "config", "engine", "latency", "models", "ops", "profile", "records",
                   "resnet_cifar", "system")), *RECORD_CODE, "fedlib.data")
-"""The method modules a DTFL record depends on (the record functions :func:`fedlib.dtfl.training.train_record`,
+"""The method modules a DTFL record depends on (the record functions :func:`fedlib.dtfl.run.train_record`,
 :func:`fedlib.dtfl.baselines.baseline_record`, :func:`fedlib.dtfl.privacy.privacy_record` and what they import):
 editing them invalidates DTFL's cached runs, and nothing else does. The simulated system (the time model, the tier
 scheduler, the baselines' time model) enters a record only through its config (each round's cuts and
