@@ -24,7 +24,7 @@ from fedlib.lab.paths import REPO_ROOT
 
 ENTRY_POINTS = {"fedlib.lab.bench", "fedlib.lab.jupyter_setup", "fedlib.lab.notebooks", "fedlib.lab.site",
                 "fedlib.lab.verify", "fedlib.lab.data", "fedlib.lab.first_steps", "fedlib.lab.hasfl.runs.plan_status",
-                "fedlib.lab.prune", "fedlib.lab.split.bench", "fedlib.lab.tables"}
+                "fedlib.lab.prune", "fedlib.lab.split.bench", "fedlib.lab.tables", "fedlib.lab.hops"}
 #: commands of an earlier layout: each exits 1 with one line naming the command that replaced it (the methods
 #: never import the lab, so none of them forwards)
 MOVED = {"fedlib.core.verify": "fedlib.lab.verify", "fedlib.core.jupyter_setup": "fedlib.lab.jupyter_setup",

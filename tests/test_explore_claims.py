@@ -1,4 +1,4 @@
-"""The explorers' verdicts (``fedlib.<paper>.explore_claims``) and the Verdict blocks committed in every notebook
+"""The explorers' verdicts (``fedlib.lab.<paper>.explore``) and the Verdict blocks committed in every notebook
 (``fedlib.lab.notebook_verdicts``): values read from hand-made results, words by the rule, no verdict from a result
 that lacks what the claim needs, and the generated blocks."""
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 
 from fedlib.lab.story import explore_verdict
 from fedlib.lab.verdicts import judge_all
-from fedlib.lab.dtfl import explore_claims as dtfl_ec
-from fedlib.lab.hasfl import explore_claims as hasfl_ec
-from fedlib.lab.hist import explore_claims as hist_ec
+from fedlib.lab.dtfl import explore as dtfl_ec
+from fedlib.lab.hasfl import explore as hasfl_ec
+from fedlib.lab.hist import explore as hist_ec
 from fedlib.hist.config import comm_per_round
 from fedlib.lab import notebook_verdicts as nv
 

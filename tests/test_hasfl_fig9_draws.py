@@ -130,16 +130,16 @@ def test_other_methods_do_not_depend_on_the_draw():
 
 def test_the_plan_holds_k_draws_per_n_of_the_paper_random_benchmarks_only():
     one, three = train_plan._jobs(_small_plan(1), S), train_plan._jobs(_small_plan(3), S)
-    assert all(j[-1] == 0 for j in one)
-    assert [j for j in three if j[-1] == 0] == one                    # draw 0: every job of one draw, in order
-    extra = [j for j in three if j[-1] > 0]
-    assert all(j[0] == ("fig9",) for j in extra)
-    got = sorted((j[2], j[3], j[4], j[-1]) for j in extra)
+    assert all(j.draw == 0 for j in one)
+    assert [j for j in three if j.draw == 0] == one                    # draw 0: every job of one draw, in order
+    extra = [j for j in three if j.draw > 0]
+    assert all(j.figures == ("fig9",) for j in extra)
+    got = sorted((j.setting, j.num_devices, j.method, j.draw) for j in extra)
     assert got == sorted((st, n, m, k) for st in ("iid", "noniid") for n in (3, 5)
                          for m in train_plan.DRAWN_METHODS for k in (1, 2))
     assert set(train_plan.DRAWN_METHODS) == {"HABS+RMS", "RBS+RMS"}
     # a method of DRAWN_METHODS outside n_methods gets no draw
-    assert not [j for j in train_plan._jobs(replace(_small_plan(3), n_methods=("RBS+HAMS",)), S) if j[-1]]
+    assert not [j for j in train_plan._jobs(replace(_small_plan(3), n_methods=("RBS+HAMS",)), S) if j.draw]
     with pytest.raises(ValueError, match="fig9_draws"):
         _small_plan(0)
 

@@ -7,7 +7,7 @@ reader opens on GitHub or in JupyterLab. :func:`notebook_texts` writes, between 
 - a study notebook: its rows of its paper's README table, the rule (:mod:`fedlib.lab.verdicts`) on the committed
   metrics of the paper's profile (:func:`fedlib.lab.tables.paper_verdicts`);
 - an explorer (``<paper>_explore``): its claim judged at the page's defaults, the notebook's own parameters cell
-  read as the notebook runs it, by ``fedlib.<paper>.explore_claims`` (a prediction of the library's models;
+  read as the notebook runs it, by ``fedlib.lab.<paper>.explore`` (a prediction of the library's models;
   nothing is trained).
 
 The code cell below each block computes the same rule on the run itself. ``python -m fedlib.lab.tables`` writes the
@@ -61,9 +61,9 @@ def explorer_block(paper: str, nb) -> str:
 
 
 def default_result(paper: str, nb) -> dict:
-    """The result of ``<paper>_explore`` at its defaults: the explorer ``fedlib.<paper>.explore_claims`` builds from
+    """The result of ``<paper>_explore`` at its defaults: the explorer ``fedlib.lab.<paper>.explore`` builds from
     the notebook's parameters (``default_explorer``), computed at its controls' defaults without widgets."""
-    ex = importlib.import_module(f"fedlib.lab.{paper}.explore_claims").default_explorer(parameters(nb))
+    ex = importlib.import_module(f"fedlib.lab.{paper}.explore").default_explorer(parameters(nb))
     return ex.compute(**ex.defaults())
 
 

@@ -149,6 +149,34 @@ def source_hash(modules: Sequence[str]) -> str:
 source_hash.cache_clear = _module_files.cache_clear  # type: ignore[attr-defined]
 
 
+def component_key(fn, name: str) -> dict:
+    """The key entry of a component of your own ``fn`` (a runner, a scheduler...): ``{"path": "module:qualname",
+    "code": source_hash([module])}``. A record computed with it carries both in its config, so a record of one
+    component is never returned for another, and an edit of its module computes new records (its own source is
+    hashed as the project's is).
+
+    Raises:
+        ValueError: ``fn`` cannot be imported by that path, which worker processes need and the key names (a
+            lambda, a closure, a ``functools.partial``, a method, or a function defined in ``__main__`` or a
+            notebook); the message names ``name`` and says to define it at the top level of a module of your own.
+    """
+    import importlib
+
+    mod, qual = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
+    hint = (f"{name} must be a function defined at the top level of a module of your own (a .py file on the Python "
+            f"path), so that its records are keyed by its import path and source and worker processes can import "
+            f"it; got {fn!r}")
+    if not isinstance(mod, str) or not isinstance(qual, str) or "<" in qual or "." in qual or mod == "__main__":
+        raise ValueError(hint)
+    try:
+        found = getattr(importlib.import_module(mod), qual, None)
+    except ImportError:
+        found = None
+    if found is not fn:
+        raise ValueError(hint)
+    return {"path": f"{mod}:{qual}", "code": source_hash([mod])}
+
+
 def _canonical(obj, what: str) -> str:
     try:
         return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)

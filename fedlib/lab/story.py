@@ -182,7 +182,7 @@ def verdict_view(paper: str) -> Callable[[Mapping[str, Any] | None], _Markdown]:
 
 
 def explore_verdict(paper: str, result: Mapping[str, Any] | None) -> _Markdown:
-    """The **Verdict** of ``<paper>_explore``: the claims of ``fedlib.<paper>.explore_claims`` (``claims(result)``:
+    """The **Verdict** of ``<paper>_explore``: the claims of ``fedlib.lab.<paper>.explore`` (``claims(result)``:
     :class:`fedlib.lab.verdicts.Claim` s whose ``extract`` reads the explorer's result dict) judged by
     :mod:`fedlib.lab.verdicts` at the controls' current state (``explorer.result``). The values are the library's
     models' predictions (time model, latency model, the paper's accounting): nothing is trained.
@@ -198,7 +198,7 @@ def explore_verdict(paper: str, result: Mapping[str, Any] | None) -> _Markdown:
     if result is None:
         return _Markdown("**No verdict at these controls:** the explorer holds no valid state (its error line "
                          "says why).")
-    mod = importlib.import_module(f"fedlib.lab.{paper}.explore_claims")
+    mod = importlib.import_module(f"fedlib.lab.{paper}.explore")
     try:
         claims = mod.claims(result)
         verdicts = judge_all(claims, {mod.NOTEBOOK: result}, notebook=mod.NOTEBOOK)

@@ -1,5 +1,5 @@
-"""HASFL's claims and their rules; how each is read out of a notebook's metrics is in :mod:`fedlib.lab.hasfl.claims_read`
-(the readers and the first extracts) and :mod:`fedlib.lab.hasfl.claims_more` (those added on 2026-12-01).
+"""HASFL's claims and their rules; how each is read out of a notebook's metrics is in :mod:`fedlib.lab.hasfl.readers`,
+the Setup rows and deviations of the notebooks in :mod:`fedlib.lab.hasfl.setup_rows` (re-exported here).
 
 The paper: Zheng Lin, Zhe Chen, Xianhao Chen, Wei Ni, Yue Gao, *HASFL: Heterogeneity-aware Split Federated
 Learning over Edge Computing Systems*, arXiv:2506.08426. :mod:`fedlib.lab.verdicts` judges each :class:`Claim`
@@ -29,15 +29,16 @@ one), the claim's ``why`` says so and where it comes from.
 from __future__ import annotations
 
 from fedlib.lab.verdicts import AtLeast, AtMost, Claim, Trend, accuracy_se, registered
-from fedlib.lab.hasfl.claims_more import bound_rounds_miss, converged_acc_vs_cut_iid, converged_acc_vs_cut_noniid, converged_time_vs_cut_iid, converged_time_vs_cut_noniid, faster_every_benchmark_every_resource, feasible_share, habs_accuracy_vs_fixed, hams_based_over_rms_based, hams_vs_fixed, latency_per_round_vs_batch, predicted_vs_feasible, rounds_vs_batch_iid, rounds_vs_batch_noniid, slowdown_as_resources_shrink
-from fedlib.lab.hasfl.claims_read import (BENCHMARKS, CALIBRATED, FIXED_BATCHES, GAMMA, INTERVAL,  # noqa: F401  (re-exported)
-                                          OUT, PILOT, SPLIT_CUTS, VARIANTS, accuracy_gain,  # noqa: F401  (re-exported)
-                                          acc_gain_points, faster_than_rbs_hams_at_every_resource,  # noqa: F401  (re-exported)
-                                          fig9_mean, gap_vs_devices, habs_vs_fixed, largest,  # noqa: F401  (re-exported)
-                                          rounds_vs_cut, slowest_gap_over_devices, smallest,  # noqa: F401  (re-exported)
-                                          smashed_vs_cut, speedup, speedup_rbs_rms_resnet,  # noqa: F401  (re-exported)
-                                          speedup_rbs_rms_vgg, split_term_vs_cut, split_vs_batch,  # noqa: F401  (re-exported)
-                                          time_ratio)  # noqa: F401  (re-exported)
+from fedlib.lab.hasfl.readers import bound_rounds_miss, converged_acc_vs_cut_iid, converged_acc_vs_cut_noniid, converged_time_vs_cut_iid, converged_time_vs_cut_noniid, faster_every_benchmark_every_resource, feasible_share, habs_accuracy_vs_fixed, hams_based_over_rms_based, hams_vs_fixed, latency_per_round_vs_batch, predicted_vs_feasible, rounds_vs_batch_iid, rounds_vs_batch_noniid, slowdown_as_resources_shrink
+from fedlib.lab.hasfl.readers import (BENCHMARKS, CALIBRATED, FIXED_BATCHES, GAMMA, INTERVAL,  # noqa: F401  (re-exported)
+                                      OUT, PILOT, SPLIT_CUTS, VARIANTS, accuracy_gain,  # noqa: F401  (re-exported)
+                                      acc_gain_points, faster_than_rbs_hams_at_every_resource,  # noqa: F401  (re-exported)
+                                      fig9_mean, gap_vs_devices, habs_vs_fixed, largest,  # noqa: F401  (re-exported)
+                                      rounds_vs_cut, slowest_gap_over_devices, smallest,  # noqa: F401  (re-exported)
+                                      smashed_vs_cut, speedup, speedup_rbs_rms_resnet,  # noqa: F401  (re-exported)
+                                      speedup_rbs_rms_vgg, split_term_vs_cut, split_vs_batch,  # noqa: F401  (re-exported)
+                                      time_ratio)  # noqa: F401  (re-exported)
+from fedlib.lab.hasfl.setup_rows import DEVIATIONS, SETUP  # noqa: F401  (the notebooks' Setup rows, re-exported)
 
 PROFILE = "converged"
 
@@ -278,5 +279,3 @@ RBS+RMS rows read through a named function instead of a ``functools.partial``, t
 every committed number was known: the claims rewritten or added to judge the paper's wording (issue 57; each
 change with its reason in ``notebooks/hasfl/RUN_LOG.md``)."""
 CLAIMS = registered(CLAIMS, REGISTERED)
-
-from fedlib.lab.hasfl.claims_setup import DEVIATIONS, SETUP  # noqa: E402,F401  (the notebooks' Setup rows)

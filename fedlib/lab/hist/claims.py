@@ -18,10 +18,17 @@ Which runs a claim reads (from the metrics' ``runs`` rows, :func:`fedlib.lab.his
 
 Accuracies are on the 10,000 Fashion-MNIST test images: one image is 0.01 percentage points, the resolution
 used as the margin of every accuracy comparison.
+
+Here, in order: how the claims read the metrics (the run pairs of Figs. 2-3, the sweeps of Fig. 4, and the
+per-setting, per-seed values; a seed without a value is :class:`Unjudged`, named with its reason), the extract
+functions, the claims, and the Setup rows (here vs the paper) and the stated deviations of HIST's notebooks (text;
+computes nothing).
 """
 from __future__ import annotations
 
 import math
+from collections import Counter
+from typing import Any, Mapping
 
 from fedlib.lab.verdicts import AtMost, Better, Censored, Claim, Trend, Unjudged, accuracy_se, registered
 
@@ -31,7 +38,11 @@ SUMMARY = {"title": "HIST: hierarchical independent submodel training", "ref": "
            "scale": "quick profile, Fashion-MNIST, 784-300-10 MLP, 60 clients, 30 L0 budget, seeds 0–2; the paper "
                     "profile (100 L0, 30 synchronisations) in its own columns"}
 
-from fedlib.lab.hist.claims_read import FIG4_N, SETTINGS  # noqa: F401  (metrics' setting name -> column; Fig. 4's N)
+SETTINGS = {"noniid": "fully non-iid", "cell_iid": "cell-iid"}
+"""Metrics' setting name -> the variant (column) it is judged in."""
+
+FIG4_N = 3
+"""The paper's Fig. 4 uses N = 3 cells."""
 
 N_TEST = 10_000
 """Fashion-MNIST's test images, on which every accuracy is measured."""
@@ -50,7 +61,130 @@ HIST_EVAL_L0 = 2.5
 a step of HIST's communication to the target over N."""
 
 
-from fedlib.lab.hist.claims_read import _acc, _comm_saving, _diff, _min_bounded, _need, _per_setting, fig2_pairs, fig4_sweeps
+# --- reading the metrics --------------------------------------------------------------------------------------
+
+def _runs(metrics: Mapping[str, Any]) -> list[dict]:
+    runs = metrics["runs"]
+    if not isinstance(runs, list) or not runs:
+        raise KeyError("runs (no run rows)")
+    return runs
+
+
+def _seeds(runs: list[dict]) -> list:
+    return sorted({r["seed"] for r in runs})
+
+
+def fig2_pairs(metrics: Mapping[str, Any]) -> dict[str, dict[Any, dict[int, tuple[dict, dict]]]]:
+    """``{setting: {seed: {N: (hist_row, hfedavg_row)}}}`` of the Figs. 2-3 runs (module docstring).
+
+    Raises:
+        KeyError: no HFedAvg row, or an HFedAvg row without its HIST counterpart."""
+    runs = _runs(metrics)
+    base = [r for r in runs if r["method"] == "hfedavg"]
+    if not base:
+        raise KeyError("runs: no HFedAvg row (Figs. 2-3)")
+    out: dict = {}
+    for b in base:
+        twins = [r for r in runs if r["method"] == "hist" and all(r[k] == b[k] for k in ("setting", "N", "H", "E",
+                                                                                          "seed"))]
+        if not twins:
+            raise KeyError(f"runs: no HIST row for setting {b['setting']}, N {b['N']}, seed {b['seed']}")
+        h = min(twins, key=lambda r: abs(r["comm_total_L0"] - b["comm_total_L0"]))
+        out.setdefault(b["setting"], {}).setdefault(b["seed"], {})[b["N"]] = (h, b)
+    return out
+
+
+def fig4_sweeps(metrics: Mapping[str, Any]) -> dict[str, dict[Any, dict[str, dict[int, float]]]]:
+    """``{setting: {seed: {"E_over_H": {E/H: acc %}, "H": {H: acc %}}}}``: final test accuracy (percent) after the
+    Fig. 4 synchronisations (module docstring).
+
+    Raises:
+        KeyError: no HFedAvg row (it fixes the Figs. 2-3 H and E) or no HIST row at N = 3."""
+    runs = _runs(metrics)
+    base = [r for r in runs if r["method"] == "hfedavg"]
+    if not base:
+        raise KeyError("runs: no HFedAvg row (it fixes the H and E around which Fig. 4 sweeps)")
+    h0, e0 = base[0]["H"], base[0]["E"]
+    cand = [r for r in runs if r["method"] == "hist" and r["N"] == FIG4_N]
+    if not cand:
+        raise KeyError(f"runs: no HIST row at N = {FIG4_N} (Fig. 4)")
+    rounds = Counter(r["global_rounds"] for r in cand).most_common(1)[0][0]
+    out: dict = {}
+    for r in cand:
+        if r["global_rounds"] != rounds:
+            continue
+        cell = out.setdefault(r["setting"], {}).setdefault(r["seed"], {"E_over_H": {}, "H": {}})
+        if r["H"] == h0:
+            cell["E_over_H"][r["E"] // r["H"]] = _acc(r)
+        if r["E"] // r["H"] == e0 // h0:
+            cell["H"][r["H"]] = _acc(r)
+    return out
+
+
+def _per_setting(by_setting: Mapping[str, Mapping[Any, Any]], value, only: tuple[str, ...] = ()) -> dict:
+    """``{variant: [value(cell) per seed]}`` over the settings present (``only``: those settings alone)."""
+    out = {}
+    for setting, seeds in by_setting.items():
+        if setting not in SETTINGS or (only and setting not in only):
+            continue
+        out[SETTINGS[setting]] = [_or_unjudged(value, seeds[s]) for s in sorted(seeds)]
+    return out
+
+
+def _or_unjudged(value, cell):
+    """``value(cell)``, or :class:`Unjudged` with the reason when the seed's runs lack what it needs (that seed is
+    named in the table, the other settings and seeds are still judged)."""
+    try:
+        return value(cell)
+    except KeyError as e:
+        return Unjudged(str(e.args[0]) if e.args else "a value is missing")
+
+
+def _min_bounded(values: list) -> float | Censored:
+    """The minimum of numbers, :class:`Censored` bounds and ``None`` (unknown either way): exact when every
+    bound admits only larger values, else a bound (upper when some value may be below every known one)."""
+    exact = [v for v in values if isinstance(v, (int, float))]
+    lower = [v.value for v in values if isinstance(v, Censored) and v.side == "lower"]
+    upper = [v.value for v in values if isinstance(v, Censored) and v.side == "upper"]
+    unknown = any(v is None for v in values)
+    if upper or unknown:
+        ceiling = exact + upper
+        if not ceiling:
+            raise KeyError("comm_to_target: no run reached the target")
+        return Censored(min(ceiling), "upper")
+    if exact and (not lower or min(exact) <= min(lower)):
+        return min(exact)
+    return Censored(min(exact + lower), "lower")
+
+
+def _comm_saving(hist_row: dict, base_row: dict) -> float | Censored | None:
+    """HFedAvg's minus HIST's communication to the target (L0); a bound where one never reached it (it would
+    need more than it spent), ``None`` where neither did."""
+    h, b = hist_row["comm_to_target"], base_row["comm_to_target"]
+    if h is not None and b is not None:
+        return round(float(b - h), 6)
+    if h is not None:
+        return Censored(float(base_row["comm_total_L0"] - h), "lower")
+    if b is not None:
+        return Censored(float(b - hist_row["comm_total_L0"]), "upper")
+    return None
+
+
+def _acc(row: dict) -> float:
+    return round(100 * row["final_test_acc"], 6)
+
+
+def _diff(a: float, b: float) -> float:
+    """``a - b`` rounded to 1e-6: a difference of one test image is exactly the margin, not a float beside it."""
+    return round(a - b, 6)
+
+
+def _need(cell: Mapping, keys: tuple, what: str) -> list:
+    missing = [k for k in keys if k not in cell]
+    if missing:
+        raise KeyError(f"{what}: no run at {', '.join(map(str, missing))}")
+    return [cell[k] for k in keys]
+
 
 # --- extract functions (metrics -> {variant: [value per seed]}) -------------------------------------------
 
@@ -276,4 +410,80 @@ EXTRA_COLUMNS = ({"label": "paper profile", "metrics": "figures/paper/metrics", 
 setting; at the paper's horizon, so no reason there reads "horizon"."""
 CLAIMS = registered(CLAIMS, REGISTERED)
 
-from fedlib.lab.hist.claims_setup import DEVIATIONS, SETUP  # noqa: E402,F401  (the notebooks' Setup rows)
+
+# --- the notebooks' Setup rows (here vs the paper) and stated deviations (text; computes nothing) --------
+
+def _n_range(ns) -> str:
+    return ", ".join(str(n) for n in ns["num_cells"])
+
+
+def _budget(ns) -> str:
+    return f"{ns['comm_budget_L0']:g} L0 per client"
+
+
+def _fig4(ns) -> str:
+    return (f"N = {ns['fig4_num_cells']}; E/H ∈ {{{', '.join(map(str, ns['fig4_E_over_H']))}}} at H = {ns['H']}; "
+            f"H ∈ {{{', '.join(map(str, ns['fig4_H']))}}} at E/H = {ns['E'] // ns['H']}; "
+            f"{ns['fig4_global_rounds']} synchronisations")
+
+
+def _data(ns) -> str:
+    return f"{ns['dataset']}, settings {', '.join(SETTINGS.get(s, s) for s in ns['settings'])}"
+
+
+_COMMON = [
+    ("data", _data, "Fashion-MNIST, fully non-iid and cell-iid"),
+    ("model", "MLP 784-300-10", "MLP 784-300-10"),
+    ("clients", "num_clients", "60"),
+    ("cells N", _n_range, "2, 3, 4, 5"),
+    ("H, E (client iterations)", lambda ns: f"{ns['H']}, {ns['E']}", "40, 200"),
+    ("SGD step size, batch", lambda ns: f"{ns['lr']:g}, {ns['batch_size']}", "0.01 (authors' code), not stated"),
+]
+_TRAINED = _COMMON + [
+    ("budget (Figs. 2-3)", _budget, "not stated (plots reach about 100 L0)"),
+    ("target accuracy (Fig. 3)", lambda ns: f"{100 * ns['target_acc']:g} %", "75 %"),
+    ("Fig. 4", _fig4, "N = 3; E/H ∈ {5, 10, 15}; H ∈ {20, 40, 60}; horizon not stated"),
+    ("seeds", "seeds", "not stated"),
+]
+
+SETUP = {
+    "hist_1_experiments": _TRAINED,
+    "hist_2_figures": _TRAINED,
+    "hist_3_bounds": _COMMON + [
+        ("T (bound vs N)", "T", "–"),
+        ("step size γ in the bound", "gamma", "γ satisfying condition (12)"),
+        ("constants L, σ², δ1², δ2²", lambda ns: f"estimated on a {ns['pilot_rounds']}-round HFedAvg pilot",
+         "assumed (Assumptions 1-6), not estimated"),
+        ("bound form", "bound_form", "printed 4(f(x̄⁰)−f*)/γ; the proof gives /(γT)"),
+        ("seed", "seed", "–"),
+    ],
+}
+
+_BIAS = ("The output bias b2 (not covered by the neuron masks) is trained by every cell and averaged at the cloud; "
+         "the authors' code leaves biases untrained (`output_bias=\"frozen\"` reproduces that).")
+_BATCH = "Minibatches of 32 drawn with replacement from each client's 1,000 samples (the paper states neither)."
+_EVAL = ("Test accuracy of the global model on the 10,000 test images at every global round, so communication to "
+         "the target is resolved to one global round (E/(N·H) L0 for HIST, E/H L0 for HFedAvg).")
+
+DEVIATIONS = {
+    "hist_1_experiments": [
+        "Per-client budget 30 L0 (quick) where the paper's plots run to about 100 L0 (`paper` profile: 100 L0, "
+        "30 synchronisations, seeds 0-2); the runs are in the early phase of training.",
+        "Each run of Figs. 2-3 gets the global rounds that spend the same per-client budget, so HIST runs N times "
+        "more rounds than HFedAvg, each step costing 1/N.",
+        _BIAS, _BATCH, _EVAL,
+    ],
+    "hist_2_figures": [
+        "Fig. 4 runs 10 global synchronisations (quick); the paper's horizon is not stated.",
+        "Figures show the mean over seeds with the min-max band; the committed quick metrics hold seed 0.",
+        _BIAS, _BATCH, _EVAL,
+    ],
+    "hist_3_bounds": [
+        "The paper assumes the constants; we estimate them at the global models of a short HFedAvg pilot "
+        "(L: largest Hessian eigenvalue by power iteration; σ²: Monte-Carlo minibatch variance; δ1², δ2²: "
+        "full-batch client gradients, eqs. 10-11), maximised over the estimation points.",
+        "f* is replaced by 0 (cross-entropy ≥ 0), an upper bound on f(x̄⁰) − f*.",
+        "The first term of (13) is evaluated in the telescoped form 4(f(x̄⁰) − f*)/(γT) by default "
+        "(`bound_form`).",
+    ],
+}

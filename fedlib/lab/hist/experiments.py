@@ -10,7 +10,7 @@ import numpy as np
 
 from tqdm import tqdm
 
-from fedlib.lab.store import RECORD_CODE, ResultStore
+from fedlib.lab.store import RECORD_CODE, ResultStore, component_key
 from fedlib.lab.parallel import torch_threads
 from fedlib.core.seeding import resolve_device
 from fedlib.core.validate import ParameterTypeError, check_bool, check_callable, check_choice, check_float, check_instance, check_int, check_list
@@ -56,12 +56,15 @@ def _dataset(name: str) -> TensorDataset:
 
 
 def _run_cached(cfg: HistConfig, store, device: str, force: bool, runner: Callable[..., dict],
-                dataset: TensorDataset | None = None, threads: int = 1, progress: bool = False) -> dict:
+                dataset: TensorDataset | None = None, threads: int = 1, progress: bool = False,
+                runner_key: dict | None = None) -> dict:
     """One run through ``store`` on ``threads`` torch threads (module level, so that process pools and Dask
-    workers can unpickle it); ``progress`` is the runner's own progress display."""
+    workers can unpickle it); ``progress`` is the runner's own progress display. ``runner_key``: a runner of
+    your own's :func:`fedlib.lab.store.component_key`, part of the record's config (None: :func:`run_hist`)."""
     ds = dataset if dataset is not None and dataset.name == cfg.dataset else _dataset(cfg.dataset)
+    config = cfg.to_dict() if runner_key is None else {**cfg.to_dict(), "runner": runner_key}
     with torch_threads(threads):
-        return store.get_or_run(cfg.to_dict(), functools.partial(runner, cfg, ds, device, progress), force=force)
+        return store.get_or_run(config, functools.partial(runner, cfg, ds, device, progress), force=force)
 
 
 def run_sweep(configs: list[HistConfig], store, dataset: TensorDataset | None = None, device: str = "auto",
@@ -76,7 +79,10 @@ def run_sweep(configs: list[HistConfig], store, dataset: TensorDataset | None = 
         dataset: preloaded dataset used in-process (workers load their own from disk).
         device: ``"auto"``, ``"cpu"``, ``"cuda"`` for every run. force: recompute cached runs.
         progress: tqdm bar over runs (and over rounds when sequential).
-        runner: ``runner(cfg, dataset, device, progress) -> record`` (default :func:`run_hist`).
+        runner: ``runner(cfg, dataset, device, progress) -> record`` (default :func:`run_hist`). A runner of your
+            own is keyed by its import path and the source of its module (:func:`fedlib.lab.store.component_key`):
+            its records never stand in for :func:`run_hist`'s or another runner's, and editing its module
+            computes new ones.
         executor: any ``concurrent.futures.Executor`` (a ``ProcessPoolExecutor``, or Dask's
             ``Client(...).get_executor()`` for a cluster whose workers share the store's folder); ``None`` runs
             the configs one after another in this process. Records do not depend on the executor: every run
@@ -92,6 +98,8 @@ def run_sweep(configs: list[HistConfig], store, dataset: TensorDataset | None = 
     Raises:
         TypeError: ``configs`` holds something other than :class:`HistConfig`, or ``executor`` is not an
             ``Executor``.
+        ValueError: a runner of your own that cannot be imported by its path (a lambda, a closure, one defined
+            in a notebook): :func:`fedlib.lab.store.component_key`.
     """
     if isinstance(configs, (str, dict)) or not isinstance(configs, Iterable):
         raise ParameterTypeError(f"configs must be a list of HistConfig instances, got {type(configs).__name__}")
@@ -107,13 +115,14 @@ def run_sweep(configs: list[HistConfig], store, dataset: TensorDataset | None = 
     check_bool("force", force)
     check_bool("progress", progress)
     check_callable("runner", runner, allow_none=False)
+    runner_key = None if runner is run_hist else component_key(runner, "runner")
     threads = check_int("threads", threads, 1)
     if executor is not None and not callable(getattr(executor, "submit", None)):
         raise TypeError(f"executor must be a concurrent.futures.Executor (with submit), got {type(executor).__name__}")
     if executor is None:
-        return [_run_cached(c, store, device, force, runner, dataset, threads, progress)
+        return [_run_cached(c, store, device, force, runner, dataset, threads, progress, runner_key)
                 for c in tqdm(configs, desc="runs", disable=not progress)]
-    futures = {executor.submit(_run_cached, c, store, device, force, runner, None, threads): i
+    futures = {executor.submit(_run_cached, c, store, device, force, runner, None, threads, False, runner_key): i
                for i, c in enumerate(configs)}
     out: list[dict | None] = [None] * len(configs)
     for fut in tqdm(as_completed(futures), total=len(futures), desc="runs", disable=not progress):

@@ -101,8 +101,26 @@ def _model_settings(s: TrainSettings, plan: TrainPlan, k: int) -> TrainSettings:
     return replace(s, model=plan.models[k], width=plan.widths[k])
 
 
-def _jobs(plan: TrainPlan, s: TrainSettings) -> list[tuple]:
-    """(figures, settings, setting, N, method, batch, cut, scale, draw) per run, in a stable order: per setting the fixed
+@dataclass(frozen=True)
+class PlanJob:
+    """One run of a :class:`TrainPlan` before its decision: ``figures`` (tags of :data:`FIGURES`), ``settings``
+    (the run's model and training), ``setting`` (``iid`` / ``noniid``), ``num_devices`` (N), ``method`` (a
+    strategy or variant name; ``fixed`` with ``batch`` and ``cut``), ``batch`` / ``cut`` (None: decided),
+    ``scale`` (None: Table I; else ``((key, factor),)``) and ``draw`` (Fig. 9's draw of a random benchmark)."""
+
+    figures: tuple
+    settings: TrainSettings
+    setting: str
+    num_devices: int
+    method: str
+    batch: int | None = None
+    cut: int | None = None
+    scale: tuple | None = None
+    draw: int = 0
+
+
+def _jobs(plan: TrainPlan, s: TrainSettings) -> list[PlanJob]:
+    """One :class:`PlanJob` per run, in a stable order: per setting the fixed
     runs (Figs. 2a, 3a; the IID ones are the calibration's, :func:`calibration_runs`) before the optimiser-driven
     ones (HABS / HAMS and their variants, then the later models' calibration runs, Fig. 5's strategies and HASFL's
     variants, Fig. 9's, then Figs. 7-8's on scaled systems, first setting; :data:`VARIANT_MODES`). ``scale``: None (Table I) or
@@ -112,16 +130,16 @@ def _jobs(plan: TrainPlan, s: TrainSettings) -> list[tuple]:
     s = replace(s, model=plan.models[0], width=plan.widths[0])
     for setting in plan.settings:
         for b in plan.batch_grid:
-            jobs.append((("fig2a", "fig10"), s, setting, plan.num_devices, "fixed", b, plan.fixed_cut))
+            jobs.append(PlanJob(("fig2a", "fig10"), s, setting, plan.num_devices, "fixed", b, plan.fixed_cut))
         for c in plan.cut_grid:
-            jobs.append((("fig3a", "fig11"), s, setting, plan.num_devices, "fixed", plan.fixed_batch, c))
+            jobs.append(PlanJob(("fig3a", "fig11"), s, setting, plan.num_devices, "fixed", plan.fixed_batch, c))
         for habs, hams in zip(*[(m,) + (variants(m, s.constants) if plan.compare_constants else ())
                                 for m in ("HABS", "HAMS")]):
-            jobs.append((("fig10",), s, setting, plan.num_devices, habs, None, plan.fixed_cut))
-            jobs.append((("fig11",), s, setting, plan.num_devices, hams, plan.fixed_batch, None))
+            jobs.append(PlanJob(("fig10",), s, setting, plan.num_devices, habs, None, plan.fixed_cut))
+            jobs.append(PlanJob(("fig11",), s, setting, plan.num_devices, hams, plan.fixed_batch, None))
     for k in calibrated_models(plan)[1:]:                 # the later models' own calibration runs (IID)
         for b, c in calibration_runs(plan, k):
-            jobs.append((("calibration",), _model_settings(s, plan, k), "iid", plan.num_devices, "fixed", b, c))
+            jobs.append(PlanJob(("calibration",), _model_settings(s, plan, k), "iid", plan.num_devices, "fixed", b, c))
     hasfl_variants = variants("HASFL", s.constants) if plan.compare_constants else ()
     own = ("HASFL-calibrated",) if s.constants != "calibrated" else ()
     for k, (model, width) in enumerate(zip(plan.models, plan.widths)):
@@ -129,20 +147,20 @@ def _jobs(plan: TrainPlan, s: TrainSettings) -> list[tuple]:
         methods = STRATEGIES + (hasfl_variants if k == 0 else own if k in calibrated_models(plan) else ())
         for setting in plan.settings:
             for m in methods:
-                jobs.append((("fig5", "fig6"), sm, setting, plan.num_devices, m, None, None))
+                jobs.append(PlanJob(("fig5", "fig6"), sm, setting, plan.num_devices, m, None, None))
     for setting in plan.fig9_settings:
         for n in plan.device_counts:
             for m in plan.n_methods:
-                jobs.append((("fig9",), s, setting, n, m, None, None, None, 0))
+                jobs.append(PlanJob(("fig9",), s, setting, n, m, None, None, None, 0))
             for m in plan.n_methods:                       # further draws of the random benchmarks
                 if m in DRAWN_METHODS:
-                    jobs += [(("fig9",), s, setting, n, m, None, None, None, k) for k in range(1, plan.fig9_draws)]
+                    jobs += [PlanJob(("fig9",), s, setting, n, m, draw=k) for k in range(1, plan.fig9_draws)]
     for key in SCALE_KEYS:                                 # Figs. 7-8 trained: IID, first model, scaled systems
         for factor in plan.sweep_factors:
             for m in plan.sweep_methods:
                 fig = "fig7" if key in ("device_flops", "server_flops") else "fig8"
-                jobs.append(((fig,), s, plan.settings[0], plan.num_devices, m, None, None, ((key, factor),)))
-    return [j + (None, 0)[len(j) - 7:] for j in jobs]
+                jobs.append(PlanJob((fig,), s, plan.settings[0], plan.num_devices, m, None, None, ((key, factor),)))
+    return jobs
 
 
 def calibration_runs(plan: TrainPlan, model_index: int = 0) -> list[tuple[int, int]]:
@@ -217,7 +235,9 @@ def _decided_runs(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: 
     cache: dict = {}
     fits: dict = {}
     for seed in seeds:
-        for figs, sm, setting, n, method, batch, cut, scale, draw in _jobs(plan, s):
+        for job in _jobs(plan, s):
+            figs, sm, setting, n, method = job.figures, job.settings, job.setting, job.num_devices, job.method
+            batch, cut, scale, draw = job.batch, job.cut, job.scale, job.draw
             if only_figures and not set(figs) & set(only_figures):
                 continue
             base, mode = split_variant(method)
@@ -306,7 +326,7 @@ def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[
             for which in ("plain", "calibrated"):
                 _train_parallel(store, list(_decided_runs(*args, which=which, **extra)), data, device, workers)
     out = []
-    total = sum(1 for j in _jobs(plan, s) if not only_figures or set(j[0]) & set(only_figures)) * len(seeds)
+    total = sum(1 for j in _jobs(plan, s) if not only_figures or set(j.figures) & set(only_figures)) * len(seeds)
     bar = tqdm(total=total, desc="HASFL training runs", disable=not progress)
     for r in _decided_runs(*args, **extra):
         bar.update()

@@ -1,0 +1,179 @@
+"""How far one parameter travels from a notebook's parameters cell into the method layer:
+``python -m fedlib.lab.hops {dtfl,hasfl}``.
+
+It runs one small run along the path the notebook takes, with the parameter at a value no other setting of the
+run takes (DTFL's ``num_clients`` = 11 through ``dtfl_4_training``'s path, :class:`fedlib.lab.dtfl.experiments.Setup`
+-> :func:`fedlib.lab.dtfl.experiments.entry_job`; HASFL's ``num_devices`` = 11 through ``hasfl_4_train_experiments``'s
+path at the smoke profile, :func:`fedlib.lab.hasfl.runs.plan_status.settings_and_plan` ->
+:func:`fedlib.lab.hasfl.runs.train_plan.run_plan`, Fig. 5's runs only), in a temporary store that is removed
+afterwards, and watches every call into ``fedlib`` (``sys.setprofile``). A function *receives* the value when
+one of its arguments is it: an argument of the parameter's name (or ``k``, ``K``, ``N``, ``num_devices``,
+``num_clients``) equal to it, an object holding it as such an attribute, or a tuple that holds it beside other
+values (a positional job), a dict or list of such (keyword jobs). It reports the modules and functions that
+received it, the hand-offs (distinct caller -> callee pairs where the callee receives it) and the checks of the
+value itself (distinct call sites of a :mod:`fedlib.core.validate` check whose checked value it is, or of a
+config's ``__post_init__`` that holds it; a check of another input's length against it is not counted).
+The notebook's own parameter checks (``fedlib.lab.<paper>.checks``) run first, as in the notebook.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+SENTINEL = 11
+NAMES = ("num_clients", "num_devices", "k", "K", "N")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _holds(value) -> bool:
+    """An object holding the value as a field of the parameter's name (a dataclass field or an instance
+    attribute; not a property computed from other state)."""
+    fields = getattr(type(value), "__dataclass_fields__", None) or getattr(value, "__dict__", None) or {}
+    return any(n in fields and type(getattr(value, n, None)) is int and getattr(value, n) == SENTINEL
+               for n in NAMES[:2])
+
+
+def _carries(value, depth: int = 0) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return value == SENTINEL
+    if isinstance(value, tuple) and 1 < len(value) <= 16:      # a positional job: the value beside others
+        return any(type(v) is int and v == SENTINEL for v in value) and not all(type(v) is int for v in value)
+    if isinstance(value, dict) and depth == 0 and len(value) <= 128:  # keyword jobs, a parameters namespace
+        return any(_carries(v, 1) for v in value.values())
+    if isinstance(value, (list, tuple)) and depth == 0 and 0 < len(value) <= 64:   # a list of jobs
+        return any(_carries(v, 1) for v in value)
+    return _holds(value)
+
+
+def trace(run) -> dict:
+    """Call ``run()`` under the profiler; returns ``{"modules", "functions", "hand_offs", "checks"}`` (counts) and
+    the sorted lists behind them."""
+    received, edges, checks = set(), set(), set()
+
+    names: dict = {}
+
+    def where(frame) -> str | None:
+        code = frame.f_code
+        if code not in names:                # the profiler sees every call: resolve each code object once
+            try:
+                rel = Path(code.co_filename).resolve().relative_to(ROOT)
+                names[code] = f"{'.'.join(rel.with_suffix('').parts)}:{code.co_qualname}"
+            except ValueError:
+                names[code] = None
+        return names[code]
+
+    def profile(frame, event, arg):
+        if event != "call":
+            return
+        here = where(frame)
+        if here is None:
+            return
+        code = frame.f_code
+        args = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        values = {a: frame.f_locals.get(a) for a in args}
+        got = any((a in NAMES and type(v) is int and v == SENTINEL) or (a not in NAMES and _carries(v))
+                  for a, v in values.items())
+        if not got:
+            return
+        received.add(here)
+        caller = where(frame.f_back) if frame.f_back is not None else None
+        if caller is not None:
+            edges.add((caller, here))
+            value = values.get("value")
+            if (here.startswith("core.validate:check_") and type(value) is int and value == SENTINEL) \
+                    or here.endswith(".__post_init__"):
+                checks.add((caller, here))
+
+    old = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        run()
+    finally:
+        sys.setprofile(old)
+    received_outside_checks = {f for f in received if not f.startswith("core.validate:")}
+    modules = sorted({f.split(":")[0] for f in received_outside_checks})
+    return {"modules": len(modules), "functions": len(received_outside_checks), "hand_offs": len(edges),
+            "checks": len(checks), "module_list": modules, "function_list": sorted(received_outside_checks),
+            "check_list": [f"{a} -> {b}" for a, b in sorted(checks)]}
+
+
+def _parameters(paper: str, notebook: str, name: str) -> dict:
+    """The notebook's parameters at the smoke profile, with ``name`` (and its lists) at the sentinel."""
+    from fedlib.lab.notebooks import notebook_parameters
+    from fedlib.lab.params import declared_parameters
+
+    nb = ROOT.parent / "notebooks" / paper / f"{notebook}.ipynb"
+    params = dict(declared_parameters(nb), **notebook_parameters(nb, "smoke"))
+    params[name] = SENTINEL
+    if paper == "hasfl":                     # Fig. 5's runs on IID data under the pilot constants: no calibration
+        params.update(device_counts=[SENTINEL], settings=["iid"], constants="pilot")
+    return params
+
+
+def _dtfl(store_dir: str):
+    from fedlib.lab import map_jobs
+    from fedlib.lab.dtfl import checks as dtfl_checks
+    from fedlib.lab.dtfl import experiments as dx
+
+    p = _parameters("dtfl", "dtfl_4_training", "num_clients")
+    store = dx.result_store(store_dir)
+
+    def run():                               # dtfl_4_training's cells, one seed and setting, 2 rounds
+        dtfl_checks.check_dtfl_4_training(p)
+        setup = dx.Setup(model=p["model"], width=p["width"], dataset="fashion-mnist", num_clients=p["num_clients"],
+                         batch_size=p["batch_size"], lr=p["lr"], train_subset=p["train_subset"],
+                         test_subset=p["test_subset"], rounds=2)
+        jobs = [dict(store=store, s=setup, num_tiers=p["num_tiers"], case="all", setting="iid", seed=0,
+                     target_acc=p["target_acc"], change_every=p["change_every"], change_frac=p["change_frac"],
+                     device="cpu")]
+        map_jobs(dx.entry_job, jobs, 1)
+    return run
+
+
+def _hasfl(store_dir: str):
+    from fedlib.data import load_dataset
+    from fedlib.lab.hasfl import checks as hasfl_checks
+    from fedlib.lab.hasfl.runs import experiments as hasfl_experiments
+    from fedlib.lab.hasfl.runs import plan_status, train_plan
+
+    p = _parameters("hasfl", "hasfl_4_train_experiments", "num_devices")
+    store = hasfl_experiments.result_store(store_dir)
+    data = load_dataset("fashion-mnist")
+
+    def run():                               # hasfl_4_train_experiments' cells, Fig. 5's runs at one seed
+        hasfl_checks.check_hasfl_4_train_experiments(p)
+        settings, plan = plan_status.settings_and_plan(dict(p), "fashion-mnist")
+        train_plan.run_plan(store, settings, plan, [0], p["target_acc"], data, "cpu", progress=False,
+                            only_figures=("fig5",))
+    return run
+
+
+PATHS = {"dtfl": ("num_clients", _dtfl), "hasfl": ("num_devices", _hasfl)}
+
+
+def main(argv=None) -> int:
+    from fedlib.lab.cli import ArgumentParser
+
+    parser = ArgumentParser(prog="python -m fedlib.lab.hops", description=(
+        "How far a notebook parameter travels into fedlib: one small run of the notebook's path with the parameter "
+        "at 11, in a temporary store (removed afterwards); prints the modules, functions, hand-offs and checks that "
+        "receive it, as JSON."))
+    parser.add_argument("paper", choices=sorted(PATHS), help="dtfl: num_clients (dtfl_4_training's path); hasfl: "
+                        "num_devices (hasfl_4_train_experiments' path at the smoke profile, Fig. 5's runs)")
+    parser.add_argument("--list", action="store_true", help="also list the modules, functions and checks")
+    args = parser.parse_args(argv)
+    name, driver = PATHS[args.paper]
+    with tempfile.TemporaryDirectory(prefix="fedlib-hops-") as tmp:
+        out = trace(driver(tmp))
+    summary = {"paper": args.paper, "parameter": name, **{k: v for k, v in out.items() if not k.endswith("_list")}}
+    print(json.dumps({**summary, **({k: v for k, v in out.items() if k.endswith("_list")} if args.list else {})},
+                     indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
