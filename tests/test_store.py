@@ -171,26 +171,33 @@ def test_concurrent_writers_of_one_key_leave_one_valid_record(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == [ResultStore(tmp_path).path({"same": "key"}).name]
 
 
+_RAN: list = []
+_STOP_AFTER: list = []
+
+
+def _interruptible_runner(cfg, ds, device, progress):
+    """A runner of the sweep (module level: a runner of your own is keyed by its import path) that is killed
+    when ``_STOP_AFTER`` runs have finished."""
+    if _STOP_AFTER and len(_RAN) == _STOP_AFTER[0]:
+        raise KeyboardInterrupt  # killed during the next run
+    _RAN.append(cfg.num_cells)
+    return run.run_hist(cfg, ds, "cpu", progress=False)
+
+
 def test_interrupted_sweep_resumes(tmp_path, fmnist):
     store = ResultStore(tmp_path)
     cfgs = [HistConfig(num_cells=n, num_clients=6, hidden=30, H=5, E=10, global_rounds=1) for n in (1, 2, 3)]
-    ran = []
-
-    def runner(cfg, ds, device, progress):
-        if len(ran) == 2:
-            raise KeyboardInterrupt  # killed during the third run
-        ran.append(cfg.num_cells)
-        return run.run_hist(cfg, ds, "cpu", progress=False)
-
+    _RAN.clear()
+    _STOP_AFTER[:] = [2]
     with pytest.raises(KeyboardInterrupt):
-        experiments.run_sweep(cfgs, store, fmnist, progress=False, runner=runner)
-    assert ran == [1, 2] and len(list(tmp_path.glob("*.json"))) == 2
-    ran.clear()
+        experiments.run_sweep(cfgs, store, fmnist, progress=False, runner=_interruptible_runner)
+    assert _RAN == [1, 2] and len(list(tmp_path.glob("*.json"))) == 2
+    _RAN.clear()
+    _STOP_AFTER.clear()
     with warnings.catch_warnings():
         warnings.simplefilter("error")          # finished runs load cleanly: no corrupt-file warning
-        out = experiments.run_sweep(cfgs, store, fmnist, progress=False,
-                                    runner=lambda c, d, dev, p: ran.append(c.num_cells) or run.run_hist(c, d, "cpu", False))
-    assert ran == [3] and [r["config"]["num_cells"] for r in out] == [1, 2, 3]
+        out = experiments.run_sweep(cfgs, store, fmnist, progress=False, runner=_interruptible_runner)
+    assert _RAN == [3] and [r["config"]["num_cells"] for r in out] == [1, 2, 3]
     rec = out[0]
     assert rec["seed"] == 0 and rec["fedlib_version"] and rec["elapsed_s"] > 0 and rec["config"]["H"] == 5
 
