@@ -39,9 +39,8 @@ UNHASHED = {
 NOT_NEEDED = {"hasfl": {"fedlib.split.resnet_cifar": "DTFL's CIFAR ResNets, imported by split.models; HASFL builds "
                                                      "only vgg16 / resnet18",
                         **{m: "the engine's stacked backend: its source enters the keys of the training records it "
-                              "computes (fedlib.lab.hasfl.runs.train_backend.BACKEND_CODE), not those of the loop backend"
-                           for m in ("fedlib.split.stacked", "fedlib.split.stacked_ops", "fedlib.split.records_backend",
-                                     "fedlib.split.backends", "fedlib.split.stacked_layers")}},
+                              "computes (fedlib.lab.hasfl.runs.train_run.BACKEND_CODE), not those of the loop backend"
+                           for m in ("fedlib.split.stacked", "fedlib.split.stacked_ops", "fedlib.split.stacked_layers")}},
               "dtfl": {**{m: "the engine's stacked backend: its source enters the keys of the records it computes "
                           "(fedlib.dtfl.training.keyed_by_backend adds fedlib.split.backends.STACKED_CODE), not "
                           "those of the loop backend" for m in ("fedlib.split.stacked", "fedlib.split.stacked_ops")},
@@ -51,7 +50,7 @@ NOT_NEEDED = {"hasfl": {"fedlib.split.resnet_cifar": "DTFL's CIFAR ResNets, impo
 #: moved-module notes in the method packages: they raise ImportError naming the new module, compute nothing
 MOVED_NOTES = {"fedlib.core.verify", "fedlib.core.jupyter_setup", "fedlib.core.site", "fedlib.core.notebooks",
                "fedlib.split.bench", "fedlib.hasfl.runs", "fedlib.hasfl.runs.plan_status",
-               "fedlib.hasfl.optimiser.instances"}
+               "fedlib.hasfl.optimiser.instances", "fedlib.split.records_backend"}
 
 
 #: the module that defines each paper's STORE_CODE
@@ -175,17 +174,17 @@ def test_hasfl_training_records_hash_every_module_they_import():
 
 
 def test_hasfl_stacked_training_records_hash_every_module_they_import():
-    from fedlib.lab.hasfl.runs.train_backend import BACKEND_CODE
+    from fedlib.lab.hasfl.runs.train_run import BACKEND_CODE
     from fedlib.lab.hasfl.runs.train_run import TRAIN_CODE
     files = _files(tuple(TRAIN_CODE) + BACKEND_CODE)
-    assert {"fedlib.split.stacked", "fedlib.split.stacked_layers", "fedlib.split.records_backend"} <= set(files)
+    assert {"fedlib.split.stacked", "fedlib.split.stacked_layers", "fedlib.split.backends"} <= set(files)
     assert not [m for m in files if m.startswith("fedlib.lab")]
     allowed = {"fedlib.split.resnet_cifar": NOT_NEEDED["hasfl"]["fedlib.split.resnet_cifar"]}
     for name, path in sorted(files.items()):
         for dep in sorted(_imports(path) - set(files) - set(allowed)):
             assert _is_package(dep) and _only_reexports(dep), (
                 f"HASFL's stacked training records hash {name}, which imports {dep}, which they do not hash: add "
-                f"{dep} to fedlib.lab.hasfl.runs.train_backend.BACKEND_CODE")
+                f"{dep} to fedlib.lab.hasfl.runs.train_run.BACKEND_CODE")
 
 
 _PROBE = r"""
@@ -339,10 +338,18 @@ def test_editing_any_lab_module_keeps_every_store_hash(edits):
     assert {rel: edits[rel] for rel in lab if edits[rel]} == {}
 
 
+#: modules of fedlib.core no record's value depends on, with the reason
+CORE_UNHASHED = {"fedlib.core.components": "resolves a component of your own by its import path; what the component "
+                                           "computes enters a record through its config (a scheduler's tiers, a "
+                                           "strategy's b and cuts), and no hashed module imports it"}
+
+
 def test_the_core_package_is_what_records_depend_on():
     from fedlib.lab.store import RECORD_CODE
     core = {f"fedlib.core.{p.stem}" for p in (FEDLIB / "core").glob("*.py") if p.stem != "__init__"}
-    assert set(RECORD_CODE) == core - MOVED_NOTES
+    assert set(RECORD_CODE) == core - MOVED_NOTES - set(CORE_UNHASHED)
+    hashed = _files(tuple(m for code in (_store_code(p) for p in PAPERS) for m in code))
+    assert not [name for name, path in hashed.items() if set(CORE_UNHASHED) & _imports(path)]
 
 
 def test_rekey_moves_old_hash_records_to_the_current_key(tmp_path):

@@ -137,7 +137,7 @@ def test_dask_cluster_records_equal_the_sequential_ones(tmp_path, monkeypatch):
     from fedlib.lab.hasfl.runs.train_jobs import train_job
     seq_h, seq_d = hasfl_store(tmp_path / "seq_h"), dx.result_store(tmp_path / "seq_d")
     map_jobs(train_job, _hasfl_jobs(seq_h), workers=1)
-    seq_dtfl = _dtfl_records(map_jobs(dx.entry_job, _dtfl_jobs(seq_d), workers=1))
+    seq_dtfl = _dtfl_records(map_jobs(dx.run_entry, _dtfl_jobs(seq_d), workers=1))
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster:
         # the environment variable sends every map_jobs call, whatever its workers, to the scheduler
@@ -146,7 +146,7 @@ def test_dask_cluster_records_equal_the_sequential_ones(tmp_path, monkeypatch):
         assert os.getpid() not in pids
         dask_h, dask_d = hasfl_store(tmp_path / "dask_h"), dx.result_store(tmp_path / "dask_d")
         map_jobs(train_job, _hasfl_jobs(dask_h), workers=1)
-        dask_dtfl = _dtfl_records(map_jobs(dx.entry_job, _dtfl_jobs(dask_d), workers=2))
+        dask_dtfl = _dtfl_records(map_jobs(dx.run_entry, _dtfl_jobs(dask_d), workers=2))
     assert _hasfl_records(dask_h, _hasfl_jobs(dask_h)) == _hasfl_records(seq_h, _hasfl_jobs(seq_h))
     assert dask_dtfl == seq_dtfl
     # two local workers (a process pool) give the same records again

@@ -218,7 +218,7 @@ ACCS = [0.1, 0.15, 0.3, 0.5, 0.6, 0.62, 0.61, 0.62, 0.6, 0.615, 0.62, 0.7]
 @pytest.mark.parametrize("stop_at_convergence, evals", [(True, 11), (False, 12)])
 def test_stop_at_convergence_ends_the_run_where_the_rule_fires(monkeypatch, fmnist, stop_at_convergence, evals):
     from fedlib.lab.hasfl.runs import experiments, train_config
-    def fake_run_split(cfg, ds, device, clock=None, stop=None):
+    def fake_run_split(cfg, ds, device, clock=None, stop=None, backend="loop"):
         assert (stop is not None) == stop_at_convergence and clock is None          # charged after the run
         rec = {"config": cfg.to_dict(), "round": [], "test_acc": [], "sim_s": []}
         for k, a in enumerate(ACCS):
@@ -249,7 +249,7 @@ def test_a_training_record_survives_an_edit_of_the_decision_code(monkeypatch, fm
     from fedlib.lab.hasfl.runs import train_config, train_run
     calls = []
 
-    def fake_run_split(cfg, ds, device, clock=None, stop=None):
+    def fake_run_split(cfg, ds, device, clock=None, stop=None, backend="loop"):
         calls.append(cfg.seed)
         return {"config": cfg.to_dict(), "round": [0, 5], "test_acc": [0.1, 0.5], "sim_s": [0.0, 0.0]}
 
@@ -282,7 +282,7 @@ def test_table_i_scales_one_range_and_training_problem_draws_the_same_system():
 def _fake_split(calls, acc_at):
     """A run_split stand-in: evaluations at round 0, every eval_every and the last round, test accuracy acc_at(r);
     the stop hook as the engine calls it."""
-    def fake_run_split(cfg, ds, device, clock=None, stop=None):
+    def fake_run_split(cfg, ds, device, clock=None, stop=None, backend="loop"):
         calls.append((cfg.rounds, cfg.eval_every))
         rec = {"config": cfg.to_dict(), "round": [], "epoch": [], "test_acc": [], "sim_s": [], "elapsed_s": []}
         for r in range(cfg.rounds + 1):

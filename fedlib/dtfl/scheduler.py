@@ -19,11 +19,15 @@ for Sec. 4.1's five profiles), then every ``change_every`` rounds a fraction ``c
 to a different profile drawn uniformly from the set. Observed client compute times carry multiplicative noise
 exp(σ·ε), ε ~ N(0, 1) (**choice**: σ = ``noise``, default 0.05, the spread of Table 2), from the same stream; the
 round's real time uses the noisy value.
+
+A scheduler of your own: a :class:`TierScheduler` subclass, given to :func:`simulate` as the class or by import
+path ``"package.module:Class"`` (:mod:`fedlib.core.components`).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ..core.components import check_output, resolve
 from ..core.validate import ParameterTypeError, check_float, check_int, check_mask, check_per_client
 from .timing import ResourceProfile, TimeModel
 
@@ -208,7 +212,7 @@ def check_system(profiles: tuple, profile_idx, samples, rng, noise: float, parti
 
 def simulate(time_model: TimeModel, profiles: tuple, profile_idx, samples, rng: np.random.Generator,
              fixed_tier: int | None = None, noise: float = 0.05, alpha: float = EMA_ALPHA,
-             initial_tier: int | None = None, participants=None, min_tier: int = 1) -> dict:
+             initial_tier: int | None = None, participants=None, min_tier: int = 1, scheduler=None) -> dict:
     """Run the system for ``R`` rounds: tiers (fixed, or DTFL's scheduler), each client's times and the round's
     straggler, without training (the times do not depend on the weights).
 
@@ -219,7 +223,8 @@ def simulate(time_model: TimeModel, profiles: tuple, profile_idx, samples, rng: 
             client times. alpha, initial_tier, min_tier: :class:`TierScheduler`. participants: ``[R, K]`` bools, the
             clients sampled in each round (None = all): only they are scheduled, observed and timed; the round's
             straggler is the slowest participant (the others' times are still drawn, so the noise stream does
-            not depend on the sample).
+            not depend on the sample). scheduler: a :class:`TierScheduler` subclass or its import path (None: ours),
+            built with (time_model, K, alpha, initial_tier, min_tier); its ``assign`` gives ``[K]`` tiers.
 
     Returns:
         ``tiers``, ``T_c``, ``T_s``, ``T_com``, ``T`` (``[R, K]``; T_c with noise), ``round_s`` ``[R]`` (max_k T,
@@ -227,10 +232,10 @@ def simulate(time_model: TimeModel, profiles: tuple, profile_idx, samples, rng: 
         and T_com; they add up to ``round_s``), ``cuts`` ``[R, K]`` (modules on each client). Lists, JSON-ready.
 
     Raises:
-        ValueError / ParameterTypeError: bad shapes, indices, tier or noise (naming them).
+        ValueError / ParameterTypeError: bad shapes, indices, tier, noise or scheduler (naming them).
     """
     run = SystemRun(time_model, profiles, profile_idx, samples, rng, fixed_tier, noise, alpha, initial_tier,
-                    participants, min_tier)
+                    participants, min_tier, scheduler)
     for r in range(1, run.rounds + 1):
         run.tiers(r)
         run.observe(r)
@@ -245,9 +250,11 @@ class SystemRun:
 
     def __init__(self, time_model: TimeModel, profiles: tuple, profile_idx, samples, rng: np.random.Generator,
                  fixed_tier: int | None = None, noise: float = 0.05, alpha: float = EMA_ALPHA,
-                 initial_tier: int | None = None, participants=None, min_tier: int = 1):
+                 initial_tier: int | None = None, participants=None, min_tier: int = 1, scheduler=None):
         if not isinstance(time_model, TimeModel):
             raise ParameterTypeError(f"time_model must be a TimeModel, got {type(time_model).__name__}")
+        factory = TierScheduler if scheduler is None else resolve(scheduler, "scheduler")
+        self.name = scheduler if isinstance(scheduler, str) else factory.__qualname__
         sys = check_system(profiles, profile_idx, samples, rng, noise, participants)
         self.tm, self.rng = time_model, rng
         self.n, self.noise, self.part, self.cpus, self.mbps = (sys[key] for key in (
@@ -256,7 +263,11 @@ class SystemRun:
         if fixed_tier is not None:
             check_int("fixed_tier", fixed_tier, 1, time_model.costs.num_tiers)
         self.fixed_tier = fixed_tier
-        self.sched = TierScheduler(time_model, self.k, alpha, initial_tier, min_tier)
+        self.min_tier = check_int("min_tier", min_tier, 1, time_model.costs.num_tiers)
+        self.sched = factory(time_model, self.k, alpha, initial_tier, min_tier)
+        missing = [a for a in ("observe", "assign", "initial_tier", "current") if not hasattr(self.sched, a)]
+        if missing:
+            raise ParameterTypeError(f"scheduler {self.name} lacks {missing}: subclass fedlib.dtfl.TierScheduler")
         self.out = {key: np.zeros((self.rounds, self.k)) for key in ("tiers", "T_c", "T_s", "T_com", "T")}
 
     def first_cuts(self) -> np.ndarray:
@@ -268,8 +279,12 @@ class SystemRun:
     def tiers(self, r: int) -> tuple:
         """Round r's tiers as ``(cuts [K], participants [K])``: Algorithm 1 lines 21-35 (:class:`TierScheduler`)."""
         here = self.part[r - 1]
-        tiers = np.full(self.k, self.fixed_tier) if self.fixed_tier is not None else \
-            self.sched.assign(self.mbps[r - 1], self.n, here)
+        if self.fixed_tier is not None:
+            tiers = np.full(self.k, self.fixed_tier)
+        else:
+            tiers = check_output(f"scheduler {self.name}'s assign() in round {r}", "tiers",
+                                 self.sched.assign(self.mbps[r - 1], self.n, here), self.k, self.min_tier,
+                                 self.tm.costs.num_tiers)
         self.out["tiers"][r - 1] = tiers
         return self.tm.costs.cuts[tiers.astype(np.int64) - 1], here
 

@@ -13,7 +13,6 @@ from dataclasses import replace
 
 from ..data import TensorDataset
 from ..split import SplitConfig, converged_at, run_split
-from ..split.records_backend import run_split_backend
 
 
 def split_config(config: dict) -> SplitConfig:
@@ -38,7 +37,7 @@ def train_run(config: dict, data: TensorDataset, device: str = "auto", backend: 
     """Train one run config on ``data`` (its test set cut to ``config["test_subset"]`` images when non-zero; with
     ``config["stop_at_convergence"]`` the run stops at the first evaluation where :func:`converged_index` fires), on
     the engine's ``backend`` (``"loop"``: :func:`fedlib.split.run_split`; a stacked variant:
-    :func:`fedlib.split.records_backend.run_split_backend`).
+    :func:`fedlib.split.run_split` with ``backend``).
 
     Returns:
         the engine's record without ``sim_s`` (per evaluation: round, epoch, test_acc, test_loss, train_loss,
@@ -52,10 +51,7 @@ def train_run(config: dict, data: TensorDataset, device: str = "auto", backend: 
     chance = 1 / data.num_classes
     stop = ((lambda r: converged_index(r["test_acc"], chance) is not None)
             if config.get("stop_at_convergence") else None)
-    if backend == "loop":
-        rec = run_split(split_config(config), ds, device, stop=stop)
-    else:
-        rec = run_split_backend(split_config(config), ds, device, backend, stop=stop)
+    rec = run_split(split_config(config), ds, device, stop=stop, backend=backend)
     rec.pop("sim_s")
     k = converged_index(rec["test_acc"], chance)
     rec.update(converged_index=k, converged_acc=None if k is None else max(rec["test_acc"][:k + 1]),

@@ -3,7 +3,7 @@
 
 It runs one small run along the path the notebook takes, with the parameter at a value no other setting of the
 run takes (DTFL's ``num_clients`` = 11 through ``dtfl_4_training``'s path, :class:`fedlib.lab.dtfl.experiments.Setup`
--> :func:`fedlib.lab.dtfl.experiments.entry_job`; HASFL's ``num_devices`` = 11 through ``hasfl_4_train_experiments``'s
+-> :func:`fedlib.lab.dtfl.experiments.run_entry`; HASFL's ``num_devices`` = 11 through ``hasfl_4_train_experiments``'s
 path at the smoke profile, :func:`fedlib.lab.hasfl.runs.plan_status.settings_and_plan` ->
 :func:`fedlib.lab.hasfl.runs.train_plan.run_plan`, Fig. 5's runs only), in a temporary store that is removed
 afterwards, and watches every call into ``fedlib`` (``sys.setprofile``). A function *receives* the value when
@@ -130,7 +130,7 @@ def _dtfl(store_dir: str):
         jobs = [dict(store=store, s=setup, num_tiers=p["num_tiers"], case="all", setting="iid", seed=0,
                      target_acc=p["target_acc"], change_every=p["change_every"], change_frac=p["change_frac"],
                      device="cpu")]
-        map_jobs(dx.entry_job, jobs, 1)
+        map_jobs(dx.run_entry, jobs, 1)
     return run
 
 

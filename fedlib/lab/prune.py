@@ -86,6 +86,13 @@ REKEYED = {
     # one machine are bit-identical (run logs, 2026-12-02)
     "063d899f781a93a6": "hist", "d5379fbb5b041b51": "dtfl", "8b018e75c2f8ce85": "dtfl_stacked",
     "4d0e840ab16548b6": "hasfl", "00b476bb80d82e5e": "hasfl_train", "fd1d4e487536854b": "hasfl_train_stacked",
+    # before the split engine's one record loop for every backend (fedlib.split.run_split's backend argument;
+    # fedlib.split.records_backend's copy removed): a DTFL run (scheduled tiers, sampled clients, and on the stacked
+    # backend), FedAvg, FedYogi, HASFL training runs on the loop and the stacked backend, and two committed
+    # converged records (a VGG-16 HASFL run, a ResNet-20 DTFL run) retrained with the old and the new code on one
+    # machine are bit-identical (run logs, 2026-12-03)
+    "fc9910724df6b5f3": "dtfl", "0dddb1ecdf87d4fc": "dtfl_stacked", "285e4e5f47311a9a": "hasfl_train",
+    "5255c7ea8b9baab8": "hasfl_train_stacked",
 }
 """Code hashes of earlier fedlib whose records are valid under the current code: ``{old hash: store name}``."""
 
@@ -130,10 +137,10 @@ def store_codes() -> dict[str, tuple]:
     trained on the split engine's stacked backend (on CUDA) are keyed by DTFL's code and
     :data:`fedlib.split.backends.STACKED_CODE` (``dtfl_stacked``, :func:`fedlib.dtfl.training.keyed_by_backend`);
     HASFL's training records of a stacked backend by its training code and
-    :data:`fedlib.lab.hasfl.runs.train_backend.BACKEND_CODE` (``hasfl_train_stacked``)."""
+    :data:`fedlib.lab.hasfl.runs.train_run.BACKEND_CODE` (``hasfl_train_stacked``)."""
     from fedlib.lab.dtfl.experiments import STORE_CODE as DTFL_CODE
     from fedlib.lab.hasfl.runs.experiments import STORE_CODE as HASFL_CODE
-    from fedlib.lab.hasfl.runs.train_backend import BACKEND_CODE
+    from fedlib.lab.hasfl.runs.train_run import BACKEND_CODE
     from fedlib.lab.hasfl.runs.train_run import TRAIN_CODE
     from fedlib.lab.hist.experiments import STORE_CODE as HIST_CODE
     from fedlib.split.backends import STACKED_CODE

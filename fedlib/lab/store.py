@@ -302,7 +302,10 @@ class ResultStore:
             CorruptRecordError: the file is not valid JSON, has another schema, or holds another config's or
                 code's record; the message names the file.
         """
-        path = self.path(config)
+        return self._read(self.root / f"{self.key(config)}.json", _canonical(config, "config"))
+
+    def _read(self, path: Path, want: str) -> dict:
+        """:meth:`load` of the record file ``path`` whose config's canonical JSON is ``want``."""
         for folder in self.read_only:                  # own folder first, then the read-only stores
             if not path.is_file() and (folder / path.name).is_file():
                 path = folder / path.name
@@ -310,7 +313,7 @@ class ResultStore:
             text = path.read_text()
         except FileNotFoundError:
             where = ", ".join(str(p / path.name) for p in (self.root, *self.read_only))
-            raise KeyError(f"no stored result for config {config} (looked for {where}); run the experiments "
+            raise KeyError(f"no stored result for config {want} (looked for {where}); run the experiments "
                            f"notebook or fedlib's sweep first") from None
         try:
             env = json.loads(text)
@@ -319,7 +322,7 @@ class ResultStore:
                                      f"{len(text)} bytes)") from None
         if not isinstance(env, dict) or env.get("schema") != SCHEMA or not isinstance(env.get("record"), dict):
             raise CorruptRecordError(f"{path}: not a fedlib result record of schema {SCHEMA}")
-        if _canonical(env.get("config"), "stored config") != _canonical(config, "config"):
+        if _canonical(env.get("config"), "stored config") != want:
             raise CorruptRecordError(f"{path}: holds the record of another config ({env.get('config')})")
         if env.get("code_hash") != self.code_hash:
             raise CorruptRecordError(f"{path}: computed by other code ({env.get('code_hash')} != {self.code_hash})")
@@ -332,10 +335,14 @@ class ResultStore:
             TypeError: ``record`` is not a dict or not JSON-serialisable.
             ValueError: ``record`` or ``config`` holds NaN or infinity (nothing is written).
         """
+        path = self.path(config)
+        return self._write(path, {"key": path.stem, "config": config}, record)
+
+    def _write(self, path: Path, head: dict, record: dict) -> Path:
+        """:meth:`save` into ``path``; ``head``: the envelope's ``key`` and ``config``."""
         if not isinstance(record, dict):
             raise TypeError(f"record must be a dict, got {type(record).__name__}")
-        path = self.path(config)
-        env = {"schema": SCHEMA, "key": path.stem, "config": config, "code_hash": self.code_hash,
+        env = {"schema": SCHEMA, **head, "code_hash": self.code_hash,
                "record": {k: v for k, v in record.items() if k != "store_key"}}
         blob = _canonical(env, "record")
         fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-", suffix=".json")
@@ -361,21 +368,23 @@ class ResultStore:
         that writer's record appears (and returns it), or raises :class:`fedlib.lab.runlock.RunInProgress` at
         once inside :func:`fedlib.lab.runlock.deferring`. ``force`` computes without claiming or waiting.
         """
+        key = self.key(config)                        # the config is read here once: key and canonical JSON
+        path, want, head = self.root / f"{key}.json", _canonical(config, "config"), {"key": key, "config": config}
         if cache_only():
-            rec = self._cached(config, set())
+            rec = self._cached(path, want, set())
             if rec is None:
-                raise CacheMiss(f"FEDLIB_CACHE_ONLY=1: no stored record for {self.path(config).name} in {self.root}"
+                raise CacheMiss(f"FEDLIB_CACHE_ONLY=1: no stored record for {path.name} in {self.root}"
                                 f"{' or ' + ', '.join(map(str, self.read_only)) if self.read_only else ''}; config "
-                                f"{json.dumps(config, sort_keys=True)[:300]}")
+                                f"{want[:300]}")
             return rec
         if force:
-            self.save(config, run())
-            return self.load(config)
-        lock = self.path(config).with_suffix(".lock")
+            self._write(path, head, run())
+            return self._read(path, want)
+        lock = path.with_suffix(".lock")
         warned: set = set()
         noted = None                                  # when the last note about waiting was printed
         while True:
-            rec = self._cached(config, warned)
+            rec = self._cached(path, want, warned)
             if rec is not None:
                 return rec
             if runlock.try_acquire(lock, self.stale_lock_s):
@@ -387,19 +396,19 @@ class ResultStore:
                 print(f"waiting for another writer's record: {runlock.describe(lock)}", file=sys.stderr, flush=True)
             time.sleep(self.poll_s)
         try:
-            rec = self._cached(config, warned)       # finished between the check and the claim
+            rec = self._cached(path, want, warned)   # finished between the check and the claim
             if rec is not None:
                 return rec
             with runlock.Heartbeat(lock):
                 record = run()
-            self.save(config, record)
+            self._write(path, head, record)
         finally:
             runlock.release(lock)
-        return self.load(config)
+        return self._read(path, want)
 
-    def _cached(self, config: dict, warned: set) -> dict | None:
+    def _cached(self, path: Path, want: str, warned: set) -> dict | None:
         try:
-            return self.load(config)
+            return self._read(path, want)
         except KeyError:
             return None
         except CorruptRecordError as exc:

@@ -2,7 +2,7 @@
 
 For each named committed training record of ``figures/converged/store`` (default: HASFL's decision at seed 0, IID
 and non-IID, and one IID random benchmark with mixed batch sizes and cuts), the same run config is trained again
-from the start by :func:`fedlib.lab.hasfl.runs.train_backend.train_record_backend` on CUDA with the stacked backend, into
+from the start by :func:`fedlib.lab.hasfl.runs.train_run.train_record` on CUDA with the stacked backend, into
 a temporary store (the committed one is only read), and compared with the committed record: wall time, rounds,
 the convergence point and accuracy. Then ``--slice`` rounds of the first config are timed on CUDA with the loop
 backend and with the stacked one (no stop rule), for the speed-up on the same GPU.
@@ -24,10 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from fedlib.lab.store import ResultStore  # noqa: E402
 from fedlib.data import load_fashion_mnist  # noqa: E402
-from fedlib.lab.hasfl.runs import train_backend  # noqa: E402
+from fedlib.lab.hasfl.runs import train_run  # noqa: E402
 from fedlib.lab.hasfl.runs.experiments import STORE_CODE  # noqa: E402
 from fedlib.lab.hasfl.runs.train_run import split_config  # noqa: E402
-from fedlib.split.records_backend import run_split_backend  # noqa: E402
+from fedlib.split.records import run_split  # noqa: E402
 
 STORE = Path(__file__).resolve().parents[2] / "figures" / "converged" / "store"
 #: HASFL IID (b 30.1 at cut 1), HASFL non-IID (b 30.1 at cut 1), an IID random benchmark (b 36.1, 12 cuts)
@@ -55,7 +55,7 @@ def main() -> int:
             cfg = {**cfg, "rounds": min(cfg["rounds"], args.cap), "eval_every": 1}
         first = first or cfg
         t0 = time.perf_counter()
-        rec = train_backend.train_record_backend(tmp, cfg, data, args.device, args.backend)
+        rec = train_run.train_record(tmp, cfg, data, args.device, args.backend)
         wall = time.perf_counter() - t0
         samples = sum(cfg["b"]) * rec["round"][-1]
         out["runs"].append({"committed": path.name, "setting": cfg["setting"], "b_mean": sum(cfg["b"]) / len(cfg["b"]),
@@ -72,7 +72,7 @@ def main() -> int:
     for backend in ("loop", args.backend, "loop", args.backend):       # each twice, interleaved; the first warms up
         sync()
         t0 = time.perf_counter()
-        rec = run_split_backend(scfg, ds, args.device, backend)
+        rec = run_split(scfg, ds, args.device, backend=backend)
         sync()
         out.setdefault("slice", {}).setdefault(backend, []).append(round(time.perf_counter() - t0, 3))
     out["slice_rounds"] = args.slice

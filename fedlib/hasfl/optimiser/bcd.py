@@ -12,9 +12,6 @@ block-coordinate descent (Algorithm 2) over
 - P2 (59), μ and T given b: a mixed-integer linear-fractional program solved by Dinkelbach's method, each step
   a MILP solved by HiGHS through cvxpy.
 
-Also: :func:`exhaustive` (reference optimum for small N and few cuts) and the paper's benchmark strategies
-(random batch size RBS, random split RMS, RHAMS) with the same interface (:func:`strategy`).
-
 Choices where the paper is silent (also in the README's deviations list):
 
 - P1 as written, (46) with T fixed, pins every b_i at κ_i, the budget of the starting straggler (b̂ ≫ κ_i when the
@@ -50,10 +47,7 @@ Choices where the paper is silent (also in the README's deviations list):
 - RHAMS (ref. [55], CoopFL, whose rule is not restated): given b, the cuts that minimise the *per-round*
   latency T_S + T_A/I (eqs. 38-39), ignoring convergence — the same MILP as P2 with the convergence
   denominator dropped.
-- RBS draws b_i uniformly from 1..64; RMS draws each cut uniformly among the device's cuts that satisfy memory
-  C4 (the paper's definition, once per run); its ``(C1)`` variants only among those that also keep ε reachable
-  (:mod:`.strategies`). HABS is this module's batch block at fixed cuts
-  (:func:`fedlib.hasfl.optimiser.refinement.habs_batches`).
+- RBS, RMS and their ``(C1)`` variants: :mod:`.strategies`; HABS: this module's batch block at fixed cuts.
 - ε is a parameter; :func:`eps_with_slack` sets it to (1 + slack)·floor(b_i = 64, L_c = 1), the bound's floor
   at the shallowest cut, because the estimated split term 4β²γ²I²ΣG_j² dominates the bound.
 """

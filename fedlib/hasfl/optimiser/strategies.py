@@ -9,14 +9,18 @@ a deep cut may make C1 unreachable, and then Θ = inf (the run is still trained)
 and ``RBS+RMS(C1)`` draw only among the cuts that also keep ε reachable (:func:`fedlib.hasfl.bound.problem.
 admissible_cuts`), our earlier definition, kept beside the paper's: under the pilot constants and ε rule that
 leaves cut 1 alone. A variant draws from the same stream as its paper strategy (:func:`draw_stream`), so RBS+RMS
-and RBS+RMS(C1) share their batch sizes and differ only in the cuts."""
+and RBS+RMS(C1) share their batch sizes and differ only in the cuts.
+
+A strategy of your own: ``fn(problem, rng)`` returning a :class:`fedlib.hasfl.Decision` or ``(b, cuts)``, named by
+import path ``"package.module:fn"`` (:func:`own_strategy`); its Θ is scored here (eq. 42), whatever it reports."""
 from __future__ import annotations
 
 from dataclasses import replace
 
 import numpy as np
 
-from ...core.validate import check_instance
+from ...core.components import check_output, is_path, resolve
+from ...core.validate import ParameterTypeError, check_instance
 from ..bound.problem import Decision, Problem, admissible_cuts, check_problem, feasible_cuts, theta
 from ..bound.theory import bound_floor
 from .bcd import bcd
@@ -51,6 +55,28 @@ def random_cuts(problem: Problem, b, rng: np.random.Generator, reachable: bool =
     return np.array([rng.choice(np.flatnonzero(row)) + 1 for row in ok], dtype=np.int64)
 
 
+def own_strategy(problem: Problem, path: str, rng: np.random.Generator) -> Decision:
+    """The decision of the strategy ``path`` (``"package.module:fn"``) on ``problem``: b ``[N]`` >= 1 and cuts ``[N]``
+    in 1..L checked, Θ scored (eq. 42; inf where C1 is unreachable, ``info["infeasible"]`` says so). Raises
+    ValueError (unimportable, out of range: naming it) or ParameterTypeError (neither a Decision nor (b, cuts))."""
+    fn = resolve(path, "strategy", STRATEGIES)
+    out = fn(problem, rng)
+    if isinstance(out, Decision):
+        b, cuts, info = out.b, out.cuts, dict(out.info)
+    elif isinstance(out, (tuple, list)) and len(out) == 2:
+        (b, cuts), info = out, {}
+    else:
+        raise ParameterTypeError(f"strategy {path} must return a fedlib.hasfl.Decision or (b, cuts), got "
+                                 f"{type(out).__name__}")
+    n = problem.num_devices
+    b = check_output(f"strategy {path}", "b", b, n, 1)
+    cuts = check_output(f"strategy {path}", "cuts", cuts, n, 1, problem.profile.num_layers)
+    th = float(theta(problem, b, cuts))
+    if not np.isfinite(th):
+        info["infeasible"] = "convergence constraint C1: eps is at or below the bound's floor at these cuts"
+    return Decision(b, cuts, th, {**info, "strategy": path})
+
+
 def strategy(problem: Problem, name: str, rng: np.random.Generator) -> Decision:
     """Decision of a named strategy (one of :data:`STRATEGIES`), scored by Θ (eq. 42).
 
@@ -61,15 +87,21 @@ def strategy(problem: Problem, name: str, rng: np.random.Generator) -> Decision:
     :func:`min_round_latency_cuts`; the ``(C1)`` variants draw their cuts among those that keep ε reachable
     (module docstring). A decision whose ε is unreachable gets Θ = inf (``info["infeasible"]`` says why).
 
+    ``name`` may also be a strategy of your own's import path (:func:`own_strategy`).
+
     Raises:
-        ValueError: unknown name (the message names ``name`` and lists :data:`STRATEGIES`).
+        ValueError: unknown name (the message names ``name`` and lists :data:`STRATEGIES`); as :func:`own_strategy`.
         ParameterTypeError: ``problem`` not a :class:`Problem`, ``rng`` not a numpy Generator.
     """
     check_problem(problem)
-    if not isinstance(name, str) or name not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {STRATEGIES}, got name={name!r}")
+    own = is_path(name)
+    if not own and (not isinstance(name, str) or name not in STRATEGIES):
+        raise ValueError(f"strategy must be one of {STRATEGIES} or an import path 'package.module:fn', "
+                         f"got name={name!r}")
     check_instance("rng", rng, np.random.Generator, "a numpy.random.Generator")
     n = problem.num_devices
+    if own:
+        return own_strategy(problem, name, rng)
     if name == "HASFL":
         return bcd(problem)
     base, reachable = draw_stream(name), name.endswith("(C1)")

@@ -4,6 +4,7 @@ Table 4 (time to target vs the number of clients) and Table 5 (accuracy, DCor an
 privacy setting). Rows / entries are those of :mod:`fedlib.lab.dtfl.compare`; several seeds give mean and min-max."""
 from __future__ import annotations
 
+import zlib
 from collections import defaultdict
 from decimal import ROUND_FLOOR, Decimal
 
@@ -20,9 +21,29 @@ BAR_METHODS = METHODS + ("dtfl_authors",)
 LINE_STYLES = {"splitfed": "--", "dtfl_authors": ":"}
 
 
+def method_label(method: str) -> str:
+    """A method's name in the figures: the paper's spelling for its methods, a method of your own its name."""
+    return LABELS.get(method, method)
+
+
 def method_colour(method: str):
-    """One colour per method in every figure (the authors'-scheduler DTFL its own, apart from DTFL's)."""
-    return colour(BAR_METHODS.index(method))
+    """One colour per method in every figure (the authors'-scheduler DTFL its own, apart from DTFL's); a method of
+    your own one of the palette's free colours, the same in every figure (from its name)."""
+    if method in BAR_METHODS:
+        return colour(BAR_METHODS.index(method))
+    return colour(len(BAR_METHODS) + zlib.crc32(str(method).encode()) % (10 - len(BAR_METHODS)))
+
+
+def line_style(method: str) -> str:
+    """SplitFed dashed over FedAvg, the authors' scheduler dotted, a method of your own dash-dotted."""
+    return LINE_STYLES.get(method, "-" if method in BAR_METHODS else "-.")
+
+
+def methods_of(rows: list[dict]) -> list[str]:
+    """The methods of ``rows`` in the figures' order: the paper's (:data:`BAR_METHODS`), then any other name in the
+    order it first appears (a method of your own is drawn, never dropped)."""
+    names = list(dict.fromkeys(r["method"] for r in rows))
+    return [m for m in BAR_METHODS if m in names] + [m for m in names if m not in BAR_METHODS]
 
 
 def _mean(values):
@@ -52,18 +73,18 @@ def fig2_accuracy_vs_time(entries: list[dict], setting: str, model: str, num_cli
     for e in sel:
         m = e["row"]["method"]
         if len(seeds) == 1:
-            label = f"{LABELS[m]} (seed {e['row']['seed']})"
+            label = f"{method_label(m)} (seed {e['row']['seed']})"
         else:
-            label = None if m in named else f"{LABELS[m]} (seeds {', '.join(str(s) for s in seeds)})"
+            label = None if m in named else f"{method_label(m)} (seeds {', '.join(str(s) for s in seeds)})"
             named.add(m)
         t = np.concatenate([[0.0], np.cumsum(e["sim"]["round_s"])])
         c = method_colour(m)
         rounds = e["record"]["round"]
         # SplitFed-V1 = FedAvg round by round (dashed over it); DTFL with the authors' scheduler dotted
-        ls = LINE_STYLES.get(m, "-")
+        ls = line_style(m)
         axes[0, 0].plot(t[rounds], e["record"]["test_acc"], "o", ls=ls, ms=2.5, color=c,
                         label=label)
-        axes[0, 1].plot(rounds, e["record"]["test_acc"], "o", ls=ls, ms=2.5, color=c, label=LABELS[m])
+        axes[0, 1].plot(rounds, e["record"]["test_acc"], "o", ls=ls, ms=2.5, color=c, label=method_label(m))
     for ax in axes[0]:
         if sel:
             ax.axhline(sel[0]["row"]["target_acc"], color="0.6", lw=0.7, ls=":")
@@ -83,7 +104,7 @@ def table3_figure(rows: list[dict], paper_model: str = "resnet110"):
     target). With several seeds both panels show the mean over the seeds that reached the target with min–max
     whiskers, and the axis labels say so."""
     groups = sorted({(r["model"], r["setting"]) for r in rows})
-    methods = [m for m in BAR_METHODS if any(r["method"] == m for r in rows)]
+    methods = methods_of(rows)
     seeds = sorted({r["seed"] for r in rows})
     multi = len(seeds) > 1
     over = f"\nmean of seeds {', '.join(str(s) for s in seeds)}, whiskers min–max" if multi else ""
@@ -95,7 +116,7 @@ def table3_figure(rows: list[dict], paper_model: str = "resnet110"):
                 for g in groups]
         x = np.arange(len(groups)) + (j - len(methods) / 2 + 0.5) * w
         col = method_colour(m)
-        ax.bar(x, [v[0] or 0 for v in vals], w, color=col, label=LABELS[m],
+        ax.bar(x, [v[0] or 0 for v in vals], w, color=col, label=method_label(m),
                hatch="///" if m == "dtfl_authors" else None, edgecolor="w" if m == "dtfl_authors" else None)
         if multi:
             _whiskers(ax, x, vals)
@@ -116,7 +137,7 @@ def table3_figure(rows: list[dict], paper_model: str = "resnet110"):
                  for g in groups]
         ours = [v[0] for v in stats]
         x = np.arange(len(groups)) + (j - 2.5) * 0.2
-        ax.bar(x, [100 * v if v is not None else 0 for v in ours], 0.2, color=method_colour(m), label=f"vs {LABELS[m]}")
+        ax.bar(x, [100 * v if v is not None else 0 for v in ours], 0.2, color=method_colour(m), label=f"vs {method_label(m)}")
         if multi:
             _whiskers(ax, x, [tuple(None if u is None else 100 * u for u in v) for v in stats])
         for xi, g, v in zip(x, groups, ours):
@@ -160,13 +181,13 @@ def table4_figure(rows: list[dict]):
     is drawn dotted when it was run."""
     fig, axes = new_figure(ncols=2, width=4.4)
     ax = axes[0, 0]
-    run_methods = [m for m in BAR_METHODS if any(r["method"] == m for r in rows)]
+    run_methods = methods_of(rows)
     ks_all = sorted({r["num_clients"] for r in rows})
     targets = sorted({r["target_acc"] for r in rows if r.get("target_acc") is not None})
     misses = defaultdict(list)                      # K -> [(method, best accuracy over the seeds)]
     for m in run_methods:
         c = method_colour(m)
-        ls = LINE_STYLES.get(m, "-")
+        ls = line_style(m)
         by_k, best = defaultdict(list), defaultdict(list)
         for r in rows:
             if r["method"] == m:
@@ -175,7 +196,7 @@ def table4_figure(rows: list[dict]):
         ks = sorted(by_k)
         st = [_mean(by_k[k]) for k in ks]
         # NaN where not reached: the line breaks there instead of bridging the gap
-        ax.plot(ks, [np.nan if s[0] is None else s[0] for s in st], "o", ls=ls, color=c, label=LABELS[m])
+        ax.plot(ks, [np.nan if s[0] is None else s[0] for s in st], "o", ls=ls, color=c, label=method_label(m))
         ax.fill_between(ks, [np.nan if s[0] is None else s[1] for s in st],
                         [np.nan if s[0] is None else s[2] for s in st], color=c, alpha=0.2, lw=0)
         for k, s in zip(ks, st):
@@ -183,7 +204,7 @@ def table4_figure(rows: list[dict]):
                 b = [v for v in best[k] if v is not None]
                 misses[k].append((m, max(b) if b else None))
         if m in PAPER_TABLE4:
-            axes[0, 1].plot(PAPER_TABLE4["num_clients"], PAPER_TABLE4[m], "o--", color=c, label=LABELS[m])
+            axes[0, 1].plot(PAPER_TABLE4["num_clients"], PAPER_TABLE4[m], "o--", color=c, label=method_label(m))
     ax.set_yscale("log")
     if misses:
         reached = [r["time_to_target_s"] for r in rows if r["time_to_target_s"] is not None]

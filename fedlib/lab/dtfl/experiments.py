@@ -14,8 +14,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from fedlib.lab.store import RECORD_CODE, ResultStore
+from fedlib.lab.store import RECORD_CODE, ResultStore, source_hash
 from fedlib.core import numpy_rng
+from fedlib.core.components import is_path, resolve
 from fedlib.core.validate import check_choice, check_float, check_instance, check_int, check_list
 from fedlib.data import DATASET_SHAPES, TensorDataset, resolve_dataset as _resolve
 from fedlib.split import MODELS
@@ -181,16 +182,22 @@ def system_run(s: Setup, data: TensorDataset, num_tiers: int, case: str, setting
     clients' real sample counts N_k. Adds ``profile_idx`` ``[R, K]``, ``profiles`` (names), ``samples`` and
     ``participants`` (``[R, K]`` bools or None).
 
-    ``scheduler``: ``"ours"`` (every tier, clients start at tier M) or ``"authors"`` (as the authors' code: never
-    the md1-only tier 1, every client starts at tier 2 = md1..md2; needs M = 7). Raises ``ValueError`` for another
-    name, or ``"authors"`` with M != 7."""
-    opts = SCHEDULERS[check_choice("scheduler", scheduler, tuple(SCHEDULERS))]
+    ``scheduler``: ``"ours"`` (every tier, clients start at tier M), ``"authors"`` (as the authors' code: never
+    the md1-only tier 1, every client starts at tier 2 = md1..md2; needs M = 7), or a scheduler of your own by
+    import path ``"package.module:Class"`` (a :class:`fedlib.dtfl.TierScheduler` subclass, built with ours'
+    options; :func:`fedlib.dtfl.simulate`): each worker imports it by that path. Raises ``ValueError`` for another
+    name, an unimportable path (naming it), or ``"authors"`` with M != 7."""
+    own = is_path(scheduler)
+    if own or not isinstance(scheduler, str) or scheduler not in SCHEDULERS:
+        resolve(scheduler, "scheduler", tuple(SCHEDULERS))  # refused here, before any work, when not importable
+    opts = SCHEDULERS["ours" if own else scheduler]
     if scheduler == "authors" and num_tiers != 7:
         raise ValueError(f"scheduler='authors' reproduces the authors' code at M = 7, got num_tiers = {num_tiers}")
     inp = system_inputs(s, data, case, setting, seed, change_every, change_frac, fraction)
     profiles, idx, part, samples = inp["profiles"], inp["profile_idx"], inp["participants"], inp["samples"]
-    sim = simulate(setup_time_model(s, num_tiers), profiles, idx, samples, inp["rng"], fixed_tier, s.noise, s.alpha,
-                   participants=part, **opts)
+    tm = time_model(s.model, s.width, s.dataset, num_tiers, s.core_gflops, s.server_gflops)
+    sim = simulate(tm, profiles, idx, samples, inp["rng"], fixed_tier, s.noise, s.alpha, participants=part, **opts,
+                   scheduler=scheduler if own else None)
     return dict(sim, profile_idx=idx.tolist(), profiles=[p.name for p in profiles], samples=samples.tolist(),
                 participants=None if part is None else part.tolist())
 
@@ -232,11 +239,13 @@ def time_to_target(record: dict, sim: dict, target: float) -> dict:
     return {"rounds_to_target": None, "time_to_target_s": None, "comp_time_s": None, "comm_time_s": None}
 
 
-def run_entry(store: ResultStore, s: Setup, data: TensorDataset, num_tiers: int, case: str, setting: str,
-              seed: int, target_acc: float, fixed_tier: int | None = None, change_every: int = 0,
+def run_entry(store: ResultStore, s: Setup, data: TensorDataset | None = None, *, num_tiers: int, case: str,
+              setting: str, seed: int, target_acc: float, fixed_tier: int | None = None, change_every: int = 0,
               change_frac: float = 0.3, device: str = "cpu", fraction: float = 1.0, scheduler: str = "ours") -> dict:
-    """System + training of one run; returns ``{"row", "record", "sim"}`` where ``row`` is the metrics row:
-    ``method`` (``dtfl``, or ``dtfl_authors`` with ``scheduler="authors"``: :func:`system_run`), ``M``, ``case``,
+    """System + training of one run (``data``: the loaded dataset; None loads ``s.dataset`` once per process,
+    :func:`dataset_by_name`, so that the call is a job for :func:`fedlib.lab.map_jobs`); returns ``{"row", "record", "sim"}`` where ``row`` is the metrics row:
+    ``method`` (``dtfl``, ``dtfl_authors`` with ``scheduler="authors"``, or a scheduler of your own's import path:
+    :func:`system_run`), ``M``, ``case``,
     ``tier`` (the fixed tier, or None for the scheduler), ``setting``, ``seed``, ``target_acc``,
     ``time_to_target_s``, ``comp_time_s``, ``comm_time_s``, ``rounds_to_target``, ``final_test_acc``,
     ``best_test_acc``, ``rounds``, ``sim_total_s``, ``mean_tier``, the plateau of :func:`plateau`, ``elapsed_s``
@@ -244,16 +253,19 @@ def run_entry(store: ResultStore, s: Setup, data: TensorDataset, num_tiers: int,
     a cache lookup takes well under a second)."""
     check_float("target_acc", target_acc, 0, 1, low_open=True)
     t0 = time.perf_counter()
+    data = dataset_by_name(s.dataset) if data is None else data
     sim = system_run(s, data, num_tiers, case, setting, seed, fixed_tier, change_every, change_frac, fraction,
                      scheduler)
     rec = train(store, s, setting, sim["cuts"], seed, data, device, sim["participants"])
-    row = dict(method="dtfl" if scheduler == "ours" else "dtfl_authors", M=num_tiers, case=case, tier=fixed_tier,
+    method = {"ours": "dtfl", "authors": "dtfl_authors"}.get(scheduler, scheduler)     # yours: its import path
+    row = dict(method=method, M=num_tiers, case=case, tier=fixed_tier,
                setting=setting, seed=seed,
                model=s.model, num_clients=s.num_clients, fraction=fraction,
                target_acc=target_acc, **time_to_target(rec, sim, target_acc), final_test_acc=rec["test_acc"][-1],
                best_test_acc=max(rec["test_acc"]), rounds=rec["round"][-1], sim_total_s=float(np.sum(sim["round_s"])),
                mean_tier=float(np.mean(np.asarray(sim["tiers"])[_sampled(sim)])), **plateau(rec),
-               elapsed_s=rec["elapsed_s"][-1], wall_s=time.perf_counter() - t0)
+               elapsed_s=rec["elapsed_s"][-1], wall_s=time.perf_counter() - t0,
+               **({"scheduler_code": source_hash([scheduler.partition(":")[0]])} if is_path(scheduler) else {}))
     return {"row": row, "record": rec, "sim": sim}
 
 
@@ -289,9 +301,9 @@ def dataset_by_name(name: str) -> TensorDataset:
     return load_dataset(name)
 
 
-def entry_job(store: ResultStore, s: Setup, **kwargs) -> dict:
-    """:func:`run_entry` with the dataset of ``s`` loaded by name (a job for :func:`fedlib.lab.map_jobs`)."""
-    return run_entry(store, s, dataset_by_name(s.dataset), **kwargs)
+entry_job = run_entry
+"""A job for :func:`fedlib.lab.map_jobs`: :func:`run_entry`, whose ``data`` defaults to the dataset of ``s``
+loaded by name in each worker."""
 
 
 def setup_note(s: Setup, paper: str) -> str:

@@ -28,7 +28,7 @@ from fedlib.split import time_to_target
 from fedlib.lab.hasfl.runs.experiments import resolve_dataset, result_store
 from fedlib.lab.hasfl.runs.train_jobs import TRAIN_ORDER, stored_run, train_priority
 from fedlib.lab.hasfl.runs.train_plan import TrainPlan, _check_inputs, _decided_runs, calibrated_models, calibration_runs
-from fedlib.lab.hasfl.runs.train_backend import AnyBackendRecords
+from fedlib.lab.hasfl.runs.train_run import AnyBackendRecords
 from fedlib.lab.hasfl.runs.train_config import train
 from fedlib.lab.hasfl.runs.training import TrainSettings
 

@@ -17,7 +17,7 @@ from fedlib.data import TensorDataset
 from fedlib.split import time_to_target
 from fedlib.hasfl.bound.latency import round_latency
 from fedlib.hasfl.bound.problem import Problem, check_problem
-from fedlib.lab.hasfl.runs.train_backend import train_record_backend
+from fedlib.lab.hasfl.runs.train_run import train_record
 from fedlib.lab.hasfl.runs.training import TrainSettings
 
 
@@ -95,7 +95,7 @@ def with_clock(record: dict, problem: Problem) -> dict:
 
 def train(store: ResultStore, config: dict, problem: Problem, data: TensorDataset, device: str = "auto",
           extend: dict | None = None) -> dict:
-    """Train one :func:`run_config` (:func:`fedlib.lab.hasfl.runs.train_backend.train_record_backend`: cached beside
+    """Train one :func:`run_config` (:func:`fedlib.lab.hasfl.runs.train_run.train_record`: cached beside
     ``store`` under the training code alone, a rerun is a cache hit, a record of either backend is read; on CUDA
     a missing run trains on the stacked backend) and charge it on ``problem``'s clock (:func:`with_clock`).
     With ``extend`` (:func:`extension_config` of ``config``), a run that :func:`needs_extension` is replaced by
@@ -121,9 +121,9 @@ def train(store: ResultStore, config: dict, problem: Problem, data: TensorDatase
         if other:
             raise ValueError(f"extend must equal config except for larger epochs and rounds (extension_config): "
                              f"it differs in or does not exceed config in {other}")
-    record = train_record_backend(store, config, data, device)
+    record = train_record(store, config, data, device)
     if extend is not None and needs_extension(record, 1 / data.num_classes):
-        record = dict(train_record_backend(store, extend, data, device), extended_from_epochs=config["epochs"],
+        record = dict(train_record(store, extend, data, device), extended_from_epochs=config["epochs"],
                       capped_elapsed_s=record["elapsed_s"])
     else:
         record = dict(record, extended_from_epochs=None)

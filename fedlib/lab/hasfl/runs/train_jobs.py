@@ -11,7 +11,7 @@ from fedlib.lab.store import ResultStore
 from fedlib.lab.parallel import map_jobs
 from fedlib.data import TensorDataset, load_dataset
 from fedlib.lab.hasfl.runs.train_config import needs_extension, train
-from fedlib.lab.hasfl.runs.train_backend import AnyBackendRecords
+from fedlib.lab.hasfl.runs.train_run import AnyBackendRecords
 
 
 @functools.lru_cache(maxsize=2)
@@ -45,7 +45,7 @@ def train_priority(figs, scale=None) -> int:
 
 
 def stored_run(runs_store: ResultStore, config: dict, extend: dict | None, data: TensorDataset) -> bool:
-    """True when ``config``'s training record is in ``runs_store`` (:class:`fedlib.lab.hasfl.runs.train_backend.AnyBackendRecords`: either backend)
+    """True when ``config``'s training record is in ``runs_store`` (:class:`fedlib.lab.hasfl.runs.train_run.AnyBackendRecords`: either backend)
     and, if it needs its ``extend`` run (:func:`fedlib.lab.hasfl.runs.train_config.needs_extension`, chance = 1 /
     ``data.num_classes``), so is that one."""
     if not runs_store.has(config):

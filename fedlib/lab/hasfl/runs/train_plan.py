@@ -25,6 +25,7 @@ from fedlib.lab.hasfl.runs.train_config import extension_config, run_config, sum
 from fedlib.lab.hasfl.runs.train_jobs import TRAIN_ORDER, _train_parallel, stored_run, train_job, train_priority  # noqa: F401 (re-exported)
 from fedlib.lab.hasfl.runs.training import TrainSettings, bound_constants, check_plan, check_settings_data, decide, pilot, target_eps, training_problem
 from fedlib.hasfl.bound.latency import SCALE_KEYS
+from fedlib.hasfl.bound.problem import Problem, check_problem
 
 #: the paper's random benchmarks whose Fig. 9 points are drawn ``TrainPlan.fig9_draws`` times at each N (draw k
 #: decides from its own seed stream, :func:`fedlib.lab.hasfl.runs.training.decision_stream`; draw 0 is the plan's
@@ -97,10 +98,6 @@ def calibrated_models(plan: TrainPlan) -> list[int]:
     return [0] + (list(range(1, len(plan.models))) if plan.model_cut_grids else [])
 
 
-def _model_settings(s: TrainSettings, plan: TrainPlan, k: int) -> TrainSettings:
-    return replace(s, model=plan.models[k], width=plan.widths[k])
-
-
 @dataclass(frozen=True)
 class PlanJob:
     """One run of a :class:`TrainPlan` before its decision: ``figures`` (tags of :data:`FIGURES`), ``settings``
@@ -139,7 +136,8 @@ def _jobs(plan: TrainPlan, s: TrainSettings) -> list[PlanJob]:
             jobs.append(PlanJob(("fig11",), s, setting, plan.num_devices, hams, plan.fixed_batch, None))
     for k in calibrated_models(plan)[1:]:                 # the later models' own calibration runs (IID)
         for b, c in calibration_runs(plan, k):
-            jobs.append(PlanJob(("calibration",), _model_settings(s, plan, k), "iid", plan.num_devices, "fixed", b, c))
+            sk = replace(s, model=plan.models[k], width=plan.widths[k])
+            jobs.append(PlanJob(("calibration",), sk, "iid", plan.num_devices, "fixed", b, c))
     hasfl_variants = variants("HASFL", s.constants) if plan.compare_constants else ()
     own = ("HASFL-calibrated",) if s.constants != "calibrated" else ()
     for k, (model, width) in enumerate(zip(plan.models, plan.widths)):
@@ -204,7 +202,7 @@ def plan_calibration(store: ResultStore, s: TrainSettings, plan: TrainPlan, seed
     check_int("seed", seed, 0)
     check_float("target_acc", target_acc, 0, 1, low_open=True)
     runs = calibration_runs(plan, model_index)
-    s0, n = _model_settings(s, plan, model_index), plan.num_devices
+    s0, n = replace(s, model=plan.models[model_index], width=plan.widths[model_index]), plan.num_devices
     rec = pilot(store, s0, seed, data)
     consts = bound_constants(rec, "pilot")
     problem = training_problem(s0, consts, target_eps(rec, consts, s0, n), n, seed)   # the clock's system
@@ -332,23 +330,69 @@ def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[
         bar.update()
         problem, decision, fit = r["problem"], r["decision"], r["fit"]
         record = train(store, r["config"], problem, data, device, r["extend"])
-        pred = rounds_needed(problem.constants, problem.gamma, decision["b"], decision["cuts"],
-                             problem.interval, problem.eps) if decision["theta"] is not None else None
-        row = summary_row(record, decision, target_acc, figures=list(r["figs"]), method=r["method"],
-                          model=r["sm"].model, width=r["sm"].width, setting=r["setting"], N=r["n"], batch=r["batch"],
-                          cut=r["cut"], draw=r["draw"], eps=problem.eps, constants=r["ss"].constants,
-                          scale_key=r["scale"][0][0] if r["scale"] else None,
-                          scale_factor=r["scale"][0][1] if r["scale"] else None,
-                          kappa=fit.kappa if fit is not None else None,
-                          **{"lambda": fit.lam if fit is not None else None},
-                          rounds_pred=pred, floor=float(bound_floor(
-                              problem.constants, problem.gamma, decision["b"], max(decision["cuts"]),
-                              problem.interval)),
-                          rounds_to_target=time_to_target(record, target_acc, key="round"))
+        row = decision_row(record, problem, decision, target_acc, r["figs"], r["method"], r["sm"], r["setting"],
+                           r["batch"], r["cut"], r["draw"], r["ss"].constants, r["scale"], fit)
         out.append({"row": row, "decision": decision,
                     "curve": {k: record[k] for k in ("epoch", "sim_s", "round", "test_acc")}})
     bar.close()
     return out
+
+
+def decision_row(record: dict, problem: Problem, decision: dict, target_acc: float, figures, method: str,
+                 s: TrainSettings, setting: str, batch: int | None = None, cut: int | None = None, draw: int = 0,
+                 constants: str | None = None, scale: tuple | None = None, fit: CalibrationFit | None = None) -> dict:
+    """The metrics row of one trained decision, as :func:`run_plan` writes it (module docstring of
+    :func:`run_plan`'s Returns): :func:`fedlib.lab.hasfl.runs.train_config.summary_row` with the labels, C1's ε,
+    Corollary 1's predicted rounds to ε (None when ε is unreachable), the bound's floor at the decision and the
+    measured rounds to ``target_acc``. ``constants``: the decision's constants mode (default ``s.constants``)."""
+    pred = rounds_needed(problem.constants, problem.gamma, decision["b"], decision["cuts"],
+                         problem.interval, problem.eps) if decision["theta"] is not None else None
+    return summary_row(record, decision, target_acc, figures=list(figures), method=method,
+                       model=s.model, width=s.width, setting=setting, N=len(decision["b"]), batch=batch,
+                       cut=cut, draw=draw, eps=problem.eps, constants=constants or s.constants,
+                       scale_key=scale[0][0] if scale else None,
+                       scale_factor=scale[0][1] if scale else None,
+                       kappa=fit.kappa if fit is not None else None,
+                       **{"lambda": fit.lam if fit is not None else None},
+                       rounds_pred=pred, floor=float(bound_floor(
+                           problem.constants, problem.gamma, decision["b"], max(decision["cuts"]),
+                           problem.interval)),
+                       rounds_to_target=time_to_target(record, target_acc, key="round"))
+
+
+def train_decision(store: ResultStore, s: TrainSettings, setting: str, decision: dict, problem: Problem,
+                   seed: int, data: TensorDataset, target_acc: float, device: str = "auto",
+                   figures: tuple = ("fig5",)) -> dict:
+    """Train one decision, per-device batch sizes ``decision["b"]`` ``[N]`` and cut layers ``decision["cuts"]``
+    ``[N]`` (from :func:`fedlib.lab.hasfl.runs.training.decide`, with a strategy of your own or ``"fixed"``, or
+    typed: ``{"method", "b", "cuts", "theta"}``, Θ in s or None), on ``setting`` (``iid`` / ``noniid``) at
+    ``seed``, as a Fig. 5 run is trained: the run config of ``s`` (:func:`fedlib.lab.hasfl.runs.train_config.
+    run_config`), its extension past the cap, through ``store`` (a cache hit when trained before), charged on
+    ``problem``'s clock (T_S, eq. 38, plus T_A, eq. 39, on aggregation rounds).
+
+    Returns:
+        ``{"row", "decision", "curve"}`` as one entry of :func:`run_plan` (``row``: :func:`decision_row`, whose
+        ``method`` is ``decision["method"]``; ``curve``: the ``epoch``, ``sim_s`` (s), ``round``, ``test_acc``
+        lists).
+
+    Raises:
+        ValueError: ``setting`` unknown; ``decision`` without N = ``problem.num_devices`` batch sizes >= 1 and cuts
+            in 1..L (naming them); ``target_acc`` outside (0, 1).
+    """
+    check_problem(problem)
+    check_instance("decision", decision, dict)
+    n, L = problem.num_devices, problem.profile.num_layers
+    for key, high in (("b", None), ("cuts", L)):
+        check_list(f"decision[{key!r}]", decision.get(key), lambda k, v, high=high: check_int(k, v, 1, high))
+        if len(decision[key]) != n:
+            raise ValueError(f"decision[{key!r}] must hold N = {n} entries (problem.num_devices), got "
+                             f"{len(decision[key])}")
+    check_float("target_acc", target_acc, 0, 1, low_open=True)
+    config = run_config(s, setting, decision, seed, len(data.y_train))
+    record = train(store, config, problem, data, device, extension_config(s, config, len(data.y_train)))
+    row = decision_row(record, problem, decision, target_acc, figures, decision.get("method", "yours"), s, setting)
+    return {"row": row, "decision": decision,
+            "curve": {k: record[k] for k in ("epoch", "sim_s", "round", "test_acc")}}
 
 
 def calibration_table(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[int], target_acc: float,

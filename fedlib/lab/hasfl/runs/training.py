@@ -56,6 +56,7 @@ import numpy as np
 
 from fedlib.lab.store import ResultStore
 from fedlib.core import numpy_rng
+from fedlib.core.components import is_path
 from fedlib.core.validate import ParameterTypeError, check_bool, check_choice, check_float, check_instance, check_int, check_list
 from fedlib.data import TensorDataset
 from fedlib.split import model_profile, sample_system
@@ -283,7 +284,9 @@ def decision_stream(method: str, draw: int = 0) -> str:
 
 def decide(problem: Problem, method: str, seed: int, batch: int | None = None, cut: int | None = None,
            draw: int = 0) -> dict:
-    """One decision for ``method`` (:data:`TRAIN_METHODS`) on ``problem``.
+    """One decision for ``method`` (:data:`TRAIN_METHODS`, or a strategy of your own by import path
+    ``"package.module:fn"``: :func:`fedlib.hasfl.optimiser.strategies.own_strategy`, drawing from the
+    ``system/<path>`` stream of ``seed``) on ``problem``.
 
     HASFL and the benchmarks: :func:`fedlib.hasfl.strategy` (random ones draw from the ``system/<method>``
     stream of ``seed``, a ``(C1)`` variant from its paper strategy's, :func:`draw_stream`; draw k >= 1 from
@@ -300,7 +303,8 @@ def decide(problem: Problem, method: str, seed: int, batch: int | None = None, c
         ValueError: unknown method; ``batch`` / ``cut`` missing or out of range for HABS, HAMS, fixed.
     """
     check_problem(problem)
-    check_choice("method", method, TRAIN_METHODS)
+    if not is_path(method):
+        check_choice("method", method, TRAIN_METHODS)
     check_int("seed", seed, 0)
     check_int("draw", draw, 0)
     n, L = problem.num_devices, problem.profile.num_layers
@@ -309,7 +313,7 @@ def decide(problem: Problem, method: str, seed: int, batch: int | None = None, c
         check_int("cut", cut, 1, L)
     if method in ("HAMS", "fixed"):
         check_int("batch", batch, 1)
-    if method in STRATEGIES:
+    if method in STRATEGIES or is_path(method):
         d = strategy(problem, method, numpy_rng(seed, decision_stream(method, draw)))
         b, cuts = d.b, d.cuts
         note = "; ".join(d.info[k] for k in ("note", "infeasible") if k in d.info)
