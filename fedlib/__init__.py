@@ -17,14 +17,10 @@ other, and no method module imports the lab (``tests/test_layers.py``):
   auxiliary networks, the baselines (FedAvg, SplitFed, FedYogi, FedGKT), privacy (distance correlation, patch
   shuffling, the reconstruction attack)
 
-The lab, :mod:`fedlib.lab`: what the notebooks need to run, store, plot, judge, explore and publish the methods
-(the result store, runs and plans, figures, claims and verdicts, explorers, the site, benchmarks, the literal
-reference loops the tests hold the methods to). The result store hashes the method modules only, so an edit of the
-lab never retrains anything. Commands: ``python -m fedlib.lab.bench {hist,hasfl,sfl,dtfl}``, ``python -m fedlib.lab.tables``,
-``python -m fedlib.lab.prune``, ``python -m fedlib.lab.first_steps``, ``python -m fedlib.lab.data``.
-
-Install with ``pip install -e .`` (extras ``[notebooks]``, ``[dask]``, ``[dev]``); each paper's README has a
-"Use it in your own code" example.
+The lab, :mod:`fedlib.lab`: the result store, runs, figures, claims and verdicts, explorers, the site, benchmarks
+and the literal reference loops; the store hashes the method modules only, so a lab edit never retrains anything.
+Commands: ``python -m fedlib.lab.{bench,tables,prune,first_steps,data}``. Components of your own (a scheduler, a
+strategy, a partition) are named by import path (:mod:`fedlib.core.components`).
 """
 
 __version__ = "0.4.0"

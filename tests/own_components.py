@@ -57,3 +57,24 @@ def cut_too_deep(problem, rng):
 def returns_nothing(problem, rng):
     """A broken strategy: no decision."""
     return None
+
+
+def dirichlet_clients(labels, num_clients, num_cells, rng):
+    """A HIST client partition: Dirichlet(α = 0.3) label proportions per client (fedlib's Dirichlet partitioner)."""
+    from fedlib.data import partition
+    return partition.split(labels, num_clients, "dirichlet", rng, alpha=0.3)
+
+
+def first_samples_only(labels, num_clients, num_cells, rng):
+    """A hand-checkable partition: client u gets samples 10u .. 10u+9."""
+    return [np.arange(10 * u, 10 * u + 10) for u in range(num_clients)]
+
+
+def one_client_short(labels, num_clients, num_cells, rng):
+    """A broken partition: one client too few."""
+    return [np.arange(10 * u, 10 * u + 10) for u in range(num_clients - 1)]
+
+
+def index_out_of_range(labels, num_clients, num_cells, rng):
+    """A broken partition: an index past the dataset."""
+    return [np.array([len(labels)])] + [np.arange(10) for _ in range(num_clients - 1)]

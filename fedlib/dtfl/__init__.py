@@ -1,15 +1,11 @@
 """DTFL: dynamic tiering-based federated learning (tiered split training with auxiliary heads, a dynamic tier
 scheduler and its time model).
 
-Source: DTFL paper, restated in ``shared/spec/dtfl.md``. Modules: :mod:`.tiers` (the tier rule for any M,
-auxiliary heads), :mod:`.timing` (per-tier costs of the real model and tensors, resource profiles, eq. 5),
-:mod:`.scheduler` (TierScheduler, profile dynamics, the round-by-round system simulation), :mod:`.training`
-(DTFL on the shared split engine), :mod:`.reference` (the literal per-client loops DTFL and the engine baselines
-are tested against), the baselines :mod:`.baselines` (FedAvg, FedYogi, SplitFed on the engine) and :mod:`.fedgkt`
-with their time model :mod:`.baseline_time`, :mod:`.privacy` (distance correlation, patch shuffling, the
-reconstruction attack), and the notebook helpers :mod:`.experiments` (setups, cached runs, metrics rows),
-:mod:`.compare` (methods and privacy runs), :mod:`.plots` and :mod:`.compare_plots`. The models are
-:func:`fedlib.split.resnet_cifar` (ResNet-20/56/110 as modules md1..md8).
+Source: the DTFL paper. :mod:`.run` is Algorithm 1 top-down; :mod:`.tiers` (the tier rule for any M, auxiliary
+heads), :mod:`.timing` (per-tier costs, resource profiles, eq. 5), :mod:`.scheduler` (TierScheduler, profile
+dynamics, the system simulation), :mod:`.training` (config, clients' data), the baselines :mod:`.baselines` and
+:mod:`.fedgkt` with their time model :mod:`.baseline_time`, :mod:`.privacy` (distance correlation, patch
+shuffling, the reconstruction attack). Models: :func:`fedlib.split.resnet_cifar` (md1..md8).
 """
 from .baseline_time import MethodCosts, method_costs, method_times, simulate_method
 from .baselines import BASELINE_CUTS, YogiConfig, run_baseline, yogi_update

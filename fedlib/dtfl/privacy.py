@@ -1,5 +1,4 @@
-"""Privacy measures for DTFL clients and the measurement of what the smashed data leaks (DTFL Sec. 4.4, Table 5;
-spec ``shared/spec/dtfl.md``).
+"""Privacy measures for DTFL clients and the measurement of what the smashed data leaks (DTFL Sec. 4.4, Table 5).
 
 - :func:`distance_correlation` / :func:`dcor_loss`: the NoPeek regulariser (Vepakomma et al. 2020) of the paper's
   private client loss f = (1 − α)·f_c + α·DCor(x, z);

@@ -1,4 +1,4 @@
-"""DTFL's tiers (Sec. 3.2, App. A.5, Tables 10/11; spec ``shared/spec/dtfl.md``, "Tiers for any M"): which
+"""DTFL's tiers (Sec. 3.2, App. A.5, Tables 10/11): which
 modules each tier keeps on the client, and the auxiliary head that gives the client its local loss.
 
 The global model is 8 modules md1..md8 (:func:`fedlib.split.resnet_cifar`). With M tiers (1 <= M <= 7), tier

@@ -2,7 +2,6 @@
 
 Source: Fang, Han, Wang, Brinton, Hosseinalipour, Nedić, "Hierarchical Independent Submodel Training"
 (HIST), Algorithm 1 and eqs. (2)-(7); the baseline HFedAvg is hierarchical FedAvg (Wang et al., AAAI'22).
-Restated in ``shared/spec/hist.md``.
 
 System: one cloud server, N cells (edge servers), ``n = U/N`` clients per cell; client ``u`` belongs to
 cell ``u // n`` (authors' code). ``t`` counts client SGD iterations; edge aggregation interval ``H``, cloud
@@ -15,7 +14,7 @@ client step costs about 1/N of an HFedAvg step (the paper's computation saving, 
 
 Engine. All U clients train together with batched tensor operations (``torch.baddbmm`` over a leading
 client dimension, gradients written out by hand; no Python loop over clients and no input gradient of the
-first layer). :func:`run_reference` is the literal per-client ``nn.Module`` + ``torch.optim.SGD`` version of
+first layer). :func:`fedlib.lab.hist.reference.run_reference` is the literal per-client ``nn.Module`` + ``torch.optim.SGD`` version of
 eqs. (2)-(7) with full-size masked models; the tests check that both give the same numbers.
 
 Choices where the paper is silent (also in the README's deviations list):

@@ -5,6 +5,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ..core.components import is_path, resolve
 from ..core.validate import check_choice, check_float, check_int
 from ..data.datasets import DATASETS
 
@@ -20,7 +21,8 @@ class HistConfig:
     Attributes:
         method: ``"hist"`` (submodels) or ``"hfedavg"`` (full model, hierarchical FedAvg).
         setting: ``"noniid"`` (fully non-i.i.d.: label shards over all clients) or ``"cell_iid"`` (cells
-            i.i.d., clients non-i.i.d. inside a cell).
+            i.i.d., clients non-i.i.d. inside a cell), or a client partition of your own by import path
+            (:func:`fedlib.hist.sampling.client_partition`).
         num_cells: N, number of cells / edge servers (>= 1; must divide ``hidden`` and ``num_clients``).
         num_clients: U, total clients (60 in the paper); ``U/N`` per cell.
         hidden: hidden neurons of the MLP (300).
@@ -57,7 +59,7 @@ class HistConfig:
         """Raise ``ValueError`` (``ParameterTypeError``, a ``TypeError``, for a wrong type: ``num_cells=True``,
         ``H=2.5``, ``lr="0.1"``) naming the parameter and its allowed range when the config is impossible."""
         check_choice("method", self.method, METHODS)
-        check_choice("setting", self.setting, SETTINGS)
+        resolve(self.setting, "setting") if is_path(self.setting) else check_choice("setting", self.setting, SETTINGS)
         check_choice("output_bias", self.output_bias, OUTPUT_BIAS)
         check_choice("dataset", self.dataset, tuple(DATASETS))
         check_int("num_cells", self.num_cells, 1,

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..core.components import check_output, is_path, resolve
 from ..core.seeding import numpy_rng
 from ..core.validate import ParameterTypeError, check_array, check_choice, check_int
 from ..data import partition
@@ -15,10 +16,19 @@ def client_partition(cfg: HistConfig, labels: np.ndarray) -> list[np.ndarray]:
 
     ``noniid``: :func:`fedlib.data.partition.shards` over all U clients; ``cell_iid``:
     :func:`fedlib.data.partition.cell_iid_client_shards` (both through :func:`fedlib.data.partition.split`).
-    Client u is in cell u // (U/N).
+    A partition of your own, ``cfg.setting = "package.module:fn"``: ``fn(labels, num_clients, num_cells, rng)``
+    returns U non-empty index arrays into ``labels`` (checked). Client u is in cell u // (U/N).
     """
     if not isinstance(cfg, HistConfig):
         raise ParameterTypeError(f"cfg must be a HistConfig, got {type(cfg).__name__}")
+    if is_path(cfg.setting):
+        parts = resolve(cfg.setting, "setting")(labels, cfg.num_clients, cfg.num_cells, numpy_rng(cfg.seed, "data"))
+        who = f"partition {cfg.setting}"
+        if (not isinstance(parts, (list, tuple)) or len(parts) != cfg.num_clients
+                or not all(np.ndim(p) == 1 and len(p) for p in parts)):
+            raise ValueError(f"{who} must return U = {cfg.num_clients} non-empty 1-D index arrays")
+        return [np.sort(check_output(who, f"client {u}'s indices", p, len(p), 0, len(labels) - 1))
+                for u, p in enumerate(parts)]
     scheme = "shards" if cfg.setting == "noniid" else "cell_shards"
     return partition.split(labels, cfg.num_clients, scheme, numpy_rng(cfg.seed, "data"),
                            shards_per_client=cfg.shards_per_client, num_cells=cfg.num_cells)

@@ -1,8 +1,7 @@
 """HIST convergence theory: step-size condition (12), Theorem 1 bound (13), Corollary 1, and the maximum
 orders of H and E; plus estimators of the constants L, σ², δ1², δ2² on the real model and data.
 
-Source: HIST paper Sec. IV (Theorem 1, Corollary 1, "The optimal values of H and E"); restated in
-``shared/spec/hist.md``. Notation: N cells, n_j clients in cell j, Ñ = Σ_j 1/n_j, step size γ, T client
+Source: HIST paper Sec. IV (Theorem 1, Corollary 1, "The optimal values of H and E"). Notation: N cells, n_j clients in cell j, Ñ = Σ_j 1/n_j, step size γ, T client
 iterations, H / E edge / cloud aggregation intervals.
 
 Choices (the paper gives no estimation procedure; also in the README's deviations list):

@@ -93,6 +93,11 @@ REKEYED = {
     # machine are bit-identical (run logs, 2026-12-03)
     "fc9910724df6b5f3": "dtfl", "0dddb1ecdf87d4fc": "dtfl_stacked", "285e4e5f47311a9a": "hasfl_train",
     "5255c7ea8b9baab8": "hasfl_train_stacked",
+    # HIST before a client partition of your own could be named by import path (HistConfig.setting,
+    # fedlib.hist.sampling.client_partition; the built-in settings partition as before): two HIST runs, an HFedAvg
+    # run and a pilot of the bound's constants retrained with the old and the new code are bit-identical, and
+    # equal to their committed records (run logs, 2026-12-03)
+    "4e61286ef8e17445": "hist",
 }
 """Code hashes of earlier fedlib whose records are valid under the current code: ``{old hash: store name}``."""
 

@@ -177,6 +177,17 @@ def component_key(fn, name: str) -> dict:
     return {"path": f"{mod}:{qual}", "code": source_hash([mod])}
 
 
+def path_key(path: str) -> dict:
+    """The key entry of a component of your own named by import path ``"package.module:name"`` (a partition, a
+    scheduler): ``{"path": path, "code": source_hash([module])}``; a record it produces carries it in its config.
+
+    Raises:
+        ValueError: ``path`` is not ``"module:name"`` or its module cannot be found."""
+    if not isinstance(path, str) or ":" not in path:
+        raise ValueError(f"path must be an import path 'package.module:name', got {path!r}")
+    return {"path": path, "code": source_hash([path.partition(":")[0]])}
+
+
 def _canonical(obj, what: str) -> str:
     try:
         return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)

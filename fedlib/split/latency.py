@@ -1,7 +1,7 @@
 """Per-device latency terms of split training shared by the papers: compute and transfer times of each device's
 part of a cut model, the server's compute for the rest, and the device memory at a cut.
 
-Source: HASFL Sec. V-A, eqs. (28)-(37) (spec ``shared/spec/hasfl.md``, "Latency model"). Units: FLOP/s, bit/s,
+Source: HASFL Sec. V-A, eqs. (28)-(37). Units: FLOP/s, bit/s,
 bits, seconds. Per-sample model quantities come from a :class:`fedlib.split.LayerProfile`. Every function
 broadcasts over leading dimensions: ``b`` and ``cuts`` may be ``[..., N]`` (e.g. many candidate decisions at
 once); reductions over devices use the last axis. How a round composes these terms is each paper's own

@@ -1,5 +1,4 @@
-"""CIFAR ResNet-(9n+2) with bottleneck blocks as 8 cuttable modules md1..md8 (DTFL App. A.5, Tables 8/9; spec
-``shared/spec/dtfl.md``, "Tiers for any M").
+"""CIFAR ResNet-(9n+2) with bottleneck blocks as 8 cuttable modules md1..md8 (DTFL App. A.5, Tables 8/9).
 
 Three stages of n bottleneck blocks (torchvision's ``Bottleneck``, expansion 4, stride on the 3×3 conv), planes
 16/32/64 (outputs 64/128/256 channels), strides 1/2/2:

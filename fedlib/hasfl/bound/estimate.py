@@ -1,6 +1,6 @@
 """Estimators of HASFL's constants β, σ_j², G_j², ϑ (Theorem 1) from a short pilot training on real data.
 
-Source: HASFL Sec. IV and V-B (spec ``shared/spec/hasfl.md``). Notation: N devices, batch sizes b_i, cut layers
+Source: HASFL Sec. IV and V-B. Notation: N devices, batch sizes b_i, cut layers
 L_i, L_c = max_i L_i, aggregation interval I, step size γ, per-layer constants over the model's L units.
 
 The paper says that β, G_j² and σ_j² "are estimated following the approach in [24]" (Wang et al., "Adaptive

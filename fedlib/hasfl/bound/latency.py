@@ -1,6 +1,6 @@
 """HASFL's round composition (eqs. 38-40) over the shared per-device latency terms, and Table I.
 
-Source: HASFL Sec. V-A and VII-A (spec ``shared/spec/hasfl.md``, "Latency model"). Units: seconds, bits.
+Source: HASFL Sec. V-A and VII-A. Units: seconds, bits.
 Choice: Table I gives no device memory υ_{c,i}; we draw it from U[0.25, 1] GB (``memory_bytes``).
 """
 from __future__ import annotations

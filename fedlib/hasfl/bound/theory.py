@@ -1,6 +1,6 @@
 """HASFL convergence bound (Theorem 1, Corollary 1): the constants, the bound's floor and the rounds R(ε).
 
-Source: HASFL Sec. IV and V-B (spec ``shared/spec/hasfl.md``). Notation: N devices, batch sizes b_i, cut layers
+Source: HASFL Sec. IV and V-B. Notation: N devices, batch sizes b_i, cut layers
 L_i, L_c = max_i L_i, aggregation interval I, step size γ, per-layer constants over the model's L units. The
 constants are estimated by :mod:`fedlib.hasfl.bound.estimate`.
 """

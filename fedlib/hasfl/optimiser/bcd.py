@@ -4,7 +4,7 @@ Reading order: :func:`algorithm2` is the paper's Algorithm 2 (the alternation of
 below the banner "Our additions" is ours (starts, group moves of the cuts, restarts, refinement), composed with it by
 :func:`bcd`.
 
-Source: HASFL Sec. V-B and VI (spec ``shared/spec/hasfl.md``, "Optimisation"): problem (41) with R from
+Source: HASFL Sec. V-B and VI: problem (41) with R from
 Corollary 1 gives Θ(b, μ) (42)/(43); the linearised Θ'(b, μ, T) (44) with auxiliary T1..T6 is minimised by
 block-coordinate descent (Algorithm 2) over
 

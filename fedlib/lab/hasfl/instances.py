@@ -2,7 +2,7 @@
 
 Each instance: N devices drawn from Table I's ranges with unequal memory, VGG-16's measured profile (CIFAR
 3×32×32) with a random subset of 4-8 allowed cuts, constants drawn around the values estimated on real data (β,
-σ_j², G_j², ϑ; ``shared/spec/hasfl.md``), γ = 5·10⁻⁴, I ∈ {1, 3, 10, 15}, ε between 2 % and 200 % above the
+σ_j², G_j², ϑ), γ = 5·10⁻⁴, I ∈ {1, 3, 10, 15}, ε between 2 % and 200 % above the
 bound's floor at b_i = ``max_batch``, L_c = the smallest allowed cut, and ``max_batch`` from ``b_max``.
 
 Harder instances (where the optimiser's last gaps were), each option drawn after the default draws so that the

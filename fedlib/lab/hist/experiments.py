@@ -10,7 +10,8 @@ import numpy as np
 
 from tqdm import tqdm
 
-from fedlib.lab.store import RECORD_CODE, ResultStore, component_key
+from fedlib.core.components import is_path
+from fedlib.lab.store import RECORD_CODE, ResultStore, component_key, path_key
 from fedlib.lab.parallel import torch_threads
 from fedlib.core.seeding import resolve_device
 from fedlib.core.validate import ParameterTypeError, check_bool, check_callable, check_choice, check_float, check_instance, check_int, check_list
@@ -63,6 +64,8 @@ def _run_cached(cfg: HistConfig, store, device: str, force: bool, runner: Callab
     your own's :func:`fedlib.lab.store.component_key`, part of the record's config (None: :func:`run_hist`)."""
     ds = dataset if dataset is not None and dataset.name == cfg.dataset else _dataset(cfg.dataset)
     config = cfg.to_dict() if runner_key is None else {**cfg.to_dict(), "runner": runner_key}
+    if is_path(cfg.setting):                          # a partition of your own: keyed by its path and source
+        config["partition"] = path_key(cfg.setting)
     with torch_threads(threads):
         return store.get_or_run(config, functools.partial(runner, cfg, ds, device, progress), force=force)
 

@@ -35,7 +35,7 @@ def fig2_accuracy_vs_comm(records: list[dict], settings: list[str], target_acc: 
                   marker="." if c["method"] == "hist" else None, ms=3,
                   label=f"{style['label']} N={c['num_cells']}{seeds}")
         ax.axhline(100 * target_acc, color="0.6", lw=0.8, ls=":")
-        ax.set(title=SETTING_TITLES[setting], xlabel="communication load per client (L0)",
+        ax.set(title=SETTING_TITLES.get(setting, setting), xlabel="communication load per client (L0)",
                ylabel="test accuracy (%)", ylim=(40, 95))
         ax.grid(alpha=0.3)
     axes[0, -1].legend(fontsize=7, ncol=2)
@@ -67,7 +67,7 @@ def fig3_comm_to_target(rows: list[dict], settings: list[str], target_acc: float
             if missed:
                 ax.scatter(missed, [budget_L0] * len(missed), marker="^", facecolors="none", edgecolors=c_k,
                            label=f"{METHOD_STYLE[method]['label']}: not reached by every seed (> {budget_L0:g} L0)")
-        ax.set(title=SETTING_TITLES[setting], xlabel="number of cells N",
+        ax.set(title=SETTING_TITLES.get(setting, setting), xlabel="number of cells N",
                ylabel=f"communication to {100 * target_acc:g}% (L0 per client)")
         ax.set_xticks(sorted({r["N"] for r in rows}))
         ax.grid(alpha=0.3)
@@ -97,7 +97,7 @@ def fig4_accuracy_vs_syncs(eh_records: list[dict], h_records: list[dict], settin
                 value = c["E"] // c["H"] if key == "E/H" else c["H"]
                 fixed = f"H={c['H']}" if key == "E/H" else f"E/H={c['E'] // c['H']}"
                 _band(ax, group, "round", marker=".", ms=3, color=colour(i), label=f"{key}={value} ({fixed})")
-            ax.set(title=f"{SETTING_TITLES[setting]}: {key} sweep", xlabel="global synchronisations",
+            ax.set(title=f"{SETTING_TITLES.get(setting, setting)}: {key} sweep", xlabel="global synchronisations",
                    ylabel="test accuracy (%)", ylim=(40, 95))
             ax.grid(alpha=0.3)
             ax.legend(fontsize=7)
@@ -178,6 +178,6 @@ def fig_bounds(sweeps: dict, setting: str):
         axes[1, col].axis("off")
         if handles:
             axes[1, col].legend(handles, labels, fontsize=6, loc="upper center", ncol=2, frameon=False)
-    fig.suptitle(f"HIST Theorem 1 with constants estimated on {SETTING_TITLES[setting]} data")
+    fig.suptitle(f"HIST Theorem 1 with constants estimated on {SETTING_TITLES.get(setting, setting)} data")
     fig.tight_layout()
     return fig

@@ -1,7 +1,7 @@
 """One HASFL round as a per-device timeline (:mod:`fedlib.lab.split.timeline`): a decision (b, cuts) on a problem's
 system, laid out from the latency model's own terms, with or without the aggregation round.
 
-Source: HASFL Sec. V-A, eqs. (28)-(39) (spec ``shared/spec/hasfl.md``, "Latency model"); every duration is a term
+Source: HASFL Sec. V-A, eqs. (28)-(39); every duration is a term
 of :func:`fedlib.hasfl.round_latency` (the function the optimiser's Θ, the training clock
 :func:`fedlib.lab.hasfl.hasfl_clock` and the latency figures use); this module adds no arithmetic of its own. Phases,
 each ending at a barrier as the maxima of eqs. (38)-(39) do:

@@ -2,7 +2,7 @@
 λ on the variance term, fitted to the measured rounds-to-target of fixed-cut and fixed-batch training runs.
 
 **This estimator is ours: the paper has none.** It estimates β, σ_j², G_j² and ϑ from training and plugs them
-into Corollary 1 (spec ``shared/spec/hasfl.md``). With the pilot estimates (:func:`fedlib.lab.hasfl.runs.training.
+into Corollary 1. With the pilot estimates (:func:`fedlib.lab.hasfl.runs.training.
 bound_constants`), the bound predicts that deeper cuts need far more rounds than training measures (quick
 profile: 4× more rounds at cut 13 than at cut 8 predicted, 1.09× measured), so the optimiser puts every device at
 cut 1, whose rounds are the costliest; and it predicts that the batch size barely matters (the variance term is
