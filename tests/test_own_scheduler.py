@@ -101,3 +101,23 @@ def test_the_figures_draw_a_method_of_your_own_by_its_name(tmp_path):
     assert method_label(path) == path and method_colour(path) != method_colour("dtfl")
     bars = table3_figure([e["row"] for e in entries])
     assert [c.get_label() for c in bars.axes[0].containers] == ["DTFL", path]    # a bar of its own, never dropped
+
+
+def test_dtfl_on_clients_you_type(fmnist):
+    from fedlib.dtfl import ResourceProfile
+    from fedlib.lab.dtfl.experiments import time_model
+    s = dx.Setup(model="resnet20", width=0.125, num_clients=3, batch_size=8, train_subset=60, test_subset=50,
+                 rounds=2, noise=0.0)
+    clients = [ResourceProfile(4, 100), ResourceProfile(0.5, 20), ResourceProfile(1, 5)]
+    sim = dx.system_run(s, fmnist, 7, clients, "iid", 0, fixed_tier=3)
+    assert sim["profile_idx"] == [[0, 1, 2]] * 2 and sim["profiles"] == [c.name for c in clients]
+    tm = time_model("resnet20", 0.125, "fashion-mnist", 7, s.core_gflops, s.server_gflops)
+    t = tm.times(np.full(3, 3), np.array([4, 0.5, 1.0]), np.array([100, 20, 5.0]), np.array(sim["samples"]))
+    assert sim["T_c"][1] == pytest.approx(t["T_c"].tolist()) and sim["T_com"][0] == pytest.approx(t["T_com"].tolist())
+    assert sim["straggler"] == [np.argmax(t["T"])] * 2                             # eq. 5: the slowest client
+    with pytest.raises(ValueError, match="one ResourceProfile per client: K = 3, got 2"):
+        dx.system_run(s, fmnist, 7, clients[:2], "iid", 0)
+    with pytest.raises(ValueError, match="change_every must be 0"):
+        dx.system_run(s, fmnist, 7, clients, "iid", 0, change_every=2)
+    with pytest.raises(TypeError, match=r"case\[1\] must be a fedlib.dtfl.ResourceProfile"):
+        dx.system_run(s, fmnist, 7, [clients[0], (1, 2), clients[2]], "iid", 0)

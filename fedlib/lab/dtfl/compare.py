@@ -28,7 +28,7 @@ from fedlib.data import TensorDataset
 from fedlib.split import MODELS
 from fedlib.dtfl.baseline_time import method_costs, simulate_method
 from fedlib.dtfl.baselines import BASELINE_CUTS, baseline_record
-from fedlib.lab.dtfl.experiments import DATASET_SHAPES, Setup, dataset_by_name, plateau, run_entry, system_inputs, time_to_target
+from fedlib.lab.dtfl.experiments import DATASET_SHAPES, Setup, case_name, dataset_by_name, plateau, run_entry, system_inputs, time_to_target
 from fedlib.dtfl.fedgkt import GKT_SERVER_EPOCHS, gkt_client_model, gkt_server_model
 from fedlib.dtfl.privacy import privacy_record
 from fedlib.dtfl.training import keyed_by_backend
@@ -94,7 +94,7 @@ def baseline_entry(store: ResultStore, s: Setup, data: TensorDataset, method: st
     else:
         backend = "loop"                             # unused by FedGKT
     rec = store.get_or_run(config, functools.partial(baseline_record, cfg, data, trained, s.rounds, part, device, backend))
-    row = dict(method=method, M=None, case=case, tier=None, setting=setting, seed=seed, model=s.model,
+    row = dict(method=method, M=None, case=case_name(case), tier=None, setting=setting, seed=seed, model=s.model,
                num_clients=s.num_clients, fraction=fraction, target_acc=target_acc,
                **time_to_target(rec, sim, target_acc), final_test_acc=rec["test_acc"][-1],
                best_test_acc=max(rec["test_acc"]), rounds=rec["round"][-1], sim_total_s=float(np.sum(sim["round_s"])),

@@ -22,7 +22,7 @@ from fedlib.data import DATASET_SHAPES, TensorDataset, resolve_dataset as _resol
 from fedlib.split import MODELS
 from fedlib.dtfl.scheduler import EMA_ALPHA, SCHEDULERS, profile_schedule, sample_participants, simulate
 from fedlib.dtfl.tiers import check_num_tiers
-from fedlib.dtfl.timing import CASES, TimeModel, case_profiles, tier_costs
+from fedlib.dtfl.timing import CASES, ResourceProfile, TimeModel, case_profiles, tier_costs
 from fedlib.dtfl.training import MODELS as DTFL_MODELS, DtflConfig, check_cuts, check_participants, client_data, keyed_by_backend, subset
 from fedlib.dtfl.run import train_record
 
@@ -161,18 +161,50 @@ def system_inputs(s: Setup, data: TensorDataset, case: str, setting: str, seed: 
     profiles of ``case``, each client's profile over the rounds (:func:`fedlib.dtfl.profile_schedule`, ``system``
     stream), the sampled clients (:func:`fedlib.dtfl.sample_participants` from ``system/participants``; None when
     ``fraction`` = 1, all clients every round), N_k, and the ``system`` generator positioned after the profile
-    draws (for the time noise)."""
+    draws (for the time noise).
+
+    ``case``: a name of :data:`fedlib.dtfl.timing.CASES`, or the clients typed: one
+    :class:`fedlib.dtfl.ResourceProfile` (CPUs, Mbit/s) per client, K of them, each client keeping its own
+    through the run (``change_every`` must be 0).
+
+    Raises:
+        ValueError / ParameterTypeError: an unknown case; typed clients not K ResourceProfiles, or with
+        ``change_every`` > 0 (naming them)."""
     check_instance("s", s, Setup)
     check_instance("data", data, TensorDataset, "a fedlib.data.TensorDataset")
-    profiles = case_profiles(case)
     rng = numpy_rng(seed, "system")
-    idx = profile_schedule(s.num_clients, s.rounds, len(profiles), change_every, change_frac, rng)
+    profiles = typed_clients(case, s.num_clients, change_every)
+    if profiles is None:
+        profiles = case_profiles(case)
+        idx = profile_schedule(s.num_clients, s.rounds, len(profiles), change_every, change_frac, rng)
+    else:                                                  # client k keeps its typed profile k
+        idx = np.tile(np.arange(s.num_clients), (s.rounds, 1))
     check_float("fraction", fraction, 0, 1, low_open=True)
     part = (None if fraction == 1 else
             sample_participants(s.num_clients, s.rounds, fraction, numpy_rng(seed, "system/participants")))
     ds = subset(data, s.train_subset, s.test_subset)
     samples = np.array([len(p) for p in client_data(s.config(setting, seed), ds.y_train.numpy())])
     return {"profiles": profiles, "profile_idx": idx, "participants": part, "samples": samples, "rng": rng}
+
+
+def typed_clients(case, num_clients: int, change_every: int = 0) -> tuple | None:
+    """``case`` as K typed client profiles (a list or tuple of :class:`fedlib.dtfl.ResourceProfile`), or None for a
+    case name. Raises ValueError naming ``case`` when the list does not hold K = ``num_clients`` profiles, and
+    when ``change_every`` > 0 (typed clients keep their profile)."""
+    if isinstance(case, str):
+        return None
+    items = check_list("case", case, lambda k, v: check_instance(k, v, ResourceProfile,
+                                                                 "a fedlib.dtfl.ResourceProfile(cpus, mbps)"))
+    if len(items) != num_clients:
+        raise ValueError(f"case must type one ResourceProfile per client: K = {num_clients}, got {len(items)}")
+    if change_every:
+        raise ValueError(f"typed clients keep their profile: change_every must be 0, got {change_every}")
+    return tuple(items)
+
+
+def case_name(case) -> str:
+    """A row's ``case``: the case's name, or ``"typed"`` for typed clients."""
+    return case if isinstance(case, str) else "typed"
 
 
 def system_run(s: Setup, data: TensorDataset, num_tiers: int, case: str, setting: str, seed: int,
@@ -243,7 +275,8 @@ def run_entry(store: ResultStore, s: Setup, data: TensorDataset | None = None, *
               setting: str, seed: int, target_acc: float, fixed_tier: int | None = None, change_every: int = 0,
               change_frac: float = 0.3, device: str = "cpu", fraction: float = 1.0, scheduler: str = "ours") -> dict:
     """System + training of one run (``data``: the loaded dataset; None loads ``s.dataset`` once per process,
-    :func:`dataset_by_name`, so that the call is a job for :func:`fedlib.lab.map_jobs`); returns ``{"row", "record", "sim"}`` where ``row`` is the metrics row:
+    :func:`dataset_by_name`, so that the call is a job for :func:`fedlib.lab.map_jobs`; ``case``: a case name or
+    K typed client profiles, :func:`system_inputs`); returns ``{"row", "record", "sim"}`` where ``row`` is the metrics row:
     ``method`` (``dtfl``, ``dtfl_authors`` with ``scheduler="authors"``, or a scheduler of your own's import path:
     :func:`system_run`), ``M``, ``case``,
     ``tier`` (the fixed tier, or None for the scheduler), ``setting``, ``seed``, ``target_acc``,
@@ -258,7 +291,7 @@ def run_entry(store: ResultStore, s: Setup, data: TensorDataset | None = None, *
                      scheduler)
     rec = train(store, s, setting, sim["cuts"], seed, data, device, sim["participants"])
     method = {"ours": "dtfl", "authors": "dtfl_authors"}.get(scheduler, scheduler)     # yours: its import path
-    row = dict(method=method, M=num_tiers, case=case, tier=fixed_tier,
+    row = dict(method=method, M=num_tiers, case=case_name(case), tier=fixed_tier,
                setting=setting, seed=seed,
                model=s.model, num_clients=s.num_clients, fraction=fraction,
                target_acc=target_acc, **time_to_target(rec, sim, target_acc), final_test_acc=rec["test_acc"][-1],
