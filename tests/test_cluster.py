@@ -1,6 +1,7 @@
 """fedlib.lab.map_jobs on any concurrent.futures.Executor and on a Dask cluster: DTFL's and HASFL's records do not
 depend on where, or in how many workers, they ran."""
 import multiprocessing
+import json
 import os
 import sys
 import types
@@ -116,8 +117,10 @@ def _dtfl_jobs(store):
     from fedlib.lab.dtfl import experiments as dx
     s = dx.Setup(model="resnet20", width=0.125, num_clients=4, batch_size=8, train_subset=64, test_subset=50,
                  rounds=2)
-    return [dict(store=store, s=s, num_tiers=3, case="all", setting=setting, seed=1, target_acc=0.5)
+    jobs = [dict(store=store, s=s, num_tiers=3, case="all", setting=setting, seed=1, target_acc=0.5)
             for setting in ("iid", "noniid")]
+    # a tier scheduler of your own, named by import path: every worker imports it (tests/own_components.py)
+    return jobs + [dict(jobs[0], num_tiers=7, scheduler="own_components:ConstantTier")]
 
 
 def _hasfl_records(store, jobs):
@@ -149,6 +152,8 @@ def test_dask_cluster_records_equal_the_sequential_ones(tmp_path, monkeypatch):
         dask_dtfl = _dtfl_records(map_jobs(dx.run_entry, _dtfl_jobs(dask_d), workers=2))
     assert _hasfl_records(dask_h, _hasfl_jobs(dask_h)) == _hasfl_records(seq_h, _hasfl_jobs(seq_h))
     assert dask_dtfl == seq_dtfl
+    cuts = [json.loads(p.read_text())["config"].get("cuts") for p in (tmp_path / "dask_d").glob("*.json")]
+    assert [[3, 3, 3, 3]] * 2 in cuts                # every round at tier 3 of 7: a Dask worker ran your scheduler
     # two local workers (a process pool) give the same records again
     pool_h = hasfl_store(tmp_path / "pool_h")
     monkeypatch.delenv(SCHEDULER_ENV)
