@@ -53,7 +53,8 @@ BAD = {**{("hasfl_4_train_experiments", k): v for k, v in _TRAIN.items()},
        ("hasfl_5_train_figures", "out_of_sample_later_seeds"): ({"out_of_sample_later_seeds": [-1]},
                                                                 "out_of_sample_later_seeds"),
        **{(nb, "authors_scheduler"): ({"authors_scheduler": True, "num_tiers": 6}, "authors_scheduler")
-          for nb in ("dtfl_5_baselines", "dtfl_6_scaling")}}
+          for nb in ("dtfl_5_baselines", "dtfl_6_scaling")},
+       ("hasfl_your_method", "stop_at_convergence"): _TRAIN["stop_at_convergence"]}
 
 #: impossible combinations (each value alone is in range): (notebook, injected values, a name the error names)
 COMBINATIONS = [
@@ -80,11 +81,24 @@ COMBINATIONS = [
     ("hasfl_5_train_figures", {"out_of_sample_seeds": [1], "out_of_sample_later_seeds": [1], "models": ["vgg16"],
       "widths": [0.25]}, "out_of_sample_later_seeds"),                           # no later model
     ("hasfl_5_train_figures", {"transfer_fit_from": "quick", "widths": [0.5, 0.125]}, "transfer_fit_from"),
+    ("hasfl_your_method", {"max_rounds": 20}, "max_rounds"),                     # below min_rounds = 30
+    ("hasfl_your_method", {"width": 1.5}, "width"),                              # above the paper's model
+    ("hasfl_your_method", {"strategy": "RBS+RMS"}, "strategy"),                  # a built-in name, not yours
+    ("hasfl_your_method", {"strategy": "my_strategy:no_such_function"}, "strategy"),
+    ("hasfl_your_method", {"strategy": "no_such_module:fn"}, "strategy"),
     ("hasfl_explore", {"devices": "1, 80, 370, 0.5", "devices_csv": "d.csv"}, "devices"),   # one of the two
     ("hasfl_explore", {"devices": "1, 80, 370, 0.5; 1, 80, 0, 1"}, "devices row 2, downlink_mbps"),
     ("dtfl_explore", {"clients_text": "1, 30", "clients_csv": "d.csv"}, "clients_text"),   # one of the two
     ("dtfl_explore", {"clients_text": "1, 30\n1, -2"}, "clients_text"),
 ]
+
+
+@pytest.fixture(autouse=True)
+def notebook_folders_on_the_path(monkeypatch):
+    """A kernel starts in its notebook's folder, which is on its Python path: a module of your own beside a notebook
+    (``notebooks/hasfl/my_strategy.py``, named ``"my_strategy:compute_proportional"``) imports there, and here."""
+    for folder in sorted({p.parent for p in NOTEBOOKS}):
+        monkeypatch.syspath_prepend(str(folder))
 
 
 class WorkStarted(Exception):

@@ -18,7 +18,10 @@ NBS = notebooks.list_notebooks()
 #: the explorers (``<paper>_explore``): a Claim and a Question, a Verdict at the controls' state (a prediction of the
 #: library's models), no metrics file, no saved figure
 EXPLORERS = [p for p in NBS if p.stem.endswith("_explore")]
-STUDIES = [p for p in NBS if p not in EXPLORERS]
+#: the worked examples (``<paper>_your_method``): a method of your own beside the paper's; a Question and a "What it
+#: shows" section instead of a Claim and a Verdict (no claim of the paper), metrics and saved figures as a study's
+EXAMPLES = [p for p in NBS if notebooks.is_worked_example(p)]
+STUDIES = [p for p in NBS if p not in EXPLORERS and p not in EXAMPLES]
 
 
 def _hash_tree(folder: Path) -> dict:
@@ -55,7 +58,7 @@ def test_smoke_never_touches_committed_figures(smoke):
     assert _hash_tree(ROOT / "figures") == smoke["before"]
 
 
-@pytest.mark.parametrize("name", [p.stem for p in STUDIES])
+@pytest.mark.parametrize("name", [p.stem for p in STUDIES + EXAMPLES])
 def test_metrics_file(smoke, name):
     m = json.loads((smoke["figures"] / "metrics" / f"{name}.json").read_text())
     assert m["profile"] == "smoke" and m["notebook_wall_s"] > 0 and isinstance(m["runs"], list)
@@ -110,7 +113,8 @@ def test_metrics_file(smoke, name):
 
 
 #: notebooks whose metrics are training runs compared within a measured tolerance
-TRAINED = ("hist_1", "hist_2", "hasfl_4", "hasfl_5", "dtfl_2", "dtfl_3", "dtfl_4", "dtfl_5", "dtfl_6", "dtfl_7")
+TRAINED = ("hist_1", "hist_2", "hasfl_4", "hasfl_5", "hasfl_your_method", "dtfl_2", "dtfl_3", "dtfl_4", "dtfl_5",
+           "dtfl_6", "dtfl_7")
 
 
 def run_key(name: str, r: dict) -> str:
@@ -134,7 +138,7 @@ def test_every_trained_notebook_has_a_tolerance_and_each_paper_a_learning_run():
     assert learners == {"hist", "hasfl", "dtfl"}
 
 
-FIGURE_NOTEBOOKS = [p for p in STUDIES if not p.stem.endswith("_experiments")]  # the run-cache notebooks draw nothing
+FIGURE_NOTEBOOKS = [p for p in STUDIES + EXAMPLES if not p.stem.endswith("_experiments")]  # run caches draw nothing
 
 
 @pytest.mark.parametrize("path", FIGURE_NOTEBOOKS, ids=[p.stem for p in FIGURE_NOTEBOOKS])
@@ -217,7 +221,8 @@ def test_figures_written(smoke):
                  "hasfl_fig2b_round_latency_vs_batch", "hasfl_bound_terms", "hasfl_decisions", "hasfl_strategies", "hasfl_round_timeline",
                  "hasfl_sensitivity", "hasfl_fig2a_accuracy_vs_epochs_batch", "hasfl_fig3a_accuracy_vs_epochs_cut",
                  "hasfl_fig5_accuracy_vs_time", "hasfl_fig6_time_and_accuracy", "hasfl_fig9_vs_devices",
-                 "hasfl_fig10_habs_vs_fixed_batch", "hasfl_fig11_hams_vs_fixed_cut", "dtfl_module_profiles",
+                 "hasfl_fig10_habs_vs_fixed_batch", "hasfl_fig11_hams_vs_fixed_cut", "hasfl_your_method_theta",
+                 "hasfl_your_method_accuracy_vs_time", "dtfl_module_profiles",
                  "dtfl_table2_time_ratios", "dtfl_table1_time_to_target", "dtfl_round_timeline", "dtfl_fig3_time_vs_tiers",
                  "dtfl_accuracy_vs_time", "dtfl_tier_assignment", "dtfl_fig2_accuracy_vs_time",
                  "dtfl_table3_time_to_target", "dtfl_table4_clients", "dtfl_table5_privacy"):
@@ -305,6 +310,7 @@ def test_results_site_builds_from_the_smoke_notebooks_with_every_link_and_image(
 
 SECTIONS = ("## Claim", "## Setup here vs the paper", "## Verdict", "## Try this")
 EXPLORER_SECTIONS = ("## Claim", "## Question", "## Setup here vs the paper", "## Verdict", "## Try this")
+EXAMPLE_SECTIONS = ("## Question", "## Setup here vs the paper", "## What it shows", "## Try this")
 
 
 @pytest.mark.parametrize("path", EXPLORERS, ids=[p.stem for p in EXPLORERS])
@@ -366,6 +372,33 @@ def test_notebook_reads_as_a_section(path):
     assert not any(re.search(r"^print\(write_metrics", s, re.M) for s in src), "no metrics path shown"
 
 
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_worked_example_reads_as_a_question(path):
+    """A worked example: a title with the paper's public link, then Question, Setup, What it shows and Try this in
+    that order, and no Claim or Verdict (a method of your own decides no claim of the paper: no verdict is computed,
+    none is committed); its method is a module beside it, named by import path in the parameters cell; the Setup
+    generated, the closing sentence computed (no number typed in its cell), metrics written and figures saved."""
+    cells = json.loads(path.read_text())["cells"]
+    md = ["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"]
+    assert md and md[0].startswith("# ") and "https://arxiv.org/abs/" in md[0], "the title and the paper's link"
+    heads = [h for text in md for h in re.findall(r"^## .+$", text, re.M)]
+    found = [next((i for i, h in enumerate(heads) if h.startswith(s)), None) for s in EXAMPLE_SECTIONS]
+    assert None not in found and found == sorted(found), heads
+    assert not any(h.startswith(("## Claim", "## Verdict")) for h in heads), heads
+    params = next(c for c in cells if "parameters" in c.get("metadata", {}).get("tags", []))
+    assert {"hide-input", "remove-input"} & set(params["metadata"]["tags"]), "the parameters cell is folded on the site"
+    paths = re.findall(r'^\w+: str = "(\w+):(\w+)"', "".join(params["source"]), re.M)    # "module:function"
+    assert any((path.parent / f"{m}.py").is_file() and re.search(rf"^(def|class) {f}\b", (path.parent / f"{m}.py")
+                                                                  .read_text(), re.M) for m, f in paths), paths
+    src = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    assert "story.setup_section(" in src and "verdict" not in src.lower()
+    assert f'write_metrics("{path.stem}"' in src and "savefig(" in src
+    at = next(i for i, c in enumerate(cells) if c["cell_type"] == "markdown"
+              and "".join(c["source"]).startswith("## What it shows"))
+    typed = "".join(cells[at]["source"]).removeprefix("## What it shows")
+    assert not re.search(r"\d", typed) and cells[at + 1]["cell_type"] == "code", "the sentence is computed, not typed"
+
+
 def _outputs_text(executed: dict) -> str:
     out = []
     for c in executed["cells"]:
@@ -390,7 +423,11 @@ def test_executed_smoke_notebook_shows_no_raw_paths(smoke, path):
     for root in {str(ROOT), str(Path.home()), tempfile.gettempdir(), str(smoke["executed"].parent)}:
         assert root not in text, f"absolute path {root} in the outputs"
     md = "\n".join("".join(c["source"]) for c in executed["cells"] if c["cell_type"] == "markdown")
-    assert "## Claim" in md and "## Verdict" in md
+    if path not in EXAMPLES:
+        assert "## Claim" in md and "## Verdict" in md
+    if path in EXAMPLES:                # no claim of the paper: the Question and the computed "What it shows"
+        assert "## Question" in md and "## What it shows" in md and "## Claim" not in md and "## Verdict" not in md
+        return
     call = "story.verdict_view(" if path in EXPLORERS else "story.verdict_section("
     verdict = [c for c in executed["cells"] if c["cell_type"] == "code" and call in "".join(c["source"])]
     shown = _outputs_text({"cells": verdict})

@@ -153,7 +153,6 @@ NOT_COMPARED = {
 NO_COMMITTED_METRIC = {
     ("*", "seconds"): "no notebook records 'seconds' today",
     ("hasfl_*", "acc_gain"): "no HASFL notebook records acc_gain today (and hasfl_*/*acc* matches it first)",
-    ("hasfl_*", "unreachable"): "no HASFL notebook records unreachable today",
     ("*", "*loss*"): "no committed metric is a loss today",
     ("*", "runs_out_of_sample"): "a list marker: flattened to its rows, or '[]' only when empty",
     ("*", "claims_out_of_sample"): "a list marker, as runs_out_of_sample",

@@ -38,6 +38,17 @@ PROFILES = ("smoke", "quick", "converged", "paper")
 OWN_FIGURES = ("converged", "paper")
 
 
+WORKED_EXAMPLE = "_your_method"
+"""The name ending of a worked example, ``notebooks/<paper>/<paper>_your_method.ipynb``: a method of your own beside
+the paper's, from a module beside the notebook. It decides no claim of the paper, so it has a Question and a "What it
+shows" section instead of a Claim and a Verdict, and no row in any verdict table (:func:`is_worked_example`)."""
+
+
+def is_worked_example(notebook: str | Path) -> bool:
+    """Whether ``notebook`` (a path or a name) is a worked example (:data:`WORKED_EXAMPLE`)."""
+    return Path(notebook).stem.endswith(WORKED_EXAMPLE)
+
+
 def list_notebooks(only: str | None = None) -> list[Path]:
     """Notebooks ``notebooks/<paper>/*.ipynb`` in run order (sorted by path).
 

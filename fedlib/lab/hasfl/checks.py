@@ -44,6 +44,9 @@ Ranges (the paper's Table I values in brackets):
   (:func:`fedlib.core.seeding.resolve_device`); ``workers`` >= 1.
 - ``sweep``, ``stop_at_convergence``, ``calibrate_variance``, ``calibrate_later_models``: True or False (their
   combinations above); ``beta24_runs`` (train HASFL decided with [24]'s β where it differs): True or False.
+- your own method (``hasfl_your_method``): ``strategy`` an import path ``module:function`` that imports (a module
+  beside the notebook; a built-in name is refused, the paper's are compared anyway); ``benchmark`` one of the
+  paper's four (RBS+HAMS, HABS+RMS, RBS+RMS, RBS+RHAMS); ``setting`` iid or noniid; ``width`` in (0, 1].
 """
 from __future__ import annotations
 
@@ -53,7 +56,7 @@ from fedlib.core.seeding import resolve_device
 from fedlib.core.validate import check_bool, check_choice, check_float, check_int, check_list, check_str
 
 __all__ = ["check_hasfl_1_latency", "check_hasfl_2_bound", "check_hasfl_3_optimiser",
-           "check_hasfl_4_train_experiments", "check_hasfl_5_train_figures"]
+           "check_hasfl_4_train_experiments", "check_hasfl_5_train_figures", "check_hasfl_your_method"]
 
 
 def _layers() -> dict:
@@ -230,3 +233,27 @@ def check_hasfl_explore(p: Mapping) -> None:
         if out.is_dir() or not out.parent.is_dir():
             raise ValueError(f"export_path must name a file in an existing folder (none is created), got "
                              f"{p['export_path']!r}")
+
+
+def check_hasfl_your_method(p: Mapping) -> None:
+    """``hasfl_your_method``' parameters (module docstring), before the data, the pilot and any training: the
+    notebook's own, its :class:`TrainSettings` (:func:`fedlib.lab.hasfl.your_method.settings`, the training and the
+    pilot as ``hasfl_4_train_experiments``' first model), then ``strategy``, imported (:func:`fedlib.lab.hasfl.
+    your_method.check_strategy`). Raises ValueError / ParameterTypeError naming the parameter."""
+    from fedlib.lab.hasfl import your_method
+    from fedlib.lab.hasfl.runs.experiments import resolve_dataset
+
+    check_choice("model", p["model"], tuple(_layers()))
+    check_float("width", p["width"], 0, 1, low_open=True)
+    dataset = resolve_dataset(p["dataset"], p["model"])
+    check_choice("benchmark", p["benchmark"], your_method.BENCHMARKS)
+    check_int("num_devices", p["num_devices"], 2)
+    check_choice("setting", p["setting"], ("iid", "noniid"))
+    check_float("epochs", p["epochs"], 0, low_open=True)
+    check_float("target_acc", p["target_acc"], 0, 1, low_open=True)
+    check_int("num_draws", p["num_draws"], 1, extra=" (draws of each random strategy in the predicted comparison)")
+    check_int("seed", p["seed"], 0)
+    resolve_device(p["device"])
+    check_int("num_batches", p["num_batches"], 2)
+    your_method.settings(p, dataset)
+    your_method.check_strategy(p["strategy"])

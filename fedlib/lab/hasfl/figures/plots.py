@@ -10,7 +10,7 @@ from fedlib.lab.plotting import colour, label_log_axis, log_floor, new_figure
 from fedlib.split import LayerProfile
 from fedlib.hasfl.bound.latency import round_latency
 from fedlib.hasfl.optimiser.strategies import STRATEGIES
-from fedlib.lab.hasfl.figures.train_plots import method_style
+from fedlib.lab.hasfl.figures.train_plots import METHOD_ORDER, method_style
 from fedlib.hasfl.bound.theory import HasflConstants, bound_floor, rounds_needed, theorem1_bound
 
 
@@ -159,16 +159,18 @@ def fig_decisions(problem, row: dict):
     return fig
 
 
-def fig_strategies(rows: list[dict]):
+def fig_strategies(rows: list[dict], title: str = "HASFL vs benchmarks"):
     """Predicted total latency Θ (eq. 42) of HASFL and the four benchmarks (mean ± std over the feasible random
-    draws; log scale from a third of the smallest bar), each bar in its method's colour (:func:`method_style`). A method with no feasible draw has no bar and says so at
-    the axis' foot; the count of infeasible draws is written on each bar that has some."""
+    draws; log scale from a third of the smallest bar), each bar in its method's colour (:func:`method_style`; a
+    strategy of your own, by its import path, a colour apart). A method with no feasible draw has no bar and says so
+    at the axis' foot; the count of infeasible draws is written on each bar that has some."""
     fig, axes = new_figure()
     ax = axes[0, 0]
     names = [r["method"] for r in rows]
     vals = [r["theta"] if r["theta"] is not None else np.nan for r in rows]
     errs = [r["theta_std"] or 0 for r in rows]
-    ax.bar(range(len(rows)), vals, yerr=errs, color=[method_style(n, names)["color"] for n in names])
+    others = [n for n in names if n not in METHOD_ORDER]   # a strategy of your own: as in the training figures
+    ax.bar(range(len(rows)), vals, yerr=errs, color=[method_style(n, others)["color"] for n in names])
     for i, r in enumerate(rows):
         if r["theta"] is None:
             ax.text(i, 0.02, f"no feasible draw ({r['infeasible']} infeasible)", rotation=90,
@@ -176,7 +178,7 @@ def fig_strategies(rows: list[dict]):
         elif r["infeasible"]:
             ax.text(i, 0.02, f"{r['infeasible']} infeasible", rotation=90, fontsize=6, va="bottom", ha="center",
                     transform=ax.get_xaxis_transform())
-    ax.set(yscale="log", ylabel="predicted total latency Θ (s)", title="HASFL vs benchmarks")
+    ax.set(yscale="log", ylabel="predicted total latency Θ (s)", title=title)
     ax.set_ylim(bottom=log_floor(r["theta"] for r in rows))
     ax.set_xticks(range(len(rows)), names, rotation=30, fontsize=7, ha="right")
     ax.set_xlim(-0.6, len(rows) - 0.4)     # a last method without a bar keeps its slot (autoscale drops NaN bars)

@@ -98,14 +98,19 @@ def fig_accuracy(entries: list[dict], figure: str, xkey: str, settings: tuple, t
     return fig
 
 
-def fig5_accuracy_vs_time(entries: list[dict], models: tuple, settings: tuple):
+def fig5_accuracy_vs_time(entries: list[dict], models: tuple, settings: tuple, target_acc: float | None = None):
     """Fig. 5: accuracy vs simulated time for HASFL and the benchmarks, one panel per model and setting; a method
     has the same colour and marker in every panel (a panel may lack a variant, e.g. HASFL-max for a model) and in
-    every other HASFL figure (:func:`method_style`); a run that never converged says so in the legend."""
+    every other HASFL figure (:func:`method_style`); a run that never converged says so in the legend.
+    ``target_acc`` (a fraction): a dotted line at that accuracy, where the time to target is read."""
     fig, axes = new_figure(len(settings), len(models))
     others = _others(entries)
     for row_axes, model in zip(axes, models):
         for ax, setting in zip(row_axes, settings):
+            if target_acc is not None:
+                ax.axhline(100 * target_acc, color="0.4", ls=":", lw=1)
+                ax.text(0.02, 100 * target_acc, f"target {100 * target_acc:.0f} %", color="0.3", fontsize=7,
+                        va="bottom", transform=ax.get_yaxis_transform())
             _draw_groups(ax, _groups(entries, "fig5", model=model, setting=setting), "sim_s", others)
             ax.set_xscale("symlog", linthresh=1.0)
             ax.set_xlabel("simulated time (s)")

@@ -136,16 +136,23 @@ def make_problem(model: str, dataset: str, constants: HasflConstants, num_device
 def compare_strategies(problem: Problem, num_draws: int, seed: int, strategies=STRATEGIES) -> list[dict]:
     """Θ of every strategy on ``problem``; random strategies are drawn ``num_draws`` times (seeded).
 
+    ``strategies``: names of :data:`STRATEGIES` or a strategy of your own by import path ``"package.module:fn"``
+    (:func:`fedlib.hasfl.optimiser.strategies.own_strategy`, drawn ``num_draws`` times too, since it may be random);
+    draw k of each comes from the ``system/<name>`` stream of ``seed``, so the first draw is the decision
+    :func:`fedlib.lab.hasfl.runs.training.decide` trains.
+
     Returns:
         One row per strategy: ``method``, ``theta`` (mean over feasible draws, s), ``theta_std``, ``infeasible``
         (draws with Θ = inf), ``solve_s``, ``N``, and for HASFL its decision (``b``, ``cuts``).
     """
+    from fedlib.core.components import is_path
     from fedlib.core.validate import check_choice, check_int, check_list
     from fedlib.hasfl.bound.problem import check_problem
     check_problem(problem)
     check_int("num_draws", num_draws, 1)
     check_int("seed", seed, 0)
-    strategies = check_list("strategies", strategies, lambda k, v: check_choice(k, v, STRATEGIES), distinct=True)
+    strategies = check_list("strategies", strategies, lambda k, v: v if is_path(v) else check_choice(k, v, STRATEGIES),
+                            distinct=True)
     rows = []
     for name in strategies:
         t0 = time.perf_counter()
