@@ -10,6 +10,9 @@ reader opens on GitHub or in JupyterLab. :func:`notebook_texts` writes, between 
   read as the notebook runs it, by ``fedlib.lab.<paper>.explore`` (a prediction of the library's models;
   nothing is trained).
 
+A method of your own against the paper's (``<paper>_your_method``) decides no claim of the paper and has no Verdict
+cell: it is left as it is.
+
 The code cell below each block computes the same rule on the run itself. ``python -m fedlib.lab.tables`` writes the
 blocks and ``--check`` compares them, with the README tables.
 """
@@ -25,6 +28,8 @@ from fedlib.lab.story import VERDICT_BEGIN as BEGIN
 from fedlib.lab.story import VERDICT_END as END
 from fedlib.lab.verdicts import markdown_table
 HEADING = "## Verdict"
+OWN_SUFFIX = "_your_method"
+"""A notebook of a method of your own (``<paper>_your_method``): no claim of the paper, no Verdict cell."""
 
 
 def parameters(nb) -> dict:
@@ -75,13 +80,16 @@ def _with_block(text: str, body: str, where: str) -> str:
 
 
 def notebook_texts(judged: Mapping[str, Mapping], root: Path) -> dict[Path, str]:
-    """Every notebook of ``notebooks/<paper>/`` and its text with the Verdict block regenerated.
+    """Every notebook of ``notebooks/<paper>/`` (but a method of your own, ``*_your_method``, which has no verdict)
+    and its text with the Verdict block regenerated.
 
     Raises:
         ValueError: a notebook without exactly one ``## Verdict`` markdown cell holding one block."""
     out = {}
     for paper, verdicts in judged.items():
         for path in sorted((root / "notebooks" / paper).glob("*.ipynb")):
+            if path.stem.endswith(OWN_SUFFIX):
+                continue
             nb = nbformat.reads(path.read_text(), as_version=4)
             cells = [c for c in nb.cells if c.cell_type == "markdown" and c.source.startswith(HEADING)]
             where = str(path.relative_to(root))
