@@ -132,6 +132,7 @@ def test_every_notebook_block_is_generated():
     from fedlib.lab import tables
     files = tables.generated()
     nbs = [p for p in files if p.suffix == ".ipynb"]
-    assert len(nbs) == len(list((ROOT / "notebooks").glob("*/*.ipynb"))) == 18
+    own = [p for p in (ROOT / "notebooks").glob("*/*.ipynb") if p.stem.endswith("_your_method")]   # no verdict
+    assert len(nbs) == len(list((ROOT / "notebooks").glob("*/*.ipynb"))) - len(own) == 18 and len(own) == 1
     for p in nbs:
         assert files[p] == p.read_text(), f"{p.relative_to(ROOT)}: run python -m fedlib.lab.tables"
