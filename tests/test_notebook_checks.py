@@ -32,6 +32,7 @@ BY_NAME = {p.stem: p for p in NOTEBOOKS}
 #: parameters that accept every value of their type (no range, no combination), with the reason
 SKIP = {
     ("hist_1_experiments", "force"): "True or False: recompute cached runs or not",
+    ("hist_your_method", "force"): "True or False: recompute cached runs or not",
     ("hasfl_4_train_experiments", "sweep"): "True or False: train Figs. 7-8 or not (sweep_factors are checked either way)",
     ("hasfl_5_train_figures", "sweep"): "True or False: train Figs. 7-8 or not (sweep_factors are checked either way)",
     ("hasfl_explore", "export_path"): "any file name: its folder is checked when the decision is written (none is created)",
@@ -63,6 +64,11 @@ COMBINATIONS = [
     ("hist_1_experiments", {"fig4_num_cells": 7}, "fig4_num_cells"),
     ("hist_2_figures", {"comm_budget_L0": 1.0}, "comm_budget_L0"),              # below one HFedAvg round
     ("hist_3_bounds", {"smoothness_clients": 61}, "smoothness_clients"),
+    ("hist_your_method", {"partition": "my_partition:nowhere"}, "partition"),   # the module has no such function
+    ("hist_your_method", {"partition": "no_such_module:dirichlet"}, "partition"),   # cannot be imported
+    ("hist_your_method", {"E": 50}, "E"),
+    ("hist_your_method", {"num_cells": [7]}, "num_cells"),
+    ("hist_your_method", {"comm_budget_L0": 1.0}, "comm_budget_L0"),
     ("hist_3_bounds", {"num_clients": 20, "num_cells": [2, 4, 5]}, "num_clients"),   # the pilot's 3 cells
     ("dtfl_3_fig3", {"tiers_list": [1, 8]}, "tiers_list"),
     ("dtfl_6_scaling", {"authors_scheduler": True, "num_tiers": 3}, "num_tiers"),

@@ -22,6 +22,7 @@ EXPLORERS = [p for p in NBS if p.stem.endswith("_explore")]
 #: shows" section instead of a Claim and a Verdict (no claim of the paper), metrics and saved figures as a study's
 EXAMPLES = [p for p in NBS if notebooks.is_worked_example(p)]
 STUDIES = [p for p in NBS if p not in EXPLORERS and p not in EXAMPLES]
+OWN = EXAMPLES
 
 
 def _hash_tree(folder: Path) -> dict:
@@ -113,7 +114,7 @@ def test_metrics_file(smoke, name):
 
 
 #: notebooks whose metrics are training runs compared within a measured tolerance
-TRAINED = ("hist_1", "hist_2", "hasfl_4", "hasfl_5", "hasfl_your_method", "dtfl_2", "dtfl_3", "dtfl_4", "dtfl_5",
+TRAINED = ("hist_1", "hist_2", "hist_your_method", "hasfl_4", "hasfl_5", "hasfl_your_method", "dtfl_2", "dtfl_3", "dtfl_4", "dtfl_5",
            "dtfl_6", "dtfl_7")
 
 
@@ -217,6 +218,7 @@ def test_only_selects_a_paper_and_rejects_empty_or_unmatched():
 def test_figures_written(smoke):
     names = {p.name for p in smoke["figures"].glob("*")}
     for stem in ("hist_fig2_accuracy_vs_comm", "hist_fig3_comm_to_target", "hist_fig4_sync_intervals",
+                 "hist_your_method_accuracy_vs_comm",
                  "hist_bounds_noniid", "hist_bounds_cell_iid", "hasfl_fig3b_overhead_per_cut",
                  "hasfl_fig2b_round_latency_vs_batch", "hasfl_bound_terms", "hasfl_decisions", "hasfl_strategies", "hasfl_round_timeline",
                  "hasfl_sensitivity", "hasfl_fig2a_accuracy_vs_epochs_batch", "hasfl_fig3a_accuracy_vs_epochs_cut",
@@ -309,6 +311,7 @@ def test_results_site_builds_from_the_smoke_notebooks_with_every_link_and_image(
 
 
 SECTIONS = ("## Claim", "## Setup here vs the paper", "## Verdict", "## Try this")
+OWN_SECTIONS = ("## Question", "## Setup here vs the paper", "## What it shows", "## Try this")
 EXPLORER_SECTIONS = ("## Claim", "## Question", "## Setup here vs the paper", "## Verdict", "## Try this")
 EXAMPLE_SECTIONS = ("## Question", "## Setup here vs the paper", "## What it shows", "## Try this")
 
@@ -350,21 +353,28 @@ def test_executed_explorer_shows_its_default_state(smoke, path):
     assert "Cannot compute this" not in text and "Internal error" not in text, text[:800]
 
 
-@pytest.mark.parametrize("path", STUDIES, ids=[p.stem for p in STUDIES])
+@pytest.mark.parametrize("path", STUDIES + EXAMPLES, ids=[p.stem for p in STUDIES + EXAMPLES])
 def test_notebook_reads_as_a_section(path):
     """A title naming the paper's figure or table, then Claim, Setup, Verdict and Try this in that order; the
-    parameters cell and the plumbing folded on the site (hide-input / remove-input tags)."""
+    parameters cell and the plumbing folded on the site (hide-input / remove-input tags). A method of your own
+    (:data:`OWN`): a title linking the paper, then Question, Setup, What it shows and Try this, and no Verdict."""
     cells = json.loads(path.read_text())["cells"]
     md = ["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"]
     assert md and md[0].startswith("# "), "the first cell is the title"
     heads = [h for text in md for h in re.findall(r"^## .+$", text, re.M)]
-    found = [next((i for i, h in enumerate(heads) if h.startswith(s)), None) for s in SECTIONS]
-    assert None not in found, f"missing section(s): {[s for s, i in zip(SECTIONS, found) if i is None]}"
+    sections = OWN_SECTIONS if path in OWN else SECTIONS
+    found = [next((i for i, h in enumerate(heads) if h.startswith(s)), None) for s in sections]
+    assert None not in found, f"missing section(s): {[s for s, i in zip(sections, found) if i is None]}"
     assert found == sorted(found), f"sections out of order: {heads}"
     params = next(c for c in cells if "parameters" in c.get("metadata", {}).get("tags", []))
     assert {"hide-input", "remove-input"} & set(params["metadata"]["tags"]), "the parameters cell is folded on the site"
     code = [c for c in cells if c["cell_type"] == "code"]
     src = ["".join(c["source"]) for c in code]
+    if path in OWN:                   # no paper claim: no verdict, and the paper named by its public link
+        assert "https://arxiv.org/abs/" in md[0] and not any(h.startswith(("## Claim", "## Verdict")) for h in heads)
+        assert not any("verdict_section(" in s for s in src), "a method of your own adds no row to a verdict"
+        assert any("story.setup_section(" in s for s in src), "the Setup section is generated from the parameters"
+        return
     assert any("story.verdict_section(" in s for s in src), "the Verdict is computed in the notebook"
     verdict = next(t for t in md if t.startswith("## Verdict"))
     assert "<!-- verdict:begin -->" in verdict and "| claim |" in verdict, "the committed verdict shows before a run"
@@ -413,7 +423,8 @@ def _outputs_text(executed: dict) -> str:
 @pytest.mark.parametrize("path", NBS, ids=[p.stem for p in NBS])
 def test_executed_smoke_notebook_shows_no_raw_paths(smoke, path):
     """What a reader sees of a run: no ``PosixPath(``, no absolute path of the machine (the project root, the home
-    folder or the temporary folder), a Claim and a Verdict section, and the verdict cell's output (a table or the
+    folder or the temporary folder), a Claim and a Verdict section (a method of your own: a Question and What it
+    shows), and the verdict cell's output (a table or the
     sentence naming the missing metrics)."""
     import tempfile
 

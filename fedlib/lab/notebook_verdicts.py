@@ -29,6 +29,7 @@ from fedlib.lab.story import VERDICT_BEGIN as BEGIN
 from fedlib.lab.story import VERDICT_END as END
 from fedlib.lab.verdicts import markdown_table
 HEADING = "## Verdict"
+"""A notebook of a method of your own (``<paper>_your_method``): no claim of the paper, no Verdict cell."""
 
 
 def parameters(nb) -> dict:

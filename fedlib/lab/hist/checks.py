@@ -25,6 +25,9 @@ Ranges (the paper is HIST, Fang et al.; its values in brackets):
 - ``device``: ``auto``, ``cpu``, ``cuda`` (CUDA only where present) or another torch device name
   (:func:`fedlib.core.seeding.resolve_device`).
 - ``force``: True or False (its type only).
+- ``partition`` (``hist_your_method``): an import path ``"module:function"`` that imports now (a client partition
+  of your own, :func:`fedlib.hist.sampling.client_partition`); ``paper_setting``: a name of
+  :data:`fedlib.hist.SETTINGS`, the paper's setting it is compared with.
 - Bounds notebook: ``T`` >= 1; ``gamma`` > 0; ``bound_form``: ``telescoped`` or ``printed`` (eq. 13's first term);
   ``H_grid``, ``E_over_H_grid``, ``T_grid``: distinct integers >= 1; ``pilot_rounds``, ``sigma_draws``,
   ``power_iters`` >= 1; ``smoothness_clients`` in 1..``num_clients``; ``num_clients`` divisible by the pilot's
@@ -40,7 +43,8 @@ from fedlib.core.validate import check_choice, check_float, check_int, check_lis
 from fedlib.data import DATASETS
 from fedlib.hist.config import SETTINGS, HistConfig
 
-__all__ = ["check_hist_1_experiments", "check_hist_2_figures", "check_hist_3_bounds", "check_hist_explore"]
+__all__ = ["check_hist_1_experiments", "check_hist_2_figures", "check_hist_3_bounds", "check_hist_explore",
+           "check_hist_your_method"]
 
 BOUND_FORMS = ("telescoped", "printed")
 """The forms of eq. (13)'s first term (:func:`fedlib.hist.theory.theorem1_bound`'s ``form``)."""
@@ -145,3 +149,38 @@ def check_hist_explore(p: Mapping) -> None:
     ``export_path`` a ``.json`` file name or "")."""
     from fedlib.lab.hist.explore import check_parameters
     check_parameters(p)
+
+
+def check_hist_your_method(p: Mapping) -> None:
+    """``hist_your_method``: ``partition`` an importable ``"module:function"``, ``paper_setting`` one of the paper's
+    settings, the cells, intervals, budget and training parameters as in ``hist_1_experiments`` (every run a valid
+    :class:`HistConfig`), before the data and the sweep.
+
+    Raises:
+        ValueError / ParameterTypeError: naming the parameter and its allowed values.
+    """
+    from fedlib.core.components import is_path, resolve
+    from fedlib.lab.hist.own import partition_configs
+
+    if not isinstance(p["partition"], str) or not is_path(p["partition"]):
+        raise ValueError(f"partition must be an import path 'module:function' of a client partition of your own "
+                         f"(e.g. 'my_partition:dirichlet'), got {p['partition']!r}")
+    if not callable(resolve(p["partition"], "partition")):
+        raise ValueError(f"partition = {p['partition']!r} must name a function fn(labels, num_clients, num_cells, rng)")
+    check_choice("paper_setting", p["paper_setting"], SETTINGS)
+    num_cells = check_list("num_cells", p["num_cells"], lambda k, v: check_int(k, v, 2), distinct=True)
+    for name in ("H", "E", "num_clients", "batch_size"):
+        check_int(name, p[name], 1)
+    if p["E"] % p["H"]:
+        raise ValueError(f"E must be a multiple of H = {p['H']} (cloud aggregations every E/H edge aggregations), "
+                         f"got {p['E']}")
+    check_float("comm_budget_L0", p["comm_budget_L0"], 0, low_open=True)
+    check_float("target_acc", p["target_acc"], 0, 1, low_open=True)
+    _seeds("seeds", p["seeds"])
+    check_float("lr", p["lr"], 0, low_open=True)
+    check_choice("dataset", p["dataset"], tuple(DATASETS))
+    _cells("num_cells", num_cells, p["num_clients"], HistConfig().hidden)
+    resolve_device(p["device"])
+    partition_configs([p["paper_setting"], p["partition"]], num_cells, p["H"], p["E"], p["comm_budget_L0"],
+                      seeds=p["seeds"], num_clients=p["num_clients"], lr=p["lr"], batch_size=p["batch_size"],
+                      dataset=p["dataset"])
