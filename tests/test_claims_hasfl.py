@@ -131,7 +131,9 @@ def test_smallest_of_bounds():
 
 def test_every_notebook_decides_a_claim_and_has_setup():
     nbs = {"hasfl_1_latency", "hasfl_2_bound", "hasfl_3_optimiser", "hasfl_4_train_experiments", "hasfl_5_train_figures"}
-    assert {c.notebook for c in claims.CLAIMS} == nbs == set(claims.SETUP) == set(claims.DEVIATIONS)
+    assert {c.notebook for c in claims.CLAIMS} == nbs
+    # the worked example (a method of your own) has Setup rows but decides no claim of the paper
+    assert set(claims.SETUP) == set(claims.DEVIATIONS) == nbs | {"hasfl_your_method"}
     # 2026-12-01 (issue 57): the paper's claims that had no row got one, and the implementation's checks moved to a
     # table of their own; the paper's table no longer fits one 1400x900 screen (it did at 14 rows)
     assert len([c for c in claims.CLAIMS if c.kind == "paper"]) <= 22

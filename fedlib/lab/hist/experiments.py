@@ -21,7 +21,8 @@ from fedlib.hist.run import run_hist
 
 
 STORE_CODE = ("fedlib.hist.config", "fedlib.hist.engine", "fedlib.hist.estimate", "fedlib.hist.model",
-              "fedlib.hist.run", "fedlib.hist.sampling", "fedlib.hist.theory", *RECORD_CODE, "fedlib.data")
+              "fedlib.hist.run", "fedlib.hist.sampling", "fedlib.hist.theory", *RECORD_CODE, "fedlib.core.components",
+              "fedlib.data")
 """The source a HIST result depends on: the modules of ``fedlib.hist`` that compute records (runs:
 :mod:`.run`, :mod:`.engine`, :mod:`.model`, :mod:`.sampling`, :mod:`.config`; the bounds' pilot
 constants: :mod:`.estimate`, :mod:`.theory`), core's :data:`fedlib.lab.RECORD_CODE` and data. Editing them invalidates HIST's cached runs (and
