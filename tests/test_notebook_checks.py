@@ -92,6 +92,12 @@ COMBINATIONS = [
     ("hasfl_your_method", {"strategy": "RBS+RMS"}, "strategy"),                  # a built-in name, not yours
     ("hasfl_your_method", {"strategy": "my_strategy:no_such_function"}, "strategy"),
     ("hasfl_your_method", {"strategy": "no_such_module:fn"}, "strategy"),
+    ("dtfl_your_method", {"scheduler": "ours"}, "scheduler"),                      # a built-in name, not yours
+    ("dtfl_your_method", {"scheduler": "my_scheduler:NoSuchClass"}, "scheduler"),
+    ("dtfl_your_method", {"scheduler": "no_such_module:StaticTiers"}, "scheduler"),
+    ("dtfl_your_method", {"scheduler": "my_scheduler:np"}, "scheduler"),           # a module, not a TierScheduler
+    ("dtfl_your_method", {"num_tiers": 8}, "num_tiers"),
+    ("dtfl_your_method", {"setting": "dirichlet"}, "setting"),
     ("hasfl_explore", {"devices": "1, 80, 370, 0.5", "devices_csv": "d.csv"}, "devices"),   # one of the two
     ("hasfl_explore", {"devices": "1, 80, 370, 0.5; 1, 80, 0, 1"}, "devices row 2, downlink_mbps"),
     ("dtfl_explore", {"clients_text": "1, 30", "clients_csv": "d.csv"}, "clients_text"),   # one of the two

@@ -115,7 +115,7 @@ def test_metrics_file(smoke, name):
 
 #: notebooks whose metrics are training runs compared within a measured tolerance
 TRAINED = ("hist_1", "hist_2", "hist_your_method", "hasfl_4", "hasfl_5", "hasfl_your_method", "dtfl_2", "dtfl_3", "dtfl_4", "dtfl_5",
-           "dtfl_6", "dtfl_7")
+           "dtfl_6", "dtfl_7", "dtfl_your_method")
 
 
 def run_key(name: str, r: dict) -> str:
@@ -127,7 +127,7 @@ def run_key(name: str, r: dict) -> str:
                 f"/s{r['seed']}")
     if name.startswith("dtfl_7"):
         return f"a{r['alpha']}/p{r['patches']}/s{r['seed']}"
-    if name.startswith(("dtfl_5", "dtfl_6")):
+    if name.startswith(("dtfl_5", "dtfl_6", "dtfl_your_method")):
         return f"{r['model']}/{r['method']}/{r['setting']}/K{r['num_clients']}/s{r['seed']}"
     return f"{r['case']}/M{r['M']}/t{r['tier']}/{r['setting']}/s{r['seed']}"
 
@@ -224,7 +224,8 @@ def test_figures_written(smoke):
                  "hasfl_sensitivity", "hasfl_fig2a_accuracy_vs_epochs_batch", "hasfl_fig3a_accuracy_vs_epochs_cut",
                  "hasfl_fig5_accuracy_vs_time", "hasfl_fig6_time_and_accuracy", "hasfl_fig9_vs_devices",
                  "hasfl_fig10_habs_vs_fixed_batch", "hasfl_fig11_hams_vs_fixed_cut", "hasfl_your_method_theta",
-                 "hasfl_your_method_accuracy_vs_time", "dtfl_module_profiles",
+                 "hasfl_your_method_accuracy_vs_time", "dtfl_module_profiles", "dtfl_your_method_round_times",
+                 "dtfl_your_method_accuracy_vs_time",
                  "dtfl_table2_time_ratios", "dtfl_table1_time_to_target", "dtfl_round_timeline", "dtfl_fig3_time_vs_tiers",
                  "dtfl_accuracy_vs_time", "dtfl_tier_assignment", "dtfl_fig2_accuracy_vs_time",
                  "dtfl_table3_time_to_target", "dtfl_table4_clients", "dtfl_table5_privacy"):

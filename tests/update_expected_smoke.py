@@ -24,7 +24,7 @@ from test_notebooks import run_key  # noqa: E402
 
 FILES = {"dtfl": HERE / "expected_smoke_metrics_dtfl.json", "other": HERE / "expected_smoke_metrics.json"}
 TRAINED = ("hist_1", "hist_2", "hist_your_method", "hasfl_4", "hasfl_5", "hasfl_your_method", "dtfl_2", "dtfl_3", "dtfl_4", "dtfl_5",
-           "dtfl_6", "dtfl_7")
+           "dtfl_6", "dtfl_7", "dtfl_your_method")
 
 
 def main(*roots: str) -> None:

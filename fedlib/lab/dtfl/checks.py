@@ -42,7 +42,8 @@ from fedlib.core.validate import check_choice, check_float, check_int, check_lis
 from fedlib.dtfl.tiers import MAX_TIERS, check_num_tiers
 
 __all__ = ["check_dtfl_1_profiles", "check_dtfl_2_table1", "check_dtfl_3_fig3", "check_dtfl_4_training",
-           "check_dtfl_5_baselines", "check_dtfl_6_scaling", "check_dtfl_7_privacy", "check_dtfl_explore"]
+           "check_dtfl_5_baselines", "check_dtfl_6_scaling", "check_dtfl_7_privacy", "check_dtfl_explore",
+           "check_dtfl_your_method"]
 
 
 def _fraction(name: str, value) -> float:
@@ -163,6 +164,20 @@ def check_dtfl_5_baselines(p: Mapping) -> None:
         _setup(p, 2, model=model)
     _authors(p)
     _changes(p)
+
+
+def check_dtfl_your_method(p: Mapping) -> None:
+    """``dtfl_your_method``'s parameters (module docstring), before the data and the runs; ``scheduler`` must be an
+    import path naming a :class:`fedlib.dtfl.TierScheduler` subclass that imports now
+    (:func:`fedlib.lab.dtfl.own.check_scheduler`). Raises ValueError / ParameterTypeError naming the parameter."""
+    from fedlib.lab.dtfl import own
+
+    _plumbing(p)
+    check_choice("setting", p["setting"], ("iid", "noniid"))
+    _setup(p, 2)
+    check_num_tiers(p["num_tiers"])
+    _changes(p)
+    own.check_scheduler(p["scheduler"])
 
 
 def check_dtfl_6_scaling(p: Mapping) -> None:

@@ -22,6 +22,7 @@ import time
 import numpy as np
 import torch
 
+from fedlib.core.components import is_path
 from fedlib.lab.store import ResultStore
 from fedlib.core.validate import check_choice, check_float, check_int, check_list
 from fedlib.data import TensorDataset
@@ -69,6 +70,21 @@ def costs_of(method: str, model: str, width: float, dataset: str):
                         server_epochs=GKT_SERVER_EPOCHS, **extra)
 
 
+def baseline_system(s: Setup, data: TensorDataset, method: str, setting: str, seed: int, case: str = "all",
+                    change_every: int = 0, change_frac: float = 0.3, fraction: float = 1.0) -> tuple[dict, object]:
+    """A baseline's simulated system for one setting, without training: the setting's system
+    (:func:`fedlib.lab.dtfl.experiments.system_inputs`, the same DTFL sees) charged by
+    :func:`fedlib.dtfl.baseline_time.simulate_method` at ``s``'s speeds. Returns ``(sim, participants)``:
+    ``sim`` with ``round_s`` ``[R]`` (s) and the other fields of ``simulate_method``; ``participants`` ``[R, K]``
+    bools or None (all clients every round). Raises ValueError naming ``method`` when it is not a baseline."""
+    check_choice("method", method, METHODS[1:])
+    inp = system_inputs(s, data, case, setting, seed, change_every, change_frac, fraction)
+    sim = simulate_method(costs_of(method, s.model, s.width, s.dataset), inp["profiles"], inp["profile_idx"],
+                          inp["samples"], inp["rng"], s.noise, inp["participants"], core_flops=s.core_gflops * 1e9,
+                          server_flops=s.server_gflops * 1e9)
+    return sim, inp["participants"]
+
+
 def baseline_entry(store: ResultStore, s: Setup, data: TensorDataset, method: str, setting: str, seed: int,
                    target_acc: float, case: str = "all", change_every: int = 0, change_frac: float = 0.3,
                    fraction: float = 1.0, device: str = "cpu") -> dict:
@@ -77,11 +93,7 @@ def baseline_entry(store: ResultStore, s: Setup, data: TensorDataset, method: st
     (``method`` the baseline's, ``M``/``tier``/``mean_tier`` None)."""
     check_choice("method", method, METHODS[1:])
     t0 = time.perf_counter()
-    inp = system_inputs(s, data, case, setting, seed, change_every, change_frac, fraction)
-    sim = simulate_method(costs_of(method, s.model, s.width, s.dataset), inp["profiles"], inp["profile_idx"],
-                          inp["samples"], inp["rng"], s.noise, inp["participants"], core_flops=s.core_gflops * 1e9,
-                          server_flops=s.server_gflops * 1e9)
-    part = inp["participants"]
+    sim, part = baseline_system(s, data, method, setting, seed, case, change_every, change_frac, fraction)
     cfg = s.config(setting, seed)
     # SplitFed-V1 trains exactly FedAvg's models round by round (tests/test_dtfl_baselines.py): one record serves
     # both, only their time models differ
@@ -104,12 +116,14 @@ def baseline_entry(store: ResultStore, s: Setup, data: TensorDataset, method: st
 
 def compare_job(store: ResultStore, s: Setup, method: str, **kwargs) -> dict:
     """One method's run for a setting (a job for :func:`fedlib.lab.map_jobs`): DTFL through
-    :func:`fedlib.lab.dtfl.experiments.run_entry` (``num_tiers`` default 7), a baseline through
+    :func:`fedlib.lab.dtfl.experiments.run_entry` (``num_tiers`` default 7; ``method`` an import path
+    ``"package.module:Class"``: DTFL with that scheduler of your own, each worker importing it), a baseline through
     :func:`baseline_entry`. The dataset of ``s`` is loaded by name."""
     data = dataset_by_name(s.dataset)
-    if method in ("dtfl", "dtfl_authors"):
+    if method in ("dtfl", "dtfl_authors") or is_path(method):      # a scheduler of your own: DTFL with it
         kwargs.setdefault("num_tiers", 7)
-        return run_entry(store, s, data, scheduler="ours" if method == "dtfl" else "authors", **kwargs)
+        scheduler = {"dtfl": "ours", "dtfl_authors": "authors"}.get(method, method)
+        return run_entry(store, s, data, scheduler=scheduler, **kwargs)
     return baseline_entry(store, s, data, method, **kwargs)
 
 

@@ -90,7 +90,9 @@ def fig2_accuracy_vs_time(entries: list[dict], setting: str, model: str, num_cli
             ax.axhline(sel[0]["row"]["target_acc"], color="0.6", lw=0.7, ls=":")
         ax.set(ylabel="test accuracy (global model)")
     axes[0, 0].set(xlabel="simulated training time (s)", title=f"{model}, {setting}: accuracy vs time")
-    axes[0, 1].set(xlabel="round", title="accuracy vs round (SplitFed dashed: it equals FedAvg)")
+    drawn = {e["row"]["method"] for e in sel}
+    axes[0, 1].set(xlabel="round", title="accuracy vs round" + (" (SplitFed dashed: it equals FedAvg)"
+                                                                if {"splitfed", "fedavg"} <= drawn else ""))
     axes[0, 0].legend(fontsize=6, loc="lower right" if len(seeds) > 1 else "best")
     fig.tight_layout()
     return fig

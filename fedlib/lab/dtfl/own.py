@@ -1,0 +1,144 @@
+"""A tier scheduler of your own against DTFL's and FedAvg (``dtfl_your_method``): the scheduler checked by its
+import path, the three methods' simulated systems without training (the time model, eq. 5), the rounds' figure,
+one comparison row per method and the sentences of the notebook's "What it shows", computed from the rows.
+
+A scheduler of your own is a :class:`fedlib.dtfl.TierScheduler` subclass in a module of your own, named
+``"package.module:Class"``; DTFL runs with it exactly as with its own (the same clients, profiles, profile changes,
+time noise and training), so the runs differ only in the tiers it assigns. FedAvg is the paper's baseline on the
+same system (:func:`fedlib.lab.dtfl.compare.baseline_system`). Trained runs are those of
+:func:`fedlib.lab.dtfl.compare.compare_job`: DTFL's and FedAvg's are ``dtfl_5_baselines``' records at the same
+settings (cache hits where it ran), a run of yours is keyed by its tiers and its row by the scheduler's path and
+source. Nothing here is a claim of the paper: :func:`what_it_shows` states numbers, no verdict.
+"""
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.ticker import MaxNLocator
+
+from fedlib.core.components import is_path, resolve
+from fedlib.core.validate import ParameterTypeError, check_instance, check_list
+from fedlib.data import TensorDataset
+from fedlib.dtfl import TierScheduler
+from fedlib.dtfl.scheduler import SCHEDULERS
+from fedlib.lab.dtfl.compare import baseline_system
+from fedlib.lab.dtfl.compare_plots import line_style, method_colour, method_label
+from fedlib.lab.dtfl.experiments import Setup, system_run
+from fedlib.lab.plotting import new_figure
+from fedlib.lab.story import markdown
+
+__all__ = ["check_scheduler", "systems", "round_times_figure", "compare", "what_it_shows"]
+
+
+def check_scheduler(scheduler) -> str:
+    """``scheduler`` if it is an import path ``"package.module:Class"`` that imports now and names a
+    :class:`fedlib.dtfl.TierScheduler` subclass; a built-in name is refused (DTFL's own scheduler runs anyway).
+
+    Raises:
+        ValueError / ParameterTypeError: naming ``scheduler``, what it allows and why it failed."""
+    if not is_path(scheduler):
+        raise ValueError(f"scheduler must be an import path 'module:Class' of your own (a module beside the notebook, "
+                         f"e.g. 'my_scheduler:StaticTiers'; DTFL's own {list(SCHEDULERS)} runs anyway), got "
+                         f"{scheduler!r}")
+    cls = resolve(scheduler, "scheduler", tuple(SCHEDULERS))
+    if not (isinstance(cls, type) and issubclass(cls, TierScheduler)):
+        raise ParameterTypeError(f"scheduler {scheduler!r} must name a subclass of fedlib.dtfl.TierScheduler "
+                                 f"(overriding assign), got {type(cls).__name__} {cls!r}")
+    return scheduler
+
+
+def systems(s: Setup, data: TensorDataset, scheduler: str, setting: str, seed: int, num_tiers: int,
+            change_every: int, change_frac: float) -> dict[str, dict]:
+    """The simulated system of DTFL, DTFL with ``scheduler`` and FedAvg on one setting, without training: each
+    method's ``round_s`` ``[R]`` (s), ``comp_s`` / ``comm_s`` ``[R]`` (the straggler's parts, s) and, for the
+    two DTFL runs, ``tiers`` ``[R, K]``. The same system (profiles, changes, N_k, time noise) for all three
+    (:func:`fedlib.lab.dtfl.experiments.system_run`, :func:`fedlib.lab.dtfl.compare.baseline_system`).
+
+    Raises:
+        ValueError / ParameterTypeError: as :func:`check_scheduler` and ``system_run`` (naming the parameter)."""
+    check_instance("s", s, Setup)
+    check_scheduler(scheduler)
+    out = {}
+    for method, sched in (("dtfl", "ours"), (scheduler, scheduler)):
+        out[method] = system_run(s, data, num_tiers, "all", setting, seed, change_every=change_every,
+                                 change_frac=change_frac, scheduler=sched)
+    out["fedavg"], _ = baseline_system(s, data, "fedavg", setting, seed, change_every=change_every,
+                                       change_frac=change_frac)
+    return out
+
+
+def round_times_figure(sims: dict[str, dict], change_every: int):
+    """Left: each method's simulated time per round (s, the straggler's, eq. 5); right: the mean tier of the
+    clients per round for the DTFL runs (M: least offloading; 1: only the first module on the client). Grey
+    dotted lines: the rounds before which clients change profile (every ``change_every`` rounds)."""
+    fig, axes = new_figure(ncols=2, width=4.6)
+    rounds = None
+    for m, sim in sims.items():
+        t = np.asarray(sim["round_s"], float)
+        rounds = np.arange(1, len(t) + 1)
+        kw = dict(color=method_colour(m), ls=line_style(m), ms=2.5, label=method_label(m))
+        axes[0, 0].plot(rounds, t, "o", **kw)
+        if "tiers" in sim:
+            axes[0, 1].plot(rounds, np.asarray(sim["tiers"], float).mean(axis=1), "o", **kw)
+    for ax in axes[0]:
+        if change_every and rounds is not None:
+            for r in range(change_every + 1, len(rounds) + 1, change_every):
+                ax.axvline(r - 0.5, color="0.6", lw=0.7, ls=":")
+        ax.set(xlabel="round")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.legend(fontsize=6, loc="best")
+    axes[0, 0].set(ylabel="simulated round time (s)", title="time per round (the straggler's)")
+    axes[0, 1].set(ylabel="mean tier of the clients", title="tiers assigned (dotted: profiles change)")
+    fig.tight_layout()
+    return fig
+
+
+def compare(rows: list[dict], sims: dict[str, dict]) -> list[dict]:
+    """One row per method (means over the seeds of the trained ``rows``, :func:`fedlib.lab.dtfl.compare.compare_job`'s
+    rows): ``method``, ``mean_round_s`` (the untrained system's mean round time, s, from ``sims``), the trained
+    runs' ``time_to_target_s`` (None where a seed misses the target), ``final_test_acc``, ``sim_total_s`` and
+    ``time_ratio`` = time to target / DTFL's (> 1: slower than DTFL; None where either misses)."""
+    keys = ("method", "seed", "time_to_target_s", "final_test_acc", "sim_total_s")
+    rows = check_list("rows", rows, lambda k, r: r if isinstance(r, dict) and set(keys) <= set(r) else _missing(k, r, keys))
+    out = []
+    for m in dict.fromkeys(r["method"] for r in rows):
+        g = [r for r in rows if r["method"] == m]
+        ttt = None if any(r["time_to_target_s"] is None for r in g) else float(np.mean([r["time_to_target_s"]
+                                                                                       for r in g]))
+        out.append({"method": m, "mean_round_s": float(np.mean(sims[m]["round_s"])) if m in sims else None,
+                    "time_to_target_s": ttt, "final_test_acc": float(np.mean([r["final_test_acc"] for r in g])),
+                    "sim_total_s": float(np.mean([r["sim_total_s"] for r in g]))})
+    ref = next((r["time_to_target_s"] for r in out if r["method"] == "dtfl"), None)
+    for r in out:
+        r["time_ratio"] = None if not ref or r["time_to_target_s"] is None else r["time_to_target_s"] / ref
+    return out
+
+
+def _missing(name: str, row, keys: tuple):
+    raise ValueError(f"{name} must be a run row holding {list(keys)} (fedlib.lab.dtfl.compare.compare_job's), got "
+                     f"{row if not isinstance(row, dict) else sorted(row)!r}")
+
+
+def what_it_shows(comparison: list[dict], scheduler: str, target_acc: float):
+    """The notebook's "What it shows": the time model's and the trained runs' numbers of ``scheduler`` against
+    DTFL's own scheduler and FedAvg, as sentences computed from :func:`compare`'s rows (no verdict)."""
+    by = {r["method"]: r for r in comparison}
+    if not {"dtfl", scheduler} <= set(by):
+        return markdown(f"No comparison: the runs hold no row of DTFL and of `{scheduler}`.")
+    d, y = by["dtfl"], by[scheduler]
+    lines = [f"- **Time model** (no training): a round takes {y['mean_round_s']:.3g} s on average with `{scheduler}` "
+             f"against {d['mean_round_s']:.3g} s with DTFL's scheduler ({y['mean_round_s'] / d['mean_round_s']:.2f}×)"
+             + (f" and {by['fedavg']['mean_round_s']:.3g} s for FedAvg." if "fedavg" in by else ".")]
+    if y["time_to_target_s"] is None or d["time_to_target_s"] is None:
+        missed = [f"`{m}`" if m == scheduler else method_label(m) for m in (scheduler, "dtfl")
+                  if by[m]["time_to_target_s"] is None]
+        lines.append(f"- **Trained**: {' and '.join(missed)} did not reach {target_acc:.0%} within the run, so the "
+                     f"times to target are not compared.")
+    else:
+        lines.append(f"- **Trained**: `{scheduler}` reaches {target_acc:.0%} in {y['time_to_target_s']:.3g} s of "
+                     f"simulated time against DTFL's {d['time_to_target_s']:.3g} s ({y['time_ratio']:.2f}× DTFL's)"
+                     + (f"; FedAvg in {by['fedavg']['time_to_target_s']:.3g} s." if "fedavg" in by
+                        and by["fedavg"]["time_to_target_s"] is not None else "."))
+    lines.append(f"- Final accuracy: {y['final_test_acc']:.1%} with `{scheduler}`, {d['final_test_acc']:.1%} with "
+                 f"DTFL's scheduler (the tiers change the client / server split of the model, so the runs' "
+                 f"accuracies differ too).")
+    return markdown("\n".join(lines))
