@@ -23,7 +23,8 @@ def _cell(claim_id, variant="ResNet-20"):
 def test_every_notebook_decides_a_claim():
     assert {c.notebook for c in claims.CLAIMS} == {f"dtfl_{i}_{n}" for i, n in enumerate(
         ["profiles", "table1", "fig3", "training", "baselines", "scaling", "privacy"], 1)}
-    assert set(claims.SETUP) == set(claims.DEVIATIONS) == {c.notebook for c in claims.CLAIMS}
+    # the worked example (a scheduler of your own) has Setup rows but decides no claim of the paper
+    assert set(claims.SETUP) == set(claims.DEVIATIONS) == {c.notebook for c in claims.CLAIMS} | {"dtfl_your_method"}
 
 
 def test_table3_saving_vs_fedavg():
