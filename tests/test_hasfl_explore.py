@@ -103,14 +103,15 @@ def test_bad_device_rows_are_named(text, where):
 
 def test_bad_input_is_shown_in_place_never_raised(st, ex):
     for values, words in (({"devices": "1, 80, x, 1"}, "row 1, downlink_mbps"),
-                          ({"devices": "1, 80, 370, 0.000001"}, "memory constraint C4: device 0"),
+                          ({"devices": "1, 80, 370, 0.0001"}, "memory constraint C4: device 0"),
                           ({"constants": "nope"}, "constants"),
                           ({"draws": 0}, "draws"),
                           ({"device_tflops": None}, "device_tflops must be a range"),
                           ({"uplink_mbps": 5}, "uplink_mbps must be a range"),
                           ({"memory_gb": ("3", "4")}, "memory_gb (low, high)"),
                           ({"memory_gb": (2.0, 1.0)}, "low <= high"),
-                          ({"memory_gb": (1e30, 1e30)}, "memory_gb (low, high) must be > 0 and <= 1000"),
+                          ({"memory_gb": (2000.0, 2000.0)}, "memory_gb (low, high) must be > 0 and <= 1000"),
+                          ({"memory_gb": (1e30, 1e30)}, "1e+30 GB is 1e+39 B, above any real device memory"),
                           ({"devices": "1, 80, 370, 1e4"}, "devices row 1, memory_gb"),
                           ({"num_devices": 101}, "num_devices"),
                           ({"num_device": 5}, "unknown control")):

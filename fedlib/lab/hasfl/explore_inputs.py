@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from fedlib.core.validate import ParameterTypeError, check_float, check_str
+from fedlib.lab.units import check_plausible
 from fedlib.split import EdgeDevices, LayerProfile
 
 #: typed / CSV device columns, in this order, and their units
@@ -24,6 +25,9 @@ MAX_DEVICES = 100
 #: upper limits of typed values, refused above (never clamped): memory beyond 1,000 GB puts batch caps of 10^8+
 #: samples into the optimiser's exact batch search, which enumerates them (memory and time without bound)
 MAX_TYPED = {"memory_gb": 1000.0}
+#: each typed column's quantity and unit in :data:`fedlib.lab.units.PLAUSIBLE` (a unit slip is refused by name)
+UNITS = {"compute_tflops": ("compute", "TFLOP/s"), "uplink_mbps": ("rate", "Mbit/s"),
+         "downlink_mbps": ("rate", "Mbit/s"), "memory_gb": ("memory", "GB")}
 
 
 @dataclass(frozen=True)
@@ -146,8 +150,9 @@ def devices_from_text(text: str) -> EdgeDevices:
         :class:`fedlib.split.EdgeDevices` in FLOP/s, bit/s and bits; the fed-server links equal the edge links.
 
     Raises:
-        ValueError: no device, a row without 4 values, a value not a finite number > 0 (naming the row and the
-        column)."""
+        ValueError: no device, a row without 4 values, a value not a finite number > 0 or outside the plausible
+        range of its unit (:mod:`fedlib.lab.units`: a unit slip, e.g. FLOP/s typed as TFLOP/s), naming the row and
+        the column."""
     check_str("devices", text, nonempty=False)
     rows = []
     lines = [ln.split("#")[0].strip() for ln in text.lstrip("\ufeff").replace(";", "\n").splitlines()]
@@ -168,7 +173,9 @@ def devices_from_text(text: str) -> EdgeDevices:
                 v = float(cell)
             except ValueError:
                 raise ValueError(f"devices row {k}, {col}: not a number: {cell!r}") from None
-            vals.append(check_float(f"devices row {k}, {col}", v, 0, MAX_TYPED.get(col), low_open=True))
+            where = f"devices row {k}, {col}"
+            v = check_plausible(where, check_float(where, v, 0, low_open=True), *UNITS[col])
+            vals.append(check_float(where, v, 0, MAX_TYPED.get(col), low_open=True))
         rows.append(vals)
         if len(rows) > MAX_DEVICES:
             raise ValueError(f"devices: more than {MAX_DEVICES} devices (row {k}); the explorer answers within seconds up "
