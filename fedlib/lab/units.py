@@ -83,9 +83,10 @@ def check_plausible(name: str, value, quantity: str, unit: str) -> float:
     Raises:
         ParameterTypeError: not a number. ValueError: not finite or <= 0, or outside the range: one line naming
         ``name``, the unit it expects, the range, and the unit in which the number would be plausible."""
+    factor = scale(quantity, unit)               # the quantity and unit known, before the value
     v = check_float(name, value, 0, low_open=True)
     base, lo, hi, what = PLAUSIBLE[quantity]
-    si = v * scale(quantity, unit)
+    si = v * factor
     if lo <= si <= hi:
         return v
     if quantity in _COUNTS:
