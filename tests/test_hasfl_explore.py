@@ -251,3 +251,42 @@ def test_a_model_that_does_not_take_the_data_is_refused_before_its_pilot():
                 hx.own_model(spec, 1, 28, 10)
     finally:
         use_profile("converged")
+
+
+def test_a_sweep_whose_decision_never_changes_marks_no_change(st, ex, monkeypatch):
+    """With the decision held fixed (a new but equal dict at every point), no point is marked as a change; with
+    one change of one device's batch size, exactly that point is."""
+    from fedlib.lab.hasfl.runs import training
+    calls = []
+
+    def same(problem, method, seed, draw=0):
+        calls.append(problem.eps)
+        return {"b": [30] * problem.num_devices, "cuts": [1] * problem.num_devices, "theta": 1000.0}
+    monkeypatch.setattr(training, "decide", same)
+    rows = hx.sweep(st, ex.defaults(), "epsilon", 5)
+    assert len(calls) == 5 and [r["changed"] for r in rows] == [False] * 5
+
+    def one_change(problem, method, seed, draw=0):
+        d = same(problem, method, seed)
+        if len(calls) >= 9:                         # points 3 and 4 of this sweep (calls 9, 10)
+            d["b"][2] = 31
+        return d
+    monkeypatch.setattr(training, "decide", one_change)
+    rows = hx.sweep(st, ex.defaults(), "epsilon", 5)
+    assert [r["changed"] for r in rows] == [False, False, False, True, False]
+
+
+def test_the_system_seed_control_draws_another_system(st, ex):
+    """system_seed is the seed of the drawn system (sample_system on its ``system`` stream): two seeds draw two
+    systems, each the training plan's draw of that seed (Table I at the defaults); typed devices do not depend
+    on it."""
+    d = ex.defaults()
+    p0, p7 = (hx._problem(st, dict(d, system_seed=s)) for s in (0, 7))
+    assert not np.array_equal(p0.devices.flops, p7.devices.flops)
+    assert not np.array_equal(p0.devices.rate_up, p7.devices.rate_up)
+    plan = training_problem(st.settings, bound_constants(st.pilot, "pilot"), 1.0, 20, 7)
+    np.testing.assert_array_equal(p7.devices.flops, plan.devices.flops)
+    assert p7.servers.rate_to_fed == plan.servers.rate_to_fed
+    typed = dict(d, devices="1, 80, 370, 0.5; 2, 75, 360, 1")
+    a, b = (hx._problem(st, dict(typed, system_seed=s)) for s in (0, 7))
+    np.testing.assert_array_equal(a.devices.flops, b.devices.flops)
