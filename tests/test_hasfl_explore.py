@@ -245,6 +245,11 @@ def test_a_model_that_does_not_take_the_data_is_refused_before_its_pilot():
         rgb = nn.Sequential(nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU()), nn.Sequential(nn.Flatten(), nn.LazyLinear(10)))
         with pytest.raises(ValueError, match="does not take the dataset's input"):
             hx.own_model_setup(base, rgb, "rgb", data=object())           # no data is touched before the refusal
+        three = nn.Sequential(nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU()), nn.Sequential(nn.Flatten(),
+                                                                                       nn.Linear(4 * 26 * 26, 3)))
+        with pytest.raises(ValueError, match=r"outputs \(3,\) per sample; fashion-mnist has 10 classes, so it must "
+                                             r"output \(10,\)"):
+            hx.own_model_setup(base, three, "three", data=object())      # before its pilot: no IndexError
         for spec, words in ((":", "both parts"), ("fedlib.split.models:nope", "has no attribute"),
                             ("fedlib.split.models:resnet_init", "raised")):
             with pytest.raises(ValueError, match=words):
