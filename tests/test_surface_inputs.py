@@ -89,8 +89,8 @@ def test_every_committed_claim_is_well_formed():
     (({"a": 1}, ["a"]), "rows must be a list of dicts"),
     (("a", ["a"]), "rows must be a list of dicts"),
     (([{"a": 1}, 3], ["a"]), r"rows\[1\] must be a dict"),
-    (([{"a": 1}], ["a"], {"b": ".2f"}), r"formats name \['b'\], which are not columns"),
-    (([{"a": 1}], ["a"], None, {"A": "a (s)"}), r"headers name \['A'\], which are not columns"),
+    (([{"a": 1}], ["a"], {"b": ".2f"}), r"formats name none of the columns \(\['b'\]\)"),
+    (([{"a": 1}], ["a"], None, {"A": "a (s)"}), r"headers name none of the columns \(\['A'\]\)"),
     (([{"a": 1}], ["a"], {"a": ".2q"}), r"formats\['a'\] must be a format spec"),
     (([{"a": 1}], ["a"], {"a": 3}), r"formats\['a'\] must be a format spec"),
 ])

@@ -78,9 +78,9 @@ def table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], formats: Ma
         headers: per column the header to show (with its unit, ``"time (s)"``); default the column name.
 
     Raises:
-        ValueError: ``columns`` empty, not strings or repeated; ``rows`` not a list of dicts; a ``formats`` or
-        ``headers`` key that names no column (a misspelt column is never silently unformatted); a format spec
-        that is not one.
+        ValueError: ``columns`` empty, not strings or repeated; ``rows`` not a list of dicts; ``formats`` or
+        ``headers`` naming none of the columns (misspelt: nothing would be formatted; a dict shared by several
+        tables may hold keys of columns another table shows); a format spec that is not one.
     """
     if isinstance(columns, str) or not isinstance(columns, (list, tuple)) or not columns:
         raise ValueError(f"columns must be a non-empty list of column names, got {columns!r}")
@@ -94,15 +94,16 @@ def table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], formats: Ma
     for what, given in (("formats", formats), ("headers", headers)):
         if given is not None and not isinstance(given, Mapping):
             raise ValueError(f"{what} must be a dict keyed by column, got {type(given).__name__}")
-        unknown = sorted(set(given or {}) - set(columns))
-        if unknown:
-            raise ValueError(f"{what} name {unknown}, which are not columns; columns: {list(columns)}")
+        if given and not set(given) & set(columns):       # keys for columns not shown are allowed (a shared dict)
+            raise ValueError(f"{what} name none of the columns ({sorted(given)}); columns: {list(columns)}")
     for c, spec in (formats or {}).items():
-        try:
-            _fmt(0.5, spec) if isinstance(spec, str) else None
-        except (ValueError, TypeError):
-            spec = None
-        if not isinstance(spec, str):
+        ok = False
+        for probe in (1, 0.5):                        # ",d" formats integers only, ".2f" both
+            try:
+                ok = ok or (isinstance(spec, str) and bool(_fmt(probe, spec)))
+            except (ValueError, TypeError):
+                pass
+        if not ok:
             raise ValueError(f"formats[{c!r}] must be a format spec such as '.3f' or '1%', got {formats[c]!r}")
     formats, headers = formats or {}, headers or {}
     lines = ["| " + " | ".join(headers.get(c, c) for c in columns) + " |", "|" + "---|" * len(columns)]
