@@ -70,10 +70,16 @@ def test_batched_runs_refuse_what_they_cannot_share(tiny64):
     cuts = [np.full((2, 3), 2)] * 2
     with pytest.raises(ValueError, match=r"differs from cfgs\[0\] in \['batch_size'\]"):
         run_batched([a, b], tiny64, cuts)
+    a1 = DtflConfig(model="resnet20", width=0.25, num_clients=3, batch_size=8, seed=1)
     with pytest.raises(ValueError, match="one \\[rounds, K\\] array per run"):
-        run_batched([a, a], tiny64, cuts[:1] + [cuts[0], cuts[0]])
+        run_batched([a, a1], tiny64, cuts[:1] + [cuts[0], cuts[0]])
     with pytest.raises(ValueError, match="same number of rounds"):
-        run_batched([a, a], tiny64, [np.full((2, 3), 2), np.full((3, 3), 2)])
+        run_batched([a, a1], tiny64, [np.full((2, 3), 2), np.full((3, 3), 2)])
+    # the same seed twice would train one run twice and report it as two seeds: refused before any work
+    with pytest.raises(ValueError, match=r"cfgs: seed\(s\) \[0\] given more than once \(\[0, 1, 0\]\)"):
+        run_batched([a, a1, a], tiny64, cuts + cuts[:1])
+    with pytest.raises(ValueError, match="cfgs must be a list of at least 1"):
+        run_batched([], tiny64, [])
     with pytest.raises(ValueError, match="method"):
         run_batched([a, a], tiny64, cuts, "fedyogi")
     with pytest.raises(ValueError, match="backend"):

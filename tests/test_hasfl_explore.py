@@ -103,14 +103,15 @@ def test_bad_device_rows_are_named(text, where):
 
 def test_bad_input_is_shown_in_place_never_raised(st, ex):
     for values, words in (({"devices": "1, 80, x, 1"}, "row 1, downlink_mbps"),
-                          ({"devices": "1, 80, 370, 0.000001"}, "memory constraint C4: device 0"),
+                          ({"devices": "1, 80, 370, 0.0001"}, "memory constraint C4: device 0"),
                           ({"constants": "nope"}, "constants"),
                           ({"draws": 0}, "draws"),
                           ({"device_tflops": None}, "device_tflops must be a range"),
                           ({"uplink_mbps": 5}, "uplink_mbps must be a range"),
                           ({"memory_gb": ("3", "4")}, "memory_gb (low, high)"),
                           ({"memory_gb": (2.0, 1.0)}, "low <= high"),
-                          ({"memory_gb": (1e30, 1e30)}, "memory_gb (low, high) must be > 0 and <= 1000"),
+                          ({"memory_gb": (2000.0, 2000.0)}, "memory_gb (low, high) must be > 0 and <= 1000"),
+                          ({"memory_gb": (1e30, 1e30)}, "1e+30 GB is 1e+39 B, above any real device memory"),
                           ({"devices": "1, 80, 370, 1e4"}, "devices row 1, memory_gb"),
                           ({"num_devices": 101}, "num_devices"),
                           ({"num_device": 5}, "unknown control")):
@@ -244,9 +245,53 @@ def test_a_model_that_does_not_take_the_data_is_refused_before_its_pilot():
         rgb = nn.Sequential(nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU()), nn.Sequential(nn.Flatten(), nn.LazyLinear(10)))
         with pytest.raises(ValueError, match="does not take the dataset's input"):
             hx.own_model_setup(base, rgb, "rgb", data=object())           # no data is touched before the refusal
+        three = nn.Sequential(nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU()), nn.Sequential(nn.Flatten(),
+                                                                                       nn.Linear(4 * 26 * 26, 3)))
+        with pytest.raises(ValueError, match=r"outputs \(3,\) per sample; fashion-mnist has 10 classes, so it must "
+                                             r"output \(10,\)"):
+            hx.own_model_setup(base, three, "three", data=object())      # before its pilot: no IndexError
         for spec, words in ((":", "both parts"), ("fedlib.split.models:nope", "has no attribute"),
                             ("fedlib.split.models:resnet_init", "raised")):
             with pytest.raises(ValueError, match=words):
                 hx.own_model(spec, 1, 28, 10)
     finally:
         use_profile("converged")
+
+
+def test_a_sweep_whose_decision_never_changes_marks_no_change(st, ex, monkeypatch):
+    """With the decision held fixed (a new but equal dict at every point), no point is marked as a change; with
+    one change of one device's batch size, exactly that point is."""
+    from fedlib.lab.hasfl.runs import training
+    calls = []
+
+    def same(problem, method, seed, draw=0):
+        calls.append(problem.eps)
+        return {"b": [30] * problem.num_devices, "cuts": [1] * problem.num_devices, "theta": 1000.0}
+    monkeypatch.setattr(training, "decide", same)
+    rows = hx.sweep(st, ex.defaults(), "epsilon", 5)
+    assert len(calls) == 5 and [r["changed"] for r in rows] == [False] * 5
+
+    def one_change(problem, method, seed, draw=0):
+        d = same(problem, method, seed)
+        if len(calls) >= 9:                         # points 3 and 4 of this sweep (calls 9, 10)
+            d["b"][2] = 31
+        return d
+    monkeypatch.setattr(training, "decide", one_change)
+    rows = hx.sweep(st, ex.defaults(), "epsilon", 5)
+    assert [r["changed"] for r in rows] == [False, False, False, True, False]
+
+
+def test_the_system_seed_control_draws_another_system(st, ex):
+    """system_seed is the seed of the drawn system (sample_system on its ``system`` stream): two seeds draw two
+    systems, each the training plan's draw of that seed (Table I at the defaults); typed devices do not depend
+    on it."""
+    d = ex.defaults()
+    p0, p7 = (hx._problem(st, dict(d, system_seed=s)) for s in (0, 7))
+    assert not np.array_equal(p0.devices.flops, p7.devices.flops)
+    assert not np.array_equal(p0.devices.rate_up, p7.devices.rate_up)
+    plan = training_problem(st.settings, bound_constants(st.pilot, "pilot"), 1.0, 20, 7)
+    np.testing.assert_array_equal(p7.devices.flops, plan.devices.flops)
+    assert p7.servers.rate_to_fed == plan.servers.rate_to_fed
+    typed = dict(d, devices="1, 80, 370, 0.5; 2, 75, 360, 1")
+    a, b = (hx._problem(st, dict(typed, system_seed=s)) for s in (0, 7))
+    np.testing.assert_array_equal(a.devices.flops, b.devices.flops)

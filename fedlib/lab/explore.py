@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from fedlib.core.validate import check_choice, check_str
+from fedlib.core.validate import check_choice, check_float, check_int, check_str
 
 log = logging.getLogger(__name__)
 
@@ -62,13 +62,37 @@ class Control:
 
     def __post_init__(self):
         check_str("name", self.name)
+        check_str(f"label of control {self.name!r}", self.label)
         check_choice(f"kind of control {self.name!r}", self.kind, KINDS)
-        if self.kind in ("float", "int", "range") and (self.low is None or self.high is None or not self.low < self.high):
-            raise ValueError(f"control {self.name!r}: a slider needs low < high, got {self.low!r}, {self.high!r}")
-        if self.kind == "choice" and not self.options:
-            raise ValueError(f"control {self.name!r}: a choice needs options")
+        where = f"control {self.name!r}"
+        if self.kind in ("float", "int", "range"):
+            for end in ("low", "high"):
+                if getattr(self, end) is None:
+                    raise ValueError(f"{where}: a slider needs low < high, got {self.low!r}, {self.high!r}")
+                check_float(f"{where}: {end}", getattr(self, end))
+            if not self.low < self.high:
+                raise ValueError(f"{where}: a slider needs low < high, got {self.low!r}, {self.high!r}")
+            if self.step is not None:
+                check_float(f"{where}: step", self.step, 0, self.high - self.low, low_open=True)
+            ends = tuple(self.default) if self.kind == "range" and isinstance(self.default, (tuple, list)) else None
+            if self.kind == "range" and (ends is None or len(ends) != 2):
+                raise ValueError(f"{where}: a range's default must be (low, high), got {self.default!r}")
+            for v in ends or (self.default,):        # a slider cannot show a default it cannot reach
+                (check_int if self.kind == "int" else check_float)(f"{where}: default", v, self.low, self.high)
+            if ends and ends[0] > ends[1]:
+                raise ValueError(f"{where}: a range's default must have low <= high, got {self.default!r}")
+        if self.kind == "choice":
+            if not self.options:
+                raise ValueError(f"{where}: a choice needs options")
+            if len(set(map(repr, self.options))) != len(self.options):
+                raise ValueError(f"{where}: options must be distinct, got {self.options!r}")
+            check_choice(f"{where}: default", self.default, tuple(self.options))
+        if self.kind == "bool" and not isinstance(self.default, bool):
+            raise ValueError(f"{where}: a checkbox's default must be True or False, got {self.default!r}")
+        if self.kind == "text":
+            check_str(f"{where}: default", self.default, nonempty=False)
         if self.log and (self.kind != "float" or self.low <= 0):
-            raise ValueError(f"control {self.name!r}: a log slider needs kind 'float' and low > 0")
+            raise ValueError(f"{where}: a log slider needs kind 'float' and low > 0")
 
     def widget(self):
         """The ipywidgets control at its default value (sliders update on release, not while dragging)."""

@@ -78,10 +78,33 @@ def table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], formats: Ma
         headers: per column the header to show (with its unit, ``"time (s)"``); default the column name.
 
     Raises:
-        ValueError: ``columns`` empty.
+        ValueError: ``columns`` empty, not strings or repeated; ``rows`` not a list of dicts; ``formats`` or
+        ``headers`` naming none of the columns (misspelt: nothing would be formatted; a dict shared by several
+        tables may hold keys of columns another table shows); a format spec that is not one.
     """
-    if not columns:
-        raise ValueError("columns must name at least one column")
+    if isinstance(columns, str) or not isinstance(columns, (list, tuple)) or not columns:
+        raise ValueError(f"columns must be a non-empty list of column names, got {columns!r}")
+    if not all(isinstance(c, str) and c for c in columns) or len(set(columns)) != len(columns):
+        raise ValueError(f"columns must be distinct non-empty names, got {list(columns)!r}")
+    if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Sequence):
+        raise ValueError(f"rows must be a list of dicts (one per row), got {type(rows).__name__}")
+    for i, r in enumerate(rows):
+        if not isinstance(r, Mapping):
+            raise ValueError(f"rows[{i}] must be a dict of column -> value, got {type(r).__name__}")
+    for what, given in (("formats", formats), ("headers", headers)):
+        if given is not None and not isinstance(given, Mapping):
+            raise ValueError(f"{what} must be a dict keyed by column, got {type(given).__name__}")
+        if given and not set(given) & set(columns):       # keys for columns not shown are allowed (a shared dict)
+            raise ValueError(f"{what} name none of the columns ({sorted(given)}); columns: {list(columns)}")
+    for c, spec in (formats or {}).items():
+        ok = False
+        for probe in (1, 0.5):                        # ",d" formats integers only, ".2f" both
+            try:
+                ok = ok or (isinstance(spec, str) and bool(_fmt(probe, spec)))
+            except (ValueError, TypeError):
+                pass
+        if not ok:
+            raise ValueError(f"formats[{c!r}] must be a format spec such as '.3f' or '1%', got {formats[c]!r}")
     formats, headers = formats or {}, headers or {}
     lines = ["| " + " | ".join(headers.get(c, c) for c in columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(_fmt(r.get(c), formats.get(c)) for c in columns) + " |" for r in rows]
@@ -104,7 +127,7 @@ def setup_section(namespace: Mapping[str, Any], rows: Sequence[tuple], deviation
         deviations: one sentence per way this run differs from the paper.
 
     The table always ends with the profile, the threads and the fedlib version. Raises ``KeyError`` naming a
-    parameter that ``namespace`` lacks.
+    parameter that ``namespace`` lacks, ``ValueError`` for a row that is not such a triple.
     """
     from fedlib import __version__
 
@@ -117,6 +140,10 @@ def setup_section(namespace: Mapping[str, Any], rows: Sequence[tuple], deviation
             raise KeyError(f"setup_section: the notebook has no parameter {v!r}")
         return _fmt(v, None)
 
+    for i, row in enumerate(rows):
+        if not isinstance(row, tuple) or len(row) != 3 or not isinstance(row[0], str) or not isinstance(row[2], str):
+            raise ValueError(f"setup_section: rows[{i}] must be a (quantity, here, paper) triple with quantity and "
+                             f"paper texts, got {row!r}")
     lines = ["| | here | paper |", "|---|---|---|"]
     lines += [f"| {q} | {here(h)} | {p} |" for q, h, p in rows]
     lines += [f"| profile | {namespace.get('profile', paths.active_profile())} | – |",

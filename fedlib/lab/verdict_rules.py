@@ -103,6 +103,19 @@ class Rule:
 
     kind = "rule"
 
+    def __post_init__(self):
+        self._check_format()
+
+    def _check_format(self) -> None:
+        """``unit`` a string of one line without ``|`` (it is printed in a markdown table cell), ``digits`` an
+        integer 0..12 (every rule's constructor calls it)."""
+        name = type(self).__name__
+        if not isinstance(self.unit, str) or "|" in self.unit or "\n" in self.unit or len(self.unit) > 32:
+            raise ValueError(f"{name}.unit must be a short text for a table cell (one line, no '|', e.g. '×', '%', "
+                             f"' points'), got {self.unit!r}")
+        if isinstance(self.digits, bool) or not isinstance(self.digits, int) or not 0 <= self.digits <= 12:
+            raise ValueError(f"{name}.digits must be an integer in 0..12 (decimals shown), got {self.digits!r}")
+
     def word(self, value: float) -> str:  # pragma: no cover - every rule overrides it
         raise NotImplementedError
 
@@ -146,6 +159,7 @@ class AtLeast(Rule):
     kind = "at_least"
 
     def __post_init__(self):
+        self._check_format()
         _number("AtLeast.target", self.target)
         _number("AtLeast.partly", self.partly, allow_none=True)
         if self.partly is not None and self.partly >= self.target:
@@ -177,6 +191,7 @@ class AtMost(Rule):
     kind = "at_most"
 
     def __post_init__(self):
+        self._check_format()
         _number("AtMost.target", self.target)
         _number("AtMost.partly", self.partly, allow_none=True)
         if self.partly is not None and self.partly <= self.target:
@@ -208,6 +223,7 @@ class Better(Rule):
     kind = "better"
 
     def __post_init__(self):
+        self._check_format()
         _number("Better.margin", self.margin)
         if self.margin < 0:
             raise ValueError(f"Better.margin must be >= 0 (the measurement's resolution), got {self.margin!r}")
@@ -240,7 +256,8 @@ class Trend(Rule):
     kind = "trend"
 
     def __post_init__(self):
-        if self.direction not in ("up", "down"):
+        self._check_format()
+        if not isinstance(self.direction, str) or self.direction not in ("up", "down"):
             raise ValueError(f"Trend.direction must be 'up' or 'down', got {self.direction!r}")
         _number("Trend.margin", self.margin)
         if self.margin < 0:

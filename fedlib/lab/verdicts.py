@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -72,6 +73,7 @@ REASONS = ("within resolution", "stated deviation", "horizon", "seeds disagree",
            "undecided")
 """The reason classes (module docstring), in the order :func:`reason` tries them."""
 
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 KINDS = ("paper", "check")
 """``Claim.kind``: a claim of the paper, or a check of the implementation (cannot contradict the paper)."""
 
@@ -118,6 +120,28 @@ class Claim:
     deviation: str = ""
 
     def __post_init__(self):
+        if not isinstance(self.id, str) or not self.id.strip():
+            raise ValueError(f"Claim.id must be a non-empty name, got {self.id!r}")
+        for name in ("text", "figure", "paper", "notebook"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
+                raise ValueError(f"Claim {self.id!r}: {name} must be a non-empty text, got {getattr(self, name)!r}")
+        for name in ("why", "horizon", "deviation", "registered"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"Claim {self.id!r}: {name} must be a text ('' for none), got {getattr(self, name)!r}")
+        if not isinstance(self.rule, Rule):
+            raise UnknownClaim(f"Claim {self.id!r}: unknown rule {type(self.rule).__name__}; a rule is one of "
+                               f"{', '.join(c.__name__ for c in RULES.values())}")
+        if not callable(self.extract):
+            raise ValueError(f"Claim {self.id!r}: extract must be a function metrics -> {{variant: values}}, got "
+                             f"{self.extract!r}")
+        v = self.variants
+        if (isinstance(v, str) or not isinstance(v, (tuple, list)) or not v
+                or not all(isinstance(x, str) and x.strip() for x in v) or len(set(v)) != len(v)):
+            raise ValueError(f"Claim {self.id!r}: variants must be a non-empty tuple of distinct names, got {v!r}")
+        if self.registered and not _ISO_DATE.fullmatch(self.registered):
+            raise ValueError(f"Claim {self.id!r}: registered must be '' or a date YYYY-MM-DD, got {self.registered!r}")
+        if not isinstance(self.set_after_numbers, bool):
+            raise ValueError(f"Claim {self.id!r}: set_after_numbers must be True or False, got {self.set_after_numbers!r}")
         if self.kind not in KINDS:
             raise ValueError(f"Claim {self.id!r}: kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
         if self.resolution is not None and (isinstance(self.resolution, bool) or

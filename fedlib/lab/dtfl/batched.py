@@ -38,6 +38,11 @@ MAY_DIFFER = ("seed",)
 
 def _check_runs(cfgs: list, cuts: list, participants: list | None, local: bool) -> tuple[list, list]:
     cfgs = check_list("cfgs", cfgs, lambda k, v: check_instance(k, v, DtflConfig))
+    seeds = [c.seed for c in cfgs]
+    twice = sorted({s for s in seeds if seeds.count(s) > 1})
+    if twice:                       # the same run twice would be reported as two seeds
+        raise ValueError(f"cfgs: seed(s) {twice} given more than once ({seeds}); runs of one batch need distinct "
+                         "seeds (the same seed trains the same run)")
     base = replace(cfgs[0], seed=0)
     for i, c in enumerate(cfgs):
         if replace(c, seed=0) != base:
@@ -64,7 +69,7 @@ def run_batched(cfgs: list, data: TensorDataset, cuts: list, method: str = "dtfl
     """Train R runs of one shape together (module docstring); returns their records, in order.
 
     Args:
-        cfgs: R :class:`DtflConfig` that differ only in ``seed``. data: the dataset (``cfg.dataset``'s).
+        cfgs: R >= 1 :class:`DtflConfig` that differ only in ``seed``, each seed once. data: the dataset (``cfg.dataset``'s).
         cuts: per run an ``[rounds, K]`` array of tiers (1..7 for DTFL, 1..8 for the baselines; the same number of
             rounds in every run). method: ``"dtfl"``, ``"fedavg"`` or ``"splitfed"``. device: ``"cpu"``,
             ``"cuda"``, ``"auto"``. participants: None, or per run None / a ``[rounds, K]`` bool mask.
@@ -76,8 +81,8 @@ def run_batched(cfgs: list, data: TensorDataset, cuts: list, method: str = "dtfl
         ``config``, ``method``, ``device``, ``samples_per_client``), with ``"backend"`` and ``"batched": R``.
 
     Raises:
-        ValueError: runs that differ in more than their seed, cuts or participants of the wrong shape, an unknown
-            method or backend, data of another dataset.
+        ValueError: no run, a seed given twice, runs that differ in more than their seed, cuts or participants of
+            the wrong shape, an unknown method or backend, data of another dataset.
     """
     check_choice("method", method, ("dtfl", "fedavg", "splitfed"))
     check_choice("backend", backend, tuple(STACKED_VARIANTS))

@@ -190,13 +190,18 @@ def system_inputs(s: Setup, data: TensorDataset, case: str, setting: str, seed: 
 def typed_clients(case, num_clients: int, change_every: int = 0) -> tuple | None:
     """``case`` as K typed client profiles (a list or tuple of :class:`fedlib.dtfl.ResourceProfile`), or None for a
     case name. Raises ValueError naming ``case`` when the list does not hold K = ``num_clients`` profiles, and
-    when ``change_every`` > 0 (typed clients keep their profile)."""
+    when ``change_every`` > 0 (typed clients keep their profile), and for a CPU count or link speed outside the
+    plausible range of its unit (:mod:`fedlib.lab.units`)."""
     if isinstance(case, str):
         return None
     items = check_list("case", case, lambda k, v: check_instance(k, v, ResourceProfile,
                                                                  "a fedlib.dtfl.ResourceProfile(cpus, mbps)"))
     if len(items) != num_clients:
         raise ValueError(f"case must type one ResourceProfile per client: K = {num_clients}, got {len(items)}")
+    from fedlib.lab.units import check_plausible
+    for i, p in enumerate(items):          # a unit slip (a link in bit/s where mbps is in Mbit/s) refused by name
+        check_plausible(f"case[{i}].cpus", p.cpus, "cpus", "CPUs")
+        check_plausible(f"case[{i}].mbps", p.mbps, "rate", "Mbit/s")
     if change_every:
         raise ValueError(f"typed clients keep their profile: change_every must be 0, got {change_every}")
     return tuple(items)

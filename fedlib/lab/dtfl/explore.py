@@ -45,6 +45,7 @@ from fedlib.core.validate import check_choice, check_float, check_int, check_str
 from fedlib.data import DATASET_SHAPES
 from fedlib.lab.split.timeline import timeline_figure
 from fedlib.lab.dtfl import experiments as dx
+from fedlib.lab.units import check_plausible
 from fedlib.dtfl.baseline_time import method_costs, method_times
 from fedlib.lab.dtfl.checks import check_dtfl_explore  # noqa: F401  (the notebook's checker; explorer() checks its defaults)
 from fedlib.lab.dtfl.compare import costs_of
@@ -60,6 +61,10 @@ OWN = "your model"
 SOURCES = ("ranges", *CASES)
 CPU_BOUNDS, MBPS_BOUNDS = (0.05, 8.0), (1.0, 500.0)
 FIELDS = ("cpus", "mbps", "samples")
+#: each typed field's and speed's quantity and unit in :data:`fedlib.lab.units.PLAUSIBLE` (a unit slip is refused)
+UNITS = {"cpus": ("cpus", "CPUs"), "mbps": ("rate", "Mbit/s"), "samples": ("samples", "samples"),
+         "cpus_range": ("cpus", "CPUs"), "mbps_range": ("rate", "Mbit/s"), "core_gflops": ("compute", "GFLOP/s"),
+         "server_gflops": ("compute", "GFLOP/s"), "samples_per_client": ("samples", "samples")}
 MAX_CLIENTS = 100  # the K slider's top; the views (a row per client) stay within the update target up to here
 
 
@@ -70,7 +75,8 @@ def clients_from_text(text: str) -> tuple[list, list, list | None]:
     Returns ``(cpus [K], mbps [K], samples [K] or None)``: CPUs (> 0), link speed in Mbit/s (> 0), N_k (integers
     >= 1; None when no row gives them). Raises ``ValueError`` / ``ParameterTypeError`` naming the row (its line,
     header included) and the field: not a number, NaN, inf, <= 0, samples not an integer >= 1 or in some rows only,
-    a row of the wrong length, an unknown header; no rows at all.
+    a row of the wrong length, an unknown header; no rows at all; a value outside the plausible range of its unit
+    (:mod:`fedlib.lab.units`: e.g. a link typed in bit/s where the column is in Mbit/s).
     """
     check_str("clients", text, nonempty=False)
     cols, out = None, {f: [] for f in FIELDS}
@@ -94,8 +100,10 @@ def clients_from_text(text: str) -> tuple[list, list, list | None]:
             except ValueError:
                 raise ValueError(f"row {n}, {name}: not a number: {tok!r}") from None
             where = f"row {n}, {name}:"
-            out[name].append(check_int(where, int(v) if v.is_integer() else v, 1) if name == "samples" else
-                             check_float(where, v, 0, low_open=True))
+            v = check_int(where, int(v) if v.is_integer() else v, 1) if name == "samples" else \
+                check_float(where, v, 0, low_open=True)
+            check_plausible(where[:-1], v, *UNITS[name])      # a unit slip, e.g. bit/s in the Mbit/s column
+            out[name].append(v)
         if out["samples"] and len(out["samples"]) != len(out["cpus"]):
             raise ValueError(f"row {n}, samples: give samples in every row or in none")
         if len(out["cpus"]) > MAX_CLIENTS:
@@ -126,6 +134,8 @@ def _range(name: str, value) -> tuple[float, float]:
     if not isinstance(value, (list, tuple)) or len(value) != 2:
         raise ValueError(f"{name} must be (low, high), got {value!r}")
     lo, hi = (check_float(f"{name}[{i}]", v, 0, low_open=True) for i, v in enumerate(value))
+    if name in UNITS:
+        lo, hi = (check_plausible(f"{name}[{i}]", v, *UNITS[name]) for i, v in enumerate((lo, hi)))
     if lo > hi:
         raise ValueError(f"{name} must have low <= high, got {value!r}")
     return lo, hi
@@ -212,8 +222,8 @@ def compute(*, model: str = "resnet20", width: float = 0.5, dataset: str = "fash
     check_int("num_clients", num_clients, 1, MAX_CLIENTS)
     if model != OWN:
         check_float("width", width, 0, 1, low_open=True)
-    core = check_float("core_gflops", core_gflops, 0, low_open=True)
-    server = check_float("server_gflops", server_gflops, 0, low_open=True)
+    core = check_plausible("core_gflops", core_gflops, *UNITS["core_gflops"])
+    server = check_plausible("server_gflops", server_gflops, *UNITS["server_gflops"])
     check_choice("dataset", dataset, tuple(DATASET_SHAPES))
     ch, size, classes = DATASET_SHAPES[dataset]
     input_shape, num_classes = input_shape or (ch, size, size), num_classes or classes
@@ -223,7 +233,10 @@ def compute(*, model: str = "resnet20", width: float = 0.5, dataset: str = "fash
     else:
         cpus, mbps = draw_clients(clients_from, num_clients, cpus_range, mbps_range, seed)
         samples, source = None, f"drawn: {clients_from}, seed {seed}"
-    k, samples = len(cpus), samples or [check_int("samples_per_client", samples_per_client, 1)] * len(cpus)
+    if not samples:
+        check_plausible("samples_per_client", check_int("samples_per_client", samples_per_client, 1),
+                        *UNITS["samples_per_client"])
+    k, samples = len(cpus), samples or [samples_per_client] * len(cpus)
     cpus, mbps, n = check_resources(cpus, mbps, samples)
     tm, fed = _models(model, width, dataset, m, core, server, net, input_shape, num_classes, cache)
     tiers = scheduled_tiers(tm, cpus, mbps, n)

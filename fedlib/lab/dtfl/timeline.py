@@ -22,18 +22,30 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedlib.core.validate import ParameterTypeError, check_array, check_float, check_per_client
+from fedlib.core.validate import ParameterTypeError, check_array, check_per_client
 from fedlib.lab.split.timeline import Step, Timeline, build_timeline
+from fedlib.lab.units import check_plausible, check_plausible_all
 from fedlib.dtfl.baseline_time import MethodCosts, method_times
 from fedlib.dtfl.scheduler import TierScheduler
 from fedlib.dtfl.timing import CORE_FLOPS, SERVER_FLOPS, TimeModel
 
 
 def _clients(cpus, mbps, samples, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``cpus``, ``mbps`` (finite > 0) and ``samples`` (finite >= 1) as ``[K]`` arrays (one number: every client)."""
-    return (check_per_client("cpus", cpus, k, allow_scalar=True, low=0, low_open=True),
-            check_per_client("mbps", mbps, k, allow_scalar=True, low=0, low_open=True),
-            check_per_client("samples", samples, k, allow_scalar=True, low=1))
+    """``cpus``, ``mbps`` (finite > 0) and ``samples`` (finite >= 1) as ``[K]`` arrays (one number: every client),
+    each within the plausible range of its unit (:mod:`fedlib.lab.units`: a link in bit/s where ``mbps`` is in
+    Mbit/s is refused by name)."""
+    out = (check_per_client("cpus", cpus, k, allow_scalar=True, low=0, low_open=True),
+           check_per_client("mbps", mbps, k, allow_scalar=True, low=0, low_open=True),
+           check_per_client("samples", samples, k, allow_scalar=True, low=1))
+    for name, arr, unit in zip(("cpus", "mbps", "samples"), out, (("cpus", "CPUs"), ("rate", "Mbit/s"),
+                                                                  ("samples", "samples"))):
+        check_plausible_all(name, arr, *unit)
+    return out
+
+
+def _speeds(core_flops, server_flops) -> None:
+    check_plausible("core_flops", core_flops, "compute", "FLOP/s")
+    check_plausible("server_flops", server_flops, "compute", "FLOP/s")
 
 
 def _tiers(time_model: TimeModel, tiers) -> np.ndarray:
@@ -83,6 +95,7 @@ def tier_timeline(time_model: TimeModel, tiers, cpus, mbps, samples) -> Timeline
         RuntimeError: the layout's end differs from max_k T_k (a term dropped or doubled).
     """
     tiers = _tiers(time_model, tiers)
+    _speeds(time_model.core_flops, time_model.server_flops)
     k = len(tiers)
     cpus, mbps, samples = _clients(cpus, mbps, samples, k)
     t = time_model.times(tiers, cpus, mbps, samples)
@@ -110,15 +123,14 @@ def method_timeline(costs: MethodCosts, cpus, mbps, samples, core_flops: float =
     Raises:
         ValueError / ParameterTypeError: ``costs`` not MethodCosts, or of a method whose server compute lies on
             the critical path (SplitFed, FedGKT: their per-batch exchange is not laid out here); bad cpus, mbps,
-            samples or speeds (naming them).
+            samples or speeds (naming them; a value outside its unit's plausible range, :mod:`fedlib.lab.units`).
         RuntimeError: the layout's end differs from max_k T_k.
     """
     if not isinstance(costs, MethodCosts):
         raise ParameterTypeError(f"costs must be fedlib.dtfl.baseline_time.MethodCosts, got {type(costs).__name__}")
     if costs.method not in ("fedavg", "fedyogi"):
         raise ValueError(f"costs.method must be 'fedavg' or 'fedyogi' (no server compute), got {costs.method!r}")
-    check_float("core_flops", core_flops, 0, low_open=True)
-    check_float("server_flops", server_flops, 0, low_open=True)
+    _speeds(core_flops, server_flops)
     k = max((np.size(v) for v in (cpus, mbps, samples) if np.ndim(v) == 1), default=1)
     cpus, mbps, samples = _clients(cpus, mbps, samples, k)
     t = method_times(costs, cpus, mbps, samples, core_flops, server_flops)

@@ -45,6 +45,7 @@ from fedlib.split import SystemSpec, sample_system
 from fedlib.hasfl.bound.latency import TABLE_I
 from fedlib.hasfl.bound.problem import Problem
 from fedlib.hasfl.optimiser.strategies import PAPER_STRATEGIES
+from fedlib.lab.units import check_plausible
 from fedlib.lab.verdicts import AtLeast, Censored, Claim
 from fedlib.lab.hasfl.explore_inputs import (DEVICE_COLUMNS, MAX_DEVICES, MAX_TYPED, HasflSetup,  # noqa: F401  (re-exported)
                                             devices_from_csv, devices_from_text, own_model,  # noqa: F401  (re-exported)
@@ -55,6 +56,9 @@ BENCHMARKS = PAPER_STRATEGIES[1:]
 MAX_BATCH_CAP = 1_000_000
 SWEEPS = {"uplink rate": "uplink_mbps", "device compute": "device_tflops", "epsilon": "eps_scale",
           "aggregation interval": "interval", "devices N": "num_devices"}
+#: each range control's quantity and unit in :data:`fedlib.lab.units.PLAUSIBLE`
+RANGE_UNITS = {"device_tflops": ("compute", "TFLOP/s"), "uplink_mbps": ("rate", "Mbit/s"),
+               "downlink_mbps": ("rate", "Mbit/s"), "server_link_mbps": ("rate", "Mbit/s"), "memory_gb": ("memory", "GB")}
 #: the sweeps that move what typed devices replace (refused with typed devices)
 TYPED_OVERRIDES = ("uplink rate", "device compute", "devices N")
 
@@ -66,9 +70,9 @@ def _problem(st: HasflSetup, v: dict) -> Problem:
     from fedlib.lab.hasfl.runs.training import target_eps
 
     n = check_int("num_devices", v["num_devices"], 1, MAX_DEVICES)
-    r = {name: _range(name, v[name], MAX_TYPED.get(name)) for name in
-         ("device_tflops", "uplink_mbps", "downlink_mbps", "server_link_mbps", "memory_gb")}
-    spec = SystemSpec(num_devices=n, server_flops=check_float("server_tflops", v["server_tflops"], 0, low_open=True) * 1e12,
+    r = {name: _range(name, v[name], MAX_TYPED.get(name)) for name in RANGE_UNITS}
+    server = check_plausible("server_tflops", v["server_tflops"], "compute", "TFLOP/s")
+    spec = SystemSpec(num_devices=n, server_flops=server * 1e12,
                       device_flops=tuple(x * 1e12 for x in r["device_tflops"]),
                       rate_up=tuple(x * 1e6 for x in r["uplink_mbps"]), rate_down=tuple(x * 1e6 for x in r["downlink_mbps"]),
                       rate_servers=tuple(x * 1e6 for x in r["server_link_mbps"]),
@@ -99,10 +103,14 @@ def _problem(st: HasflSetup, v: dict) -> Problem:
 
 def _range(name: str, value, high: float | None = None) -> tuple:
     """A range control's value: two finite numbers with 0 < low <= high (<= ``high`` when given), in the control's
-    units. Raises ``ValueError`` / ``ParameterTypeError`` naming the control."""
+    units, each within the plausible range of its unit (:data:`RANGE_UNITS`, :mod:`fedlib.lab.units`). Raises
+    ``ValueError`` / ``ParameterTypeError`` naming the control."""
     if not isinstance(value, (tuple, list)) or len(value) != 2:
         raise ParameterTypeError(f"{name} must be a range (low, high) of two numbers, got {value!r}")
-    lo, hi = (check_float(f"{name} (low, high)", x, 0, high, low_open=True) for x in value)
+    lo, hi = (check_float(f"{name} (low, high)", x, 0, low_open=True) for x in value)
+    if name in RANGE_UNITS:                          # a unit slip (FLOP/s typed as TFLOP/s) refused by name
+        lo, hi = (check_plausible(f"{name} (low, high)", x, *RANGE_UNITS[name]) for x in (lo, hi))
+    lo, hi = (check_float(f"{name} (low, high)", x, 0, high, low_open=True) for x in (lo, hi))
     if lo > hi:
         raise ValueError(f"{name} must be a range (low, high) with low <= high, got {tuple(value)!r}")
     return lo, hi

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from fedlib.core.validate import ParameterTypeError, check_float, check_str
+from fedlib.lab.units import check_plausible
 from fedlib.split import EdgeDevices, LayerProfile
 
 #: typed / CSV device columns, in this order, and their units
@@ -24,6 +25,9 @@ MAX_DEVICES = 100
 #: upper limits of typed values, refused above (never clamped): memory beyond 1,000 GB puts batch caps of 10^8+
 #: samples into the optimiser's exact batch search, which enumerates them (memory and time without bound)
 MAX_TYPED = {"memory_gb": 1000.0}
+#: each typed column's quantity and unit in :data:`fedlib.lab.units.PLAUSIBLE` (a unit slip is refused by name)
+UNITS = {"compute_tflops": ("compute", "TFLOP/s"), "uplink_mbps": ("rate", "Mbit/s"),
+         "downlink_mbps": ("rate", "Mbit/s"), "memory_gb": ("memory", "GB")}
 
 
 @dataclass(frozen=True)
@@ -87,7 +91,8 @@ def own_model_setup(base: HasflSetup, model, name: str = "your model", data=None
 
     Raises:
         ParameterTypeError: ``model`` not an ``nn.Sequential``. ValueError: as ``profile_model`` /
-        ``pilot_constants`` (e.g. the model does not take the dataset's input shape)."""
+        ``pilot_constants`` (e.g. the model does not take the dataset's input shape), or its output per sample
+        is not one score per class of the dataset (before the pilot)."""
     from torch import nn
 
     from fedlib.data import load_dataset
@@ -98,18 +103,33 @@ def own_model_setup(base: HasflSetup, model, name: str = "your model", data=None
     if not isinstance(model, nn.Sequential):
         raise ParameterTypeError(f"model must be an nn.Sequential of cuttable units, got {type(model).__name__}")
     s = base.settings
-    ch, size, _classes = DATASET_SHAPES[s.dataset]
+    ch, size, classes = DATASET_SHAPES[s.dataset]
     input_shape = (ch, size, size)
     try:
         prof = profile_model(model, input_shape, name=name)
     except RuntimeError as err:                    # torch: the model does not take this input
         raise ValueError(f"own_model {name}: it does not take the dataset's input (C, H, W) = {input_shape}: "
                          f"{str(err).splitlines()[0]}") from None
+    _check_outputs(model, input_shape, classes, name, s.dataset)
     ds = data if data is not None else load_dataset(s.dataset)
     rec = pilot_constants(model, ds.x_train, ds.y_train, s.pilot_steps, s.pilot_lr, s.pilot_batch, s.num_batches,
                           s.power_iters, base.seed, s.interval)
     return replace(base, profile=prof, pilot=rec, fit=None, fit_error="a calibration belongs to the model it was "
                    "fitted on, not to your model", source=f"{name} ({prof.num_layers} units) on {s.dataset}, its own pilot")
+
+
+def _check_outputs(model, input_shape: tuple, classes: int, name: str, dataset: str) -> None:
+    """Refuse a model whose output per sample is not one score per class (``(classes,)``) before its pilot: a
+    model with 3 outputs for 10 classes would otherwise end in torch's cross-entropy ``IndexError``."""
+    import copy
+
+    import torch
+    with torch.no_grad():
+        out = copy.deepcopy(model).eval()(torch.zeros(2, *input_shape))
+    if not isinstance(out, torch.Tensor) or tuple(out.shape[1:]) != (classes,):
+        got = tuple(out.shape[1:]) if isinstance(out, torch.Tensor) else type(out).__name__
+        raise ValueError(f"own_model {name}: its last unit outputs {got} per sample; {dataset} has {classes} "
+                         f"classes, so it must output ({classes},) (one score per class)")
 
 
 def own_model(spec: str, in_channels: int, image_size: int, num_classes: int):
@@ -146,8 +166,9 @@ def devices_from_text(text: str) -> EdgeDevices:
         :class:`fedlib.split.EdgeDevices` in FLOP/s, bit/s and bits; the fed-server links equal the edge links.
 
     Raises:
-        ValueError: no device, a row without 4 values, a value not a finite number > 0 (naming the row and the
-        column)."""
+        ValueError: no device, a row without 4 values, a value not a finite number > 0 or outside the plausible
+        range of its unit (:mod:`fedlib.lab.units`: a unit slip, e.g. FLOP/s typed as TFLOP/s), naming the row and
+        the column."""
     check_str("devices", text, nonempty=False)
     rows = []
     lines = [ln.split("#")[0].strip() for ln in text.lstrip("\ufeff").replace(";", "\n").splitlines()]
@@ -168,7 +189,9 @@ def devices_from_text(text: str) -> EdgeDevices:
                 v = float(cell)
             except ValueError:
                 raise ValueError(f"devices row {k}, {col}: not a number: {cell!r}") from None
-            vals.append(check_float(f"devices row {k}, {col}", v, 0, MAX_TYPED.get(col), low_open=True))
+            where = f"devices row {k}, {col}"
+            v = check_plausible(where, check_float(where, v, 0, low_open=True), *UNITS[col])
+            vals.append(check_float(where, v, 0, MAX_TYPED.get(col), low_open=True))
         rows.append(vals)
         if len(rows) > MAX_DEVICES:
             raise ValueError(f"devices: more than {MAX_DEVICES} devices (row {k}); the explorer answers within seconds up "
