@@ -64,8 +64,12 @@ def test_plan_status_refuses_a_folder_of_other_files_and_names_the_store_below(c
 def test_plan_status_refuses_to_write_a_committed_store_or_file(capsys, monkeypatch):
     monkeypatch.setattr(plan_status, "profile_parameters", _never)
     monkeypatch.delenv("FEDLIB_COMMIT", raising=False)
+    monkeypatch.delenv("FEDLIB_CACHE_ONLY", raising=False)
     _refused(capsys, lambda: plan_status.main(["--store", "figures/converged/store"]),
-             "--store", "figures/, a committed folder", "FEDLIB_COMMIT=1")
+             "--store", "figures/, a committed folder", "FEDLIB_CACHE_ONLY=1 reads it alone", "FEDLIB_COMMIT=1")
+    monkeypatch.setenv("FEDLIB_CACHE_ONLY", "1")       # reads the committed store alone, computes nothing: taken
+    with pytest.raises(pytest.fail.Exception, match="the command started its work"):
+        plan_status.main(["--store", "figures/converged/store"])
     _refused(capsys, lambda: plan_status.main(["--json", "figures/rows.json"]), "--json", "figures/, a committed")
 
 

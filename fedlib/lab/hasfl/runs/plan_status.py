@@ -22,6 +22,7 @@ from pathlib import Path
 
 from fedlib.lab.cli import ArgumentParser, committed_folder, store_dir
 from fedlib.lab.paths import PROFILES, REPO_ROOT, committing, use_profile
+from fedlib.lab.store import cache_only
 from fedlib.core.validate import check_choice, check_float
 from fedlib.data import TensorDataset, load_dataset
 from fedlib.split import time_to_target
@@ -160,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", default="converged", choices=PROFILES)
     ap.add_argument("--store", type=store_dir, default=None,
                     help="result store folder (an existing one, holding only records; a committed store under "
-                         "figures/ only with FEDLIB_COMMIT=1: without --store the profile's is read)")
+                         "figures/ only with FEDLIB_CACHE_ONLY=1 or FEDLIB_COMMIT=1: without --store the profile's "
+                         "is read)")
     ap.add_argument("--json", default=None, help="also write the rows to this JSON file (in an existing folder "
                                                  "outside the committed ones)")
     a = ap.parse_args(argv)
@@ -169,11 +171,12 @@ def main(argv: list[str] | None = None) -> int:
     if a.json is not None and committed_folder(Path(a.json).parent):
         ap.error(f"argument --json: {a.json} is in {committed_folder(Path(a.json).parent)}, a committed folder; "
                  f"name a file of your own")
-    if a.store is not None and committed_folder(a.store) and not committing():
+    if a.store is not None and committed_folder(a.store) and not committing() and not cache_only():
         # a pilot or decision the store lacks is computed and written into --store
         ap.error(f"argument --store: {a.store} is in {committed_folder(a.store)}, a committed folder, which this "
                  f"command would write; without --store it reads the profile's committed store and writes new "
-                 f"records to .cache/results (FEDLIB_COMMIT=1 writes the committed store)")
+                 f"records to .cache/results (FEDLIB_CACHE_ONLY=1 reads it alone and computes nothing; "
+                 f"FEDLIB_COMMIT=1 writes it)")
     try:
         p = profile_parameters(a.profile)
     except ValueError as exc:
