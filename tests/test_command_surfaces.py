@@ -150,6 +150,11 @@ def test_verify_refuses_options_that_do_not_apply(capsys, monkeypatch, argv, say
     _refused(capsys, lambda: verify.main(argv), says)
 
 
+def test_verify_refuses_a_setting_given_twice(capsys, monkeypatch):
+    monkeypatch.setattr(verify, "rerun", _never)
+    _refused(capsys, lambda: verify.main(["--spread", "default", "default"]), "each once", "['default', 'default']")
+
+
 def test_bench_refuses_cuda_on_a_machine_without_it(capsys, monkeypatch):
     import torch
 

@@ -256,8 +256,8 @@ def spread(profile: str, only: str | None, settings: list[str], keep: str | None
         ValueError: an unknown setting (the message lists :data:`NUMERICS`).
     """
     bad = [s for s in settings if s not in NUMERICS]
-    if bad or not settings:
-        raise ValueError(f"settings must name one or more of {sorted(NUMERICS)}, got {settings!r}")
+    if bad or not settings or len(set(settings)) < len(settings):
+        raise ValueError(f"settings must name one or more of {sorted(NUMERICS)}, each once, got {settings!r}")
     tmp = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="fedlib-spread-"))
     runs = {}
     for s in settings:
