@@ -146,6 +146,13 @@ setup_venv
 try: check_environment()
 except ValueError as exc: print(f"run_all.sh: {exc}", file=sys.stderr); sys.exit(2)'
 if [ "$TESTS" = 1 ]; then lint; fi   # before the data and the tests: a lint finding fails at once
+if [ "$TESTS" = 0 ] && [ "$LAB" = 0 ] && [ "$SITE" = 0 ]; then
+  # the profile files of the selected notebooks: a parameter a notebook does not declare stops here, naming the
+  # file, the notebook, the parameter and the declared ones (fedlib.lab.notebooks.check_profiles)
+  cargs=(--check --profile "$PROFILE")
+  [ "$ONLY_SET" = 1 ] && cargs+=(--only "$ONLY")
+  .venv/bin/python -m fedlib.lab.notebooks "${cargs[@]}" || exit 2
+fi
 get_data
 
 if [ "$LAB" = 1 ]; then

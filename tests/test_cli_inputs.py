@@ -23,7 +23,7 @@ def test_prune_on_a_folder_without_records_names_the_store_below(tmp_path, capsy
     (store / "0123.json").write_text("{}")
     assert prune.main(["--dir", str(tmp_path / "converged")]) == 2
     err = capsys.readouterr().err
-    assert "holds no records" in err and f"did you mean {store}" in err
+    assert "is not a result store" in err and f"did you mean {store}" in err
 
 
 def test_notebook_runner_says_nothing_ran(tmp_path, capsys):

@@ -72,6 +72,26 @@ CASES = [
      "FEDLIB_" + "COMIT is not a fedlib variable"),
     ("fedlib.lab.verify", ["--rules"], {"FEDLIB_CACHE_DIR": "README.md"}, (2,), "FEDLIB_CACHE_DIR must name a folder"),
     ("fedlib.lab.notebooks", ["--check"], {"FEDLIB_THREADS": "two"}, (2,), "FEDLIB_THREADS"),
+    # a folder that is no store, a committed folder as an output, an option that does not apply: refused
+    ("fedlib.lab.hasfl.runs.plan_status", ["--store", "figures/converged/metrics"], {}, (2,), "is not a result store"),
+    ("fedlib.lab.hasfl.runs.plan_status", ["--store", "figures/converged/store"], {}, (2,), "a committed folder"),
+    ("fedlib.lab.hasfl.runs.plan_status", ["--json", "figures/rows.json"], {}, (2,), "a committed folder"),
+    ("fedlib.lab.prune", ["--dir", "figures/converged/metrics"], {}, (2,), "is not a result store"),
+    ("fedlib.lab.verify", ["--rules"], {"FEDLIB_CACHE_DIR": "figures/metrics"}, (2,), "must name a result store"),
+    ("fedlib.lab.first_steps", ["--paper", "hist", "--backend", "stacked"], {}, (2,), "--backend: applies to dtfl"),
+    ("fedlib.lab.first_steps", ["--paper", "hasfl", "--active", "3"], {}, (2,), "--active: applies to dtfl only"),
+    ("fedlib.lab.site", ["--out", "figures/site"], {}, (2,), "a committed folder"),
+    ("fedlib.lab.site", ["--executed", "figures"], {}, (2,), "a committed folder"),
+    ("fedlib.lab.notebooks", ["--only", "hist", "--out", "figures/executed"], {}, (2,), "a committed folder"),
+    ("fedlib.lab.verify", ["--keep", "figures/rerun"], {}, (2,), "a committed folder"),
+    ("fedlib.lab.verify", ["--rules", "--only", "hist"], {}, (2,), "--rules: prints the rules and runs nothing"),
+    ("fedlib.lab.data", ["fashion-mnist", "--root", "figures/data"], {}, (2,), "a committed folder"),
+    ("fedlib.lab.data", ["ham10000", "--download"], {}, (2,), "--download: applies to"),
+    # a scratch store outside the repository (FEDLIB_CACHE_DIR): created there, nothing written in the repository
+    ("fedlib.lab.prune", [], {"FEDLIB_CACHE_DIR": "../scratch_store"}, (2,), "holds no records"),
+    ("fedlib.lab.tables", ["--check"], {"FEDLIB_CACHE_DIR": "../scratch_store"}, (0, 1), ""),
+    ("fedlib.lab.notebooks", ["--check", "--profile", "converged", "--only", "hasfl"],
+     {"FEDLIB_CACHE_DIR": "../scratch_store"}, (0,), ""),
 ]
 
 DRIVER = r'''

@@ -243,6 +243,13 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"argument --{name}: applies to {', '.join(which)} only, not {args.which}")
     args.repeats, args.rounds = args.repeats or 3, args.rounds or 3
     args.device = args.device or "auto"
+    if args.which == "dtfl_sweep" and args.runs is not None and args.runs < 2:
+        parser.error(f"argument --runs: must be an integer >= 2, got {args.runs}")
+    try:
+        from fedlib.core.seeding import resolve_device
+        resolve_device(args.device)                     # CUDA asked for on a machine without: before any work
+    except ValueError as exc:
+        parser.error(f"argument --device: {exc}")
     if args.which == "explore":
         print(json.dumps(bench_explore(args.repeats)))
     elif args.which == "sfl":
@@ -255,8 +262,6 @@ def main(argv: list[str] | None = None) -> int:
                                     repeats=args.repeats, variants=args.variants or ())))
     elif args.which == "dtfl_sweep":
         from fedlib.lab.dtfl.bench import bench_dtfl_sweep
-        if args.runs is not None and args.runs < 2:
-            parser.error(f"argument --runs: must be an integer >= 2, got {args.runs}")
         print(json.dumps(bench_dtfl_sweep(args.runs or 3, args.rounds, device=args.device, width=args.width or 0.25,
                                           repeats=args.repeats)))
     else:

@@ -10,8 +10,16 @@
    value (``--commit``, never ``--commit=yes``).
 5. A command creates only its documented, git-ignored default folders (``.cache/``, ``.scratch/``,
    ``.executed/``, ``site/``) or the folder the user named. A folder it reads must exist (:func:`existing_dir`):
-   a misspelt one is refused, never created. Nothing deletes or replaces a folder it did not create.
+   a misspelt one is refused, never created. Nothing deletes or replaces a folder it did not create. A folder
+   given as a result store (``--store``, ``--dir``, ``FEDLIB_CACHE_DIR``) holds records only (:func:`store_dir`):
+   a metrics or figures folder is refused. No command writes a committed folder (:func:`committed_folder`:
+   ``figures/``, ``notebooks/``, ...) except the regeneration commands, which say so (``run_all.sh``,
+   ``FEDLIB_COMMIT=1``, ``python -m fedlib.lab.tables``).
 6. An error names the argument or variable and what is allowed.
+7. An option that does not apply to what was asked for is refused, naming what it applies to, never dropped.
+8. A command that writes a folder others write too (the site, the notebook runner, the tables, ``prune
+   --delete``) holds a lock on it while it runs (:func:`fedlib.lab.runlock.exclusive`); a second one started
+   meanwhile is refused in one line naming the holder.
 
 In Python, :class:`ArgumentParser` gives rules 2, 3 and the variables of 4; ``run_all.sh`` does the same by hand.
 """
@@ -19,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -59,6 +68,9 @@ def check_environment() -> dict:
             value = readers[name]()
         elif name in FOLDERS and value and Path(value).exists() and not Path(value).is_dir():
             raise ValueError(f"{name} must name a folder ({FOLDERS[name]}), got the file {value!r}")
+        elif name == "FEDLIB_CACHE_DIR" and value and Path(value).is_dir() and not_a_store(Path(value)):
+            raise ValueError(f"{name} must name a result store folder (new, empty or holding records): "
+                             f"{not_a_store(Path(value))}")
         out[name] = value
     return out
 
@@ -80,6 +92,62 @@ def existing_dir(text: str) -> Path:
         raise argparse.ArgumentTypeError("must name a folder, got ''")
     if not Path(text).is_dir():
         raise argparse.ArgumentTypeError(f"no folder at {text}" if not Path(text).exists() else f"{text} is a file")
+    return Path(text)
+
+
+#: the entries of a result store folder (:class:`fedlib.lab.store.ResultStore`): records, their locks and the
+#: takeover guards, and temporary files
+STORE_ENTRY = re.compile(r"^(?:[0-9a-f]+\.(?:json|lock|lock\.takeover)|\.tmp-.*|\.gitkeep)$")
+#: the repository's committed folders: only the regeneration commands write there (``run_all.sh``,
+#: ``FEDLIB_COMMIT=1``, ``python -m fedlib.lab.tables``)
+COMMITTED = ("figures", "notebooks", "fedlib", "docs", "tests")
+
+
+def not_a_store(folder: Path) -> str | None:
+    """Why ``folder`` (an existing folder) is not a result store, or None when it is one (empty, or holding only
+    :data:`STORE_ENTRY` files: a metrics folder, a figures folder or a profile folder is not)."""
+    other = sorted(p.name + ("/" if p.is_dir() else "") for p in folder.iterdir() if not STORE_ENTRY.match(p.name))
+    if not other:
+        return None
+    below = sorted(str(p) for p in folder.glob("**/store") if p.is_dir())[:2]
+    return (f"{folder} is not a result store: it holds {', '.join(other[:3])}{' …' if len(other) > 3 else ''} "
+            f"(a store holds only <key>.json records)" + (f"; did you mean {' or '.join(below)}?" if below else ""))
+
+
+def committed_folder(folder: Path | str) -> str | None:
+    """The committed folder of the repository that ``folder`` is (or lies in): ``figures/``, ``notebooks/``, ...
+    (:data:`COMMITTED`), ``"the repository"`` for its root; None for any other folder (``.cache/``, ``site/``, a
+    folder outside the repository)."""
+    from fedlib.lab.paths import REPO_ROOT
+    try:
+        rel = Path(folder).resolve().relative_to(REPO_ROOT)
+    except ValueError:
+        return None
+    if not rel.parts:
+        return "the repository"
+    return f"{rel.parts[0]}/" if rel.parts[0] in COMMITTED else None
+
+
+def store_dir(text: str) -> Path:
+    """argparse type: an existing result store folder (:func:`existing_dir`, then :func:`not_a_store`)."""
+    folder = existing_dir(text)
+    why = not_a_store(folder)
+    if why:
+        raise argparse.ArgumentTypeError(why)
+    return folder
+
+
+def writable_dir(text: str) -> Path:
+    """argparse type: a folder a command writes (it may not exist yet), outside the committed folders
+    (:func:`committed_folder`)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must name a folder, got ''")
+    if Path(text).exists() and not Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a file")
+    where = committed_folder(text)
+    if where:
+        raise argparse.ArgumentTypeError(f"{text} is in {where}, a committed folder; name a folder of your own "
+                                         f"(outside figures/, notebooks/, fedlib/, docs/, tests/)")
     return Path(text)
 
 

@@ -161,15 +161,16 @@ def _hasfl(steps: int, device: str, backend: str = "loop") -> dict:
             "run_samples": 20 * 50_000}
 
 
-def first_steps(paper: str, steps: int = 2, device: str = "cpu", active: int = 2, backend: str = "loop") -> dict:
+def first_steps(paper: str, steps: int = 2, device: str = "cpu", active: int | None = None,
+                backend: str | None = None) -> dict:
     """Train ``steps`` timed steps (after one warm-up step) of ``paper``'s largest ``paper``-profile configuration
     in this process (module docstring); returns the JSON-able measurement.
 
     Args:
         paper: ``"hist"``, ``"dtfl"`` or ``"hasfl"``. steps: timed steps (>= 0; 0 = the warm-up step only, no
             timing: does the configuration start and fit). device: torch device.
-        active: DTFL's clients per step (>= 1). backend: the split engine's backend for DTFL and HASFL
-            (``"loop"``, ``"auto"``: stacked on CUDA, or a stacked variant, :data:`fedlib.split.backends.BACKENDS`;
+        active: DTFL's clients per step (>= 1; default 2; DTFL only). backend: the split engine's backend for
+            DTFL and HASFL (default ``"loop"``, ``"auto"``: stacked on CUDA, or a stacked variant, :data:`fedlib.split.backends.BACKENDS`;
             HIST has its own engine). The stacked backend runs a step's active clients in one call, so its seconds
             per sample fall as ``active`` grows; the loop backend's stay about flat.
 
@@ -181,11 +182,16 @@ def first_steps(paper: str, steps: int = 2, device: str = "cpu", active: int = 2
 
     Raises:
         ValueError / ParameterTypeError: unknown paper or backend, steps < 0, active < 1, an unknown device or CUDA
-        asked for but absent.
+        asked for but absent, ``backend`` given for HIST or ``active`` for another paper than DTFL.
     """
     check_choice("paper", paper, PAPERS)
+    if backend is not None and paper == "hist":
+        raise ValueError(f"backend applies to dtfl and hasfl only (HIST has its own engine), got {backend!r} for hist")
+    if active is not None and paper != "dtfl":
+        raise ValueError(f"active applies to dtfl only, got {active!r} for {paper}")
     steps = check_int("steps", steps, 0)
-    active = check_int("active", active, 1)
+    active = check_int("active", 2 if active is None else active, 1)
+    backend = "loop" if backend is None else backend
     device = str(resolve_device(device))
     backend = resolve_backend(backend, device)
     out = {"hist": lambda: _hist(steps, device), "dtfl": lambda: _dtfl(steps, device, active, backend),
@@ -219,15 +225,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=2,
                         help="timed steps after one warm-up (>= 0; 0: the warm-up only; default 2)")
     parser.add_argument("--device", default="cpu", help="torch device (cpu, cuda, cuda:N; default cpu)")
-    parser.add_argument("--backend", choices=("auto",) + ALL_BACKENDS, default="loop",
-                        help="split-engine backend for dtfl and hasfl (auto: stacked on CUDA; default loop)")
-    parser.add_argument("--active", type=int, default=2, help="DTFL's clients per step (>= 1; default 2)")
+    parser.add_argument("--backend", choices=("auto",) + ALL_BACKENDS, default=None,
+                        help="split-engine backend for dtfl and hasfl (auto: stacked on CUDA; default loop); "
+                             "refused when neither is among --paper")
+    parser.add_argument("--active", type=int, default=None,
+                        help="DTFL's clients per step (>= 1; default 2); refused when dtfl is not among --paper")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if len(set(args.paper)) < len(args.paper):
         parser.error(f"argument --paper: names a paper twice ({' '.join(args.paper)}); name each once")
     if args.steps < 0:
         parser.error(f"argument --steps: must be an integer >= 0, got {args.steps}")
+    takes = {"backend": ("dtfl", "hasfl"), "active": ("dtfl",)}      # an option no chosen paper uses is refused
+    for name, papers in takes.items():
+        if getattr(args, name) is not None and not set(args.paper) & set(papers):
+            parser.error(f"argument --{name}: applies to {' and '.join(papers)} only, not {' '.join(args.paper)}")
+    args.backend = args.backend or "loop"
+    args.active = 2 if args.active is None else args.active
     if args.active < 1:
         parser.error(f"argument --active: must be an integer >= 1, got {args.active}")
     try:
@@ -235,12 +249,16 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(f"argument --device: {exc}")
     if args.child:
-        print(json.dumps(first_steps(args.paper[0], args.steps, args.device, args.active, args.backend)))
+        paper = args.paper[0]
+        print(json.dumps(first_steps(paper, args.steps, args.device, args.active if paper in takes["active"] else None,
+                                     args.backend if paper in takes["backend"] else None)))
         return 0
     for paper in args.paper:
+        applies = [*(["--backend", args.backend] if paper in takes["backend"] else []),
+                   *(["--active", str(args.active)] if paper in takes["active"] else [])]
         done = subprocess.run([sys.executable, "-m", "fedlib.lab.first_steps", "--child", "--paper", paper,
-                               "--steps", str(args.steps), "--device", args.device, "--backend", args.backend,
-                               "--active", str(args.active)], capture_output=True, text=True)
+                               "--steps", str(args.steps), "--device", args.device, *applies],
+                              capture_output=True, text=True)
         if done.returncode:
             sys.stderr.write(done.stderr)
             return done.returncode

@@ -19,6 +19,7 @@ regeneration) into the committed ``figures/`` folders, else into ``.scratch/<pro
 """
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import logging
 import os
@@ -27,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from fedlib.lab.cli import ArgumentParser
+from fedlib.lab.cli import ArgumentParser, writable_dir
 from fedlib.lab.paths import REPO_ROOT
 
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
@@ -103,14 +104,45 @@ def notebook_parameters(notebook: Path, profile: str) -> dict:
         raise ValueError(f"profile {profile!r} has no {PROFILE_DIR / profile / (notebook.parent.name + '.yaml')}: "
                          f"{notebook.parent.name} is not defined at {profile!r}")
     declared = set(pm.inspect_notebook(str(notebook)))
-    shared = _read_yaml(PROFILE_DIR / profile / f"{notebook.parent.name}.yaml")
+    shared_path = PROFILE_DIR / profile / f"{notebook.parent.name}.yaml"
+    shared = _read_yaml(shared_path)
+    siblings = _paper_parameters(notebook.parent)
+    stray = sorted(set(shared) - siblings)
+    if stray:        # a key no notebook of the paper declares would apply to none: a misspelt name
+        raise ValueError(f"{_shown(shared_path)} sets {', '.join(stray)}, which no "
+                         f"{notebook.parent.name} notebook declares; their parameters: {', '.join(sorted(siblings))}")
     own_path = PROFILE_DIR / profile / f"{notebook.stem}.yaml"
     own = _read_yaml(own_path)
     unknown = sorted(set(own) - declared)
     if unknown:
-        raise ValueError(f"{own_path} sets {unknown}, which {notebook.stem} does not declare; "
-                         f"its parameters: {sorted(declared)}")
+        raise ValueError(f"{_shown(own_path)} sets {', '.join(unknown)}, which {notebook.stem} does "
+                         f"not declare; its parameters: {', '.join(sorted(declared))}")
     return {**{k: v for k, v in shared.items() if k in declared}, **own}
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the repository when inside it."""
+    return str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else str(path)
+
+
+def _paper_parameters(folder: Path) -> set:
+    """Every parameter some notebook of the paper folder ``folder`` declares."""
+    from fedlib.lab.params import declared_parameters
+    return {n for nb in sorted(folder.glob("*.ipynb")) for n in declared_parameters(nb)}
+
+
+def check_profiles(profile: str, notebooks: list[Path]) -> None:
+    """Check the profile files of every notebook in ``notebooks`` that ``profile`` defines
+    (:func:`notebook_parameters`), before any of them runs.
+
+    Raises:
+        ValueError: the first file that sets a parameter its notebook (the notebook's own file) or every notebook
+            of the paper (the paper's file) does not declare, naming the file, the notebook, the parameter and the
+            declared ones.
+    """
+    for nb in notebooks:
+        if has_profile(nb, profile):
+            notebook_parameters(nb, profile)
 
 
 def has_profile(notebook: Path, profile: str) -> bool:
@@ -160,8 +192,9 @@ def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None, co
         ``skipped`` (the paper has no file at ``profile``: :func:`has_profile`).
 
     Raises:
-        ValueError: unknown profile, ``only`` matches no notebook, or ``FEDLIB_THREADS`` is set but not a positive
-            integer.
+        ValueError: unknown profile, ``only`` matches no notebook, ``FEDLIB_THREADS`` is set but not a positive
+            integer, or a profile file sets a parameter its notebooks do not declare (:func:`check_profiles`; before
+            any notebook runs).
     """
     import papermill as pm
 
@@ -172,6 +205,7 @@ def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None, co
         raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
     nbs = list_notebooks(only)
     notebook_threads()                              # a bad FEDLIB_THREADS fails once, here, not in every kernel
+    check_profiles(profile, nbs)                    # a key no notebook takes stops the run before any notebook
     out_dir = Path(out_dir)
     # the kernel is a child process: it shows figures inline, and writes the committed folders only if asked
     os.environ.pop("MPLBACKEND", None)
@@ -218,13 +252,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = ArgumentParser(prog="python -m fedlib.lab.notebooks", description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default="quick", choices=PROFILES)
     parser.add_argument("--only", default=None, help="glob or substring of notebook or paper names")
-    parser.add_argument("--out", default=None, help="folder for executed notebooks (default .executed/<profile>)")
-    parser.add_argument("--check", action="store_true", help="only check that --only matches; run nothing")
+    parser.add_argument("--out", type=writable_dir, default=None,
+                        help="folder for executed notebooks, outside the committed folders (default "
+                             ".executed/<profile>)")
+    parser.add_argument("--check", action="store_true",
+                        help="only check that --only matches and the profile files; run nothing")
     parser.add_argument("--commit", action="store_true",
                         help="write the committed figures/ folders and store (run_all.sh); default .scratch/<profile>")
     args = parser.parse_args(argv)
+    if args.check and (args.commit or args.out is not None):
+        parser.error(f"argument --check: runs nothing; it takes no {'--commit' if args.commit else '--out'}")
     try:
         nbs = list_notebooks(args.only)
+        check_profiles(args.profile, nbs)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -237,7 +277,18 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    rows = run_notebooks(args.profile, out, args.only, commit=args.commit)
+    from fedlib.lab.paths import committed_figures_dir
+    from fedlib.lab.runlock import Busy, exclusive
+    try:      # one runner per folder it writes: its executed copies, and with --commit the committed figures
+        with contextlib.ExitStack() as held:
+            held.enter_context(exclusive(out, "python -m fedlib.lab.notebooks"))
+            if args.commit and committed_figures_dir(args.profile) is not None:
+                held.enter_context(exclusive(committed_figures_dir(args.profile), "python -m fedlib.lab.notebooks "
+                                                                                   "--commit"))
+            rows = run_notebooks(args.profile, out, args.only, commit=args.commit)
+    except Busy as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     assert len(rows) == len(nbs)
     width = max(len(f"{r['paper']}/{r['notebook']}") for r in rows)
     print(f"\n{'notebook'.ljust(width)}  seconds  status")

@@ -24,12 +24,13 @@ and paths (before :func:`fedlib.lab.store.source_hash` hashed syntax trees witho
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
 
 from fedlib.lab import paths
-from fedlib.lab.cli import ArgumentParser
+from fedlib.lab.cli import ArgumentParser, not_a_store
 from fedlib.lab.store import SCHEMA, source_hash
 from fedlib.core.validate import check_bool
 
@@ -217,13 +218,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.dir is not None and not args.dir.is_dir():      # before any work: a misspelt folder is never created
         print(f"error: --dir: no store folder at {args.dir}", file=sys.stderr)
         return 2
+    if args.dir is not None and not_a_store(args.dir):        # a metrics or figures folder is no store
+        print(f"error: --dir: {not_a_store(args.dir)}", file=sys.stderr)
+        return 2
     folder = args.dir if args.dir is not None else paths.cache_dir()
+    from fedlib.lab.runlock import Busy, exclusive
     try:
-        moved = rekey(Path(folder)) if args.rekey else {}
-        summary = prune(folder, args.delete)
+        with exclusive(folder, "python -m fedlib.lab.prune") if args.delete or args.rekey else contextlib.nullcontext():
+            moved = rekey(Path(folder)) if args.rekey else {}
+            summary = prune(folder, args.delete)
         if args.rekey:
             summary["rekeyed"] = moved
-    except FileNotFoundError as err:
+    except (FileNotFoundError, Busy) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     print(json.dumps(summary, sort_keys=True))

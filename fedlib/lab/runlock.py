@@ -236,3 +236,45 @@ class Heartbeat:
     def __exit__(self, *exc) -> None:
         self._stop.set()
         self._thread.join()
+
+
+class Busy(RuntimeError):
+    """Another live process holds the command lock that :func:`exclusive` asked for; the message is one line naming
+    the folder, the lock file and its holder."""
+
+
+def command_lock(folder: Path | str) -> Path:
+    """The lock file of a command that writes ``folder``: ``<repo>/.cache/locks/<folder's name>-<hash>.lock`` (one
+    per resolved folder, in the git-ignored ``.cache/``; nothing is written into ``folder`` itself)."""
+    import hashlib
+    import re
+
+    from fedlib.lab.paths import REPO_ROOT
+    resolved = Path(folder).resolve()
+    try:
+        label = str(resolved.relative_to(REPO_ROOT)) or "repo"
+    except ValueError:
+        label = resolved.name or "root"
+    label = re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_")[:60] or "repo"
+    digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:10]
+    return REPO_ROOT / ".cache" / "locks" / f"{label}-{digest}.lock"
+
+
+@contextlib.contextmanager
+def exclusive(folder: Path | str, what: str, stale_s: float = STALE_S):
+    """One writer of ``folder`` at a time: hold :func:`command_lock` of ``folder`` (a lock as the store's,
+    refreshed by :class:`Heartbeat` and taken over when its holder died) while the block runs, so that two builds
+    started at once never write one folder. ``what`` names the command in the refusal.
+
+    Raises:
+        Busy: another live process holds the lock (nothing was done); the message names it and the folder.
+    """
+    lock = command_lock(folder)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    if not try_acquire(lock, stale_s):
+        raise Busy(f"{what} is already writing {folder} in another process: {describe(lock)}; wait for it to finish")
+    try:
+        with Heartbeat(lock):
+            yield lock
+    finally:
+        release(lock)

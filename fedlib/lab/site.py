@@ -45,7 +45,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from fedlib.lab.cli import ArgumentParser, positive_int
+from fedlib.lab.cli import ArgumentParser, committed_folder, existing_dir, positive_int
 from fedlib.lab.paths import REPO_ROOT
 
 PAPERS = ("hist", "dtfl", "hasfl")
@@ -225,6 +225,10 @@ def check_out(out: str | Path) -> Path:
     path = Path(out).resolve()
     if path.exists() and not path.is_dir():
         raise ValueError(f"--out {out}: is a file; name a new or empty folder")
+    from fedlib.lab.cli import committed_folder
+    if committed_folder(path):
+        raise ValueError(f"--out {out}: is in {committed_folder(path)}, a committed folder; name a folder of your own "
+                         f"(default site/, git-ignored)")
     if path.is_dir():
         other = sorted(p.name for p in path.iterdir() if p.name not in SITE_PARTS)
         if other:
@@ -356,7 +360,10 @@ def build_site(out: str | Path, executed: str | Path | None = None, profile: str
 def main(argv: list[str] | None = None) -> int:
     ap = ArgumentParser(prog="python -m fedlib.lab.site", description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=str(REPO_ROOT / "site"), help="output folder (default: site/, git-ignored)")
-    ap.add_argument("--executed", default=None, help="folder of executed notebooks <paper>/<notebook>.ipynb")
+    ap.add_argument("--executed", type=existing_dir, default=None,
+                    help="folder of executed notebooks <paper>/<notebook>.ipynb (an existing one, outside the "
+                         "committed folders: a notebook missing there is executed into it; default "
+                         ".executed/<profile>/)")
     ap.add_argument("--profile", default=None, choices=("smoke", "quick", "converged", "paper"),
                     help="one profile for every paper (default: converged where committed, else quick)")
     ap.add_argument("--no-execute", action="store_true", help="render only notebooks already executed")
@@ -366,7 +373,16 @@ def main(argv: list[str] | None = None) -> int:
         check_out(args.out)                                   # before any work
     except ValueError as e:
         ap.error(str(e))
-    res = build_site(args.out, args.executed, args.profile, not args.no_execute, jobs=args.jobs)
+    if args.executed is not None and committed_folder(args.executed) and not args.no_execute:
+        ap.error(f"argument --executed: {args.executed} is in {committed_folder(args.executed)}, a committed folder, "
+                 f"which the build would execute notebooks into; name a folder of your own, or add --no-execute")
+    from fedlib.lab.runlock import Busy, exclusive
+    try:      # one build at a time: two would replace one another's src/ and html/ and execute the same notebooks
+        with exclusive(REPO_ROOT / "site", "python -m fedlib.lab.site"):
+            res = build_site(args.out, args.executed, args.profile, not args.no_execute, jobs=args.jobs)
+    except Busy as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     missing = {k: v for k, v in res["pages"].items() if v != "ok"}
     t = res["times"]
     print(f"site: {res['html']} ({res['seconds']} s: executing {t['execute']} s, preparing {t['prepare']} s, "

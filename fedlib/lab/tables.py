@@ -25,6 +25,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import importlib
 import json
@@ -55,9 +56,15 @@ def _sources(folder: Path, seed_dirs: list[Path], notebooks: list[str]):
 
 def _load(path: Path) -> dict:
     try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as e:
+        data = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ValueError(f"{path}: not valid JSON ({e}); regenerate it by rerunning its notebook") from None
+    except OSError as e:
+        raise ValueError(f"{path}: unreadable ({e.strerror or e})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: holds a JSON {type(data).__name__}, not a notebook's metrics (an object); "
+                         f"regenerate it by rerunning its notebook")
+    return data
 
 
 def _column(variant: str, label: str) -> str:
@@ -178,9 +185,21 @@ def main(argv=None) -> int:
                 if line.split(" — ")[0] not in log:
                     print(f"notebooks/{paper}/RUN_LOG.md: {line}: <why>")
         return 0
+    from fedlib.lab.runlock import Busy, exclusive
+    from fedlib.lab.verdicts import MissingMetrics
+    try:
+        with exclusive(REPO_ROOT / "figures" / "verdicts", "python -m fedlib.lab.tables") if not args.check \
+                else contextlib.nullcontext():
+            return _write(args.check)
+    except (ValueError, MissingMetrics, OSError, Busy) as exc:   # a metrics file named in the message
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _write(check: bool) -> int:
     files = generated()
     stale = [p for p, text in files.items() if not p.exists() or p.read_text() != text]
-    if args.check:
+    if check:
         for p in stale:
             print(f"differs from the generator: {p.relative_to(REPO_ROOT)}", file=sys.stderr)
         if stale:

@@ -27,7 +27,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from fedlib.lab.cli import ArgumentParser
+from fedlib.lab.cli import ArgumentParser, writable_dir
 from fedlib.lab.notebooks import PROFILES
 from fedlib.lab.paths import REPO_ROOT
 
@@ -256,8 +256,8 @@ def spread(profile: str, only: str | None, settings: list[str], keep: str | None
         ValueError: an unknown setting (the message lists :data:`NUMERICS`).
     """
     bad = [s for s in settings if s not in NUMERICS]
-    if bad or not settings:
-        raise ValueError(f"settings must name one or more of {sorted(NUMERICS)}, got {settings!r}")
+    if bad or not settings or len(set(settings)) < len(settings):
+        raise ValueError(f"settings must name one or more of {sorted(NUMERICS)}, each once, got {settings!r}")
     tmp = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="fedlib-spread-"))
     runs = {}
     for s in settings:
@@ -282,14 +282,22 @@ def spread(profile: str, only: str | None, settings: list[str], keep: str | None
 def main(argv: list[str] | None = None) -> int:
     """CLI (module docstring)."""
     parser = ArgumentParser(prog="python -m fedlib.lab.verify", description=__doc__.splitlines()[0])
-    parser.add_argument("--profile", default="quick", choices=PROFILES)
+    parser.add_argument("--profile", default=None, choices=PROFILES, help="default quick")
     parser.add_argument("--only", default=None, help="glob or substring of notebook or paper names")
-    parser.add_argument("--keep", default=None, help="folder for the rerun (default: a new temporary folder)")
+    parser.add_argument("--keep", type=writable_dir, default=None,
+                        help="folder for the rerun, outside the committed folders (default: a new temporary folder)")
     parser.add_argument("--failures", action="store_true", help="print only the metrics that are off")
     parser.add_argument("--spread", nargs="+", default=None, metavar="SETTING",
                         help=f"rerun under each numerics setting and print the spread: {sorted(NUMERICS)}")
     parser.add_argument("--rules", action="store_true", help="print the tolerance rules and exit")
     args = parser.parse_args(argv)
+    given = [f"--{n}" for n in ("profile", "only", "keep", "spread") if getattr(args, n) is not None] + \
+        (["--failures"] if args.failures else [])
+    if args.rules and given:                         # options that do not apply are refused, not dropped
+        parser.error(f"argument --rules: prints the rules and runs nothing; it takes no {', '.join(given)}")
+    if args.spread is not None and args.failures:
+        parser.error("argument --failures: applies to the comparison, not to --spread (which prints every spread)")
+    args.profile = args.profile or "quick"
     if args.rules:
         for nb, key, tol in RULES:
             print(f"{nb:12} {key:18} {tol.text():14} {tol.why}")

@@ -20,8 +20,9 @@ import json
 import warnings
 from pathlib import Path
 
-from fedlib.lab.cli import ArgumentParser, existing_dir
-from fedlib.lab.paths import PROFILES, REPO_ROOT, use_profile
+from fedlib.lab.cli import ArgumentParser, committed_folder, store_dir
+from fedlib.lab.paths import PROFILES, REPO_ROOT, committing, use_profile
+from fedlib.lab.store import cache_only
 from fedlib.core.validate import check_choice, check_float
 from fedlib.data import TensorDataset, load_dataset
 from fedlib.split import time_to_target
@@ -158,11 +159,24 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = ArgumentParser(prog="python -m fedlib.lab.hasfl.runs.plan_status", description=main.__doc__)
     ap.add_argument("--profile", default="converged", choices=PROFILES)
-    ap.add_argument("--store", type=existing_dir, default=None, help="result store folder (an existing one)")
-    ap.add_argument("--json", default=None, help="also write the rows to this JSON file (in an existing folder)")
+    ap.add_argument("--store", type=store_dir, default=None,
+                    help="result store folder (an existing one, holding only records; a committed store under "
+                         "figures/ only with FEDLIB_CACHE_ONLY=1 or FEDLIB_COMMIT=1: without --store the profile's "
+                         "is read)")
+    ap.add_argument("--json", default=None, help="also write the rows to this JSON file (in an existing folder "
+                                                 "outside the committed ones)")
     a = ap.parse_args(argv)
     if a.json is not None and (not a.json.strip() or Path(a.json).is_dir() or not Path(a.json).parent.is_dir()):
         ap.error(f"argument --json: must name a file in an existing folder, got {a.json!r}")
+    if a.json is not None and committed_folder(Path(a.json).parent):
+        ap.error(f"argument --json: {a.json} is in {committed_folder(Path(a.json).parent)}, a committed folder; "
+                 f"name a file of your own")
+    if a.store is not None and committed_folder(a.store) and not committing() and not cache_only():
+        # a pilot or decision the store lacks is computed and written into --store
+        ap.error(f"argument --store: {a.store} is in {committed_folder(a.store)}, a committed folder, which this "
+                 f"command would write; without --store it reads the profile's committed store and writes new "
+                 f"records to .cache/results (FEDLIB_CACHE_ONLY=1 reads it alone and computes nothing; "
+                 f"FEDLIB_COMMIT=1 writes it)")
     try:
         p = profile_parameters(a.profile)
     except ValueError as exc:
