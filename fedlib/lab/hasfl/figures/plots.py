@@ -168,18 +168,23 @@ def fig_strategies(rows: list[dict], title: str = "HASFL vs benchmarks"):
     ax = axes[0, 0]
     names = [r["method"] for r in rows]
     vals = [r["theta"] if r["theta"] is not None else np.nan for r in rows]
-    errs = [r["theta_std"] or 0 for r in rows]
+    std = np.array([r["theta_std"] or 0 for r in rows], float)
+    floor = log_floor(r["theta"] for r in rows)
+    # on the log axis a whisker stops at the axis' foot (mean - std may be <= 0) and the axis reaches the top one
+    errs = [np.minimum(std, np.nan_to_num(np.array(vals, float) - floor, nan=0.0)), std]
     others = [n for n in names if n not in METHOD_ORDER]   # a strategy of your own: as in the training figures
-    ax.bar(range(len(rows)), vals, yerr=errs, color=[method_style(n, others)["color"] for n in names])
+    ax.bar(range(len(rows)), vals, yerr=errs, color=[method_style(n, others)["color"] for n in names],
+           error_kw=dict(elinewidth=0.8))
     for i, r in enumerate(rows):
         if r["theta"] is None:
             ax.text(i, 0.02, f"no feasible draw ({r['infeasible']} infeasible)", rotation=90,
                     fontsize=6, va="bottom", ha="center", transform=ax.get_xaxis_transform())
-        elif r["infeasible"]:
-            ax.text(i, 0.02, f"{r['infeasible']} infeasible", rotation=90, fontsize=6, va="bottom", ha="center",
-                    transform=ax.get_xaxis_transform())
+        elif r["infeasible"]:                     # left of the bar's whisker, inside the bar
+            ax.text(i - 0.22, 0.02, f"{r['infeasible']} infeasible", rotation=90, fontsize=6, va="bottom",
+                    ha="center", transform=ax.get_xaxis_transform())
     ax.set(yscale="log", ylabel="predicted total latency Θ (s)", title=title)
-    ax.set_ylim(bottom=log_floor(r["theta"] for r in rows))
+    tops = [v + e for v, e in zip(vals, std) if np.isfinite(v)]
+    ax.set_ylim(bottom=floor, top=max(tops) * 1.6 if tops else None)
     ax.set_xticks(range(len(rows)), names, rotation=30, fontsize=7, ha="right")
     ax.set_xlim(-0.6, len(rows) - 0.4)     # a last method without a bar keeps its slot (autoscale drops NaN bars)
     fig.tight_layout()
