@@ -371,12 +371,14 @@ def explorer(profile: str, settings=("noniid", "cell_iid"), N: int = 3, H: int =
                         log=k in ("comm_budget_L0", "gamma"), help=LABELS[k]) for k in values]
     controls += [Control("setting", "data setting (constants)", "choice", settings[0], options=tuple(settings)),
                  Control("sweep", "figure's x-axis", "choice", sweep, options=SWEEPS)]
-    return Explorer(controls, functools.partial(compute, st), [table_view, notes_view, figure_view])
+    return Explorer(controls, functools.partial(compute, st), [table_view, notes_view, figure_view],
+                    view_keys=[None, None, lambda r: tuple(sorted(r["inputs"].items()))])
 
 
 def bench_update(repeats: int = 5, profile: str = "quick") -> dict:
-    """One explorer update at the defaults with ``profile``'s store (made the active profile): the medians of
-    :func:`fedlib.lab.explore.bench` (``compute_s``; ``update_s``: compute, views and the figure rendered to PNG),
+    """Explorer updates from the defaults with ``profile``'s store (made the active profile), each a new
+    per-client budget: the medians of :func:`fedlib.lab.explore.bench` (``compute_s``; ``update_s``: compute, views
+    and their display, the figure rendered to PNG),
     the target (``update_s`` <= 0.5 s on 2 cores) and ``bound``: whether the pilot record was there."""
     import matplotlib
 
@@ -386,7 +388,10 @@ def bench_update(repeats: int = 5, profile: str = "quick") -> dict:
     matplotlib.use("Agg")
     use_profile(profile)
     ex = explorer(profile)
-    return dict(bench(ex, repeats), target_update_s=0.5, bound=ex.evaluate()[0]["bound"] is not None)
+    # a new budget each time (log-spaced, as its slider moves): the rounds, T, the bound and the figure change
+    moves = [{"comm_budget_L0": round(30.0 * 1.25 ** (k + 1), 2)} for k in range(repeats)]
+    return dict(bench(ex, repeats, moves), target_update_s=0.5, moved="comm_budget_L0",
+                bound=ex.evaluate()[0]["bound"] is not None)
 
 
 # --- the notebook's verdict: the claim judged at the controls' state, and the default explorer ----------
