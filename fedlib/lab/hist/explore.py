@@ -289,7 +289,7 @@ def figure_view(result: dict):
         ax.axvline(v[v["sweep"]], color="0.5", lw=0.8, ls=":")
         ax.set(xlabel=name, ylabel=label, yscale="log")
         label_log_axis(ax)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=8)
     fixed = f"N = {v['N']}" if v["sweep"] == "H" else f"H = {v['H']}"
     axes[0, 0].set_title(f"(a) per round, E = {v['E']}, {fixed}")
     axes[0, 1].set_title(f"(b) rounds in {v['comm_budget_L0']:g} L0 per client")
@@ -306,7 +306,7 @@ def figure_view(result: dict):
         ax.set(yscale="log", xlabel="cells N", ylabel="bound term", xticks=ns,
                title=f"(c) eq. 13, γ = {v['gamma']:g}, T = {b['T']:,}")
         ax.set_ylim(top=ax.get_ylim()[1] * 1e4)                 # room for the legend above the curves
-        ax.legend(fontsize=6, ncol=2, loc="upper center")
+        ax.legend(fontsize=7, ncol=2, loc="upper center")
         _plain_log_ticks(ax)
         ax = axes[1, 1]
         ax.plot(x, sw["gamma_max"], marker=".", color=colour(0), label="largest γ of (12)")
@@ -314,7 +314,7 @@ def figure_view(result: dict):
         ax.axvline(v[v["sweep"]], color="0.5", lw=0.8, ls=":")
         ax.set(xlabel=name, ylabel="γ_max", yscale="log", title="(d) step-size condition (12)")
         _plain_log_ticks(ax)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=8)
     fig.subplots_adjust(left=0.09, right=0.98, bottom=0.08, top=0.95, wspace=0.3, hspace=0.35)  # tight_layout: 0.3 s
     return fig
 
