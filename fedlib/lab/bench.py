@@ -5,7 +5,8 @@
 three, on the converged profile's workload (:func:`fedlib.lab.dtfl.bench.bench_dtfl`). Output names:
 ``per_client_loop``, ``engine_loop_backend``, ``stacked_backend``.
 
-``explore``: one update of each explorer against its speed target (:func:`bench_explore`).
+``explore``: explorer updates as a reader waits for them, display included, against the speed targets
+(:func:`bench_explore`).
 
 ``dtfl_sweep``: runs per hour of a sweep of DTFL seeds, one run at a time against batched as rows of one stacked
 call (:func:`fedlib.lab.dtfl.bench.bench_dtfl_sweep`; ``--runs``, ``--rounds``, ``--width``).
@@ -167,10 +168,12 @@ def bench_hasfl(seed: int = 0, random_set: int = 60) -> dict:
 
 
 def bench_explore(repeats: int = 3) -> dict:
-    """One update of each paper's explorer at its defaults (:func:`fedlib.lab.explore.bench`: compute alone, and
-    compute + views + PNG rendering, medians over ``repeats``), against the targets: HASFL <= 2 s (one decision:
-    BCD, the benchmarks, the timeline), DTFL and HIST <= 0.5 s, on 2 cores, on one torch thread as the notebooks'
-    kernel runs. ``load_1min``: the machine's load average when the timing ended (a loaded machine times slower)."""
+    """Updates of each paper's explorer as a reader waits for them (:func:`fedlib.lab.explore.bench`: each moves one
+    control from the defaults to a state not computed before; ``update_s`` = compute, views and the display of what
+    changed, ``compute_s`` its compute part; medians over ``repeats``), against the targets: HASFL <= 2 s (a new
+    system: BCD, the benchmarks, the timeline) and <= 5 s at the sliders' slow corners, DTFL and HIST <= 0.5 s, on
+    2 cores, on one torch thread as the notebooks' kernel runs. ``load_1min``: the machine's load average when the
+    timing ended (a loaded machine times slower), ``load_1min_start`` when it began."""
     import os
 
     from fedlib.lab.parallel import set_threads
@@ -178,10 +181,12 @@ def bench_explore(repeats: int = 3) -> dict:
     from fedlib.lab.hasfl import explore as hasfl_explore
     from fedlib.lab.hist import explore as hist_explore
     set_threads(1)                      # as the notebooks' kernel runs (fedlib.lab.jupyter_setup.KERNEL_ENV)
-    out = {"fedlib": __version__, "threads": torch.get_num_threads(), "cpus": os.cpu_count()}
+    out = {"fedlib": __version__, "threads": torch.get_num_threads(), "cpus": os.cpu_count(),
+           "load_1min_start": round(os.getloadavg()[0], 2)}
     for name, mod in (("hasfl", hasfl_explore), ("dtfl", dtfl_explore), ("hist", hist_explore)):
         res = mod.bench_update(repeats=repeats)
-        res["meets_target"] = res["update_s"] <= res["target_update_s"]
+        res["meets_target"] = res["update_s"] <= res["target_update_s"] and all(
+            v <= res.get("target_corners_s", float("inf")) for v in res.get("corners_update_s", {}).values())
         out[name] = res
     out["load_1min"] = round(os.getloadavg()[0], 2)
     return out

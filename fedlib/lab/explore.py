@@ -95,7 +95,9 @@ class Control:
             raise ValueError(f"{where}: a log slider needs kind 'float' and low > 0")
 
     def widget(self):
-        """The ipywidgets control at its default value (sliders update on release, not while dragging)."""
+        """The ipywidgets control at its default value (sliders update on release, not while dragging). A range
+        slider has no readout of its own (its two numbers overflow the slider's column and shorten it):
+        :meth:`row` shows them in a label beside it."""
         import ipywidgets as w
         style, layout = {"description_width": "18em"}, w.Layout(width="48em")      # the longest label fits
         common = dict(description=self.label, style=style, layout=layout, tooltip=self.help or None)
@@ -113,13 +115,30 @@ class Control:
         if self.kind == "range":
             return w.FloatRangeSlider(value=tuple(self.default), min=self.low, max=self.high,
                                       step=self.step or (self.high - self.low) / 100, continuous_update=False,
-                                      readout_format=".3g", **common)
+                                      readout=False, **dict(common, layout=w.Layout(width="40em")))
         if self.kind == "choice":
             return w.Dropdown(options=list(self.options), value=self.default, **common)
         if self.kind == "bool":
             return w.Checkbox(value=bool(self.default), indent=False, **common)
         return w.Textarea(value=str(self.default), rows=4, continuous_update=False,
                           placeholder=self.help, **dict(common, layout=w.Layout(width="48em", height="6em")))
+
+
+    def row(self, widget):
+        """What is displayed for ``widget`` (:meth:`widget`'s): the widget itself, or for a range slider the slider
+        with its value ``low – high`` in a label beside it, updated as it moves."""
+        if self.kind != "range":
+            return widget
+        import ipywidgets as w
+        label = w.Label(range_text(widget.value), layout=w.Layout(width="8em"))
+        widget.observe(lambda change: setattr(label, "value", range_text(change["new"])), names="value")
+        return w.HBox([widget, label])
+
+
+def range_text(value) -> str:
+    """A range control's readout: ``"0.25 – 8"`` (3 significant digits each)."""
+    lo, hi = value
+    return f"{lo:.3g} – {hi:.3g}"
 
 
 @dataclass(frozen=True)
@@ -171,6 +190,41 @@ class _Area:
             self._handle.update(obj)
 
 
+def _comparable(value):
+    """A control's value as compared with its default (a range's list and tuple alike)."""
+    return tuple(value) if isinstance(value, (list, tuple)) else value
+
+
+class _Memo:
+    """The last few outputs of one view by key (the least recently used dropped past ``size``)."""
+
+    def __init__(self, size: int = 8):
+        self.size, self._items = size, {}
+
+    def get(self, key, make: Callable[[], Any]):
+        if key in self._items:
+            self._items[key] = self._items.pop(key)      # most recently used last
+            return self._items[key]
+        obj = self._items[key] = make()
+        while len(self._items) > self.size:
+            self._items.pop(next(iter(self._items)))
+        return obj
+
+
+def figure_png(fig):
+    """``fig`` rendered once to a PNG image (``IPython.display.Image``) at its dpi and closed: what the page shows
+    for a view's figure. One pass, without the inline backend's second ("tight" bounding box) pass: the explorers'
+    figures fix their own margins (``tight_layout`` or ``subplots_adjust``), so nothing falls outside them."""
+    import io
+
+    import matplotlib.pyplot as plt
+    from IPython.display import Image
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=fig.dpi)
+    plt.close(fig)
+    return Image(data=buf.getvalue(), format="png")
+
+
 @dataclass
 class Explorer:
     """Controls, a compute function and its views (module docstring).
@@ -179,13 +233,23 @@ class Explorer:
         controls: the inputs, in display order. compute: ``compute(**values) -> dict``. views: functions of the
         result, each drawn in its own area. actions: buttons. result: the last good result (None before the
         first). error: the last update's error line ('' when it succeeded). elapsed_s: the last update's time (s),
-        compute and views together.
+        what the reader waits for: compute, views and the display of every area that changed. inactive: ``inactive
+        (values) -> {name: why}``, the controls that do not apply at ``values`` (e.g. the ranges devices are drawn
+        from once devices are typed): greyed out, with ``why`` as their tooltip, and re-enabled when they apply again.
+
+    view_keys: one entry per view (or fewer; missing ones None): ``key(result) -> hashable``, what the view's output
+    depends on. A view with a key is drawn again only for a key it has not drawn lately (the last 8): an unchanged
+    output is the very same object, and its display area is not redrawn. A view's matplotlib figure is shown as
+    its PNG (:func:`figure_png`), rendered once. A view whose function takes a ``values`` keyword gets the
+    controls' values with the result (an attached Verdict view says whether they are the page's defaults).
     """
 
     controls: Sequence[Control]
     compute: Callable[..., dict]
     views: Sequence[Callable[[dict], Any]]
     actions: Sequence[Action] = ()
+    inactive: Callable[[dict], dict] | None = None
+    view_keys: Sequence[Callable[[dict], Any] | None] = ()
     result: dict | None = None
     error: str = ""
     elapsed_s: float = 0.0
@@ -194,6 +258,7 @@ class Explorer:
     _status: Any = field(default=None, repr=False)
     _busy: bool = field(default=False, repr=False)
     _action_notes: list = field(default_factory=list, repr=False)
+    _memos: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
         names = [c.name for c in self.controls]
@@ -210,6 +275,39 @@ class Explorer:
             return self.defaults()
         return {n: (tuple(w.value) if isinstance(w.value, (list, tuple)) else w.value) for n, w in self._widgets.items()}
 
+    def _view(self, view, result, k: int | None = None):
+        """``view(result)`` (with ``values=``, the controls' values, when the view takes it: an attached Verdict
+        view), a figure as its PNG;
+        view ``k`` with a key (:attr:`view_keys`) from its memo when it drew that key lately."""
+        import inspect
+
+        import matplotlib.pyplot as plt
+        try:
+            takes = "values" in inspect.signature(view).parameters
+        except (TypeError, ValueError):
+            takes = False
+
+        def make():
+            out = view(result, values=self.values()) if takes else view(result)
+            return figure_png(out) if isinstance(out, plt.Figure) else out
+        key = self.view_keys[k] if k is not None and k < len(self.view_keys) else None
+        if key is None or result is None:
+            return make()
+        return self._memos.setdefault(k, _Memo()).get(key(result), make)
+
+    def _grey_out(self) -> None:
+        """Disable the controls :attr:`inactive` names at the current values (tooltip: why), enable the others."""
+        if self.inactive is None or not self._widgets:
+            return
+        try:
+            off = self.inactive(self.values())
+        except (ValueError, TypeError):             # a refused input: the error line says why; leave them as they are
+            return
+        for c in self.controls:
+            widget = self._widgets[c.name]
+            widget.disabled = c.name in off
+            widget.tooltip = f"not used now: {off[c.name]}" if c.name in off else (c.help or None)
+
     def evaluate(self, **values) -> tuple[dict | None, list, str]:
         """Compute and draw at ``values`` (missing names: the current values) without touching the page: returns
         ``(result, rendered views, error line)``; on bad input ``(None, [], line)``."""
@@ -221,7 +319,7 @@ class Explorer:
         args = dict(self.values(), **values)
         try:
             result = self.compute(**args)
-            rendered = [view(result) for view in self.views]
+            rendered = [self._view(view, result, k) for k, view in enumerate(self.views)]
         except Exception as err:                      # shown in place, never as a traceback on the page
             if not isinstance(err, ValueError):
                 log.exception("explorer update failed")
@@ -248,16 +346,21 @@ class Explorer:
             finally:
                 self._busy = False
         result, rendered, self.error = self.evaluate(**values)
-        self.elapsed_s = time.perf_counter() - t0
+        redrawn = 0
         if result is not None:
             self.result = result
             for handle, item in zip(self._handles, rendered):
-                handle.update(item)
+                if item is not handle.last:           # an unchanged view (the same object) is not redrawn
+                    handle.update(item)               # in a kernel this renders it (a figure: its PNG)
+                    redrawn += 1
             for note in self._action_notes:           # an action's result was drawn at earlier values
                 note.update(_Message("Drawn at earlier control values: press the button to redraw it at these."))
+        self._grey_out()
+        self.elapsed_s = time.perf_counter() - t0     # what the reader waited for: compute, views and their display
         if self._status is not None:
-            self._status.update(_Message(self.error, error=True) if self.error
-                                else _Message(f"Updated in {self.elapsed_s:.2f} s."))
+            self._status.update(_Message(self.error, error=True) if self.error else _Message(
+                f"Updated in {self.elapsed_s:.2f} s (computed and displayed; {redrawn} of {len(rendered)} outputs "
+                f"changed)."))
         return result
 
     def show(self) -> None:
@@ -267,13 +370,16 @@ class Explorer:
 
         self._widgets = {c.name: c.widget() for c in self.controls}
         self._action_notes = []
-        display(w.VBox(list(self._widgets.values())))
+        display(w.VBox([c.row(self._widgets[c.name]) for c in self.controls]))
         self._status = _Area(_Message(""))
+        t0 = time.perf_counter()
         result, rendered, self.error = self.evaluate()
-        if result is None:
-            self._status.update(_Message(self.error, error=True))
         self.result = result
         self._handles = [_Area(item) for item in rendered]
+        self._grey_out()
+        self._status.update(_Message(self.error, error=True) if result is None else _Message(
+            f"Drawn at the defaults in {time.perf_counter() - t0:.2f} s. In a live kernel (JupyterLab) each change "
+            "of a control recomputes the outputs below in place."))
 
         def changed(_change):
             if self._busy:
@@ -296,7 +402,7 @@ class Explorer:
         if self._status is None:
             raise RuntimeError("attach a view after show(): the explorer is not displayed")
         self.views = [*self.views, view]
-        self._handles.append(_Area(view(self.result)))
+        self._handles.append(_Area(self._view(view, self.result)))
         return self._handles[-1].last
 
     def _show_action(self, action: Action) -> None:
@@ -334,36 +440,57 @@ class Explorer:
             run()
 
 
-def bench(explorer: Explorer, repeats: int = 5, **values) -> dict:
-    """Seconds of one update of ``explorer`` at its defaults updated by ``values``, as a live change costs it:
-    ``compute_s`` (the compute function alone) and ``update_s`` (compute, the views, and each figure rendered to
-    PNG as JupyterLab's inline backend renders it); medians over ``repeats`` after one warm-up, with the spread
-    (min, max). For ``python -m fedlib.lab.bench explore`` (speed targets live there, not in tests).
+def _formatter():
+    """IPython's display formatter as a JupyterLab kernel's (figures as PNG, ``bbox_inches="tight"``, as the inline
+    backend renders them): what :meth:`Explorer.update` costs the page when a display area is updated."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.core.pylabtools import select_figure_formats
+    shell = InteractiveShell.instance()
+    select_figure_formats(shell, {"png"}, bbox_inches="tight")
+    return shell.display_formatter
+
+
+def bench(explorer: Explorer, repeats: int = 5, moves: Sequence[dict] = (), **values) -> dict:
+    """Seconds of an update of ``explorer`` as a reader waits for it: ``update_s``, compute, the views, and the
+    display of every output that changed (IPython's formatter, figures rendered to PNG as JupyterLab's inline
+    backend renders them; an unchanged output is not redrawn, as :meth:`Explorer.update` does); ``compute_s``, the
+    compute part of the same updates. One untimed update at the defaults updated by ``values`` first (what the
+    page shows), then ``repeats`` timed ones: the k-th at those values updated by ``moves[k % len(moves)]``
+    (distinct states, so no cache answers for a control that moved; without ``moves``, the same state again).
+    Medians and the spread (min, max). For ``python -m fedlib.lab.bench explore`` (targets live there).
 
     Raises:
-        ValueError: ``repeats`` < 1; RuntimeError: the update fails at these values (its error line)."""
-    import io
+        ValueError: ``repeats`` < 1; RuntimeError: an update fails (its error line)."""
     import statistics
-
-    import matplotlib.pyplot as plt
 
     from fedlib.core.validate import check_int
     check_int("repeats", repeats, 1)
-    args = dict(explorer.defaults(), **values)
+    fmt = _formatter()
+    shown: list = []
     comp, full = [], []
-    for k in range(repeats + 1):
+
+    def one(state: dict) -> tuple[float, float]:
+        nonlocal shown
         t = time.perf_counter()
-        result, rendered, err = explorer.evaluate(**values)
-        if err:
-            raise RuntimeError(err)
-        for item in rendered:
-            if isinstance(item, plt.Figure):
-                item.savefig(io.BytesIO(), format="png", dpi=item.dpi, bbox_inches="tight")
-        u = time.perf_counter() - t
-        t = time.perf_counter()
-        explorer.compute(**args)
-        if k:                                            # the first is the warm-up
-            comp.append(time.perf_counter() - t)
-            full.append(u)
+        args = dict(explorer.defaults(), **state)
+        try:
+            result = explorer.compute(**args)
+        except Exception as err:
+            raise RuntimeError(error_text(err)) from err
+        c = time.perf_counter() - t
+        rendered = [explorer._view(view, result, j) for j, view in enumerate(explorer.views)]
+        for k, item in enumerate(rendered):
+            if k >= len(shown) or item is not shown[k]:
+                fmt.format(item)
+        shown = rendered
+        import matplotlib.pyplot as plt
+        plt.close("all")
+        return c, time.perf_counter() - t
+
+    one(dict(values))
+    for k in range(repeats):
+        c, u = one(dict(values, **(moves[k % len(moves)] if moves else {})))
+        comp.append(c)
+        full.append(u)
     return {"compute_s": round(statistics.median(comp), 4), "update_s": round(statistics.median(full), 4),
             "update_spread_s": [round(min(full), 4), round(max(full), 4)], "repeats": repeats}

@@ -205,7 +205,56 @@ def verdict_view(paper: str) -> Callable[[Mapping[str, Any] | None], _Markdown]:
     the Verdict cell redraws at every change of the controls). Raises ``ValueError`` for an unknown paper."""
     if paper not in ("hist", "dtfl", "hasfl"):
         raise ValueError(f"paper must be one of hist, dtfl, hasfl, got {paper!r}")
-    return lambda result: explore_verdict(paper, result)
+
+    def view(result, values=None):
+        """At the state the Verdict block above was computed at (the committed notebook's parameters), one line
+        pointing at it; at any other state the verdict there, headed by what differs."""
+        moved = None if values is None else _moved_from_block(paper, values)
+        if moved is not None and not moved and result is not None:
+            return _Markdown("*The controls are at the state of the Verdict above (this page's defaults): the "
+                             "verdict is that table. Move a control and the verdict at the new state appears here.*")
+        shown = explore_verdict(paper, result)
+        if moved is None:
+            return shown
+        what = "; ".join(f"{name} {_short(was)} → {_short(now)}" for name, (was, now) in moved.items())
+        return _Markdown(f"**At the controls' state now** (the Verdict above is at the committed defaults; here "
+                         f"{what}):\n\n{shown.data}")
+    return view
+
+
+_BLOCK_STATES: dict = {}
+
+
+def _moved_from_block(paper: str, values: Mapping[str, Any]) -> dict | None:
+    """The controls whose ``values`` differ from the state the generated Verdict block of ``<paper>_explore`` was
+    computed at (``fedlib.lab.notebook_verdicts.default_result``: the committed notebook's parameters), as
+    ``{name: (there, here)}``; None when that state cannot be built here (e.g. no committed store)."""
+    if paper not in _BLOCK_STATES:
+        import nbformat
+
+        from fedlib.lab.notebook_verdicts import parameters
+        from fedlib.lab.paths import REPO_ROOT
+        try:
+            nb = nbformat.read(REPO_ROOT / "notebooks" / paper / f"{paper}_explore.ipynb", as_version=4)
+            mod = importlib.import_module(f"fedlib.lab.{paper}.explore")
+            _BLOCK_STATES[paper] = mod.default_explorer(parameters(nb)).defaults()
+        except (OSError, ValueError, KeyError):
+            _BLOCK_STATES[paper] = None
+    block = _BLOCK_STATES[paper]
+    if block is None:
+        return None
+    same = lambda a, b: (tuple(a) if isinstance(a, (list, tuple)) else a) == (tuple(b) if isinstance(b, (list, tuple)) else b)  # noqa: E731
+    return {k: (block.get(k), v) for k, v in values.items() if not same(block.get(k), v)}
+
+
+def _short(value) -> str:
+    """A control's value in a line: numbers to 3 significant digits, ranges as ``low–high``, text shortened."""
+    if isinstance(value, (list, tuple)):
+        return "–".join(_short(v) for v in value)
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    text = str(value).strip().replace("\n", "; ")
+    return "(typed rows)" if len(text) > 24 else (text or "(empty)")
 
 
 def explore_verdict(paper: str, result: Mapping[str, Any] | None) -> _Markdown:

@@ -4,7 +4,7 @@ What it checks, per paper (``--paper hasfl``, the default; ``dtfl``; ``hist``; `
 the paper's ``notebooks/<paper>/<paper>_explore.ipynb`` in a running JupyterLab (in a workspace of its own, so no
 earlier tab is restored), waits for the ``fedlib`` kernel to be idle, runs all cells (menu Run > Run All Cells),
 waits for the controls (ipywidgets sliders) and the first table of the default state below them, reads that
-state, then types a new value into ONE slider's readout and waits for the status line "Updated in X s." above the
+state, then types a new value into ONE slider's readout and waits for the status line "Updated in X s (computed and displayed; ...)." above the
 views and for the table to show the new value:
 
 - ``hasfl``: "devices N" 20 -> 8 (``--devices``): the devices table ("HASFL b_i", "HASFL cut L_i") then has that
@@ -320,10 +320,10 @@ def check(p, name: str, args, out: Path) -> dict:
         page.keyboard.press("Enter")
         t_change = time.time()
         page.wait_for_function("() => [...document.querySelectorAll('.jp-OutputArea-output')]"
-                               ".some(e => /Updated in [0-9.]+ s\\./.test(e.textContent))", timeout=120_000)
+                               ".some(e => /Updated in [0-9.]+ s \\(computed and displayed/.test(e.textContent))", timeout=120_000)
         page.wait_for_function(spec.wait_js, arg=spec.wait_arg(new), timeout=60_000)
         summary["checks"]["change_seen_after_s"] = round(time.time() - t_change, 2)
-        m = re.search(r"Updated in ([0-9.]+) s\.", outputs_text(page))
+        m = re.search(r"Updated in ([0-9.]+) s \(computed and displayed", outputs_text(page))
         summary["updated_in_s"] = float(m.group(1)) if m else None
         summary["value_after"] = readout.text_content().strip()
         if name == "hasfl":                                # the names this check's summary had before --paper

@@ -267,7 +267,8 @@ def table_view(result: dict):
     per_tier = [dict(row, round=r["round_s_by_tier"][m - 1], best="best" * (m == r["best_tier"]))
                 for m, row in enumerate(tiers, 1)]
     head = (f"**DTFL round {r['dtfl_round_s']:.4g} s** (max_k T_k, eq. 5, the scheduler's tiers) against **FedAvg "
-            f"{r['fedavg_round_s']:.4g} s**: DTFL / FedAvg = **{r['ratio']:.3g}**. {s['model']}, width {s['width']}, "
+            f"{r['fedavg_round_s']:.4g} s**: FedAvg / DTFL = **{r['fedavg_round_s'] / r['dtfl_round_s']:.3g}×** "
+            f"(the Verdict's ratio). {s['model']}, width {s['width']}, "
             f"input {tuple(s['input_shape'])}, M = {s['num_tiers']}, clients {s['clients']}; client "
             f"{s['core_gflops']:g} GFLOP/s per CPU, server {s['server_gflops']:g} GFLOP/s per client copy.")
     fmt = {c: ".4g" for c in ("T_c", "T_s", "T_com", "T", "fedavg_T", "round")}
@@ -372,7 +373,33 @@ def explorer(model="resnet20", width: float = 0.5, dataset: str = "fashion-mnist
     run = functools.partial(compute, **fixed)
     sweep = Action("Sweep client 0's CPUs and link: where does its tier change?",
                    lambda values, progress: sweep_figure(sweep_client(values, progress=progress, **fixed)))
-    return Explorer(controls, run, [table_view, timeline_view], [sweep])
+    return Explorer(controls, run, [table_view, timeline_view], [sweep], inactive=inactive_controls,
+                    view_keys=[None, timeline_key])
+
+
+def timeline_key(result: dict) -> tuple:
+    """What :func:`timeline_view` draws from: the clients, their tiers, both rounds' times and M."""
+    return (*(tuple(result[k]) for k in ("cpus", "mbps", "samples", "tiers", "T", "fedavg_T")),
+            result["settings"]["num_tiers"], result["dtfl_round_s"], result["fedavg_round_s"])
+
+
+def inactive_controls(values: Mapping[str, Any]) -> dict:
+    """The controls that do not apply at ``values``: with clients typed, the draw (source, ranges, K, seed) and,
+    when the rows give samples, N_k; with the paper's profiles, the two ranges."""
+    text = str(values.get("clients", "")).strip()
+    if text:
+        off = dict.fromkeys(("clients_from", "cpus_range", "mbps_range", "num_clients", "seed"),
+                            "your typed clients replace the draw")
+        try:
+            if clients_from_text(text)[2] is not None:
+                off["samples_per_client"] = "your typed rows give each client's samples"
+        except ValueError:
+            pass                                             # the error line says why
+        return off
+    if values.get("clients_from", "ranges") != "ranges":
+        return dict.fromkeys(("cpus_range", "mbps_range"), f"the paper's profiles ({values['clients_from']}) "
+                             "set the clients' CPUs and links")
+    return {}
 
 
 def export_json(result: dict) -> str:
@@ -401,13 +428,15 @@ def write_json(result: dict, path) -> Path:
 
 
 def bench_update(repeats: int = 5) -> dict:
-    """One update at the defaults (K = 10, ResNet-20 at width 0.5, M = 7): :func:`fedlib.lab.explore.bench`'s
-    medians (``compute_s``; ``update_s``: compute, views, PNG rendering) and the target (``update_s`` <= 0.5 s)."""
+    """Updates from the defaults (K = 10, ResNet-20 at width 0.5, M = 7), each a new draw seed (new clients):
+    :func:`fedlib.lab.explore.bench`'s medians (``compute_s``; ``update_s``: compute, views and their display) and
+    the target (``update_s`` <= 0.5 s)."""
     import matplotlib
     from fedlib.lab.explore import bench
     matplotlib.use("Agg")
     ex = explorer()
-    return dict(bench(ex, repeats), K=ex.defaults()["num_clients"], target_update_s=0.5)
+    moves = [{"seed": 1 + k} for k in range(repeats)]      # new clients each time: the timeline drawn again
+    return dict(bench(ex, repeats, moves), K=ex.defaults()["num_clients"], target_update_s=0.5, moved="seed")
 
 
 # --- the notebook's verdict: the claim judged at the controls' state, and the default explorer ----------

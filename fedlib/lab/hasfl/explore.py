@@ -38,7 +38,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from fedlib.lab.explore import Action, Control, Explorer
+from fedlib.lab.explore import Action, Control, Explorer, _comparable, _Memo
 from fedlib.core.seeding import numpy_rng
 from fedlib.core.validate import ParameterTypeError, check_choice, check_float, check_int, check_str
 from fedlib.split import SystemSpec, sample_system
@@ -130,7 +130,7 @@ def _check_batch_caps(problem: Problem) -> None:
                              f"{MAX_BATCH_CAP:,} the batch-size search enumerates; give it less memory or use a larger model")
 
 
-def compute(st: HasflSetup, **v) -> dict:
+def compute(st: HasflSetup, solved: _Memo | None = None, **v) -> dict:
     """HASFL's decision and the benchmarks' at the controls' values.
 
     Returns:
@@ -138,18 +138,43 @@ def compute(st: HasflSetup, **v) -> dict:
         ``theta`` s or None); ``benchmarks``: per benchmark the list of its ``draws`` decisions (draw 0 = the
         plan's); ``timeline_benchmark``; ``eps``.
 
+    ``solved``: the explorer's memo of problems solved lately, by the values of :data:`PROBLEM_CONTROLS` (the
+    decisions are a deterministic function of them): moving the draws or the timeline's benchmark, or a control
+    back to a recent value, solves only what it has not solved (``key`` in the result: those values).
+
     Raises:
         ValueError / ParameterTypeError: a value out of range or an infeasible system (e.g. memory C4: the
         message names the device), before the benchmarks run."""
     from fedlib.lab.hasfl.runs.training import decide
 
-    problem = _problem(st, v)
     draws = check_int("draws", v["draws"], 1, 10)
     bench = check_choice("timeline_benchmark", v["timeline_benchmark"], BENCHMARKS)
-    hasfl = decide(problem, "HASFL", st.seed)
-    benchmarks = {m: [decide(problem, m, st.seed, draw=k) for k in range(draws)] for m in BENCHMARKS}
+    key = tuple(_comparable(v[name]) for name in PROBLEM_CONTROLS)
+    make = lambda: {"problem": _problem(st, v), "decisions": {}}      # noqa: E731
+    state = make() if solved is None else solved.get(key, make)
+    problem, done = state["problem"], state["decisions"]
+
+    def decided(method: str, draw: int = 0) -> dict:        # each decision once per problem (a control moved back)
+        if (method, draw) not in done:
+            done[method, draw] = decide(problem, method, st.seed, draw=draw)
+        return done[method, draw]
+    hasfl = decided("HASFL")
+    benchmarks = {m: [decided(m, k) for k in range(draws)] for m in BENCHMARKS}
     return {"problem": problem, "hasfl": hasfl, "benchmarks": benchmarks, "timeline_benchmark": bench,
-            "eps": problem.eps, "source": st.source}
+            "eps": problem.eps, "source": st.source, "key": key}
+
+
+#: the controls that define the problem (41); draws and the timeline's benchmark do not change it
+PROBLEM_CONTROLS = ("constants", "num_devices", "device_tflops", "uplink_mbps", "downlink_mbps", "memory_gb",
+                    "server_tflops", "server_link_mbps", "interval", "eps_scale", "system_seed", "devices")
+#: the controls that typed devices replace (greyed out while devices are typed)
+DRAWN_DEVICE_CONTROLS = ("num_devices", "device_tflops", "uplink_mbps", "downlink_mbps", "memory_gb")
+def inactive_controls(values: Mapping[str, Any]) -> dict:
+    """The controls that do not apply at ``values``: with devices typed, N and the device ranges (the typed rows
+    replace the drawn devices; the servers are still drawn from their ranges)."""
+    if str(values.get("devices", "")).strip():
+        return {name: "your typed devices replace the drawn ones" for name in DRAWN_DEVICE_CONTROLS}
+    return {}
 
 
 def summary_rows(result: dict) -> list[dict]:
@@ -378,18 +403,24 @@ def explorer(st: HasflSetup, num_devices: int = 20, constants: str = "pilot", dr
     check_choice("sweep_over", sweep_over, tuple(SWEEPS))
     check_int("sweep_points", sweep_points, 2, 50)
 
+    solved = _Memo(16)      # problems solved lately and their decisions (compute: what a control does not change)
+
     def run_sweep(values, progress):
         return sweep_figure(sweep(st, values, sweep_over, sweep_points, progress), sweep_over)
 
     return Explorer(controls(st, num_devices, constants, draws, timeline_benchmark, devices),
-                    lambda **v: compute(st, **v), [summary_view, devices_view, timeline_view],
-                    [Action(f"Where does the decision change? (sweep the {sweep_over})", run_sweep)])
+                    lambda **v: compute(st, solved, **v), [summary_view, devices_view, timeline_view],
+                    [Action(f"Where does the decision change? (sweep the {sweep_over})", run_sweep)],
+                    inactive=inactive_controls,
+                    view_keys=[None, lambda r: r["key"], lambda r: (r["key"], r["timeline_benchmark"])])
 
 
 def bench_update(profile: str = "converged", repeats: int = 5) -> dict:
     """One explorer update at the defaults (the converged plan's constants, N = 20, one draw per benchmark):
-    :func:`fedlib.lab.explore.bench`'s ``compute_s`` and ``update_s`` (target: ``update_s`` <= 2 s on 2 cores),
-    and ``corners_update_s``: one update at N = 50, N = 100 and I = 1, where one decision takes longer."""
+    :func:`fedlib.lab.explore.bench`'s ``compute_s`` and ``update_s`` over moves of the system draw's seed, each a
+    new problem (target: ``update_s`` <= 2 s on 2 cores, display included), ``corners_update_s``: one update at
+    N = 50, N = 100 and I = 1, where the decisions take longer (target 5 s), and ``timeline_benchmark_update_s``:
+    a move that changes no problem (the decisions come from the cache; the timeline alone is redrawn)."""
     import matplotlib
 
     from fedlib.lab.explore import bench
@@ -398,11 +429,16 @@ def bench_update(profile: str = "converged", repeats: int = 5) -> dict:
     use_profile(profile)
     st = setup(profile)                                  # the committed store's pilot
     ex = explorer(st, draws=1)
-    out = dict(bench(ex, repeats), N=ex.defaults()["num_devices"], target_update_s=2.0)
-    # the slow corners of the sliders (one timing each): a large N, and I = 1 (BCD's batch search widens there)
-    out["corners_update_s"] = {name: bench(ex, 1, **values)["update_s"] for name, values in
+    # a new system each time (the system draw's seed): every decision solved again, nothing from a cache
+    moves = [{"system_seed": 1 + k} for k in range(repeats)]
+    out = dict(bench(ex, repeats, moves), N=ex.defaults()["num_devices"], target_update_s=2.0,
+               moved="system_seed", target_corners_s=5.0)
+    # the slow corners of the sliders (one timing each, a problem not solved before): a large N, and I = 1
+    out["corners_update_s"] = {name: bench(ex, 1, [values])["update_s"] for name, values in
                                (("N=50", {"num_devices": 50}), ("N=100", {"num_devices": 100}),
                                 ("I=1", {"interval": 1}))}
+    # a control that leaves the problem as it is: the timeline's benchmark (no decision solved again)
+    out["timeline_benchmark_update_s"] = bench(ex, 1, [{"timeline_benchmark": "RBS+HAMS"}])["update_s"]
     return out
 
 

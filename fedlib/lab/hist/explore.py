@@ -289,7 +289,7 @@ def figure_view(result: dict):
         ax.axvline(v[v["sweep"]], color="0.5", lw=0.8, ls=":")
         ax.set(xlabel=name, ylabel=label, yscale="log")
         label_log_axis(ax)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=8)
     fixed = f"N = {v['N']}" if v["sweep"] == "H" else f"H = {v['H']}"
     axes[0, 0].set_title(f"(a) per round, E = {v['E']}, {fixed}")
     axes[0, 1].set_title(f"(b) rounds in {v['comm_budget_L0']:g} L0 per client")
@@ -306,7 +306,7 @@ def figure_view(result: dict):
         ax.set(yscale="log", xlabel="cells N", ylabel="bound term", xticks=ns,
                title=f"(c) eq. 13, γ = {v['gamma']:g}, T = {b['T']:,}")
         ax.set_ylim(top=ax.get_ylim()[1] * 1e4)                 # room for the legend above the curves
-        ax.legend(fontsize=6, ncol=2, loc="upper center")
+        ax.legend(fontsize=7, ncol=2, loc="upper center")
         _plain_log_ticks(ax)
         ax = axes[1, 1]
         ax.plot(x, sw["gamma_max"], marker=".", color=colour(0), label="largest γ of (12)")
@@ -314,7 +314,7 @@ def figure_view(result: dict):
         ax.axvline(v[v["sweep"]], color="0.5", lw=0.8, ls=":")
         ax.set(xlabel=name, ylabel="γ_max", yscale="log", title="(d) step-size condition (12)")
         _plain_log_ticks(ax)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=8)
     fig.subplots_adjust(left=0.09, right=0.98, bottom=0.08, top=0.95, wspace=0.3, hspace=0.35)  # tight_layout: 0.3 s
     return fig
 
@@ -371,12 +371,14 @@ def explorer(profile: str, settings=("noniid", "cell_iid"), N: int = 3, H: int =
                         log=k in ("comm_budget_L0", "gamma"), help=LABELS[k]) for k in values]
     controls += [Control("setting", "data setting (constants)", "choice", settings[0], options=tuple(settings)),
                  Control("sweep", "figure's x-axis", "choice", sweep, options=SWEEPS)]
-    return Explorer(controls, functools.partial(compute, st), [table_view, notes_view, figure_view])
+    return Explorer(controls, functools.partial(compute, st), [table_view, notes_view, figure_view],
+                    view_keys=[None, None, lambda r: tuple(sorted(r["inputs"].items()))])
 
 
 def bench_update(repeats: int = 5, profile: str = "quick") -> dict:
-    """One explorer update at the defaults with ``profile``'s store (made the active profile): the medians of
-    :func:`fedlib.lab.explore.bench` (``compute_s``; ``update_s``: compute, views and the figure rendered to PNG),
+    """Explorer updates from the defaults with ``profile``'s store (made the active profile), each a new
+    per-client budget: the medians of :func:`fedlib.lab.explore.bench` (``compute_s``; ``update_s``: compute, views
+    and their display, the figure rendered to PNG),
     the target (``update_s`` <= 0.5 s on 2 cores) and ``bound``: whether the pilot record was there."""
     import matplotlib
 
@@ -386,7 +388,10 @@ def bench_update(repeats: int = 5, profile: str = "quick") -> dict:
     matplotlib.use("Agg")
     use_profile(profile)
     ex = explorer(profile)
-    return dict(bench(ex, repeats), target_update_s=0.5, bound=ex.evaluate()[0]["bound"] is not None)
+    # a new budget each time (log-spaced, as its slider moves): the rounds, T, the bound and the figure change
+    moves = [{"comm_budget_L0": round(30.0 * 1.25 ** (k + 1), 2)} for k in range(repeats)]
+    return dict(bench(ex, repeats, moves), target_update_s=0.5, moved="comm_budget_L0",
+                bound=ex.evaluate()[0]["bound"] is not None)
 
 
 # --- the notebook's verdict: the claim judged at the controls' state, and the default explorer ----------

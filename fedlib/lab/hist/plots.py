@@ -132,7 +132,8 @@ def _same_as(curves: dict, n) -> str:
 
 def fig_bounds(sweeps: dict, setting: str):
     """HIST Theorem 1 with estimated constants: (a) terms vs N; (b) bound vs T with Corollary 1's γ;
-    (c) γ_max of (12) over (H, E/H) with the used γ's contour; (d) maximum orders of H and E vs T.
+    (c) γ_max of (12) over (H, E/H) with the used γ's contour; (d) maximum orders of H and E vs T. Two panels to a
+    row (9.4 in wide: shown inline at its size, its 8 pt legends stay legible).
 
     Each panel's legend sits in a row of its own below it (covering no axis label); every curve of a panel has its
     own hollow marker (nested sizes), so curves that coincide (in (d) E's order does not depend on N) stay visible;
@@ -140,8 +141,10 @@ def fig_bounds(sweeps: dict, setting: str):
     another N's repeats."""
     import matplotlib.colors as mcolors
 
-    fig, axes = new_figure(ncols=4, nrows=2, width=3.9, height=3.0, height_ratios=[1, 0.42])
-    ax = axes[0, 0]
+    fig, panels = new_figure(ncols=2, nrows=4, width=4.7, height=3.0, height_ratios=[1, 0.36, 1, 0.36])
+    axes = [panels[0, 0], panels[0, 1], panels[2, 0], panels[2, 1]]      # (a) (b) / (c) (d)
+    legends = [panels[1, 0], panels[1, 1], panels[3, 0], panels[3, 1]]
+    ax = axes[0]
     ns = sorted(sweeps["vs_N"])
     for i, term in enumerate(TERM_LABELS):
         ax.plot(ns, [sweeps["vs_N"][n][term] for n in ns], **_n_style(i), label=TERM_LABELS[term])
@@ -149,7 +152,7 @@ def fig_bounds(sweeps: dict, setting: str):
     ax.set(yscale="log", xlabel="number of cells N", ylabel="bound term",
            title=f"(a) eq. 13 terms, γ={sweeps['gamma']:g}, T={sweeps['T']}")
     ax.set_xticks(ns)
-    ax = axes[0, 1]
+    ax = axes[1]
     vanishing = {n: [b["init"] + b["variance"] + b["client_dissimilarity"] for b in sweeps["vs_T"][n]] for n in ns}
     floor = {n: [b["cell_dissimilarity"] + b["model_norm"] for b in sweeps["vs_T"][n]] for n in ns}
     for i, n in enumerate(ns):
@@ -157,14 +160,14 @@ def fig_bounds(sweeps: dict, setting: str):
         ax.plot(sweeps["T_grid"], floor[n], ls=":", **_n_style(i), label=f"N={n}: floor{_same_as(floor, n)}")
     ax.set(xscale="log", yscale="log", xlabel="iterations T", ylabel="bound part",
            title="(b) Corollary 1, γ=(TÑ)^-1/2\ndiminishing (solid), floor (dotted)")
-    ax = axes[0, 2]
+    ax = axes[2]
     grid = np.asarray(sweeps["gamma_max_grid"])
     im = ax.pcolormesh(sweeps["E_over_H_grid"], sweeps["H_grid"], grid, norm=mcolors.LogNorm(), shading="nearest")
     fig.colorbar(im, ax=ax, label="γ_max of (12)")
     ok = grid >= sweeps["gamma"]
     ax.set(xlabel="E/H", ylabel="H", title=f"(c) step-size condition, N={sweeps['grid_N']}\n"
            f"γ={sweeps['gamma']:g} satisfies it in {int(ok.sum())}/{ok.size} cells")
-    ax = axes[0, 3]
+    ax = axes[3]
     orders = {k: {n: sweeps["orders"][n][k] for n in ns} for k in ("H", "E")}
     for i, n in enumerate(ns):
         ax.plot(sweeps["T_grid"], orders["H"][n], **_n_style(i), label=f"H, N={n}{_same_as(orders['H'], n)}")
@@ -173,11 +176,11 @@ def fig_bounds(sweeps: dict, setting: str):
         ax.plot(sweeps["T_grid"], orders["E"][n], ls=(5 * i, (3, 5 * len(ns) - 3)), **_n_style(i))
     ax.set(xscale="log", yscale="log", xlabel="iterations T", ylabel="maximum order",
            title="(d) max orders of H (solid), E (dashed)")
-    for col in range(4):
-        handles, labels = axes[0, col].get_legend_handles_labels()
-        axes[1, col].axis("off")
+    for ax, below in zip(axes, legends):
+        handles, labels = ax.get_legend_handles_labels()
+        below.axis("off")
         if handles:
-            axes[1, col].legend(handles, labels, fontsize=6, loc="upper center", ncol=2, frameon=False)
+            below.legend(handles, labels, fontsize=8, loc="upper center", ncol=2, frameon=False)
     fig.suptitle(f"HIST Theorem 1 with constants estimated on {SETTING_TITLES.get(setting, setting)} data")
     fig.tight_layout()
     return fig

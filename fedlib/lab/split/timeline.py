@@ -28,6 +28,8 @@ from fedlib.core.validate import ParameterTypeError, check_array, check_choice, 
 
 #: segment kinds: device (or server) compute, uplink, server compute, downlink, and the wait at a barrier
 KINDS = ("compute", "uplink", "server", "downlink", "wait")
+#: device rows labelled at most (more devices: every k-th labelled, and rows past this many drawn thinner)
+LABELLED_ROWS = 24
 #: relative tolerance of the layout's end against the model's round latency (float rounding of the sums only)
 RTOL = 1e-12
 
@@ -200,8 +202,9 @@ def draw_timeline(ax, timeline: Timeline, title: str = "", xmax: float | None = 
     """Draw ``timeline`` on ``ax`` as a Gantt chart: one row per device (sorted by finishing time, the earliest at
     the top), the server rows above them, segments coloured by kind (:data:`KIND_LABELS`; waits hatched; two steps
     of one row side by side share it, one above the other), the round latency as a solid vertical line labelled in
-    seconds above the axes, the timeline's marks dotted. The title's second line sets the layout's end beside the
-    model's round latency (the check), a third line the marks' times.
+    seconds above the axes, the timeline's marks dotted; the title's further lines give the marks' times. (That the
+    layout ends at the model's round latency is :func:`build_timeline`'s check, not the reader's: the title does
+    not repeat it.) Above :data:`LABELLED_ROWS` devices, only every k-th device row is labelled.
 
     Args:
         ax: a matplotlib axes. timeline: :func:`build_timeline`'s. title: the panel's title. xmax: the x-axis'
@@ -236,7 +239,9 @@ def draw_timeline(ax, timeline: Timeline, title: str = "", xmax: float | None = 
     kinds = set(boxes)
     if tl.devices < len(tl.names):
         ax.axhline(len(tl.names) - tl.devices - 0.5, color="0.6", linewidth=0.6)
-    ax.set_yticks(range(len(order)), [tl.names[r] for r in order], fontsize=7 if len(order) > 12 else 8)
+    step = -(-tl.devices // LABELLED_ROWS)          # many devices: every step-th device row labelled (and the servers)
+    ticks = [y for y, row in enumerate(order) if row >= tl.devices or (y - (len(order) - tl.devices)) % step == 0]
+    ax.set_yticks(ticks, [tl.names[order[y]] for y in ticks], fontsize=7 if len(order) > 12 else 8)
     ax.set_ylim(len(order) - 0.5, -0.5)
     ax.set_xlim(0, xmax)
     ax.set_xlabel("simulated time in the round (s)", fontsize=8)
@@ -244,7 +249,7 @@ def draw_timeline(ax, timeline: Timeline, title: str = "", xmax: float | None = 
     ax.grid(axis="x", color="0.9", linewidth=0.6)
     ax.set_axisbelow(True)
     handles = [Patch(label=KIND_LABELS[k], **_kind_style(k)) for k in KINDS if k in kinds]
-    lines = [f"{title}", f"timeline ends at {tl.latency:.6g} s = the model's {tl.source}: {tl.model_latency:.6g} s"]
+    lines = [title] if title else []
     for t, label in tl.marks:
         ax.axvline(t, color="0.2", linestyle=":", linewidth=1.3)
         handles.append(Line2D([], [], color="0.2", linestyle=":", linewidth=1.3, label=label))
@@ -253,13 +258,13 @@ def draw_timeline(ax, timeline: Timeline, title: str = "", xmax: float | None = 
     ax.text(tl.latency, 1.005, f"{tl.latency:.4g} s", transform=blended_transform_factory(ax.transData, ax.transAxes),
             ha="center", va="bottom", fontsize=8, fontweight="bold")
     handles.append(Line2D([], [], color="black", linewidth=1.4, label="round latency (its seconds above the line)"))
-    ax.set_title("\n".join(lines if title else lines[1:]), fontsize=8.5, pad=14)
+    ax.set_title("\n".join(lines), fontsize=8.5, pad=14)
     return handles
 
 
 def timeline_figure(timelines, titles=None, ncols: int | None = None, share_x: str = "row"):
     """One panel per timeline (:func:`draw_timeline`), ``ncols`` to a row, one legend below all panels (inside the
-    figure, outside every axes). Sized for N = 20 devices (0.2 in per row of a panel).
+    figure, outside every axes). Sized for N = 20 devices (0.2 in per row of a panel; rows past :data:`LABELLED_ROWS` 0.07 in).
 
     Args:
         timelines: a non-empty list of :class:`Timeline`. titles: one title per timeline (default none). ncols:
@@ -287,7 +292,7 @@ def timeline_figure(timelines, titles=None, ncols: int | None = None, share_x: s
     nrows = -(-len(timelines) // ncols)
     rows = max(len(tl.names) for tl in timelines)
     legend_in = 0.4                                             # two legend rows below the panels
-    panel = 1.8 + 0.2 * rows
+    panel = 1.8 + 0.2 * min(rows, LABELLED_ROWS) + 0.07 * max(rows - LABELLED_ROWS, 0)   # thinner rows past 24
     fig, axes = new_figure(ncols=ncols, nrows=nrows, width=6.4, height=panel + legend_in / nrows)
     handles = {}
     for k, ax in enumerate(axes.flat):
@@ -298,8 +303,27 @@ def timeline_figure(timelines, titles=None, ncols: int | None = None, share_x: s
         xmax = 1.04 * max(tl.latency for tl in same[share_x])
         for h in draw_timeline(ax, timelines[k], titles[k], xmax):
             handles.setdefault(h.get_label(), h)
-    height = fig.get_figheight()
-    fig.tight_layout(rect=(0, legend_in / height, 1, 1), h_pad=2.0)
+    _fixed_margins(fig, axes, timelines, titles, legend_in)
     fig.legend(handles=list(handles.values()), loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=4, fontsize=7.5,
                frameon=False)
     return fig
+
+
+def _fixed_margins(fig, axes, timelines, titles, legend_in: float) -> None:
+    """The panels' margins from the measured width of the longest row label and the title's lines (what
+    ``tight_layout`` would find, without laying out every text of the figure: a tenth of the time): left of each
+    panel its labels, above it its title and the latency's label, below it the axis label, under all the legend."""
+    from matplotlib.font_manager import FontProperties
+    renderer = fig.canvas.get_renderer()
+    nrows, ncols = axes.shape
+    size = 7 if max(len(tl.names) for tl in timelines) > 12 else 8
+    label_in = max(renderer.get_text_width_height_descent(name, FontProperties(size=size), False)[0]
+                   for tl in timelines for name in tl.names) / fig.dpi + 0.2      # tick labels, ticks and pad
+    lines = max(len([t for t in [title] if t]) + len(tl.marks) for tl, title in zip(timelines, titles))
+    top_in, bottom_in, right_in = 0.42 + 0.15 * lines, 0.5, 0.15
+    width, height = fig.get_size_inches()
+    gap_w, gap_h = label_in + right_in, top_in + bottom_in
+    axes_w = (width - label_in - right_in - (ncols - 1) * gap_w) / ncols
+    axes_h = (height - top_in - bottom_in - legend_in - (nrows - 1) * gap_h) / nrows
+    fig.subplots_adjust(left=label_in / width, right=1 - right_in / width, top=1 - top_in / height,
+                        bottom=(bottom_in + legend_in) / height, wspace=gap_w / axes_w, hspace=gap_h / axes_h)
