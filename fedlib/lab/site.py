@@ -178,7 +178,7 @@ def _execute(paper: str, profile: str, nb: Path, executed: Path, scratch: Path) 
     os.environ.pop("FEDLIB_COMMIT", None)
     try:
         with _captured() as out:
-            row = run_notebooks(profile, executed, only=nb.stem, heartbeat_s=None)[0]
+            row = run_notebooks(profile, executed, only=nb.stem)[0]
     finally:
         for k, v in saved.items():
             os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
