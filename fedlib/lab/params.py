@@ -308,8 +308,9 @@ def apply_profile(namespace: dict, paper: str, notebook: str, history: list[str]
 
     Returns:
         ``{"profile", "files": [profile files read], "taken": {name: profile value}, "kept": {name: (your value,
-        profile value)}}``: ``taken``, the values the profile gives that differ from the cell's defaults;
-        ``kept``, the parameters the user set that the profile sets to another value.
+        profile value)}, "injected": [names]}``: ``taken``, the values the profile gives that differ from the
+        cell's defaults; ``kept``, the parameters the user set that the profile sets to another value;
+        ``injected``, the declared parameters papermill gave (``profile`` aside).
 
     Raises:
         FileNotFoundError: no ``notebooks/<paper>/<notebook>.ipynb``. ValueError: as
@@ -319,7 +320,7 @@ def apply_profile(namespace: dict, paper: str, notebook: str, history: list[str]
 
     path = NOTEBOOK_DIR / paper / f"{notebook}.ipynb"
     profile = namespace.get("profile", "quick")
-    out = {"profile": profile, "files": [], "taken": {}, "kept": {}}
+    out = {"profile": profile, "files": [], "taken": {}, "kept": {}, "injected": []}
     if not isinstance(profile, str) or profile not in paths.PROFILES or not has_profile(path, profile):
         return out
     out["files"] = [f for f in (PROFILE_DIR / profile / f"{paper}.yaml", PROFILE_DIR / profile / f"{notebook}.yaml")
@@ -328,6 +329,7 @@ def apply_profile(namespace: dict, paper: str, notebook: str, history: list[str]
     if history is None:
         history = list(namespace.get("In") or namespace.get("_ih") or [])
     injected = set(_injected_names(history))
+    out["injected"] = sorted(n for n in injected if n in defaults and n != "profile")
     for name, value in notebook_parameters(path, profile).items():
         if name == "profile" or name not in namespace:
             continue
@@ -353,7 +355,9 @@ def _profile_note(applied: dict, default_profile) -> str:
         return line + "; no profile file for it: every parameter is the cell's"
     files = ", ".join(display_path(f) for f in applied["files"])
     taken = ", ".join(f"{k}={v!r}" for k, v in applied["taken"].items())
-    line += f"; from {files}: " + (taken if taken else "no value beyond the cell's")
+    line += f"; from {files}: " + (taken if taken else "no value beyond the cell's or papermill's")
+    if applied["injected"]:
+        line += f"; given by papermill: {', '.join(applied['injected'])}"
     if applied["kept"]:
         line += "; set in the cell or by papermill, over the profile's: " + ", ".join(
             f"{k}={mine!r} (profile: {theirs!r})" for k, (mine, theirs) in applied["kept"].items())
