@@ -81,6 +81,19 @@ if [ "$ONLY_SET" = 1 ]; then
   fi
 fi
 
+heartbeat() {
+  # heartbeat WHAT CMD...: run CMD; while it runs, print a line a minute (long set-up steps print nothing else)
+  local what=$1; shift
+  ( trap 'kill "$sp" 2>/dev/null; exit 0' TERM
+    n=0; while :; do sleep 60 & sp=$!; wait "$sp"; n=$((n + 1)); echo "   ... $what: $n min so far"; done ) &
+  local ticker=$! rc=0
+  "$@" || rc=$?
+  kill "$ticker" 2>/dev/null || true
+  wait "$ticker" 2>/dev/null || true
+  return "$rc"
+}
+quiet() { "$@" >/dev/null 2>&1; }   # quiet CMD...: CMD without its output (inside heartbeat, whose lines still show)
+
 setup_venv() {
   local py=${PYTHON:-python3}
   if [ ! -x .venv/bin/python ]; then
@@ -92,19 +105,20 @@ setup_venv() {
   have=$(cat .venv/.requirements.sha256 2>/dev/null || true)
   if [ "$want" != "$have" ]; then
     echo "== installing requirements.txt into .venv (first time: a few minutes)"
-    .venv/bin/python -m pip install --disable-pip-version-check -q -r requirements.txt
+    heartbeat "installing requirements.txt" .venv/bin/python -m pip install --disable-pip-version-check -q -r requirements.txt
     echo "$want" > .venv/.requirements.sha256
   fi
   # fedlib itself, editable: importable from any folder (a kernel started in a notebook's folder included)
   # (checked from /, in isolated mode: the current folder and PYTHONPATH would hide a missing install)
   if ! (cd / && "$ROOT/.venv/bin/python" -I -c "import fedlib, pathlib, sys; sys.exit(pathlib.Path(fedlib.__file__).resolve().parents[1] != pathlib.Path('$ROOT').resolve())" 2>/dev/null); then
     echo "== installing fedlib (editable) into .venv"
-    .venv/bin/python -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e .
+    heartbeat "installing fedlib" .venv/bin/python -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e .
   fi
   # the project's kernel (named in every notebook's metadata), JupyterLab's autosave off, fedlib the default kernel
   # (again when the kernel predates the thread pin: its kernel.json lacks OMP_NUM_THREADS)
   if [ ! -f .venv/etc/jupyter/jupyter_server_config.d/fedlib.json ] ||
      ! grep -q OMP_NUM_THREADS .venv/share/jupyter/kernels/fedlib/kernel.json 2>/dev/null; then
+    echo "== registering the Jupyter kernel \"Python (fedlib)\" (autosave off)"
     .venv/bin/python -m fedlib.lab.jupyter_setup >/dev/null
   fi
 }
@@ -117,14 +131,15 @@ get_data() {
     local sudo=""
     [ "$(id -u)" = 0 ] || sudo="sudo -n"
     echo "== installing Debian's dataset-fashion-mnist"
-    if $sudo apt-get install -y -q dataset-fashion-mnist >/dev/null 2>&1 ||
-       { $sudo apt-get update -q >/dev/null 2>&1 && $sudo apt-get install -y -q dataset-fashion-mnist >/dev/null 2>&1; }; then
+    if heartbeat "installing dataset-fashion-mnist" quiet $sudo apt-get install -y -q dataset-fashion-mnist ||
+       { heartbeat "apt-get update" quiet $sudo apt-get update -q &&
+         heartbeat "installing dataset-fashion-mnist" quiet $sudo apt-get install -y -q dataset-fashion-mnist; }; then
       .venv/bin/python -m fedlib.lab.data fashion-mnist && return 0
     fi
   fi
   # 3. torchvision's download (machines with internet).
   echo "== downloading Fashion-MNIST with torchvision"
-  if .venv/bin/python -m fedlib.lab.data fashion-mnist --download; then return 0; fi
+  if heartbeat "downloading Fashion-MNIST" .venv/bin/python -m fedlib.lab.data fashion-mnist --download; then return 0; fi
   echo "run_all.sh: Fashion-MNIST is not available. Install it with 'apt-get install -y dataset-fashion-mnist'" \
        "or run on a machine with internet access (torchvision downloads it into data/)." >&2
   exit 1

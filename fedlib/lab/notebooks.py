@@ -5,7 +5,8 @@ path order (``hist_1_experiments`` before ``hist_2_figures``). Parameters of a p
 merged: ``notebooks/profiles/<profile>/<paper>.yaml`` (written once for a paper; each key applies to those of the
 paper's notebooks that declare it) under ``notebooks/profiles/<profile>/<name>.yaml`` (that notebook only; every
 key must be one of its parameters). A failing notebook does not stop the others; the exit status is non-zero if
-any failed. One line per notebook as it finishes, then a summary table. Executed notebooks (the report a user
+any failed. A line when a notebook starts (its place in the selection, the time its last committed run took, what
+is left), one a minute while it runs and one when it ends (:mod:`fedlib.lab.progress`), then a summary table. Executed notebooks (the report a user
 opens, figures embedded) go to ``.executed/<profile>/<paper>/``.
 
 Each kernel starts in the notebook's own folder, as Jupyter starts it, with the project's kernel (``fedlib``,
@@ -28,6 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from fedlib.lab import progress
 from fedlib.lab.cli import ArgumentParser, writable_dir
 from fedlib.lab.paths import REPO_ROOT
 
@@ -162,6 +164,15 @@ def _ipc_kernel_manager(socket_dir: str):
             kwargs.setdefault("ip", str(Path(socket_dir) / "kernel"))
             super().__init__(**kwargs)
 
+        async def _async_interrupt_kernel(self) -> None:
+            # jupyter_client interrupts a kernel (SIGINT to its process group) before it asks it to shut down. The
+            # runner shuts a kernel down only once its last cell has finished, so the interrupt stops nothing: it
+            # only reaches a kernel still flushing its output (ipykernel logs "KeyboardInterrupt caught in kernel")
+            # and the worker processes of a pool the notebook keeps (each prints a KeyboardInterrupt traceback).
+            if self.shutting_down:
+                return
+            await super()._async_interrupt_kernel()
+
     return IPCKernelManager
 
 
@@ -183,9 +194,12 @@ def kernel_name() -> str:
     return KERNEL if KERNEL in KernelSpecManager().find_kernel_specs() else "python3"
 
 
-def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None, commit: bool = False) -> list[dict]:
+def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None, commit: bool = False,
+                  heartbeat_s: float | None = progress.HEARTBEAT_S) -> list[dict]:
     """Execute notebooks at ``profile``; executed copies go to ``out_dir/<paper>/``, figures embedded.
-    ``commit``: the kernels write the committed figures, metrics and store (``FEDLIB_COMMIT=1``).
+    ``commit``: the kernels write the committed figures, metrics and store (``FEDLIB_COMMIT=1``). Progress, one line
+    per event (:mod:`fedlib.lab.progress`): a notebook starts (its place, its last committed time, what is left),
+    is still running (every ``heartbeat_s`` seconds; None: no such line), ends.
 
     Returns:
         One row per notebook: ``{"notebook", "paper", "seconds", "status", "error"}``; status ``ok``, ``FAILED`` or
@@ -218,6 +232,9 @@ def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None, co
     _quiet_kernel_logs()
     socket_dir = tempfile.TemporaryDirectory(prefix="fedlib-kernel-")
     rows = []
+    runnable = [nb for nb in nbs if has_profile(nb, profile)]
+    last = {nb: progress.last_wall_s(nb.stem, profile) for nb in runnable}
+    t_all = time.perf_counter()
     for nb in nbs:
         t0 = time.perf_counter()
         status, error = "ok", ""
@@ -226,18 +243,24 @@ def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None, co
                          "error": f"no {profile} profile for {nb.parent.name}"})
             print(f"[skipped] {nb.parent.name}/{nb.stem}: no {profile} profile for {nb.parent.name}", flush=True)
             continue
+        label, i = f"{nb.parent.name}/{nb.stem}", runnable.index(nb) + 1
+        print(progress.start_line(label, i, len(runnable), last[nb], [last[n] for n in runnable[i:]]), flush=True)
         try:
             parameters = notebook_parameters(nb, profile)
             (out_dir / nb.parent.name).mkdir(parents=True, exist_ok=True)
-            pm.execute_notebook(str(nb), str(out_dir / nb.parent.name / nb.name), parameters=parameters,
-                                kernel_name=kernel, cwd=str(nb.parent), progress_bar=False, log_output=False,
-                                kernel_manager_class=_ipc_kernel_manager(socket_dir.name))
+            beat = (progress.Heartbeat(f"[{i}/{len(runnable)}] {label}", last[nb], every=heartbeat_s)
+                    if heartbeat_s is not None else contextlib.nullcontext())
+            with beat:
+                pm.execute_notebook(str(nb), str(out_dir / nb.parent.name / nb.name), parameters=parameters,
+                                    kernel_name=kernel, cwd=str(nb.parent), progress_bar=False, log_output=False,
+                                    kernel_manager_class=_ipc_kernel_manager(socket_dir.name))
         except Exception as exc:  # papermill raises PapermillExecutionError and others
             text = str(exc).strip()
             status, error = "FAILED", f"{type(exc).__name__}: {text.splitlines()[-1] if text else ''}"
         rows.append({"notebook": nb.stem, "paper": nb.parent.name, "seconds": time.perf_counter() - t0,
                      "status": status, "error": error})
-        print(f"[{status}] {nb.parent.name}/{nb.stem} ({rows[-1]['seconds']:.1f} s) {error}".rstrip(), flush=True)
+        print(f"[{status}] {label} ({progress.duration(rows[-1]['seconds'])}; "
+              f"{progress.duration(time.perf_counter() - t_all)} since the first) {error}".rstrip(), flush=True)
     socket_dir.cleanup()
     for key, value in saved_env.items():
         if value is None:

@@ -10,6 +10,10 @@ redraw or the site never trains them). They are written only when asked for:
 - explicitly, with ``FEDLIB_COMMIT=1`` in the environment, or by naming a folder in ``FEDLIB_FIGURES_DIR`` /
   ``FEDLIB_CACHE_DIR``.
 
+At ``quick`` the committed store holds HIST's runs only (:data:`QUICK_STORE_PAPERS`): DTFL's and HASFL's verdicts
+are judged at ``converged``, so the regeneration writes their quick records to ``.cache/results`` and ``git
+status`` stays clean of them.
+
 **Any other run** (a notebook opened in Jupyter, a papermill call, a script) writes its figures and metrics to
 the scratch folder ``.scratch/<profile>/`` (git ignores it; :func:`setup_notebook
 <fedlib.lab.params.setup_notebook>` prints it) and its new records to ``.cache/results``. It still *reads*
@@ -38,7 +42,14 @@ PROFILES = ("smoke", "quick", "converged", "paper")
 #: profiles with a committed result store in ``figures/<profile>/store/``
 STORED_PROFILES = ("quick", "converged", "paper")
 
+PAPERS = ("hist", "dtfl", "hasfl")
+#: the papers whose ``quick`` records are committed (``figures/quick/store/``): HIST, whose verdicts are judged at
+#: quick. DTFL's and HASFL's verdicts are judged at ``converged``: their quick runs, which ``./run_all.sh`` trains to
+#: draw the quick figures, are written to ``.cache/results/`` (git ignores it), never into ``figures/``.
+QUICK_STORE_PAPERS = ("hist",)
+
 _profile = "quick"
+_paper: str | None = None
 
 
 def _check_profile(profile) -> str:
@@ -47,21 +58,39 @@ def _check_profile(profile) -> str:
     return profile
 
 
-def use_profile(profile: str) -> str:
+def use_profile(profile: str, paper: str | None = None) -> str:
     """Make ``profile`` the one whose folders :func:`figures_dir`, :func:`cache_dir` and
-    :func:`read_only_stores` follow in this process; returns it.
+    :func:`read_only_stores` follow in this process, and ``paper`` (``setup_notebook`` names it; None: any) the
+    paper whose records :func:`cache_dir` takes (:func:`writes_committed_store`); returns the profile.
 
     Raises:
-        ValueError: ``profile`` is not one of :data:`PROFILES`.
+        ValueError: ``profile`` is not one of :data:`PROFILES`; ``paper`` is not one of :data:`PAPERS` or None.
     """
-    global _profile
-    _profile = _check_profile(profile)
+    global _profile, _paper
+    if paper is not None and paper not in PAPERS:
+        raise ValueError(f"paper must be one of {', '.join(PAPERS)} or None, got {paper!r}")
+    _profile, _paper = _check_profile(profile), paper
     return _profile
 
 
 def active_profile() -> str:
     """The profile set by :func:`use_profile` (``quick`` until then)."""
     return _profile
+
+
+def active_paper() -> str | None:
+    """The paper set by :func:`use_profile` (None until then: library code that names none)."""
+    return _paper
+
+
+def writes_committed_store(profile: str, paper: str | None) -> bool:
+    """Whether a committing run (:func:`committing`) of ``paper`` at ``profile`` writes its new records into the
+    committed store ``figures/<profile>/store/``: at quick only for :data:`QUICK_STORE_PAPERS` (or when no paper is
+    named), at converged and paper always, at smoke never (it has no committed store)."""
+    profile = _check_profile(profile)
+    if profile not in STORED_PROFILES:
+        return False
+    return profile != "quick" or paper is None or paper in QUICK_STORE_PAPERS
 
 
 TRUE, FALSE = ("1", "true", "yes"), ("", "0", "false", "no")
@@ -138,10 +167,11 @@ def metrics_dir() -> Path:
 
 def cache_dir() -> Path:
     """Root of the result store, where new records are written: ``$FEDLIB_CACHE_DIR``; else the active profile's
-    committed store when :func:`committing` and the profile has one; else ``<repo>/.cache/results``."""
+    committed store when :func:`committing` and the active paper's records of that profile are committed
+    (:func:`writes_committed_store`); else ``<repo>/.cache/results``."""
     if os.environ.get("FEDLIB_CACHE_DIR"):
         return _dir(os.environ["FEDLIB_CACHE_DIR"])
-    committed = committed_store_dir(_profile)
+    committed = committed_store_dir(_profile) if writes_committed_store(_profile, _paper) else None
     return _dir(committed if committing() and committed is not None else REPO_ROOT / ".cache" / "results")
 
 

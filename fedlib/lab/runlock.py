@@ -12,8 +12,8 @@ it has not been refreshed for ``stale_s`` seconds (a writer on another host of a
 store's default is :data:`STALE_S`, ten missed refreshes), or when it has stayed empty for more than a minute.
 Taking over a live writer's lock (a clock skew, a reused pid) only costs a duplicate computation: records are
 written atomically, so the result stays one valid record. A caller that waits says so at once and every
-``NOTE_EVERY_S`` seconds (:func:`describe`: host, process, start time, time since the last refresh, and how to
-break the lock).
+``NOTE_EVERY_S`` seconds, in words (:func:`describe`: which process computes the run and since when; for a
+process of another host, or one that is gone, also the time since its last refresh and how to break the lock).
 
 Takeovers are serialised, so that a stale lock's takeover never removes the lock that another waiter has just
 created. (Before, each waiter checked the lock and then deleted it: two waiters could both find the same stale lock,
@@ -193,19 +193,28 @@ def release(lock: Path) -> None:
 
 
 def describe(lock: Path, now: float | None = None) -> str:
-    """Who holds ``lock``: host, process id, start time and the time since its last refresh, and how to break it.
-    Never raises (a lock that vanished or holds garbage is described as such)."""
+    """Who is computing the run that ``lock`` claims, in words: a live process of this machine by its process id
+    and start time (the common case, another worker of the same notebook: nothing to do but wait); a process of
+    another host, or one of this machine that is gone, also with the time since its last refresh and how to break
+    the lock (only then is the lock file named). Never raises (a lock that vanished or holds garbage is described as
+    such)."""
     now = time.time() if now is None else now
     try:
         owner = json.loads(lock.read_text())
         refreshed = now - lock.stat().st_mtime
         started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(owner["time"])))
-        who = f"host {owner['host']}, process {owner['pid']}, started {started}, refreshed {refreshed:.0f} s ago"
+        host, pid = str(owner["host"]), int(owner["pid"])
     except FileNotFoundError:
-        return f"{lock} (released meanwhile)"
+        return "the other writer has just finished (released meanwhile)"
     except (ValueError, KeyError, TypeError, OSError):
-        who = "an unreadable owner"
-    return (f"{lock} is held by {who}; if that process is gone, delete the lock file to break it (a lock not "
+        return (f"the run's lock has an unreadable owner; if no other process computes it, delete the lock file "
+                f"{lock} to break it")
+    if host == socket.gethostname() and _alive(pid):
+        return (f"another process of this machine (process {pid}, started {started}) is computing this run; this "
+                f"one takes its record as soon as it is written")
+    where = "this machine, no longer running" if host == socket.gethostname() else f"host {host}"
+    return (f"a process of {where} (host {host}, process {pid}, started {started}, refreshed {refreshed:.0f} s ago) "
+            f"claimed this run; if that process is gone, delete the lock file {lock} to break it (a lock not "
             f"refreshed for the store's stale_lock_s is taken over by itself)")
 
 

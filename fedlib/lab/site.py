@@ -45,6 +45,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from fedlib.lab import progress
 from fedlib.lab.cli import ArgumentParser, committed_folder, existing_dir, positive_int
 from fedlib.lab.paths import REPO_ROOT
 
@@ -282,18 +283,35 @@ def build_site(out: str | Path, executed: str | Path | None = None, profile: str
     src.mkdir(parents=True)
     nbs = list_notebooks(None)
     pages, bodies = {}, {}
+    profiles = {paper: profile or site_profile(paper) for paper in PAPERS}
+    bases = {paper: Path(executed) if executed else REPO_ROOT / ".executed" / profiles[paper] for paper in PAPERS}
+    # the notebooks this build executes (cache-only), known before the first: its progress lines count them
+    to_run = [n for n in nbs if n.parent.name in PAPERS and execute_missing
+              and not is_current(bases[n.parent.name] / n.parent.name / n.name, n, profiles[n.parent.name])]
+    if to_run:
+        print(f"site: {len(to_run)} of {len(nbs)} notebooks have no current executed copy; each runs once, cache-only "
+              f"(all of them on a fresh clone: about 8 min on 2 cores); the others are rendered as executed", file=sys.stderr, flush=True)
     for paper in PAPERS:
-        prof = profile or site_profile(paper)
+        prof = profiles[paper]
         (src / paper).mkdir()
         toc, missing = ["readme"], []
-        base = Path(executed) if executed else REPO_ROOT / ".executed" / prof
+        base = bases[paper]
         for nb in (n for n in nbs if n.parent.name == paper):
             done = base / paper / nb.name
             reason = ""
-            if execute_missing and not is_current(done, nb, prof):
+            if nb in to_run:
                 t = time.perf_counter()
-                reason = _execute(paper, prof, nb, base, REPO_ROOT / ".scratch" / "site")
+                i = to_run.index(nb) + 1
+                print(progress.start_line(f"{paper}/{nb.stem}", i, len(to_run), None, [None] * (len(to_run) - i),
+                                          what=f"started (cache-only, {prof})"), file=sys.stderr, flush=True)
+                # the kernels' output is captured (_captured: fds 1 and 2): the heartbeat writes to a copy of stderr
+                with os.fdopen(os.dup(2), "w", buffering=1) as log, \
+                        progress.Heartbeat(f"[{i}/{len(to_run)}] {paper}/{nb.stem}", stream=log):
+                    reason = _execute(paper, prof, nb, base, REPO_ROOT / ".scratch" / "site")
                 times["execute"] += time.perf_counter() - t
+                print(f"[{i}/{len(to_run)}] {paper}/{nb.stem} {'rendered' if not reason else 'not rendered'} "
+                      f"({progress.duration(time.perf_counter() - t)}; {len(to_run) - i} left to run)",
+                      file=sys.stderr, flush=True)
             elif not is_current(done, None, prof):      # missing, interrupted or failed (a stale copy is rendered)
                 reason = f"{nb.stem}: not executed (`./run_all.sh --profile {prof} --only {nb.stem}`)"
             if not reason:

@@ -401,7 +401,7 @@ class ResultStore:
             if runlock.try_acquire(lock, self.stale_lock_s):
                 break
             if runlock.defer_requested():
-                raise RunInProgress(f"{lock}: another worker is computing this run")
+                raise RunInProgress(f"another worker is computing this run (its lock: {lock})")
             if noted is None or time.monotonic() - noted >= runlock.NOTE_EVERY_S:
                 noted = time.monotonic()
                 print(f"waiting for another writer's record: {runlock.describe(lock)}", file=sys.stderr, flush=True)
