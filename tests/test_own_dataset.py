@@ -106,3 +106,25 @@ def test_a_bad_dataset_is_refused_by_name_before_any_run(dataset, error, words, 
         map_jobs(compare_job, _jobs(dx.result_store(tmp_path), dataset))
     assert "\n" not in str(err.value) and dataset in str(err.value)      # one line, naming it
     assert not list(tmp_path.glob("*.json"))
+
+
+def test_hist_runs_your_dataset_in_this_process_and_in_two_workers(tmp_path):
+    from concurrent.futures import ProcessPoolExecutor
+    import multiprocessing
+    from fedlib.hist import HistConfig
+    from fedlib.lab.hist.checks import check_dataset_name
+    from fedlib.lab.hist.experiments import result_store, run_sweep
+    path = "own_datasets:flipped"
+    with pytest.raises(ValueError, match="dataset must be one of"):
+        HistConfig(dataset=path)                                   # the method knows its own datasets only...
+    check_dataset_name(path)                                       # ...until the lab registers yours
+    small = dict(num_cells=2, num_clients=6, hidden=8, H=2, E=4, global_rounds=1, seed=0)
+    own.use_dataset("own_datasets:first_300")
+    cfgs = [HistConfig(dataset=path, **small), HistConfig(dataset="own_datasets:first_300", **small)]
+    here = run_sweep(cfgs, result_store(tmp_path / "one"), device="cpu", progress=False)
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as ex:
+        pool = run_sweep(cfgs, result_store(tmp_path / "pool"), device="cpu", progress=False, executor=ex)
+    assert [_strip(r) for r in here] == [_strip(r) for r in pool]
+    assert here[0]["test_acc"] != here[1]["test_acc"]                 # two datasets, two records
+    paths = sorted(json.loads(f.read_text())["config"]["own_dataset"]["path"] for f in (tmp_path / "pool").glob("*.json"))
+    assert paths == ["own_datasets:first_300", path]

@@ -35,7 +35,7 @@ from typing import Callable
 import torch
 
 from fedlib.core.components import is_path, resolve
-from fedlib.core.validate import ParameterTypeError
+from fedlib.core.validate import ParameterTypeError, check_choice
 from fedlib.data import DATASET_SHAPES, TensorDataset
 from fedlib.data.datasets import DATASET_KEYWORDS, DATASETS
 from fedlib.lab.store import source_hash
@@ -138,6 +138,18 @@ def dataset_by_name(name: str, builtin: Callable[[str], TensorDataset]) -> Tenso
     """A job's dataset: :func:`use_dataset` for an import path (each worker loads yours itself), else
     ``builtin(name)`` (a paper's cached loader of the built-in datasets)."""
     return use_dataset(name) if is_path(name) else builtin(name)
+
+
+def check_dataset_name(name) -> str:
+    """A notebook's ``dataset`` parameter: a built-in name of :data:`fedlib.data.DATASETS`, or an import path
+    (:func:`use_dataset`: loaded, checked and registered now, before any run). Returns ``name``.
+
+    Raises:
+        ValueError / ParameterTypeError: an unknown name, or a dataset of your own refused (naming it)."""
+    if is_path(name):
+        use_dataset(name)
+        return name
+    return check_choice("dataset", name, BUILT_IN)
 
 
 def dataset_key(name: str) -> dict:
