@@ -128,3 +128,34 @@ def test_hist_runs_your_dataset_in_this_process_and_in_two_workers(tmp_path):
     assert here[0]["test_acc"] != here[1]["test_acc"]                 # two datasets, two records
     paths = sorted(json.loads(f.read_text())["config"]["own_dataset"]["path"] for f in (tmp_path / "pool").glob("*.json"))
     assert paths == ["own_datasets:first_300", path]
+
+
+def _hasfl_jobs(store, dataset):
+    import numpy as np
+    from fedlib.hasfl import HasflConstants
+    from fedlib.lab.hasfl.runs.train_config import run_config
+    from fedlib.lab.hasfl.runs.training import TrainSettings, decide, training_problem
+    s = TrainSettings(model="resnet18", width=0.0625, dataset=dataset, epochs=0.01, min_rounds=3, max_rounds=3,
+                      evals=5, test_subset=50, interval=2)
+    problem = training_problem(s, HasflConstants(10.0, np.ones(10), np.ones(10), 2.3), 1e3, 3, 0)
+    return [dict(store=store, config=run_config(s, "iid", decide(problem, "fixed", 0, b, cut), 0, 300),
+                 problem=problem, dataset=dataset, device="cpu") for b, cut in ((4, 2), (6, 4))]
+
+
+def test_hasfl_trains_your_dataset_alike_in_this_process_and_in_two_workers(tmp_path):
+    from fedlib.lab.hasfl.runs.experiments import result_store
+    from fedlib.lab.hasfl.runs.train_jobs import train_job
+    from fedlib.lab.hasfl.runs.train_run import AnyBackendRecords
+    path = "own_datasets:flipped"
+    records = {}
+    for name, workers in (("one", 1), ("pool", 2)):
+        store = result_store(tmp_path / name)
+        jobs = _hasfl_jobs(store, path)
+        map_jobs(train_job, jobs, workers=workers)                  # each worker imports and loads it by its path
+        records[name] = [_strip(AnyBackendRecords(store).load(j["config"])) for j in jobs]
+        files = list((tmp_path / name).glob("*.json"))
+        assert len(files) == 2
+        assert all(json.loads(f.read_text())["config"]["own_dataset"]["path"] == path for f in files)
+    assert records["one"] == records["pool"]
+    with pytest.raises(ValueError, match=r"^dataset = 'own_datasets:tiny_images': .* do not fit model resnet18"):
+        _hasfl_jobs(result_store(tmp_path / "bad"), "own_datasets:tiny_images")

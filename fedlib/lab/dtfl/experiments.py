@@ -51,8 +51,12 @@ PAPER_TABLE1 = {"case1": {"comp": [4622, 8106, 9982, 10681, 11722, 12250], "comm
 
 def resolve_dataset(dataset: str) -> str:
     """``"auto"`` -> ``cifar10`` (the paper's) when on disk, else ``fashion-mnist``; other names of
-    :data:`fedlib.data.DATASET_SHAPES` are checked and returned (:func:`fedlib.data.resolve_dataset`). Raises
-    ``ValueError`` for an unknown name."""
+    :data:`fedlib.data.DATASET_SHAPES` are checked and returned (:func:`fedlib.data.resolve_dataset`); a dataset of
+    your own by import path ``"module:function"`` is loaded, checked and registered now
+    (:func:`fedlib.lab.datasets.use_dataset`). Raises ``ValueError`` for an unknown name or a dataset of your own
+    refused (naming it)."""
+    if is_path(dataset):
+        return own_data.check_dataset_name(dataset)
     return _resolve(dataset, "cifar10")
 
 
