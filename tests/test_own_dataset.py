@@ -159,3 +159,13 @@ def test_hasfl_trains_your_dataset_alike_in_this_process_and_in_two_workers(tmp_
     assert records["one"] == records["pool"]
     with pytest.raises(ValueError, match=r"^dataset = 'own_datasets:tiny_images': .* do not fit model resnet18"):
         _hasfl_jobs(result_store(tmp_path / "bad"), "own_datasets:tiny_images")
+
+
+def test_the_notebooks_dataset_parameter_takes_an_import_path():
+    from fedlib.lab.hasfl.runs.experiments import resolve_dataset as hasfl_resolve
+    assert dx.resolve_dataset("own_datasets:first_300") == "own_datasets:first_300"
+    assert hasfl_resolve("own_datasets:flipped", "resnet18") == "own_datasets:flipped"
+    assert DATASET_SHAPES["own_datasets:flipped"] == (1, 28, 10)
+    for resolve in (dx.resolve_dataset, lambda d: hasfl_resolve(d, "vgg16")):
+        with pytest.raises(ValueError, match="^dataset = 'nowhere_module:load': cannot import"):
+            resolve("nowhere_module:load")
