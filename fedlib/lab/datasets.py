@@ -20,8 +20,10 @@ built) and ``fedlib.data.datasets.DATASET_KEYWORDS`` (none), so that the methods
 Keys: a record computed on a dataset of your own carries ``{"path": path, "code": <hash of its module's
 source>}`` under ``"own_dataset"`` in its config (:func:`dataset_key`); a record of one dataset is never returned
 for another, and editing the module computes new records of that dataset only (the built-in datasets' keys are
-unchanged). The key covers the module's source, not files it reads: put a version in the source (a constant)
-when the files change.
+unchanged). The key covers the source of the module the path names (as :func:`fedlib.lab.store.source_hash`
+hashes it: docstrings, comments and layout aside), not modules it imports nor files it reads: put a version in
+that module (a constant) when those change. In a running process, an edit of the module is seen at the next
+:func:`use_dataset` (the module is imported again) once the dataset was loaded before the edit.
 """
 from __future__ import annotations
 
@@ -44,6 +46,8 @@ from fedlib.lab.store import source_hash
 BUILT_IN = tuple(DATASETS)
 #: path -> (source hash of its module when loaded, the checked dataset)
 _LOADED: dict[str, tuple[str, TensorDataset]] = {}
+#: (path, source hash, model, width, shape) that :func:`check_fits` passed
+_FITTED: set = set()
 #: called after a dataset of your own changed its shape (caches of anything built from the shape: time models)
 _ON_RESHAPE: list[Callable[[], None]] = []
 
@@ -97,13 +101,17 @@ def forget_datasets() -> None:
         for table in (DATASETS, DATASET_KEYWORDS, DATASET_SHAPES):
             table.pop(path, None)
     _LOADED.clear()
+    _FITTED.clear()
 
 
 def _reimport(path: str, module: str) -> Callable:
     spec = importlib.util.find_spec(module)
     if spec is not None and spec.origin and spec.origin.endswith(".py"):
         # an edit within the same second keeping the file's size would otherwise read the old bytecode
-        Path(importlib.util.cache_from_source(spec.origin)).unlink(missing_ok=True)
+        try:
+            Path(importlib.util.cache_from_source(spec.origin)).unlink(missing_ok=True)
+        except OSError:                                   # a read-only folder: Python checks the time stamp
+            pass
     sys.modules.pop(module, None)
     importlib.invalidate_caches()
     return resolve(path, "dataset", BUILT_IN)
@@ -162,11 +170,16 @@ def dataset_key(name: str) -> dict:
     return {"own_dataset": {"path": name, "code": _LOADED[name][0]}}
 
 
-def check_fits(path: str, data: TensorDataset, model: str, build: Callable[..., torch.nn.Module]) -> None:
-    """One forward pass of ``build(C, S, classes)`` (the model a run trains) on two training images of ``data``,
-    before any training. Raises ValueError, one line naming ``path``, its input shape and ``model``, when the
-    model cannot take them or does not give one score per class."""
+def check_fits(path: str, data: TensorDataset, model: str, build: Callable[..., torch.nn.Module],
+               width: float = 1.0) -> None:
+    """One forward pass of ``build(C, S, classes)`` (the model ``model`` at channel multiplier ``width`` that a run
+    trains) on two training images of ``data``, before any training; once per process for a version of the
+    dataset's module, a model and a width. Raises ValueError, one line naming ``path``, its input shape and
+    ``model``, when the model cannot take them or does not give one score per class."""
     ch, size, classes = check_dataset(path, data)
+    done = (path, _LOADED[path][0] if path in _LOADED else None, model, width, (ch, size, classes))
+    if done in _FITTED:
+        return
     try:
         with torch.random.fork_rng(devices=[]), torch.no_grad():
             net = build(ch, size, classes).eval()
@@ -178,3 +191,4 @@ def check_fits(path: str, data: TensorDataset, model: str, build: Callable[..., 
     if tuple(out.shape) != (len(data.x_train[:2]), classes):
         raise ValueError(f"dataset = {path!r}: model {model} gives outputs of shape {list(out.shape)} for its "
                          f"[{ch}, {size}, {size}] images, not one score per class ({classes})")
+    _FITTED.add(done)

@@ -99,7 +99,8 @@ class Setup:
             data = own_data.use_dataset(self.dataset)
             check_choice("model", self.model, DTFL_MODELS)
             own_data.check_fits(self.dataset, data, self.model,
-                                lambda ch, size, classes: MODELS[self.model](ch, size, classes, width=self.width))
+                                lambda ch, size, classes: MODELS[self.model](ch, size, classes, width=self.width),
+                                self.width)
         check_choice("dataset", self.dataset, tuple(DATASET_SHAPES))
         check_int("rounds", self.rounds, 1)
         for name in ("core_gflops", "server_gflops"):

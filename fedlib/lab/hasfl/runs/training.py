@@ -131,7 +131,8 @@ class TrainSettings:
             from fedlib.lab import datasets as own_data
             from fedlib.split import MODELS
             own_data.check_fits(self.dataset, own_data.use_dataset(self.dataset), self.model,
-                                lambda ch, size, classes: MODELS[self.model](ch, size, classes, width=self.width))
+                                lambda ch, size, classes: MODELS[self.model](ch, size, classes, width=self.width),
+                                self.width)
         check_choice("dataset", self.dataset, tuple(DATASET_SHAPES))
         check_choice("optimizer", self.optimizer, ("sgd", "adam"))
         check_choice("constants", self.constants, CONSTANTS_MODES)
