@@ -17,12 +17,6 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 TINY = dict(model="resnet20", width=0.125, num_clients=3, batch_size=16, train_subset=96, test_subset=50, rounds=2)
 
 
-@pytest.fixture(autouse=True)
-def _forget():
-    yield
-    own.forget_datasets()             # the built-in names alone again, for the other tests' messages
-
-
 def _jobs(store, dataset, methods=("dtfl", "fedavg")):
     s = dx.Setup(dataset=dataset, **TINY)
     return [dict(store=store, s=s, method=m, case="all", setting="iid", seed=0, target_acc=0.5) for m in methods]
