@@ -21,6 +21,17 @@ def _isolated_outputs(tmp_path, monkeypatch):
     monkeypatch.delenv("FEDLIB_METRICS_DIR", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _own_datasets_forgotten():
+    """Datasets of your own a test registered (fedlib.lab.datasets.use_dataset) are unregistered after it: the
+    other tests' messages list the built-in datasets alone."""
+    yield
+    import sys
+    own = sys.modules.get("fedlib.lab.datasets")
+    if own is not None:
+        own.forget_datasets()
+
+
 @pytest.fixture
 def one_thread():
     """Deterministic reductions: multi-threaded conv / BN sums vary run to run and tiny BN batches amplify it.

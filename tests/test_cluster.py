@@ -119,8 +119,10 @@ def _dtfl_jobs(store):
                  rounds=2)
     jobs = [dict(store=store, s=s, num_tiers=3, case="all", setting=setting, seed=1, target_acc=0.5)
             for setting in ("iid", "noniid")]
-    # a tier scheduler of your own, named by import path: every worker imports it (tests/own_components.py)
-    return jobs + [dict(jobs[0], num_tiers=7, scheduler="own_components:ConstantTier")]
+    # a tier scheduler and a dataset of your own, named by import path: every worker imports them
+    # (tests/own_components.py, tests/own_datasets.py)
+    own_data = dx.Setup(**{**dx.as_dict(s), "dataset": "own_datasets:flipped"})
+    return jobs + [dict(jobs[0], num_tiers=7, scheduler="own_components:ConstantTier"), dict(jobs[0], s=own_data)]
 
 
 def _hasfl_records(store, jobs):
@@ -154,6 +156,8 @@ def test_dask_cluster_records_equal_the_sequential_ones(tmp_path, monkeypatch):
     assert dask_dtfl == seq_dtfl
     cuts = [json.loads(p.read_text())["config"].get("cuts") for p in (tmp_path / "dask_d").glob("*.json")]
     assert [[3, 3, 3, 3]] * 2 in cuts                # every round at tier 3 of 7: a Dask worker ran your scheduler
+    own = [json.loads(p.read_text())["config"].get("own_dataset") for p in (tmp_path / "dask_d").glob("*.json")]
+    assert [o["path"] for o in own if o] == ["own_datasets:flipped"]   # and loaded your dataset by its path
     # two local workers (a process pool) give the same records again
     pool_h = hasfl_store(tmp_path / "pool_h")
     monkeypatch.delenv(SCHEDULER_ENV)

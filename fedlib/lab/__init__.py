@@ -2,6 +2,7 @@
 :mod:`fedlib` (which never imports it).
 
 - runs and their records: the result store (:mod:`.store`, keyed by config, seed and the method modules' source),
+  datasets of your own named by import path (:mod:`.datasets`),
   run locks (:mod:`.runlock`), the process pool and threads (:mod:`.parallel`), output folders (:mod:`.paths`);
 - notebooks: parameters (:mod:`.params`), the runner behind ``run_all.sh`` (:mod:`.notebooks`), the Jupyter set-up
   (:mod:`.jupyter_setup`), verification of a rerun's metrics (:mod:`.verify`);

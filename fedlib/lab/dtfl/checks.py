@@ -11,7 +11,8 @@ library's own (:mod:`fedlib.core.validate`, :class:`fedlib.lab.dtfl.experiments.
 Ranges (the paper's values, DTFL App. A.3 and Sec. 4, in brackets):
 
 - ``profile``: smoke, quick, converged, paper (checked by ``setup_notebook``).
-- ``dataset``: ``auto`` or a name of :data:`fedlib.data.DATASET_SHAPES`; ``model`` / ``train_model`` / ``models``
+- ``dataset``: ``auto``, a name of :data:`fedlib.data.DATASET_SHAPES` or a dataset of your own by import path
+  ``"module:function"`` (:mod:`fedlib.lab.datasets`, checked and fitted to the model first); ``model`` / ``train_model`` / ``models``
   / the models of ``runs``: :data:`fedlib.dtfl.training.MODELS` [ResNet-56 / 110]; ``width``: (0, 1] [1.0].
 - ``num_clients``: >= 2 where the notebook says so (Tables 1, 3, Figs. 2-3) [10], else >= 1 (Table 5) [20];
   ``clients_list``: distinct K >= 1 [20, 50, 100, 200].

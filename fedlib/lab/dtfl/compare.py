@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from fedlib.core.components import is_path
+from fedlib.lab.datasets import dataset_key, on_reshape
 from fedlib.lab.store import ResultStore
 from fedlib.core.validate import check_choice, check_float, check_int, check_list
 from fedlib.data import TensorDataset
@@ -70,6 +71,9 @@ def costs_of(method: str, model: str, width: float, dataset: str):
                         server_epochs=GKT_SERVER_EPOCHS, **extra)
 
 
+on_reshape(costs_of.cache_clear)                   # a dataset of your own edited to another shape
+
+
 def baseline_system(s: Setup, data: TensorDataset, method: str, setting: str, seed: int, case: str = "all",
                     change_every: int = 0, change_frac: float = 0.3, fraction: float = 1.0) -> tuple[dict, object]:
     """A baseline's simulated system for one setting, without training: the setting's system
@@ -99,7 +103,7 @@ def baseline_entry(store: ResultStore, s: Setup, data: TensorDataset, method: st
     # both, only their time models differ
     trained = "fedavg" if method == "splitfed" else method
     config = dict(kind="dtfl_baseline", method=trained, **cfg.to_dict(), rounds=s.rounds,
-                  participants=None if part is None else part.astype(int).tolist())
+                  participants=None if part is None else part.astype(int).tolist(), **dataset_key(cfg.dataset))
     if trained != "fedgkt":                          # FedGKT does not run on the split engine
         store, config, backend = keyed_by_backend(store, config, device)
 
@@ -204,7 +208,8 @@ def privacy_entry(store: ResultStore, s: Setup, data: TensorDataset, alpha: floa
     cfg = s.config("iid", seed)
     cuts = np.full((s.rounds, s.num_clients), cut, dtype=np.int64)
     config = dict(kind="dtfl_privacy", **cfg.to_dict(), rounds=s.rounds, cut=cut, dcor_alpha=alpha, patches=patches,
-                  attack_fit=attack_fit, attack_eval=attack_eval, attack_epochs=attack_epochs)
+                  attack_fit=attack_fit, attack_eval=attack_eval, attack_epochs=attack_epochs,
+                  **dataset_key(cfg.dataset))
     store, config, backend = keyed_by_backend(store, config, device)
 
     rec = store.get_or_run(config, functools.partial(privacy_record, cfg, data, cuts, cut, alpha, patches, seed, used,

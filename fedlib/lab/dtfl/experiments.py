@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from fedlib.lab.store import RECORD_CODE, ResultStore, source_hash
+from fedlib.lab import datasets as own_data
 from fedlib.core import numpy_rng
 from fedlib.core.components import is_path, resolve
 from fedlib.core.validate import check_choice, check_float, check_instance, check_int, check_list
@@ -50,8 +51,12 @@ PAPER_TABLE1 = {"case1": {"comp": [4622, 8106, 9982, 10681, 11722, 12250], "comm
 
 def resolve_dataset(dataset: str) -> str:
     """``"auto"`` -> ``cifar10`` (the paper's) when on disk, else ``fashion-mnist``; other names of
-    :data:`fedlib.data.DATASET_SHAPES` are checked and returned (:func:`fedlib.data.resolve_dataset`). Raises
-    ``ValueError`` for an unknown name."""
+    :data:`fedlib.data.DATASET_SHAPES` are checked and returned (:func:`fedlib.data.resolve_dataset`); a dataset of
+    your own by import path ``"module:function"`` is loaded, checked and registered now
+    (:func:`fedlib.lab.datasets.use_dataset`). Raises ``ValueError`` for an unknown name or a dataset of your own
+    refused (naming it)."""
+    if is_path(dataset):
+        return own_data.check_dataset_name(dataset)
     return _resolve(dataset, "cifar10")
 
 
@@ -90,6 +95,12 @@ class Setup:
     alpha: float = EMA_ALPHA
 
     def __post_init__(self):
+        if is_path(self.dataset):              # yours: loaded, checked and fitted to the model before any run
+            data = own_data.use_dataset(self.dataset)
+            check_choice("model", self.model, DTFL_MODELS)
+            own_data.check_fits(self.dataset, data, self.model,
+                                lambda ch, size, classes: MODELS[self.model](ch, size, classes, width=self.width),
+                                self.width)
         check_choice("dataset", self.dataset, tuple(DATASET_SHAPES))
         check_int("rounds", self.rounds, 1)
         for name in ("core_gflops", "server_gflops"):
@@ -148,6 +159,9 @@ def time_model(model: str, width: float, dataset: str, num_tiers: int, core_gflo
     net = MODELS[model](ch, size, classes, width=width)
     return TimeModel(tier_costs(net, (ch, size, size), check_num_tiers(num_tiers), classes),
                      core_gflops * 1e9, server_gflops * 1e9)
+
+
+own_data.on_reshape(time_model.cache_clear)        # a dataset of your own edited to another shape
 
 
 def setup_time_model(s: Setup, num_tiers: int) -> TimeModel:
@@ -251,7 +265,8 @@ def train(store: ResultStore, s: Setup, setting: str, cuts, seed: int, data: Ten
     cuts = check_cuts(cuts, cfg.num_clients)
     if participants is not None:
         participants = check_participants(participants, len(cuts), cfg.num_clients)
-    config = dict(kind="dtfl_train", **cfg.to_dict(), cuts=[list(map(int, c)) for c in cuts])
+    config = dict(kind="dtfl_train", **cfg.to_dict(), cuts=[list(map(int, c)) for c in cuts],
+                  **own_data.dataset_key(cfg.dataset))
     if participants is not None:
         config["participants"] = np.asarray(participants).astype(int).tolist()
 
@@ -332,9 +347,15 @@ def _sampled(sim: dict) -> np.ndarray:
     return np.ones(tiers.shape, bool) if sim.get("participants") is None else np.asarray(sim["participants"], bool)
 
 
-@functools.lru_cache(maxsize=4)
 def dataset_by_name(name: str) -> TensorDataset:
-    """The dataset ``name``, loaded once per process (pool workers load their own copy from disk)."""
+    """The dataset ``name``, loaded once per process (pool workers load their own copy from disk); a dataset of
+    your own by import path ``"package.module:function"`` through :func:`fedlib.lab.datasets.use_dataset` (each
+    worker imports, loads and checks it itself; loaded again after an edit of its module)."""
+    return own_data.dataset_by_name(name, _builtin_dataset)
+
+
+@functools.lru_cache(maxsize=4)
+def _builtin_dataset(name: str) -> TensorDataset:
     from fedlib.data import load_dataset
     return load_dataset(name)
 

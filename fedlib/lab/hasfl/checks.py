@@ -15,8 +15,9 @@ Ranges (the paper's Table I values in brackets):
 
 - ``profile``: smoke, quick, converged, paper (checked by ``setup_notebook``).
 - ``model`` / ``models``: the cuttable models vgg16, resnet18 (Figs. 3b, 5, 6); ``widths``: one per model, in
-  (0, 1] (1.0: the paper's model), no (model, width) pair twice; ``dataset``: ``auto`` or a name of
-  :data:`fedlib.data.DATASET_SHAPES`.
+  (0, 1] (1.0: the paper's model), no (model, width) pair twice; ``dataset``: ``auto``, a name of
+  :data:`fedlib.data.DATASET_SHAPES` or a dataset of your own by import path ``"module:function"``
+  (:mod:`fedlib.lab.datasets`, checked and fitted to the model first).
 - cut layers (``cuts``, ``cut_for_eps``, ``fixed_cut``, ``cut_grid``, ``model_cut_grids``): 1..L of their model
   (VGG-16: 16, ResNet-18: 10) [L_c = 8]; batch sizes (``batch_sizes``, ``batch_for_eps``, ``batch_grid``,
   ``fixed_batch``, ``pilot_batch``) >= 1 [16]; lists distinct.

@@ -21,7 +21,8 @@ Ranges (the paper is HIST, Fang et al.; its values in brackets):
   distinct integers >= 1 [5, 10, 15] / [20, 40, 60]; ``fig4_global_rounds`` >= 1.
 - ``seeds``: distinct integers >= 0; ``seed`` >= 0.
 - ``num_clients`` >= 1 (>= 2 for the bounds, which need two clients) [60]; ``lr`` > 0 [0.01, the authors' code];
-  ``batch_size`` >= 1; ``dataset``: a name of :data:`fedlib.data.DATASETS`.
+  ``batch_size`` >= 1; ``dataset``: a name of :data:`fedlib.data.DATASETS` or a
+  dataset of your own by import path ``"module:function"`` (:func:`fedlib.lab.datasets.use_dataset`).
 - ``device``: ``auto``, ``cpu``, ``cuda`` (CUDA only where present) or another torch device name
   (:func:`fedlib.core.seeding.resolve_device`).
 - ``force``: True or False (its type only).
@@ -40,7 +41,7 @@ from typing import Mapping
 
 from fedlib.core.seeding import resolve_device
 from fedlib.core.validate import check_choice, check_float, check_int, check_list
-from fedlib.data import DATASETS
+from fedlib.lab.datasets import check_dataset_name
 from fedlib.hist.config import SETTINGS, HistConfig
 
 __all__ = ["check_hist_1_experiments", "check_hist_2_figures", "check_hist_3_bounds", "check_hist_explore",
@@ -78,7 +79,7 @@ def _training(p: Mapping) -> None:
     check_list("fig4_H", p["fig4_H"], lambda k, v: check_int(k, v, 1), distinct=True)
     _seeds("seeds", p["seeds"])
     check_float("lr", p["lr"], 0, low_open=True)
-    check_choice("dataset", p["dataset"], tuple(DATASETS))
+    check_dataset_name(p["dataset"])
     hidden = HistConfig().hidden
     _cells("num_cells", num_cells, p["num_clients"], hidden)
     _cells("fig4_num_cells", [p["fig4_num_cells"]], p["num_clients"], hidden)
@@ -128,7 +129,7 @@ def check_hist_3_bounds(p: Mapping) -> None:
     check_float("gamma", p["gamma"], 0, low_open=True)
     check_choice("bound_form", p["bound_form"], BOUND_FORMS)
     check_int("seed", p["seed"], 0)
-    check_choice("dataset", p["dataset"], tuple(DATASETS))
+    check_dataset_name(p["dataset"])
     for name in ("H_grid", "E_over_H_grid", "T_grid"):
         check_list(name, p[name], lambda k, v: check_int(k, v, 1), distinct=True)
     check_float("lr", p["lr"], 0, low_open=True)
@@ -178,7 +179,7 @@ def check_hist_your_method(p: Mapping) -> None:
     check_float("target_acc", p["target_acc"], 0, 1, low_open=True)
     _seeds("seeds", p["seeds"])
     check_float("lr", p["lr"], 0, low_open=True)
-    check_choice("dataset", p["dataset"], tuple(DATASETS))
+    check_dataset_name(p["dataset"])
     _cells("num_cells", num_cells, p["num_clients"], HistConfig().hidden)
     resolve_device(p["device"])
     partition_configs([p["paper_setting"], p["partition"]], num_cells, p["H"], p["E"], p["comm_budget_L0"],

@@ -13,6 +13,7 @@ from tqdm import tqdm
 from fedlib.core.components import is_path
 from fedlib.lab.store import RECORD_CODE, ResultStore, component_key, path_key
 from fedlib.lab.parallel import torch_threads
+from fedlib.lab import datasets as own_data
 from fedlib.core.seeding import resolve_device
 from fedlib.core.validate import ParameterTypeError, check_bool, check_callable, check_choice, check_float, check_instance, check_int, check_list
 from fedlib.data import TensorDataset, load_dataset
@@ -51,9 +52,14 @@ def result_store(root: str | None = None) -> ResultStore:
     return ResultStore(root, code=STORE_CODE)
 
 
-@functools.lru_cache(maxsize=4)
 def _dataset(name: str) -> TensorDataset:
-    """The dataset ``name``, loaded once per process (each executor worker loads its own copy from disk)."""
+    """The dataset ``name``, loaded once per process (each executor worker loads its own copy from disk); a
+    dataset of your own by import path through :func:`fedlib.lab.datasets.use_dataset` (each worker imports it)."""
+    return own_data.dataset_by_name(name, _builtin_dataset)
+
+
+@functools.lru_cache(maxsize=4)
+def _builtin_dataset(name: str) -> TensorDataset:
     return load_dataset(name)
 
 
@@ -67,6 +73,7 @@ def _run_cached(cfg: HistConfig, store, device: str, force: bool, runner: Callab
     config = cfg.to_dict() if runner_key is None else {**cfg.to_dict(), "runner": runner_key}
     if is_path(cfg.setting):                          # a partition of your own: keyed by its path and source
         config["partition"] = path_key(cfg.setting)
+    config.update(own_data.dataset_key(cfg.dataset))  # a dataset of your own: likewise ({} for the built-ins)
     with torch_threads(threads):
         return store.get_or_run(config, functools.partial(runner, cfg, ds, device, progress), force=force)
 
@@ -79,7 +86,10 @@ def run_sweep(configs: list[HistConfig], store, dataset: TensorDataset | None = 
     An interrupted sweep resumes where it stopped: each finished run was written atomically.
 
     Args:
-        configs: the runs. store: the result store (the only state shared between workers).
+        configs: the runs. store: the result store (the only state shared between workers). A config's dataset
+            may be one of your own by import path ``"module:function"``: :func:`fedlib.lab.datasets.use_dataset`
+            registers it before ``HistConfig(dataset=path)`` accepts it; each worker loads it by that path, and
+            its records are keyed by its path and its module's source (:func:`fedlib.lab.datasets.dataset_key`).
         dataset: preloaded dataset used in-process (workers load their own from disk).
         device: ``"auto"``, ``"cpu"``, ``"cuda"`` for every run. force: recompute cached runs.
         progress: tqdm bar over runs (and over rounds when sequential).

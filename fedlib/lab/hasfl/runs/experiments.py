@@ -9,7 +9,9 @@ import time
 
 import numpy as np
 
+from fedlib.lab.datasets import check_dataset_name, dataset_key
 from fedlib.lab.store import RECORD_CODE, ResultStore
+from fedlib.core.components import is_path
 from fedlib.core import numpy_rng
 from fedlib.core.validate import check_choice, check_float, check_int
 from fedlib.data import DATASET_SHAPES, resolve_dataset as _resolve
@@ -28,9 +30,13 @@ PAPER_DATASET = {"vgg16": "cifar10", "resnet18": "cifar100"}
 def resolve_dataset(dataset: str, model: str) -> str:
     """``"auto"`` -> the paper's dataset for ``model`` (:data:`PAPER_DATASET`) when it is on disk, else
     ``"fashion-mnist"``; any other name of :data:`fedlib.data.DATASET_SHAPES` is returned unchanged
-    (:func:`fedlib.data.resolve_dataset`). Raises ``ValueError`` for an unknown model or dataset."""
+    (:func:`fedlib.data.resolve_dataset`); a dataset of your own by import path ``"module:function"`` is loaded,
+    checked and registered now (:func:`fedlib.lab.datasets.use_dataset`). Raises ``ValueError`` for an unknown
+    model or dataset, or a dataset of your own refused (naming it)."""
     if model not in PAPER_DATASET:
         raise ValueError(f"model must be one of {sorted(PAPER_DATASET)}, got {model!r}")
+    if is_path(dataset):
+        return check_dataset_name(dataset)
     return _resolve(dataset, PAPER_DATASET[model])
 
 
@@ -74,7 +80,8 @@ def estimated_constants(store: ResultStore, config: dict, data=None) -> dict:
     Returns:
         The stored record: ``constants`` (a :class:`HasflConstants` dict), ``per_point``, ``elapsed_s``, config.
     """
-    return store.get_or_run(config, functools.partial(constants_record, config, data))
+    key = {**config, **dataset_key(config["dataset"])}        # a dataset of your own: its path and source too
+    return store.get_or_run(key, functools.partial(constants_record, config, data))
 
 
 def beta24_config(model: str, dataset: str, setting: str, num_devices: int, shards_per_client: int, interval: int,
@@ -114,7 +121,8 @@ def estimated_beta24(store: ResultStore, config: dict, data=None) -> dict:
         The stored record: :func:`fedlib.hasfl.bound.beta24.beta24_pilot`'s dict (``beta`` decides), ``config``,
         ``fedlib_version``, ``data_source``.
     """
-    return store.get_or_run(config, functools.partial(beta24_record, config, data))
+    key = {**config, **dataset_key(config["dataset"])}        # a dataset of your own: its path and source too
+    return store.get_or_run(key, functools.partial(beta24_record, config, data))
 
 
 def make_problem(model: str, dataset: str, constants: HasflConstants, num_devices: int, seed: int, gamma: float,

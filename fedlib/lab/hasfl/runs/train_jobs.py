@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 
+from fedlib.lab.datasets import dataset_by_name
 from fedlib.lab.store import ResultStore
 from fedlib.lab.parallel import map_jobs
 from fedlib.data import TensorDataset, load_dataset
@@ -14,9 +15,14 @@ from fedlib.lab.hasfl.runs.train_config import needs_extension, train
 from fedlib.lab.hasfl.runs.train_run import AnyBackendRecords
 
 
-@functools.lru_cache(maxsize=2)
 def _dataset(name: str) -> TensorDataset:
-    """The dataset ``name``, loaded once per worker process."""
+    """The dataset ``name``, loaded once per worker process (a dataset of your own by import path: imported and
+    loaded by the worker itself, :func:`fedlib.lab.datasets.use_dataset`)."""
+    return dataset_by_name(name, _builtin_dataset)
+
+
+@functools.lru_cache(maxsize=2)
+def _builtin_dataset(name: str) -> TensorDataset:
     return load_dataset(name)
 
 

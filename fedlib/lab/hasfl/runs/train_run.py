@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import warnings
 
+from fedlib.lab.datasets import dataset_key
 from fedlib.lab.store import RECORD_CODE, CorruptRecordError, ResultStore
 from fedlib.core.seeding import resolve_device
 from fedlib.data import TensorDataset
@@ -61,13 +62,15 @@ def train_store(store: ResultStore) -> ResultStore:
 def keyed(store: ResultStore, config: dict, backend: str) -> tuple[ResultStore, dict]:
     """``(store, config)`` under which a training record of ``backend`` (resolved: ``"loop"`` or a stacked
     variant) is stored: the loop's as :func:`train_store`, a stacked one's with ``"backend"`` in the config and
-    :data:`BACKEND_CODE` in the hash.
+    :data:`BACKEND_CODE` in the hash. A run on a dataset of your own adds its path and source
+    (:func:`fedlib.lab.datasets.dataset_key`; nothing for the built-in datasets).
 
     Raises:
         TypeError: ``store`` is not a ResultStore. ValueError: an unknown backend.
     """
     base = train_store(store)
     resolve_backend(backend, "cpu")                      # refuses unknown names
+    config = {**config, **dataset_key(config.get("dataset"))}
     if backend == "loop":
         return base, config
     return base.with_code(TRAIN_CODE + BACKEND_CODE), {**config, "backend": backend}
@@ -98,7 +101,7 @@ class AnyBackendRecords:
         self.store, self.base = store, train_store(store)
 
     def key(self, config: dict) -> str:
-        return self.base.key(config)
+        return self.base.key(keyed(self.store, config, "loop")[1])
 
     def has(self, config: dict) -> bool:
         return any(s.has(c) for s, c in (keyed(self.store, config, b) for b in ("loop", *STACKED_VARIANTS)))

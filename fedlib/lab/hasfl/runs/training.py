@@ -82,7 +82,9 @@ class TrainSettings:
     """Hyper-parameters shared by a notebook's training runs (see the module docstring for the choices).
 
     Attributes:
-        model, width: cuttable model and channel multiplier (> 0). dataset: data name (``fashion-mnist``, ...).
+        model, width: cuttable model and channel multiplier (> 0). dataset: data name (``fashion-mnist``, ...) or
+            a dataset of your own by import path ``"module:function"`` (:mod:`fedlib.lab.datasets`: checked and
+            fitted to the model here, loaded by each worker by its path, its records keyed by its path and source).
         interval: I (rounds between eq. 7 aggregations). optimizer, lr, momentum: the training optimiser.
         epochs: device samples per run / |D_train| (> 0); min_rounds / max_rounds: clamp of the rounds (0 = no
         cap). evals: evaluations per run (>= 5, the rule's window). stop_at_convergence: end a run where the
@@ -125,6 +127,12 @@ class TrainSettings:
 
     def __post_init__(self):
         check_choice("model", self.model, tuple(NUM_LAYERS))
+        if is_path(self.dataset):              # yours: loaded, checked and fitted to the model before any run
+            from fedlib.lab import datasets as own_data
+            from fedlib.split import MODELS
+            own_data.check_fits(self.dataset, own_data.use_dataset(self.dataset), self.model,
+                                lambda ch, size, classes: MODELS[self.model](ch, size, classes, width=self.width),
+                                self.width)
         check_choice("dataset", self.dataset, tuple(DATASET_SHAPES))
         check_choice("optimizer", self.optimizer, ("sgd", "adam"))
         check_choice("constants", self.constants, CONSTANTS_MODES)
