@@ -85,6 +85,26 @@ def test_editing_your_dataset_recomputes_its_records_only(tmp_path, monkeypatch)
     assert _strip(again[1]["record"]) == _strip(first[1]["record"])
 
 
+def test_any_store_config_naming_your_dataset_is_keyed_by_its_source(tmp_path, monkeypatch):
+    """A config built outside the lab's run entries (as ``hist_3_bounds`` builds its pilot's) that names a dataset of
+    your own is keyed by the module's source too: an edit of the module computes that record again."""
+    from fedlib.lab.store import ResultStore
+    mod = tmp_path / "mod"
+    mod.mkdir()
+    monkeypatch.syspath_prepend(str(mod))
+    (mod / "pilot_data.py").write_text(DATASET.format(scale="1.0"))
+    store, runs = ResultStore(tmp_path / "store", code=("fedlib.data",)), []
+    config = {"kind": "a_pilot", "dataset": "pilot_data:load", "rounds": 2}
+    first = store.get_or_run(config, lambda: runs.append(1) or {"value": 1.0})
+    assert store.get_or_run(config, lambda: runs.append(2) or {"value": 2.0}) == first and runs == [1]
+    (mod / "pilot_data.py").write_text(DATASET.format(scale="0.5"))        # an edit of your module
+    again = store.get_or_run(config, lambda: runs.append(3) or {"value": 3.0})
+    assert runs == [1, 3] and again["value"] == 3.0 and len(list((tmp_path / "store").glob("*.json"))) == 2
+    built_in = {"kind": "a_pilot", "dataset": "fashion-mnist", "rounds": 2}
+    assert store.key(built_in) == store.key(dict(built_in))                  # a built-in dataset's key: unchanged
+    assert "own_dataset" not in json.dumps(store.get_or_run(built_in, lambda: {"value": 0.0}))
+
+
 @pytest.mark.parametrize("dataset, error, words", [
     ("nowhere_module:load", ValueError, "^dataset = 'nowhere_module:load': cannot import module"),
     ("own_datasets:missing", ValueError, "^dataset = 'own_datasets:missing': module 'own_datasets' has no"),

@@ -213,6 +213,18 @@ def _first_non_finite(obj, path: str = "") -> str | None:
     return None
 
 
+def with_own_dataset(config):
+    """``config`` with ``"own_dataset"`` (:func:`fedlib.lab.datasets.dataset_key`: the path and its module's source
+    hash) added where its top-level ``"dataset"`` is an import path and it carries none yet, so that every record
+    on a dataset of your own is keyed by its source, whichever code built the config (a pilot's config built in a
+    notebook included); any other config is returned as it is (the built-in datasets' keys do not change)."""
+    name = config.get("dataset") if isinstance(config, dict) else None
+    if not (isinstance(name, str) and ":" in name) or "own_dataset" in config:
+        return config
+    from fedlib.lab.datasets import dataset_key      # the datasets module imports this one
+    return {**config, **dataset_key(name)}
+
+
 def config_key(config: dict, code: str = "") -> str:
     """SHA-256 (hex, 20 chars) of the canonical JSON of ``{"config": config, "code": code}``; key order does not
     matter. ``config`` must hold the seed; ``code`` is a :func:`source_hash`.
@@ -287,8 +299,9 @@ class ResultStore:
                                f"{self.code_hash}: run the same fedlib checkout on every worker")
 
     def key(self, config: dict) -> str:
-        """The key of ``config`` under this store's code hash (:func:`config_key`)."""
-        return config_key(config, self.code_hash)
+        """The key of ``config`` under this store's code hash (:func:`config_key`); a config whose ``dataset`` is a
+        dataset of your own (an import path) is keyed by its module's source too (:func:`with_own_dataset`)."""
+        return config_key(with_own_dataset(config), self.code_hash)
 
     def path(self, config: dict) -> Path:
         """File of ``config``'s record: ``<root>/<key>.json``."""
@@ -379,6 +392,7 @@ class ResultStore:
         that writer's record appears (and returns it), or raises :class:`fedlib.lab.runlock.RunInProgress` at
         once inside :func:`fedlib.lab.runlock.deferring`. ``force`` computes without claiming or waiting.
         """
+        config = with_own_dataset(config)             # a dataset of your own: keyed by its module's source too
         key = self.key(config)                        # the config is read here once: key and canonical JSON
         path, want, head = self.root / f"{key}.json", _canonical(config, "config"), {"key": key, "config": config}
         if cache_only():
