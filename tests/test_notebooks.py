@@ -239,7 +239,11 @@ def test_notebook_hygiene(path):
     # the project's kernel (run_all.sh registers it into .venv), and the notebook starts with setup_notebook
     assert nb["metadata"]["kernelspec"]["name"] == notebooks.KERNEL
     code = [c for c in cells if c["cell_type"] == "code"]
-    assert f'setup_notebook(globals(), "{path.parent.name}")' in "".join(code[1]["source"])
+    # a study or worked example names itself (its committed parameters cell tells which values the user changed and
+    # its profile's files fill the rest); an explorer applies no profile file
+    call = (f'setup_notebook(globals(), "{path.parent.name}")' if path in EXPLORERS else
+            f'setup_notebook(globals(), "{path.parent.name}", "{path.stem}")')
+    assert call in "".join(code[1]["source"])
     params = [c for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])]
     assert len(params) == 1, "exactly one cell tagged 'parameters'"
     lines = "".join(params[0]["source"]).splitlines()
