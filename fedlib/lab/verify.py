@@ -101,6 +101,8 @@ CONFIG_NAMES = ("notebook", "profile", "dataset", "model", "method", "setting", 
                 "iid", "noniid", "paper_client", "paper_server", "claim", "note", "figure", "figures", "versus",
                 "width", "constants", "eps_factor", "scale_key", "runs", "beta_estimator",
                 "out_of_sample_seeds", "out_of_sample_later_seeds", "draw",
+                # a component of your own: its import path and the hash of its module's source
+                "scheduler", "scheduler_code",
                 # HASFL's out-of-sample lists: their rows have rules of their own; empty, a list marker
                 "runs_out_of_sample", "claims_out_of_sample", "claims_out_of_sample_calibrated")
 PROFILED_NAMES = ("params", "MMACs", "client_ratio", "server_ratio", "layers", "forward_gflops",
@@ -138,6 +140,8 @@ RULES: list[tuple[str, str, Tolerance]] = [
     ("dtfl_5*", "fed*", READ_OFF), ("dtfl_5*", "splitfed", READ_OFF),
     ("dtfl_*", "mean_tier", SIMULATED), ("dtfl_*", "sim_total_s", SIMULATED), ("dtfl_*", "round", SIMULATED),
     ("dtfl_*", "tier_counts", SIMULATED), ("dtfl_*", "rounds", CONFIG),
+    # a scheduler of your own beside DTFL's: the untrained system's mean round, its time to target over DTFL's
+    ("dtfl_your*", "mean_round_s", SIMULATED), ("dtfl_your*", "time_ratio", READ_OFF),
     *(("*", name, CONFIG) for name in CONFIG_NAMES),
     *(("*", name, PROFILED) for name in PROFILED_NAMES),
     ("dtfl_*", "*", UNRULED), ("hasfl_*", "*", UNRULED),
