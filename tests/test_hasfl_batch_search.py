@@ -149,3 +149,74 @@ def test_widened_generator_options():
         random_instance(0, eps_slack=(0.5, 0.1))
     with pytest.raises(ValueError, match="eps_slack"):
         random_instance(0, eps_slack=(0.0, 0.1))
+
+
+def _reference_line_search(p, b, cuts, max_candidates=4096, sweeps=8):
+    """The per-device line search as the paper-faithful literal loop: every candidate of device i scored in one
+    call on the full ``[cap, N]`` broadcast of the cuts (no blocks)."""
+    b, cuts = np.asarray(b, dtype=np.int64).copy(), np.asarray(cuts, dtype=np.int64)
+    caps = np.minimum(batch_caps(p, cuts), max_candidates)
+    cur = float(theta(p, b, cuts))
+    for _ in range(sweeps):
+        changed = False
+        for i in range(p.num_devices):
+            cand = np.repeat(b[None], caps[i], 0)
+            cand[:, i] = np.arange(1, caps[i] + 1)
+            vals = theta(p, cand, np.broadcast_to(cuts, cand.shape))
+            k = int(np.argmin(vals))
+            if vals[k] < cur * (1 - 1e-12):
+                b, cur, changed = cand[k].copy(), float(vals[k]), True
+        if not changed:
+            break
+    return b
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_line_search_in_blocks_equals_the_literal_loop_bit_for_bit(seed):
+    # N = 40 with caps in the thousands: a device's candidates span two or three blocks of 2^16 // N = 1638 rows,
+    # and the blocks must give every row the same Θ as one call on all of them
+    from dataclasses import replace
+    p = random_instance(seed, num_devices=(40, 40), num_cuts=(4, 6), b_max=(3000, 4000))
+    p = replace(p, devices=replace(p.devices, memory_bits=p.devices.memory_bits * 100))   # caps up to b_max
+    cuts = _mixed_cuts(p, seed)
+    if (batch_caps(p, cuts) < 1).any():
+        pytest.skip("an instance where some device fits no batch")
+    assert batch_caps(p, cuts).max() > 2 ** 16 // p.num_devices      # more than one block for some device
+    from fedlib.hasfl import line_search_batches
+    start = np.ones(p.num_devices, dtype=np.int64)
+    got, want = line_search_batches(p, start, cuts), _reference_line_search(p, start, cuts)
+    assert got.tolist() == want.tolist()
+    assert float(theta(p, got, cuts)) == float(theta(p, want, cuts))
+
+
+def test_theta_in_blocks_is_bit_identical_to_one_call():
+    from dataclasses import replace
+
+    from fedlib.hasfl.optimiser.refinement import theta_rows
+    p = random_instance(0, num_devices=(40, 40), num_cuts=(4, 6), b_max=(3000, 4000))
+    p = replace(p, devices=replace(p.devices, memory_bits=p.devices.memory_bits * 100))
+    cuts = _mixed_cuts(p, 0)
+    rng = np.random.default_rng(0)
+    cand = rng.integers(500, batch_caps(p, cuts) + 1, size=(5000, p.num_devices))    # 4 blocks of 1638 rows
+    want = theta(p, cand, np.broadcast_to(cuts, cand.shape))
+    got = theta_rows(p, cand, cuts)
+    assert got.shape == (5000,) and np.isfinite(want).sum() > 1000
+    assert got.view(np.int64).tolist() == want.view(np.int64).tolist()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_bcd_solves_each_p2_once_and_decides_as_without_the_memo(seed, monkeypatch):
+    # the restarts revisit batch vectors: P2 (a MILP) of a b already solved is read from bcd's memo, and the
+    # decision is the one that solving every P2 and P1 again gives (algorithm2 with a fresh memo at each call)
+    import fedlib.hasfl.optimiser.bcd as bcd_module
+    p = random_instance(seed, num_devices=(6, 8), num_cuts=(6, 8), links="mixed")
+    seen, solve_p2 = [], bcd_module.solve_p2
+    monkeypatch.setattr(bcd_module, "solve_p2", lambda problem, b: seen.append(tuple(b)) or solve_p2(problem, b))
+    memo = bcd_module.bcd(p)
+    assert len(seen) == len(set(seen)) and len(seen) >= 2
+    algorithm2 = bcd_module.algorithm2
+    monkeypatch.setattr(bcd_module, "algorithm2", lambda problem, b, tol, it, memo=None: algorithm2(problem, b, tol, it))
+    seen.clear()
+    fresh = bcd_module.bcd(p)
+    assert len(seen) > len(set(seen)), "expected the restarts to revisit some b (else the memo saves nothing here)"
+    assert (memo.b.tolist(), memo.cuts.tolist(), memo.theta) == (fresh.b.tolist(), fresh.cuts.tolist(), fresh.theta)

@@ -67,19 +67,22 @@ from .p2 import solve_p2
 from .refinement import cut_moves, enumerate_cuts, line_search_batches, polish, refine
 
 
-def algorithm2(problem: Problem, b: np.ndarray, tol: float, max_iter: int) -> tuple:
+def algorithm2(problem: Problem, b: np.ndarray, tol: float, max_iter: int, memo: dict | None = None) -> tuple:
     """HASFL Algorithm 2 (BCD) from batch sizes ``b`` ``[N]``: P2 (59) picks the cut layers μ and the auxiliary
     latencies T given b, P1 (46) the batch sizes given μ and T, until the linearised latency Θ' (44) changes by at
     most ``tol`` (relative) or after ``max_iter`` rounds. Returns ``(b, cuts, iterations, Θ per round)``.
-
-    Raises:
-        ValueError: P1 or P2 finds no feasible point from ``b``."""
-    cuts, _, _ = solve_p2(problem, b)                                   # P2 (59): μ, T given b
+    ``memo``: shared by the runs on one problem (:func:`bcd`'s restarts revisit points): P2 of b and P1 of (b, cuts)
+    are deterministic, so each is solved once per memo, with the same result. Raises ValueError: P1 or P2 finds no
+    feasible point from ``b``."""
+    memo = {} if memo is None else memo
+    once = lambda key, solve: memo[key] if key in memo else memo.setdefault(key, solve())  # noqa: E731
+    p2 = lambda b: once(("P2", *b), lambda: solve_p2(problem, b)[0])  # noqa: E731   P2 (59): μ, T given b
+    cuts = p2(b)
     prev = float(theta(problem, b, cuts))
     hist, it = [prev], 0
     for it in range(1, max_iter + 1):
-        b = solve_p1(problem, cuts, aux_variables(problem, b, cuts))    # P1 (46): b given μ, T
-        cuts, _, _ = solve_p2(problem, b)                               # P2 (59)
+        b = once(("P1", *b, *cuts), lambda: solve_p1(problem, cuts, aux_variables(problem, b, cuts)))  # P1 (46)
+        cuts = p2(b)                                                    # P2 (59)
         cur = float(theta(problem, b, cuts))                            # Θ (42) of the new point
         hist.append(cur)
         if np.isfinite(prev) and abs(prev - cur) <= tol * abs(prev):    # stopping rule
@@ -141,15 +144,6 @@ def uniform_cut_candidates(problem: Problem, line_search: bool, floors: dict | N
     return out
 
 
-def _alternate_from(problem: Problem, b: np.ndarray, tol: float, max_iter: int) -> tuple:
-    """:func:`algorithm2` from ``b``, returning ``(b, cuts)``, or ``None`` when P1/P2 find no feasible point."""
-    try:
-        b, cuts, _, _ = algorithm2(problem, b, tol, max_iter)
-    except ValueError:
-        return None
-    return b, cuts
-
-
 def bcd(problem: Problem, starts: tuple = (4.0, np.inf), tol: float = 1e-6, max_iter: int = 30,
         polish_result: bool = True, group_moves: bool = True, restarts: bool = True) -> Decision:
     """Algorithm 2 (BCD): alternate P2 (μ, T) and P1 (b) until Θ' changes by <= ``tol`` (relative), from
@@ -192,7 +186,7 @@ def bcd(problem: Problem, starts: tuple = (4.0, np.inf), tol: float = 1e-6, max_
     t0 = time.perf_counter()
     floors = common_cut_floors(problem)             # raises the one error when no decision exists
     small = problem.num_devices <= 10
-    cands, iters, history = [], [], []
+    cands, iters, history, memo = [], [], [], {}
 
     def add(b, cuts):
         val = float(theta(problem, b, cuts))
@@ -201,7 +195,7 @@ def bcd(problem: Problem, starts: tuple = (4.0, np.inf), tol: float = 1e-6, max_
 
     for scale in starts:
         try:
-            b, cuts, it, hist = algorithm2(problem, start_batches(problem, scale), tol, max_iter)
+            b, cuts, it, hist = algorithm2(problem, start_batches(problem, scale), tol, max_iter, memo)
         except ValueError:  # this start is infeasible for P1/P2; another start or a group move may not be
             continue
         iters.append(it)
@@ -216,9 +210,10 @@ def bcd(problem: Problem, starts: tuple = (4.0, np.inf), tol: float = 1e-6, max_
             n_before = len(cands)
             ranked = sorted(group, key=lambda d: d.theta)
             for d in ranked if problem.num_devices <= 100 else ranked[:3]:
-                out = _alternate_from(problem, d.b, tol, max_iter)
-                if out is not None:
-                    add(*out)
+                try:
+                    add(*algorithm2(problem, d.b, tol, max_iter, memo)[:2])
+                except ValueError:   # P1/P2 find no feasible point from this start
+                    continue
             info["theta_restarts"] = min((d.theta for d in cands[n_before:]), default=None)
     if not cands:   # no start and no group move is feasible: the memory-cap start at its initial cuts
         b = start_batches(problem, np.inf)

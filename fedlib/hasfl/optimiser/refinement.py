@@ -61,6 +61,13 @@ def polish(problem: Problem, b: np.ndarray, cuts: np.ndarray, max_moves: int | N
     return b, cuts, moves
 
 
+def theta_rows(problem: Problem, cand: np.ndarray, cuts: np.ndarray) -> np.ndarray:
+    """Θ (42) of each row of ``cand`` ``[K, N]`` at one cut vector ``cuts`` ``[N]``, ``[K]``: in blocks of about 2^16
+    values, the same values as one call on all rows (a row's Θ depends on that row only) with fewer page faults."""
+    rows = max(1, 2 ** 16 // problem.num_devices)
+    return np.concatenate([theta(problem, cand[s:s + rows], cuts) for s in range(0, len(cand), rows)])
+
+
 def line_search_batches(problem: Problem, b: np.ndarray, cuts: np.ndarray, max_candidates: int = 4096,
                         sweeps: int = 8) -> np.ndarray:
     """Exact coordinate search on the integer batch sizes at fixed cuts: each device's b_i is set to the best of
@@ -79,7 +86,7 @@ def line_search_batches(problem: Problem, b: np.ndarray, cuts: np.ndarray, max_c
                 continue
             cand = np.repeat(b[None], caps[i], 0)
             cand[:, i] = np.arange(1, caps[i] + 1)
-            vals = theta(problem, cand, np.broadcast_to(cuts, cand.shape))
+            vals = theta_rows(problem, cand, cuts)
             k = int(np.argmin(vals))
             if vals[k] < cur * (1 - 1e-12):
                 b, cur, changed = cand[k].copy(), float(vals[k]), True
