@@ -81,7 +81,7 @@ def algorithm2(problem: Problem, b: np.ndarray, tol: float, max_iter: int, memo:
     prev = float(theta(problem, b, cuts))
     hist, it = [prev], 0
     for it in range(1, max_iter + 1):
-        b = once(("P1", *b, *cuts), lambda: solve_p1(problem, cuts, aux_variables(problem, b, cuts)))  # P1 (46)
+        b = once(("P1", *b, *cuts), lambda b=b, c=cuts: solve_p1(problem, c, aux_variables(problem, b, c)))  # P1 (46)
         cuts = p2(b)                                                    # P2 (59)
         cur = float(theta(problem, b, cuts))                            # Θ (42) of the new point
         hist.append(cur)
