@@ -1,5 +1,6 @@
-"""fedlib.lab.map_jobs on any concurrent.futures.Executor and on a Dask cluster: DTFL's and HASFL's records do not
-depend on where, or in how many workers, they ran."""
+"""fedlib.lab.map_jobs on any concurrent.futures.Executor and on a Dask cluster: DTFL's, HASFL's and HIST's records
+(with components of your own: a tier scheduler, a dataset, a client partition) do not depend on where, or in how
+many workers, they ran."""
 import multiprocessing
 import json
 import os
@@ -12,6 +13,8 @@ import pytest
 import torch
 
 from fedlib.core import ParameterTypeError
+from fedlib.hist import HistConfig
+from fedlib.lab.hist.experiments import run_sweep
 from fedlib.lab.store import ResultStore
 from fedlib.lab.parallel import cluster_executor, map_jobs
 from fedlib.lab.parallel import SCHEDULER_ENV, check_scheduler_address
@@ -125,6 +128,15 @@ def _dtfl_jobs(store):
     return jobs + [dict(jobs[0], num_tiers=7, scheduler="own_components:ConstantTier"), dict(jobs[0], s=own_data)]
 
 
+#: HIST with a client partition of your own (tests/own_components.py) and with the paper's non-i.i.d. setting
+_HIST = [HistConfig(setting=setting, num_cells=2, num_clients=4, hidden=8, H=2, E=4, global_rounds=1, seed=0)
+         for setting in ("own_components:dirichlet_clients", "noniid")]
+
+
+def _hist_records(records):
+    return [{k: v for k, v in r.items() if k not in ("elapsed_s", "store_key", "wall_s")} for r in records]
+
+
 def _hasfl_records(store, jobs):
     from fedlib.lab.hasfl.runs.train_run import train_store
     runs = train_store(store)
@@ -143,6 +155,7 @@ def test_dask_cluster_records_equal_the_sequential_ones(tmp_path, monkeypatch):
     seq_h, seq_d = hasfl_store(tmp_path / "seq_h"), dx.result_store(tmp_path / "seq_d")
     map_jobs(train_job, _hasfl_jobs(seq_h), workers=1)
     seq_dtfl = _dtfl_records(map_jobs(dx.run_entry, _dtfl_jobs(seq_d), workers=1))
+    seq_hist = _hist_records(run_sweep(_HIST, ResultStore(tmp_path / "seq_hist"), device="cpu", progress=False))
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster:
         # the environment variable sends every map_jobs call, whatever its workers, to the scheduler
@@ -152,6 +165,13 @@ def test_dask_cluster_records_equal_the_sequential_ones(tmp_path, monkeypatch):
         dask_h, dask_d = hasfl_store(tmp_path / "dask_h"), dx.result_store(tmp_path / "dask_d")
         map_jobs(train_job, _hasfl_jobs(dask_h), workers=1)
         dask_dtfl = _dtfl_records(map_jobs(dx.run_entry, _dtfl_jobs(dask_d), workers=2))
+        with distributed.Client(cluster) as client:      # HIST's sweep on the cluster's executor
+            dask_hist = _hist_records(run_sweep(_HIST, ResultStore(tmp_path / "dask_hist"), device="cpu",
+                                                progress=False, executor=client.get_executor()))
+    # a partition of your own (HIST), imported by each Dask worker: the records of one process
+    assert dask_hist == seq_hist and seq_hist[0]["test_acc"] != seq_hist[1]["test_acc"]
+    stored = [json.loads(p.read_text())["config"] for p in (tmp_path / "dask_hist").glob("*.json")]
+    assert sorted(c["setting"] for c in stored) == ["noniid", "own_components:dirichlet_clients"]
     assert _hasfl_records(dask_h, _hasfl_jobs(dask_h)) == _hasfl_records(seq_h, _hasfl_jobs(seq_h))
     assert dask_dtfl == seq_dtfl
     cuts = [json.loads(p.read_text())["config"].get("cuts") for p in (tmp_path / "dask_d").glob("*.json")]
