@@ -3,6 +3,7 @@ it by its path, its records are keyed by its path and source (never returned for
 edit of its module only), and a dataset that is malformed or does not fit the model is refused by name before any
 training."""
 import json
+from pathlib import Path
 
 import pytest
 
@@ -183,3 +184,43 @@ def test_the_notebooks_dataset_parameter_takes_an_import_path():
     for resolve in (dx.resolve_dataset, lambda d: hasfl_resolve(d, "vgg16")):
         with pytest.raises(ValueError, match="^dataset = 'nowhere_module:load': cannot import"):
             resolve("nowhere_module:load")
+
+
+MY_DATA = '''
+"""A dataset of my own: Fashion-MNIST's first 6,000 / 1,000 images, mirrored left to right."""
+import torch
+from fedlib.data import TensorDataset, load_fashion_mnist
+
+
+def mirrored():
+    ds = load_fashion_mnist()
+    flip = lambda x: torch.flip(x, dims=[3])  # noqa: E731
+    return TensorDataset("fmnist-mirrored", flip(ds.x_train[:6000]), ds.y_train[:6000], flip(ds.x_test[:1000]),
+                         ds.y_test[:1000], ds.classes, "Fashion-MNIST, mirrored")
+'''
+
+
+def test_a_notebook_runs_a_dataset_of_your_own_beside_it(tmp_path, monkeypatch):
+    # as a researcher does it: the worked notebook copied into a folder of their own with a module beside it,
+    # run at smoke with dataset = "my_data:mirrored"; the kernel imports the module from the notebook's folder
+    import shutil
+
+    import papermill as pm
+
+    from fedlib.lab.notebooks import kernel_name
+    root = Path(__file__).resolve().parents[1] / "notebooks" / "hist"
+    for name in ("hist_your_method.ipynb", "my_partition.py"):
+        shutil.copy(root / name, tmp_path / name)
+    (tmp_path / "my_data.py").write_text(MY_DATA)
+    monkeypatch.setenv("FEDLIB_CACHE_DIR", str(tmp_path / "cache"))     # kept out of the repository's .cache
+    monkeypatch.setenv("FEDLIB_FIGURES_DIR", str(tmp_path / "figures"))
+    pm.execute_notebook(str(tmp_path / "hist_your_method.ipynb"), str(tmp_path / "out.ipynb"), kernel_name=kernel_name(),
+                        parameters={"profile": "smoke", "dataset": "my_data:mirrored"}, cwd=str(tmp_path),
+                        progress_bar=False, log_output=False)
+    text = "\n".join("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/markdown", ""))
+                     for c in json.loads((tmp_path / "out.ipynb").read_text())["cells"] for o in c.get("outputs", []))
+    assert "| data | my_data:mirrored" in text                                     # the Setup row names it
+    assert "| my_partition:dirichlet | 2 |" in text                               # and the comparison ran on it
+    records = [json.loads(p.read_text()) for p in (tmp_path / "cache").rglob("*.json")]
+    keys = [r["config"].get("own_dataset") for r in records]
+    assert len(records) == 8 and all(k and k["path"] == "my_data:mirrored" for k in keys)
