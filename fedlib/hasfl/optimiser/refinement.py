@@ -86,8 +86,7 @@ def line_search_batches(problem: Problem, b: np.ndarray, cuts: np.ndarray, max_c
                 continue
             cand = np.repeat(b[None], caps[i], 0)
             cand[:, i] = np.arange(1, caps[i] + 1)
-            vals = theta_rows(problem, cand, cuts)
-            k = int(np.argmin(vals))
+            k = int(np.argmin(vals := theta_rows(problem, cand, cuts)))
             if vals[k] < cur * (1 - 1e-12):
                 b, cur, changed = cand[k].copy(), float(vals[k]), True
         if not changed:
