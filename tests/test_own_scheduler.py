@@ -53,6 +53,17 @@ def test_a_bad_scheduler_is_refused_naming_it(scheduler, error, words):
         _sim(scheduler)
 
 
+def test_the_notebook_check_refuses_a_class_that_is_no_scheduler():
+    from fedlib.lab.dtfl.own import check_scheduler
+    assert check_scheduler("own_components:ConstantTier") == "own_components:ConstantTier"
+    with pytest.raises(TypeError, match="^scheduler 'own_components:NotAScheduler' must name a subclass of "
+                                        "fedlib.dtfl.TierScheduler, got type"):
+        check_scheduler("own_components:NotAScheduler")
+    with pytest.raises(ValueError, match="^scheduler must be an import path 'module:Class' of your own .*runs "
+                                         "anyway\\), got 'ours'"):
+        check_scheduler("ours")
+
+
 def test_resolve_names_the_parameter():
     with pytest.raises(ValueError, match="^strategy must be one of \\['a'\\] or an import path"):
         resolve("b", "strategy", ("a",))

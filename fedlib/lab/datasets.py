@@ -28,10 +28,6 @@ that module (a constant) when those change. In a running process, an edit of the
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Callable
 
 import torch
@@ -40,6 +36,7 @@ from fedlib.core.components import is_path, resolve
 from fedlib.core.validate import ParameterTypeError, check_choice
 from fedlib.data import DATASET_SHAPES, TensorDataset
 from fedlib.data.datasets import DATASET_KEYWORDS, DATASETS
+from fedlib.lab.own_components import reimport
 from fedlib.lab.store import source_hash
 
 #: the datasets fedlib ships, for the messages
@@ -77,7 +74,7 @@ def use_dataset(path: str) -> TensorDataset:
     if cached is not None and cached[0] == code:
         return cached[1]
     if cached is not None:                                # its module was edited: import the new version
-        loader = _reimport(path, module)
+        loader = reimport(path, "dataset", BUILT_IN)
     try:
         data = loader()
     except Exception as exc:  # noqa: BLE001  (any failure of the user's loader: quoted, named)
@@ -102,19 +99,6 @@ def forget_datasets() -> None:
             table.pop(path, None)
     _LOADED.clear()
     _FITTED.clear()
-
-
-def _reimport(path: str, module: str) -> Callable:
-    spec = importlib.util.find_spec(module)
-    if spec is not None and spec.origin and spec.origin.endswith(".py"):
-        # an edit within the same second keeping the file's size would otherwise read the old bytecode
-        try:
-            Path(importlib.util.cache_from_source(spec.origin)).unlink(missing_ok=True)
-        except OSError:                                   # a read-only folder: Python checks the time stamp
-            pass
-    sys.modules.pop(module, None)
-    importlib.invalidate_caches()
-    return resolve(path, "dataset", BUILT_IN)
 
 
 def _registered(path: str) -> Callable:

@@ -6,6 +6,8 @@ changes, the sampled clients, N_k) and the same training data, model family, cli
 DTFL runs its tier scheduler (:func:`fedlib.lab.dtfl.experiments.run_entry`), the baselines are charged by
 :func:`fedlib.dtfl.baseline_time.simulate_method` (FLOPs per side and the bytes of every message, the same
 speeds and time noise). Time to target, its parts and the metrics row follow :func:`fedlib.lab.dtfl.time_to_target`.
+A baseline of your own (a function named by import path, trained as the built-ins are and charged by one of their
+time models) runs beside them: :func:`own_baseline_entry`.
 
 Privacy (Table 5): every client in one fixed tier (``cut`` modules on the client; **choice**: the paper does not
 say which tiers its privacy runs use, and a fixed cut makes the smashed data, DCor and the attacker's decoder
@@ -17,15 +19,17 @@ trains on ``attack_fit`` held-out training images (never used by a client) to in
 from __future__ import annotations
 
 import functools
+import inspect
 import time
 
 import numpy as np
 import torch
 
-from fedlib.core.components import is_path
+from fedlib.core.components import is_path, resolve
 from fedlib.lab.datasets import dataset_key, on_reshape
-from fedlib.lab.store import ResultStore
-from fedlib.core.validate import check_choice, check_float, check_int, check_list
+from fedlib.lab.own_components import check_own, load_own
+from fedlib.lab.store import ResultStore, component_key
+from fedlib.core.validate import ParameterTypeError, check_choice, check_float, check_int, check_list
 from fedlib.data import TensorDataset
 from fedlib.split import MODELS
 from fedlib.dtfl.baseline_time import method_costs, simulate_method
@@ -33,6 +37,7 @@ from fedlib.dtfl.baselines import BASELINE_CUTS, baseline_record
 from fedlib.lab.dtfl.experiments import DATASET_SHAPES, Setup, case_name, dataset_by_name, plateau, run_entry, system_inputs, time_to_target
 from fedlib.dtfl.fedgkt import GKT_SERVER_EPOCHS, gkt_client_model, gkt_server_model
 from fedlib.dtfl.privacy import privacy_record
+from fedlib.dtfl.scheduler import TierScheduler
 from fedlib.dtfl.training import keyed_by_backend
 
 METHODS = ("dtfl", "fedavg", "splitfed", "fedyogi", "fedgkt")
@@ -118,17 +123,151 @@ def baseline_entry(store: ResultStore, s: Setup, data: TensorDataset, method: st
     return {"row": row, "record": rec, "sim": sim}
 
 
-def compare_job(store: ResultStore, s: Setup, method: str, **kwargs) -> dict:
+def compare_job(store: ResultStore, s: Setup, method, **kwargs) -> dict:
     """One method's run for a setting (a job for :func:`fedlib.lab.map_jobs`): DTFL through
     :func:`fedlib.lab.dtfl.experiments.run_entry` (``num_tiers`` default 7; ``method`` an import path
-    ``"package.module:Class"``: DTFL with that scheduler of your own, each worker importing it), a baseline through
-    :func:`baseline_entry`. The dataset of ``s`` is loaded by name."""
+    ``"package.module:Class"`` naming a :class:`fedlib.dtfl.TierScheduler` subclass: DTFL with that scheduler of
+    your own), a built-in baseline through :func:`baseline_entry`, and a baseline of your own (``method`` an import
+    path ``"package.module:function"``, or the function itself when it can be imported by its path) through
+    :func:`own_baseline_entry`. Each worker imports a component of yours by its path; the dataset of ``s`` is loaded
+    by name.
+
+    Raises:
+        ValueError / ParameterTypeError: a path that does not import, or names neither a TierScheduler subclass
+            nor a function; a function workers cannot import (a lambda, a closure: define it at the top level of
+            a module of your own); as the entries (naming the parameter), before any work."""
+    if callable(method) and not isinstance(method, str):          # the function itself: by its import path
+        method = component_key(method, "method")["path"]
+    if is_path(method):
+        obj = resolve(method, "method", METHODS)
+        if isinstance(obj, type) and not issubclass(obj, TierScheduler):
+            raise ParameterTypeError(f"method {method!r} must name a fedlib.dtfl.TierScheduler subclass (a scheduler "
+                                     f"of your own) or a function (a baseline of your own), got class {obj!r}")
     data = dataset_by_name(s.dataset)
-    if method in ("dtfl", "dtfl_authors") or is_path(method):      # a scheduler of your own: DTFL with it
+    if method in ("dtfl", "dtfl_authors") or (is_path(method) and isinstance(obj, type)):   # yours: DTFL with it
         kwargs.setdefault("num_tiers", 7)
         scheduler = {"dtfl": "ours", "dtfl_authors": "authors"}.get(method, method)
         return run_entry(store, s, data, scheduler=scheduler, **kwargs)
+    if is_path(method):
+        return own_baseline_entry(store, s, data, method, **kwargs)
     return baseline_entry(store, s, data, method, **kwargs)
+
+
+#: what a baseline of your own is called with, in this order (what the built-in baselines' records are computed
+#: from, :func:`fedlib.dtfl.baselines.baseline_record`)
+BASELINE_ARGS = ("cfg", "data", "rounds", "participants", "device", "backend")
+#: the per-evaluation lists its record must hold, one entry per evaluation (those of the built-in baselines')
+RECORD_FIELDS = ("round", "test_acc", "test_loss", "train_loss", "elapsed_s")
+
+
+def check_baseline(baseline, what: str = "baseline"):
+    """The function ``baseline`` names: a baseline of your own, ``fn(cfg, data, rounds, participants, device,
+    backend) -> record`` (:func:`own_baseline_entry`), by import path ``"package.module:function"`` into a module
+    of your own; a built-in name, a path into ``fedlib`` itself or a function of other parameters is refused.
+
+    Raises:
+        ValueError / ParameterTypeError: one line naming ``what``, the path and what is expected."""
+    fn = check_own(baseline, what, "my_baseline:fedavg_half_clients", METHODS[1:], "function",
+                   f"the built-in {list(METHODS[1:])} are named as they are")
+    module = baseline.partition(":")[0]
+    if module == "fedlib" or module.startswith("fedlib."):
+        raise ValueError(f"{what} = {baseline!r} names fedlib's own code; the built-in baselines are named "
+                         f"{list(METHODS[1:])}, a baseline of your own lives in a module of your own")
+    try:
+        inspect.signature(fn).bind(*BASELINE_ARGS)
+    except TypeError:
+        raise ParameterTypeError(f"{what} = {baseline!r} must take ({', '.join(BASELINE_ARGS)}), its parameters "
+                                 f"are {inspect.signature(fn)}") from None
+    except ValueError:                                  # no signature to read (a builtin): called as it is
+        pass
+    return fn
+
+
+def check_record(baseline: str, rec, rounds: int) -> dict:
+    """``rec``, returned by the baseline of your own ``baseline`` for ``rounds`` rounds, if it is a record as the
+    built-in baselines' (:data:`RECORD_FIELDS`: equal-length lists, one entry per evaluation, ``round`` rising
+    integers in 0..rounds ending at ``rounds``, ``test_acc`` fractions in [0, 1], the losses numbers or None,
+    ``elapsed_s`` seconds >= 0), which the rows and figures read.
+
+    Raises:
+        ParameterTypeError: not a dict. ValueError: a field missing or malformed (named, with what was expected)."""
+    who = f"baseline {baseline!r}"
+    if not isinstance(rec, dict):
+        raise ParameterTypeError(f"{who} must return a record dict holding {list(RECORD_FIELDS)} (as "
+                                 f"fedlib.dtfl.run_baseline's), got {type(rec).__name__}")
+    missing = [f for f in RECORD_FIELDS if f not in rec]
+    if missing:
+        raise ValueError(f"{who} returned a record without {missing}: expected the lists {list(RECORD_FIELDS)}, one "
+                         f"entry per evaluation (as fedlib.dtfl.run_baseline's), got {sorted(rec)}")
+    n = len(rec["round"]) if isinstance(rec["round"], list) else -1
+    bad = [f for f in RECORD_FIELDS if not isinstance(rec[f], list) or len(rec[f]) != n]
+    if n < 2 or bad:
+        raise ValueError(f"{who}: {bad or ['round']} must be lists of one entry per evaluation, as many as "
+                         f"'round' (at least 2: round 0 and the last), got lengths "
+                         f"{[len(rec[f]) if isinstance(rec[f], list) else type(rec[f]).__name__ for f in RECORD_FIELDS]}")
+    r = rec["round"]
+    if (not all(isinstance(x, int) and not isinstance(x, bool) for x in r) or r != sorted(set(r)) or r[0] < 0
+            or r[-1] != rounds):
+        raise ValueError(f"{who}: 'round' must be rising integers in 0..{rounds} ending at {rounds}, got {r}")
+    number = lambda x: isinstance(x, (int, float)) and not isinstance(x, bool) and np.isfinite(x)
+    checks = (("test_acc", lambda x: number(x) and 0 <= x <= 1, "fractions in [0, 1]"),
+              ("test_loss", lambda x: x is None or number(x), "numbers or None"),
+              ("train_loss", lambda x: x is None or number(x), "numbers or None"),
+              ("elapsed_s", lambda x: number(x) and x >= 0, "seconds >= 0"))
+    for field, ok, expected in checks:
+        wrong = [x for x in rec[field] if not ok(x)]
+        if wrong:
+            raise ValueError(f"{who}: {field!r} must hold {expected}, got {wrong[0]!r} among {rec[field]}")
+    return rec
+
+
+def own_baseline_entry(store: ResultStore, s: Setup, data: TensorDataset, baseline: str, setting: str, seed: int,
+                       target_acc: float, case: str = "all", change_every: int = 0, change_frac: float = 0.3,
+                       fraction: float = 1.0, device: str = "cpu", charged_as: str = "fedavg") -> dict:
+    """One run of a baseline of your own: ``baseline`` = ``"package.module:function"`` names ``fn(cfg, data,
+    rounds, participants, device, backend)``, called with what the built-in baselines are computed from
+    (:func:`fedlib.dtfl.baselines.baseline_record`): ``cfg`` the setting's :class:`fedlib.dtfl.DtflConfig`
+    (model, clients, batch, Adam lr, partition, seed), ``data`` the :class:`fedlib.data.TensorDataset` (``cfg``'s
+    subsets not yet applied), ``rounds`` = R, ``participants`` ``[R, K]`` bools or None (all clients), ``device``
+    and the split engine's ``backend`` (``"loop"`` / ``"stacked"``). It returns a record as
+    :func:`fedlib.dtfl.run_baseline` does (:func:`check_record`; built from the public ``fedlib.dtfl`` functions,
+    e.g. ``run_baseline``, ``run_engine``). Its system is that of the same setting
+    (:func:`baseline_system`) charged as the built-in baseline ``charged_as`` (default FedAvg's: every client
+    trains the whole model; the time model never enters the record).
+
+    The record's key holds ``baseline``'s path and the hash of its module's source
+    (:func:`fedlib.lab.own_components.load_own`: the module imported again after an edit), so an edit re-keys its
+    records only and two functions never share one. Returns ``{"row", "record", "sim"}``: the row of
+    :func:`baseline_entry` with ``method`` the path, ``charged_as`` and ``baseline_code``.
+
+    Raises:
+        ValueError / ParameterTypeError: as :func:`check_baseline` and :func:`baseline_system`, before any work;
+            as :func:`check_record` after the run, before anything is stored."""
+    check_baseline(baseline, "method")
+    check_choice("charged_as", charged_as, METHODS[1:])
+    check_float("target_acc", target_acc, 0, 1, low_open=True)
+    fn, code = load_own(baseline, "method", METHODS)
+    t0 = time.perf_counter()
+    sim, part = baseline_system(s, data, charged_as, setting, seed, case, change_every, change_frac, fraction)
+    cfg = s.config(setting, seed)
+    config = dict(kind="dtfl_own_baseline", baseline={"path": baseline, "code": code}, **cfg.to_dict(),
+                  rounds=s.rounds, participants=None if part is None else part.astype(int).tolist(),
+                  **dataset_key(cfg.dataset))
+    store, config, backend = keyed_by_backend(store, config, device)
+    rec = store.get_or_run(config, functools.partial(_own_record, baseline, fn, cfg, data, s.rounds, part, device,
+                                                     backend))
+    row = dict(method=baseline, M=None, case=case_name(case), tier=None, setting=setting, seed=seed, model=s.model,
+               num_clients=s.num_clients, fraction=fraction, target_acc=target_acc,
+               **time_to_target(rec, sim, target_acc), final_test_acc=rec["test_acc"][-1],
+               best_test_acc=max(rec["test_acc"]), rounds=rec["round"][-1], sim_total_s=float(np.sum(sim["round_s"])),
+               mean_tier=None, **plateau(rec), elapsed_s=rec["elapsed_s"][-1], wall_s=time.perf_counter() - t0,
+               charged_as=charged_as, baseline_code=code)
+    return {"row": row, "record": rec, "sim": sim}
+
+
+def _own_record(baseline, fn, cfg, data, rounds, part, device, backend) -> dict:
+    rec = fn(cfg, data, rounds, None if part is None else part.copy(), device, backend)
+    return dict(check_record(baseline, rec, rounds), method=baseline, data_source=data.source)
 
 
 def eval_interval(rounds: int, evals: int) -> int:

@@ -15,14 +15,14 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from fedlib.core.components import is_path, resolve
-from fedlib.core.validate import ParameterTypeError, check_instance, check_list
+from fedlib.core.validate import check_instance, check_list
 from fedlib.data import TensorDataset
 from fedlib.dtfl import TierScheduler
 from fedlib.dtfl.scheduler import SCHEDULERS
 from fedlib.lab.dtfl.compare import baseline_system
 from fedlib.lab.dtfl.compare_plots import line_style, method_colour, method_label
 from fedlib.lab.dtfl.experiments import Setup, system_run
+from fedlib.lab.own_components import check_own
 from fedlib.lab.plotting import new_figure
 from fedlib.lab.story import markdown
 
@@ -31,18 +31,13 @@ __all__ = ["check_scheduler", "systems", "round_times_figure", "compare", "what_
 
 def check_scheduler(scheduler) -> str:
     """``scheduler`` if it is an import path ``"package.module:Class"`` that imports now and names a
-    :class:`fedlib.dtfl.TierScheduler` subclass; a built-in name is refused (DTFL's own scheduler runs anyway).
+    :class:`fedlib.dtfl.TierScheduler` subclass (overriding ``assign``); a built-in name is refused (DTFL's own
+    scheduler runs anyway): :func:`fedlib.lab.own_components.check_own`.
 
     Raises:
         ValueError / ParameterTypeError: naming ``scheduler``, what it allows and why it failed."""
-    if not is_path(scheduler):
-        raise ValueError(f"scheduler must be an import path 'module:Class' of your own (a module beside the notebook, "
-                         f"e.g. 'my_scheduler:StaticTiers'; DTFL's own {list(SCHEDULERS)} runs anyway), got "
-                         f"{scheduler!r}")
-    cls = resolve(scheduler, "scheduler", tuple(SCHEDULERS))
-    if not (isinstance(cls, type) and issubclass(cls, TierScheduler)):
-        raise ParameterTypeError(f"scheduler {scheduler!r} must name a subclass of fedlib.dtfl.TierScheduler "
-                                 f"(overriding assign), got {type(cls).__name__} {cls!r}")
+    check_own(scheduler, "scheduler", "my_scheduler:StaticTiers", tuple(SCHEDULERS), TierScheduler,
+              f"DTFL's own {list(SCHEDULERS)} runs anyway")
     return scheduler
 
 

@@ -23,6 +23,7 @@ from fedlib.hasfl.bound.problem import Problem
 from fedlib.hasfl.optimiser.strategies import PAPER_STRATEGIES, STRATEGIES
 from fedlib.lab.hasfl.runs.experiments import compare_strategies
 from fedlib.lab.hasfl.runs.train_plan import train_decision
+from fedlib.lab.own_components import check_own
 from fedlib.lab.hasfl.runs.training import (TrainSettings, bound_constants, decide, pilot, target_eps,
                                             training_problem)
 from fedlib.lab.store import ResultStore
@@ -34,15 +35,13 @@ BENCHMARKS = PAPER_STRATEGIES[1:]
 
 def check_strategy(strategy) -> str:
     """``strategy`` if it is an import path ``"package.module:fn"`` that imports now and names a function or class
-    (:func:`fedlib.core.components.resolve`); a built-in name is refused (the paper's strategies are compared anyway).
+    (:func:`fedlib.lab.own_components.check_own`); a built-in name is refused (the paper's strategies are compared
+    anyway).
 
     Raises:
         ValueError / ParameterTypeError: naming ``strategy``, what it allows and why it failed."""
-    if not is_path(strategy):
-        raise ValueError(f"strategy must be an import path 'module:function' of your own (a module beside the "
-                         f"notebook, e.g. 'my_strategy:compute_proportional'; the paper's {list(STRATEGIES[:5])} are "
-                         f"compared anyway), got {strategy!r}")
-    resolve(strategy, "strategy", STRATEGIES)
+    check_own(strategy, "strategy", "my_strategy:compute_proportional", STRATEGIES,
+              note=f"the paper's {list(STRATEGIES[:5])} are compared anyway")
     return strategy
 
 

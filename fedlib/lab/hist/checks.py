@@ -160,14 +160,11 @@ def check_hist_your_method(p: Mapping) -> None:
     Raises:
         ValueError / ParameterTypeError: naming the parameter and its allowed values.
     """
-    from fedlib.core.components import is_path, resolve
     from fedlib.lab.hist.own import partition_configs
+    from fedlib.lab.own_components import check_own
 
-    if not isinstance(p["partition"], str) or not is_path(p["partition"]):
-        raise ValueError(f"partition must be an import path 'module:function' of a client partition of your own "
-                         f"(e.g. 'my_partition:dirichlet'), got {p['partition']!r}")
-    if not callable(resolve(p["partition"], "partition")):
-        raise ValueError(f"partition = {p['partition']!r} must name a function fn(labels, num_clients, num_cells, rng)")
+    check_own(p["partition"], "partition", "my_partition:dirichlet",
+              note="a client partition fn(labels, num_clients, num_cells, rng)")
     check_choice("paper_setting", p["paper_setting"], SETTINGS)
     num_cells = check_list("num_cells", p["num_cells"], lambda k, v: check_int(k, v, 2), distinct=True)
     for name in ("H", "E", "num_clients", "batch_size"):
