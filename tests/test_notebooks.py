@@ -259,6 +259,18 @@ def test_notebook_hygiene(path):
 
 
 @pytest.mark.parametrize("path", NBS, ids=[p.stem for p in NBS])
+def test_markdown_shows_no_parameter_as_a_value(path):
+    """A markdown cell never writes a parameter's name where a value belongs (``T = `T```, ``N = `num_cells```:
+    markdown is not executed, so the reader sees the name); it names the parameter instead ("the parameter `T`")."""
+    nb = json.loads(path.read_text())
+    cell = next(c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
+    names = {line.split(":")[0] for line in "".join(cell["source"]).splitlines() if line and not line.startswith("#")}
+    found = [m.group(0) for c in nb["cells"] if c["cell_type"] == "markdown"
+             for m in re.finditer(r"[^\s`=]+\s*=\s*`(\w+)`", "".join(c["source"])) if m.group(1) in names]
+    assert not found, found
+
+
+@pytest.mark.parametrize("path", NBS, ids=[p.stem for p in NBS])
 def test_every_parameter_is_documented_by_papermill(path):
     """``papermill --help-notebook`` lists every line of the parameters cell with its comment (papermill skips a
     line with a second ``=``, e.g. ``>=`` in the comment, silently)."""
