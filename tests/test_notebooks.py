@@ -189,6 +189,22 @@ def test_profile_files_name_declared_parameters_of_their_types():
     assert all(notebooks.notebook_parameters(p, "converged")["profile"] == "converged" for p in converged)
 
 
+@pytest.mark.parametrize("path", EXPLORERS, ids=[p.stem for p in EXPLORERS])
+def test_an_explorer_runs_at_its_committed_defaults_under_every_profile_but_smoke(path):
+    """The site (converged for DTFL and HASFL) and ``run_all.sh --profile ...`` run an explorer at the values its
+    Verdict block was computed at (the committed parameters cell): a profile file that moved a control would put
+    a second verdict, with other numbers, under the block of a page nobody touched. Smoke may shrink it (tests)."""
+    import nbformat
+
+    from fedlib.lab.notebook_verdicts import parameters
+    committed = parameters(nbformat.read(path, as_version=4))
+    for profile in notebooks.PROFILES[1:]:
+        if notebooks.has_profile(path, profile):
+            moved = {k: v for k, v in notebooks.notebook_parameters(path, profile).items()
+                     if k != "profile" and v != committed[k]}
+            assert not moved, (profile, moved)
+
+
 def test_a_profile_a_paper_lacks_is_skipped(tmp_path, capsys):
     hist = [p for p in NBS if p.parent.name == "hist"]
     assert not notebooks.has_profile(hist[0], "converged")
