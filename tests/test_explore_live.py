@@ -8,7 +8,7 @@ import matplotlib
 import pytest
 
 from fedlib.lab import explore
-from fedlib.lab.explore import Control, Explorer, range_text
+from fedlib.lab.explore import READOUT_PX, ROW_WIDTH, Control, Explorer, range_text
 
 matplotlib.use("Agg")
 
@@ -94,6 +94,9 @@ def test_a_range_sliders_readout_is_a_label_beside_it():
     assert row.children[1].value == "1 – 2.5"
     plain = Control("x", "x", "float", 2.0, 0.5, 8.0)
     assert plain.row(w := plain.widget()) is w
+    # the range slider is narrower than a plain one by exactly the readout it lacks: the two tracks are as long
+    assert w.layout.width == ROW_WIDTH and slider.layout.width == f"calc({ROW_WIDTH} - {READOUT_PX}px)"
+    assert row.children[1].layout.width == "8em"
 
 
 def test_the_verdict_cell_points_at_the_block_at_its_state_and_says_what_moved(monkeypatch):

@@ -189,6 +189,22 @@ def test_profile_files_name_declared_parameters_of_their_types():
     assert all(notebooks.notebook_parameters(p, "converged")["profile"] == "converged" for p in converged)
 
 
+@pytest.mark.parametrize("path", EXPLORERS, ids=[p.stem for p in EXPLORERS])
+def test_an_explorer_runs_at_its_committed_defaults_under_every_profile_but_smoke(path):
+    """The site (converged for DTFL and HASFL) and ``run_all.sh --profile ...`` run an explorer at the values its
+    Verdict block was computed at (the committed parameters cell): a profile file that moved a control would put
+    a second verdict, with other numbers, under the block of a page nobody touched. Smoke may shrink it (tests)."""
+    import nbformat
+
+    from fedlib.lab.notebook_verdicts import parameters
+    committed = parameters(nbformat.read(path, as_version=4))
+    for profile in notebooks.PROFILES[1:]:
+        if notebooks.has_profile(path, profile):
+            moved = {k: v for k, v in notebooks.notebook_parameters(path, profile).items()
+                     if k != "profile" and v != committed[k]}
+            assert not moved, (profile, moved)
+
+
 def test_a_profile_a_paper_lacks_is_skipped(tmp_path, capsys):
     hist = [p for p in NBS if p.parent.name == "hist"]
     assert not notebooks.has_profile(hist[0], "converged")
@@ -256,6 +272,18 @@ def test_notebook_hygiene(path):
         if c["cell_type"] == "code":
             assert not c.get("outputs") and c.get("execution_count") is None, "commit notebooks with outputs cleared"
             assert not re.search(r"^\s*(def|class)\s", "".join(c["source"]), re.M), "no def/class in notebooks"
+
+
+@pytest.mark.parametrize("path", NBS, ids=[p.stem for p in NBS])
+def test_markdown_shows_no_parameter_as_a_value(path):
+    """A markdown cell never writes a parameter's name where a value belongs (``T = `T```, ``N = `num_cells```:
+    markdown is not executed, so the reader sees the name); it names the parameter instead ("the parameter `T`")."""
+    nb = json.loads(path.read_text())
+    cell = next(c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
+    names = {line.split(":")[0] for line in "".join(cell["source"]).splitlines() if line and not line.startswith("#")}
+    found = [m.group(0) for c in nb["cells"] if c["cell_type"] == "markdown"
+             for m in re.finditer(r"[^\s`=]+\s*=\s*`(\w+)`", "".join(c["source"])) if m.group(1) in names]
+    assert not found, found
 
 
 @pytest.mark.parametrize("path", NBS, ids=[p.stem for p in NBS])

@@ -184,3 +184,30 @@ def test_drop_verdict_block_keeps_the_heading_and_the_prose():
     assert nb["cells"][1]["source"] == "## Verdict"
     assert nb["cells"][2]["source"] == "## Try this\n\n- something"
     assert nb["cells"][3]["source"] == "print('<!-- verdict:begin -->')"
+
+
+@pytest.mark.parametrize("paper", ["hist", "dtfl", "hasfl"])
+def test_an_explorer_at_its_blocks_state_shows_the_blocks_table_on_the_site(paper):
+    """Run at its committed defaults, an explorer's Verdict cell only points at the generated block above it; the
+    site drops that block, so its page shows the block's heading and table there and in the lead instead of a
+    pointer at nothing (and not the block's line about the live cell below)."""
+    from fedlib.lab.notebook_verdicts import LIVE_LINE
+    from fedlib.lab.site_pages import LEAD_TAG, prepare_notebook
+    from fedlib.lab.story import AT_BLOCK, VERDICT_BEGIN, VERDICT_END
+
+    nb = json.loads((REPO_ROOT / "notebooks" / paper / f"{paper}_explore.ipynb").read_text())
+    cells = nb["cells"]
+    at = next(i for i, c in enumerate(cells) if "".join(c["source"]).startswith("## Verdict"))
+    block = "".join(cells[at]["source"]).partition(VERDICT_BEGIN)[2].partition(VERDICT_END)[0]
+    table = [line for line in block.splitlines() if line.startswith("| ") and "claim" not in line]
+    assert len(table) == 1 and "**" in table[0]          # the committed row, its verdict word in bold
+    code = next(c for c in cells[at + 1:] if c["cell_type"] == "code")
+    code["outputs"] = [{"output_type": "display_data", "metadata": {},
+                        "data": {"text/markdown": AT_BLOCK, "text/plain": AT_BLOCK}}]
+    page = prepare_notebook(nb)
+    shown = json.dumps(page, ensure_ascii=False)
+    assert AT_BLOCK not in shown and LIVE_LINE not in shown and VERDICT_BEGIN not in shown
+    lead = next(c for c in page["cells"] if c["metadata"].get(LEAD_TAG) is True)
+    out = next(c for c in page["cells"] if c.get("outputs") and c["source"] == code["source"])["outputs"][0]
+    for md in (lead["source"], out["data"]["text/markdown"]):
+        assert table[0] in md and "At this page's defaults" in md

@@ -35,6 +35,10 @@ from fedlib.core.validate import check_choice, check_float, check_int, check_str
 log = logging.getLogger(__name__)
 
 KINDS = ("float", "int", "range", "choice", "text", "bool")
+ROW_WIDTH = "48em"
+"""A control's width: its label (18em), then the slider and its readout, or the dropdown or text box."""
+READOUT_PX = 76
+"""What a slider's own readout takes of its row in JupyterLab (px: ipywidgets' 72 px box and its margin)."""
 
 
 @dataclass(frozen=True)
@@ -97,9 +101,10 @@ class Control:
     def widget(self):
         """The ipywidgets control at its default value (sliders update on release, not while dragging). A range
         slider has no readout of its own (its two numbers overflow the slider's column and shorten it):
-        :meth:`row` shows them in a label beside it."""
+        :meth:`row` shows them in a label beside it, and the slider is narrower than a row by the readout it lacks
+        (:data:`READOUT_PX`), so its track is as long as every other slider's."""
         import ipywidgets as w
-        style, layout = {"description_width": "18em"}, w.Layout(width="48em")      # the longest label fits
+        style, layout = {"description_width": "18em"}, w.Layout(width=ROW_WIDTH)      # the longest label fits
         common = dict(description=self.label, style=style, layout=layout, tooltip=self.help or None)
         common = {k: v for k, v in common.items() if v is not None}
         if self.kind == "float" and self.log:
@@ -115,13 +120,13 @@ class Control:
         if self.kind == "range":
             return w.FloatRangeSlider(value=tuple(self.default), min=self.low, max=self.high,
                                       step=self.step or (self.high - self.low) / 100, continuous_update=False,
-                                      readout=False, **dict(common, layout=w.Layout(width="40em")))
+                                      readout=False, **dict(common, layout=w.Layout(width=f"calc({ROW_WIDTH} - {READOUT_PX}px)")))
         if self.kind == "choice":
             return w.Dropdown(options=list(self.options), value=self.default, **common)
         if self.kind == "bool":
             return w.Checkbox(value=bool(self.default), indent=False, **common)
         return w.Textarea(value=str(self.default), rows=4, continuous_update=False,
-                          placeholder=self.help, **dict(common, layout=w.Layout(width="48em", height="6em")))
+                          placeholder=self.help, **dict(common, layout=w.Layout(width=ROW_WIDTH, height="6em")))
 
 
     def row(self, widget):

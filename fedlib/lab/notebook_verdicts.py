@@ -56,13 +56,17 @@ def study_block(judged: Mapping, notebook: str) -> str:
             f"as the README's table reads it:\n\n" + markdown_table(rows))
 
 
+LIVE_LINE = "The cell below recomputes it at the controls' state, and again whenever they move."
+"""The last line of an explorer's block (:func:`explorer_block`): true in a notebook, not on a static page."""
+
+
 def explorer_block(paper: str, nb) -> str:
     """The block of ``<paper>_explore``: its claim at the notebook's default parameters."""
     from fedlib.lab.story import explore_verdict
     shown = str(explore_verdict(paper, default_result(paper, nb)))
     return ("**At this page's defaults** (the parameters cell's values; a prediction of the library's models, "
             "nothing trained):\n\n" + shown.split("\n\nRules (")[0] +
-            "\n\nThe cell below recomputes it at the controls' state, and again whenever they move.")
+            "\n\n" + LIVE_LINE)
 
 
 def default_result(paper: str, nb) -> dict:

@@ -197,13 +197,38 @@ def drop_verdict_block(nb: dict) -> None:
             c["source"] = without_verdict_block(_text(c))
 
 
+def block_for_pointer(nb: dict) -> bool:
+    """An explorer run at the state of its generated Verdict block shows, in its Verdict cell, only a line that
+    points at the block (:data:`fedlib.lab.story.AT_BLOCK`); the site drops the block (:func:`drop_verdict_block`),
+    so, in place, that output becomes the block's heading and table (its line about the live cell below left out).
+    Returns whether it replaced one."""
+    from fedlib.lab.notebook_verdicts import LIVE_LINE
+    from fedlib.lab.story import AT_BLOCK, VERDICT_BEGIN, VERDICT_END
+    at = _heading_cell(nb, "Verdict")
+    text = _text(nb["cells"][at]) if at is not None else ""
+    if VERDICT_BEGIN not in text:
+        return False
+    block = text.partition(VERDICT_BEGIN)[2].partition(VERDICT_END)[0].replace(LIVE_LINE, "").strip()
+    for cell in nb["cells"][at + 1:]:
+        if cell.get("cell_type") == "markdown":
+            break
+        for out in cell.get("outputs") or []:
+            data = out.get("data") or {}
+            if AT_BLOCK in _text({"source": data.get("text/markdown", "")}):
+                out["data"] = {**data, "text/markdown": block, "text/plain": block}
+                return True
+    return False
+
+
 def prepare_notebook(nb: dict, root: str | Path = REPO_ROOT, committed: str | None = None) -> dict:
     """The site's copy of an executed notebook: widgets stripped (:func:`strip_widgets`), the claim and verdict
     lead added (:func:`add_lead`), the plumbing folded (:func:`fold_plumbing`), the project folder scrubbed from
     outputs (:func:`scrub_paths`) and papermill's paths from the metadata (:func:`scrub_metadata`), and the
-    Verdict cell's generated block dropped (:func:`drop_verdict_block`: the page shows the computed verdict)."""
+    Verdict cell's generated block dropped (:func:`drop_verdict_block`: the page shows the computed verdict; an
+    explorer's pointer at the block shows the block's table, :func:`block_for_pointer`)."""
     nb = copy.deepcopy(nb)
     strip_widgets(nb)
+    block_for_pointer(nb)
     drop_verdict_block(nb)
     add_lead(nb, committed)
     fold_plumbing(nb)

@@ -200,6 +200,11 @@ def _rule_doc() -> str:
 
 
 
+AT_BLOCK = ("*The controls are at the state of the Verdict above (this page's defaults): the verdict is that table. "
+            "Move a control and the verdict at the new state appears here.*")
+"""What an explorer's Verdict cell shows at the state its generated block was computed at (:func:`verdict_view`)."""
+
+
 def verdict_view(paper: str) -> Callable[[Mapping[str, Any] | None], _Markdown]:
     """:func:`explore_verdict` of ``paper`` as an explorer view (``explorer.attach(story.verdict_view("hist"))``:
     the Verdict cell redraws at every change of the controls). Raises ``ValueError`` for an unknown paper."""
@@ -211,8 +216,7 @@ def verdict_view(paper: str) -> Callable[[Mapping[str, Any] | None], _Markdown]:
         pointing at it; at any other state the verdict there, headed by what differs."""
         moved = None if values is None else _moved_from_block(paper, values)
         if moved is not None and not moved and result is not None:
-            return _Markdown("*The controls are at the state of the Verdict above (this page's defaults): the "
-                             "verdict is that table. Move a control and the verdict at the new state appears here.*")
+            return _Markdown(AT_BLOCK)
         shown = explore_verdict(paper, result)
         if moved is None:
             return shown
