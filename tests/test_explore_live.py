@@ -129,6 +129,19 @@ def test_timeline_titles_carry_no_self_check_and_the_layout_still_ends_at_the_mo
     assert titles and not any("timeline ends" in t or "model's" in t for t in titles), titles
     assert r["dtfl_timeline"].latency == pytest.approx(r["dtfl_round_s"], rel=1e-12)     # the check, as a value
     assert r["fedavg_timeline"].latency == pytest.approx(r["fedavg_round_s"], rel=1e-12)
+    # two panels of 4.8 in: JupyterLab shows the figure unscaled in a cell about 10 in wide (at 12.8 in it was
+    # shrunk to 3/4, its labels to about 7 px); the notebooks' committed timelines keep 6.4 in per panel
+    assert tuple(fig.get_size_inches().round(2))[0] == 9.6
+
+
+def test_a_timeline_panel_width_is_checked():
+    from fedlib.lab.split.timeline import Step, build_timeline, timeline_figure
+    import numpy as np
+    tl = build_timeline(["device 0"], [[[Step("compute", "T", np.ones(1))]]], 1.0, "max", devices=1)
+    assert timeline_figure([tl, tl]).get_size_inches()[0] == pytest.approx(12.8)
+    for bad in (0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="panel_width"):
+            timeline_figure([tl], panel_width=bad)
 
 
 def test_many_devices_label_every_kth_row():

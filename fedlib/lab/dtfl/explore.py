@@ -43,7 +43,7 @@ from fedlib.lab.explore import Action, Control, Explorer
 from fedlib.core.seeding import numpy_rng
 from fedlib.core.validate import check_choice, check_float, check_int, check_str
 from fedlib.data import DATASET_SHAPES
-from fedlib.lab.split.timeline import timeline_figure
+from fedlib.lab.split.timeline import EXPLORER_PANEL_IN, timeline_figure
 from fedlib.lab.dtfl import experiments as dx
 from fedlib.lab.units import check_plausible
 from fedlib.dtfl.baseline_time import method_costs, method_times
@@ -281,7 +281,8 @@ def table_view(result: dict):
 def timeline_view(result: dict):
     """The DTFL and FedAvg rounds side by side (:func:`fedlib.lab.split.timeline.timeline_figure`)."""
     return timeline_figure([result["dtfl_timeline"], result["fedavg_timeline"]],
-                           [f"DTFL, the scheduler's tiers (M = {result['settings']['num_tiers']})", "FedAvg"])
+                           [f"DTFL, the scheduler's tiers (M = {result['settings']['num_tiers']})", "FedAvg"],
+                           panel_width=EXPLORER_PANEL_IN)
 
 
 def sweep_client(values: dict, points: int = 24, progress=None, **fixed) -> dict:

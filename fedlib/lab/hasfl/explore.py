@@ -230,7 +230,7 @@ def devices_view(result: dict):
 
 def timeline_view(result: dict):
     """An aggregation round (T_S + T_A, eqs. 38-39) of HASFL's decision beside the chosen benchmark's first draw."""
-    from fedlib.lab.split.timeline import timeline_figure
+    from fedlib.lab.split.timeline import EXPLORER_PANEL_IN, timeline_figure
     from fedlib.lab.hasfl.figures.timeline import round_timeline
 
     p, h = result["problem"], result["hasfl"]
@@ -239,7 +239,7 @@ def timeline_view(result: dict):
     fmt = lambda t: f"Θ = {t:,.0f} s" if t is not None else "Θ = ∞, ε unreachable"   # noqa: E731
     tl = [round_timeline(p, h["b"], h["cuts"], True), round_timeline(p, b0["b"], b0["cuts"], True)]
     return timeline_figure(tl, [f"HASFL ({fmt(h['theta'])}): an aggregation round",
-                                f"{name}, first draw ({fmt(b0['theta'])})"], ncols=2)
+                                f"{name}, first draw ({fmt(b0['theta'])})"], ncols=2, panel_width=EXPLORER_PANEL_IN)
 
 
 def decision_json(result: dict) -> str:

@@ -30,6 +30,8 @@ from fedlib.core.validate import ParameterTypeError, check_array, check_choice, 
 KINDS = ("compute", "uplink", "server", "downlink", "wait")
 #: device rows labelled at most (more devices: every k-th labelled, and rows past this many drawn thinner)
 LABELLED_ROWS = 24
+#: inches per panel of an explorer's two-panel timeline: two panels fit a JupyterLab cell (about 10 in at 100 dpi) unscaled
+EXPLORER_PANEL_IN = 4.8
 #: relative tolerance of the layout's end against the model's round latency (float rounding of the sums only)
 RTOL = 1e-12
 
@@ -262,14 +264,15 @@ def draw_timeline(ax, timeline: Timeline, title: str = "", xmax: float | None = 
     return handles
 
 
-def timeline_figure(timelines, titles=None, ncols: int | None = None, share_x: str = "row"):
+def timeline_figure(timelines, titles=None, ncols: int | None = None, share_x: str = "row", panel_width: float = 6.4):
     """One panel per timeline (:func:`draw_timeline`), ``ncols`` to a row, one legend below all panels (inside the
     figure, outside every axes). Sized for N = 20 devices (0.2 in per row of a panel; rows past :data:`LABELLED_ROWS` 0.07 in).
 
     Args:
         timelines: a non-empty list of :class:`Timeline`. titles: one title per timeline (default none). ncols:
             panels per row (default all in one row). share_x: ``"row"`` (the panels of a row on one time scale),
-            ``"all"`` (every panel on one scale) or ``"none"``.
+            ``"all"`` (every panel on one scale) or ``"none"``. panel_width: inches per panel (> 0; the explorers
+            use 4.8, so that two panels fit a JupyterLab cell, about 10 in, unscaled).
 
     Returns:
         The matplotlib figure.
@@ -289,11 +292,12 @@ def timeline_figure(timelines, titles=None, ncols: int | None = None, share_x: s
         raise ParameterTypeError(f"titles must be one string per timeline ({len(timelines)}), got {titles!r}")
     ncols = check_int("ncols", len(timelines) if ncols is None else ncols, 1)
     check_choice("share_x", share_x, ("row", "all", "none"))
+    panel_width = check_float("panel_width", panel_width, 0, low_open=True)
     nrows = -(-len(timelines) // ncols)
     rows = max(len(tl.names) for tl in timelines)
     legend_in = 0.4                                             # two legend rows below the panels
     panel = 1.8 + 0.2 * min(rows, LABELLED_ROWS) + 0.07 * max(rows - LABELLED_ROWS, 0)   # thinner rows past 24
-    fig, axes = new_figure(ncols=ncols, nrows=nrows, width=6.4, height=panel + legend_in / nrows)
+    fig, axes = new_figure(ncols=ncols, nrows=nrows, width=panel_width, height=panel + legend_in / nrows)
     handles = {}
     for k, ax in enumerate(axes.flat):
         if k >= len(timelines):
