@@ -120,7 +120,7 @@ def fig5_accuracy_vs_time(entries: list[dict], models: tuple, settings: tuple, t
             # below: the curves fill the panel; two columns where a label has a second line ("never converged
             # (30 rounds)"), so that the legend is no wider than its panel (four such columns squeezed the axes)
             two_line = any("\n" in lab for lab in ax.get_legend_handles_labels()[1])
-            ax.legend(fontsize=6, ncol=2 if two_line else 4, loc="upper center", bbox_to_anchor=(0.5, -0.2))
+            ax.legend(fontsize=6, ncol=2 if two_line else 4, loc="upper center", bbox_to_anchor=(0.5, -0.3))
     fig.tight_layout()
     return fig
 
