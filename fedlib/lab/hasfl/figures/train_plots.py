@@ -104,7 +104,7 @@ def fig5_accuracy_vs_time(entries: list[dict], models: tuple, settings: tuple, t
     every other HASFL figure (:func:`method_style`); a run that never converged says so in the legend.
     ``target_acc`` (a fraction): a dotted line at that accuracy, where the time to target is read."""
     fig, axes = new_figure(len(settings), len(models))
-    others = _others(entries)
+    others, lines = _others(entries), 0               # lines: of the tallest legend
     for row_axes, model in zip(axes, models):
         for ax, setting in zip(row_axes, settings):
             if target_acc is not None:
@@ -117,10 +117,13 @@ def fig5_accuracy_vs_time(entries: list[dict], models: tuple, settings: tuple, t
             ax.set_ylabel("test accuracy (%)")
             ax.set_title(f"{model}, {setting}", fontsize=9)
             ax.grid(alpha=0.3)
-            # below: the curves fill the panel; two columns where a label has a second line ("never converged
-            # (30 rounds)"), so that the legend is no wider than its panel (four such columns squeezed the axes)
-            two_line = any("\n" in lab for lab in ax.get_legend_handles_labels()[1])
-            ax.legend(fontsize=6, ncol=2 if two_line else 4, loc="upper center", bbox_to_anchor=(0.5, -0.3))
+            # below the x-axis label (an offset in points: the curves fill the panel); two columns where a label
+            # has a second line ("never converged (30 rounds)"), so that the legend is no wider than its panel
+            labels = ax.get_legend_handles_labels()[1]
+            ncol = 2 if any("\n" in lab for lab in labels) else 4
+            ax.legend(fontsize=6, ncol=ncol, loc="upper center", bbox_to_anchor=(0.5, 0.0), borderaxespad=6.5)
+            lines = max(lines, -(-len(labels) // ncol) * (1 + (ncol == 2)))
+    fig.set_size_inches(fig.get_size_inches()[0], len(models) * (2.9 + 0.12 * lines))   # room for the legends
     fig.tight_layout()
     return fig
 
