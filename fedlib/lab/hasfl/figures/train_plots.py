@@ -81,10 +81,28 @@ def _draw_groups(ax, groups: dict, xkey: str, others=()) -> None:
                 ha="right", va="bottom", fontsize=6, bbox=dict(fc="w", ec="0.7", alpha=0.9))
 
 
+def _legend_below(ax, ncol: int) -> int:
+    """The panel's legend below its x-axis label (a fixed offset in points, whatever the panel's height: the curves
+    fill the panel), in ``ncol`` columns, or 2 where a label has a second line ("never converged (30 rounds)"), so
+    that the legend is no wider than its panel. Returns the legend's height in text lines."""
+    labels = ax.get_legend_handles_labels()[1]
+    two_line = any("\n" in lab for lab in labels)
+    ncol = 2 if two_line else ncol
+    ax.legend(fontsize=6, ncol=ncol, loc="upper center", bbox_to_anchor=(0.5, 0.0), borderaxespad=6.5)
+    return -(-len(labels) // ncol) * (1 + two_line)
+
+
+def _fit_height(fig, rows: int, lines: int):
+    """``fig`` as tall as ``rows`` panel rows with legends of ``lines`` text lines below each need, laid out."""
+    fig.set_size_inches(fig.get_size_inches()[0], rows * (2.9 + 0.12 * lines))
+    fig.tight_layout()
+    return fig
+
+
 def fig_accuracy(entries: list[dict], figure: str, xkey: str, settings: tuple, title: str, **match):
     """Test accuracy vs ``xkey`` (``"epoch"`` or ``"sim_s"``) of one figure's runs, one panel per setting."""
     fig, axes = new_figure(len(settings))
-    others = _others(entries)
+    others, lines = _others(entries), 0
     for ax, setting in zip(axes[0], settings):
         _draw_groups(ax, _groups(entries, figure, setting=setting, **match), xkey, others)
         ax.set_xlabel("epochs (device samples / |D|)" if xkey == "epoch" else "simulated time (s)")
@@ -93,9 +111,8 @@ def fig_accuracy(entries: list[dict], figure: str, xkey: str, settings: tuple, t
         ax.set_ylabel("test accuracy (%)")
         ax.set_title(f"{title}, {setting}", fontsize=9)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=6, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.3))   # below: curves fill
-    fig.tight_layout()
-    return fig
+        lines = max(lines, _legend_below(ax, 3))
+    return _fit_height(fig, 1, lines)
 
 
 def fig5_accuracy_vs_time(entries: list[dict], models: tuple, settings: tuple, target_acc: float | None = None):
@@ -117,15 +134,8 @@ def fig5_accuracy_vs_time(entries: list[dict], models: tuple, settings: tuple, t
             ax.set_ylabel("test accuracy (%)")
             ax.set_title(f"{model}, {setting}", fontsize=9)
             ax.grid(alpha=0.3)
-            # below the x-axis label (an offset in points: the curves fill the panel); two columns where a label
-            # has a second line ("never converged (30 rounds)"), so that the legend is no wider than its panel
-            labels = ax.get_legend_handles_labels()[1]
-            ncol = 2 if any("\n" in lab for lab in labels) else 4
-            ax.legend(fontsize=6, ncol=ncol, loc="upper center", bbox_to_anchor=(0.5, 0.0), borderaxespad=6.5)
-            lines = max(lines, -(-len(labels) // ncol) * (1 + (ncol == 2)))
-    fig.set_size_inches(fig.get_size_inches()[0], len(models) * (2.9 + 0.12 * lines))   # room for the legends
-    fig.tight_layout()
-    return fig
+            lines = max(lines, _legend_below(ax, 4))
+    return _fit_height(fig, len(models), lines)
 
 
 FIG6_QUANTITIES = {
