@@ -103,8 +103,9 @@ CONFIG_NAMES = ("notebook", "profile", "dataset", "model", "method", "setting", 
                 "out_of_sample_seeds", "out_of_sample_later_seeds", "draw",
                 # a component of your own: its import path and the hash of its module's source
                 "scheduler", "scheduler_code",
-                # HASFL's out-of-sample lists: their rows have rules of their own; empty, a list marker
-                "runs_out_of_sample", "claims_out_of_sample", "claims_out_of_sample_calibrated")
+                # HASFL's out-of-sample and calibration-transfer lists: their rows have rules of their own; empty
+                # (a profile without the runs), a list marker
+                "runs_out_of_sample", "claims_out_of_sample", "claims_out_of_sample_calibrated", "calibration_transfer")
 PROFILED_NAMES = ("params", "MMACs", "client_ratio", "server_ratio", "layers", "forward_gflops",
                   "backward_gflops", "client_gflops", "client_model_mb", "smashed_kib")
 
