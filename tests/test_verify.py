@@ -35,6 +35,11 @@ def test_tolerance_by_hand():
     ("dtfl_2_table1", "elapsed_s", "not compared"),
     ("dtfl_2_table1", "runs[0].wall_s", "not compared"),
     ("dtfl_2_table1", "data_source", "not compared"),
+    # HASFL's pilot constants: 1e-3 relative (measured <= 6e-5 across kernels); a band ten times looser hid a
+    # planted bug (issue 70)
+    ("hasfl_2_bound", "constants.beta", "rel 0.001"),
+    ("hasfl_3_optimiser", "constants.G2[1]", "rel 0.001"),
+    ("hasfl_3_optimiser", "strategies[0].theta", "rel 0.001"),
 ])
 def test_rules(notebook, path, text):
     assert verify.rule_for(notebook, path).text() == text
