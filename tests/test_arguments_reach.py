@@ -79,3 +79,27 @@ def test_dtfl_train_record_trains_the_sampled_participants_only():
     assert a["train_loss"] == b["train_loss"] and a["test_loss"] == b["test_loss"]
     assert a["train_loss"][1] != every["train_loss"][1] and a["test_loss"][1] != every["test_loss"][1]
     assert a["test_loss"][0] == every["test_loss"][0]          # round 0: the same initial model
+
+
+def test_dtfl_privacy_attacker_is_fitted_on_images_the_clients_never_trained_on(monkeypatch):
+    # planted: ``data.x_train[:attack_fit]`` (the clients' own images) as the attacker's auxiliary set -> red
+    from fedlib.data import load_dataset
+    from fedlib.dtfl import privacy
+    from fedlib.dtfl.training import DtflConfig
+
+    seen = {}
+
+    def spy(client, x_fit, x_eval, **kw):
+        seen.update(x_fit=x_fit, x_eval=x_eval, seed=kw["seed"], epochs=kw["epochs"])
+        return {"psnr_db": 0.0}
+
+    monkeypatch.setattr(privacy, "reconstruction_attack", spy)
+    data = load_dataset("fashion-mnist")
+    used, fit = 40, 16
+    cfg = DtflConfig(model="resnet20", width=0.25, num_clients=2, batch_size=20, train_subset=used, test_subset=30,
+                     seed=2)
+    rec = privacy.privacy_record(cfg, data, np.full((1, 2), 2), cut=2, alpha=0.0, patches=1, seed=2, used=used,
+                                 attack_fit=fit, attack_eval=8, attack_epochs=3)
+    assert torch.equal(seen["x_fit"], data.x_train[used:used + fit])
+    assert torch.equal(seen["x_eval"], data.x_test[:8])
+    assert (seen["seed"], seen["epochs"]) == (2, 3) and rec["attack"] == {"psnr_db": 0.0}
