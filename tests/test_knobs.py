@@ -27,8 +27,9 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 # --- DTFL: eq. 5's time model ------------------------------------------------------------------------------------
-# planted: TimeModel.times with a constant link rate (``rate = 30e6`` whatever mbps) -> red
-# (test_dtfl_link_rate_moves_only_that_clients_communication_time)
+# planted, each red: TimeModel.times with a constant link rate (``rate = 30e6`` whatever mbps) -> the link-rate, cases,
+# scheduler and profile-change tests; the CPUs dropped (``cpus * 0 + core_flops``) -> the compute, scheduler and
+# profile-change tests
 
 @pytest.fixture(scope="module")
 def tm():
@@ -130,8 +131,9 @@ def test_dtfl_profiles_of_the_cases_set_the_times(tm):
 
 
 # --- DTFL: the scheduler, participation and profile changes ------------------------------------------------------
-# planted: sample_participants ignoring ``fraction`` (always 10 %) -> red
-# (test_dtfl_participation_fraction_sets_the_clients_per_round_and_the_straggler)
+# planted, each red: sample_participants ignoring ``fraction`` (always 10 %) -> the participation test;
+# profile_schedule ignoring ``change_frac`` (always 30 %) -> the profile-change test; the scheduler's estimate at
+# 30 Mbit/s whatever the link -> the slow-down test
 
 def _five(who=None, to=None, since=2):
     """Five clients in Sec. 4.1's five profiles (4 CPU/100 .. 0.1 CPU/10) for 5 rounds; client ``who`` moves to
@@ -207,7 +209,7 @@ def test_dtfl_profile_changes_over_time(tm):
 
 # --- HASFL: the latency model (eqs. 28-40) -----------------------------------------------------------------------
 # planted: device_terms' uplink at the first device's rate for every device (``devices.rate_up[0]``) -> red
-# (test_hasfl_uplink_rate_moves_only_that_devices_upload)
+# (the uplink and slow-uplink decision tests, and DTFL's link tests, which share device_terms)
 
 @pytest.fixture(scope="module")
 def vgg():
@@ -379,7 +381,9 @@ def test_hasfl_decision_gives_a_slow_uplink_a_smaller_batch(vgg):
 
 
 # --- Partitions -------------------------------------------------------------------------------------------------
-# planted: dirichlet drawing Dir(1·1_K) whatever alpha -> red (test_partition_dirichlet_alpha_sets_the_skew)
+# planted, each red: dirichlet drawing Dir(1·1_K) whatever alpha -> the alpha and config tests; DTFL's client_data
+# at alpha 0.5 whatever the config, the split engine's client_partition at 2 shards whatever the config -> the
+# config test
 
 #: 10 classes x 60 samples, shuffled
 LABELS = np.random.default_rng(17).permutation(np.repeat(np.arange(10), 60))
@@ -450,8 +454,8 @@ def test_partition_knobs_of_the_configs():
 
 
 # --- HIST: cells and aggregation intervals -----------------------------------------------------------------------
-# planted: comm_per_round charging E/40 edge aggregations whatever H -> red
-# (test_hist_communication_follows_cells_and_intervals, test_hist_record_moves_with_cells_and_intervals)
+# planted, each red: comm_per_round charging E // 40 edge aggregations whatever H -> both communication tests; the
+# record's communication at N = 3 whatever num_cells (run._record) -> test_hist_record_moves_with_cells_and_intervals
 
 def test_hist_communication_follows_cells_and_intervals():
     # a HIST client sends (E/H)/N · L0 per global round, an HFedAvg client (E/H) · L0 (Sec. III-B);
