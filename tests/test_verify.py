@@ -171,3 +171,12 @@ def test_compare_takes_no_rerun_options(capsys):
     with pytest.raises(SystemExit):
         verify.main(["--compare", "x.json", "--profile", "quick"])
     assert "--compare: the run names its notebook and profile; it takes no --profile" in capsys.readouterr().err
+
+
+def test_a_truncated_committed_metrics_file_is_named(tmp_path, monkeypatch, capsys):
+    # issue 70, item 5: verify on a truncated metrics file names it (was a bare JSONDecodeError)
+    (tmp_path / "hist_1_experiments.json").write_text('{"runs": [{"final_test_acc": 0.7')
+    monkeypatch.setattr(verify, "committed_dir", lambda profile: tmp_path)
+    assert verify.main(["--only", "hist_1"]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'hist_1_experiments.json'}: not a readable metrics file" in err and err.count("\n") == 1

@@ -23,8 +23,10 @@ range across settings: the evidence the bands are taken from.
 from __future__ import annotations
 
 import fnmatch
+import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -34,6 +36,7 @@ from pathlib import Path
 from fedlib.lab.cli import ArgumentParser, writable_dir
 from fedlib.lab.notebooks import PROFILES
 from fedlib.lab.paths import REPO_ROOT
+from fedlib.lab.verdicts import MissingMetrics, judge
 
 # Numerics settings: environment variables under which a notebook or test reruns. ATen, oneDNN and MKL pick
 # kernels per instruction set, so these stand in for other x86 CPUs ("default"/"sse41": a CPU without AVX2).
@@ -231,8 +234,7 @@ def verify(profile: str, only: str | None, keep: str | None = None, show_all: bo
 
     nbs = list_notebooks(only)
     folder = committed_dir(profile)
-    committed = {p.stem: json.loads((folder / f"{p.stem}.json").read_text()) for p in nbs
-                 if (folder / f"{p.stem}.json").is_file()}
+    committed = {p.stem: read_metrics(folder / f"{p.stem}.json") for p in nbs if (folder / f"{p.stem}.json").is_file()}
     if not committed:
         have = sorted(q for q in ("quick", "converged", "paper") if any(committed_dir(q).glob("*.json")))
         raise ValueError(f"no committed metrics in {folder} for {[p.stem for p in nbs]}: nothing to compare at "
@@ -244,7 +246,7 @@ def verify(profile: str, only: str | None, keep: str | None = None, show_all: bo
     rows = []
     for name, payload in committed.items():
         path = tmp / "figures" / "metrics" / f"{name}.json"
-        rows += compare(name, payload, json.loads(path.read_text()) if path.is_file() else None)
+        rows += compare(name, payload, read_metrics(path) if path.is_file() else None)
     width = max(len(f"{r['notebook']}:{r['metric']}") for r in rows)
     print(f"\n{'metric'.ljust(width)}  {'committed':>12}  {'rerun':>12}  {'tolerance':>12}  ok")
     for r in rows:
@@ -257,6 +259,18 @@ def verify(profile: str, only: str | None, keep: str | None = None, show_all: bo
     return 0 if not off and status == 0 else 1
 
 
+def read_metrics(path: Path) -> dict:
+    """A metrics file's JSON object. Raises ``ValueError`` naming ``path`` when it is not one (truncated, edited)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a readable metrics file ({exc}); regenerate it by rerunning its notebook") \
+            from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: holds a JSON {type(data).__name__}, not a notebook's metrics (an object)")
+    return data
+
+
 def run_metrics(path: Path) -> tuple[str, str, dict]:
     """``(notebook, profile, metrics)`` of a run: ``path`` is a metrics file (``<notebook>.json``, as a notebook
     writes it) or an executed notebook (a Lab run or a papermill output), whose metrics file is the one its first
@@ -265,8 +279,6 @@ def run_metrics(path: Path) -> tuple[str, str, dict]:
 
     Raises:
         ValueError: the file is neither, cannot be read, or its metrics file is missing (the message names it)."""
-    import re
-
     if not path.is_file():
         raise ValueError(f"{path}: no such file (give a metrics file <notebook>.json or an executed notebook)")
     try:
@@ -289,7 +301,7 @@ def run_metrics(path: Path) -> tuple[str, str, dict]:
         if not metrics.is_file():
             raise ValueError(f"{path}: its metrics file {metrics} is missing (moved, or written to "
                              f"$FEDLIB_METRICS_DIR: pass that file)")
-        return (*run_metrics(metrics)[:2], json.loads(metrics.read_text()))
+        return (*run_metrics(metrics)[:2], read_metrics(metrics))
     if not isinstance(doc, dict) or not isinstance(doc.get("notebook"), str) or not isinstance(doc.get("profile"), str):
         raise ValueError(f"{path}: not a metrics file of a notebook (it needs the string keys 'notebook' and "
                          f"'profile')")
@@ -300,10 +312,6 @@ def verdict_changes(notebook: str, committed: dict, run: dict) -> list[dict]:
     """The verdict cells of ``notebook``'s claims whose word differs between ``committed`` and ``run`` metrics,
     each judged alone (the seeds each file holds; the committed tables also join further seeds' files):
     ``[{"claim", "variant", "committed", "run"}]``. A claim one side cannot judge shows what it lacks."""
-    import importlib
-
-    from fedlib.lab.verdicts import MissingMetrics, judge
-
     paper = notebook.split("_", 1)[0]
     try:
         claims = importlib.import_module(f"fedlib.lab.{paper}.claims").CLAIMS
@@ -336,7 +344,7 @@ def compare_run(path: str, show_all: bool = True) -> int:
     if not committed_path.is_file():
         raise ValueError(f"{path}: no committed metrics for {notebook} at profile {profile!r} ({committed_path} "
                          f"is missing); committed profiles: quick (figures/metrics), converged, paper")
-    committed = json.loads(committed_path.read_text())
+    committed = read_metrics(committed_path)
     rows = compare(notebook, committed, run)
     print(f"== {notebook} at '{profile}': {path} against {committed_path.relative_to(REPO_ROOT)}")
     width = max([len(r["metric"]) for r in rows] + [6])
