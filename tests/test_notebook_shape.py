@@ -41,7 +41,6 @@ NOT_YET = {
     "hasfl_1_latency",
     "hasfl_2_bound",
     "hasfl_3_optimiser",
-    "hasfl_4_train_experiments",
     "hasfl_5_train_figures",
     "hist_1_experiments",
     "hist_2_figures",
