@@ -43,7 +43,6 @@ NOT_YET = {
     "hasfl_3_optimiser",
     "hasfl_4_train_experiments",
     "hasfl_5_train_figures",
-    "hist_2_figures",
     "hist_3_bounds",
 }
 HIDDEN = {"remove-input", "remove-cell"}

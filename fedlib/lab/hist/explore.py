@@ -182,7 +182,7 @@ def compute(st: HistSetup, *, N: int, H: int, E: int, num_clients: int, hidden: 
     check_choice("sweep", sweep, SWEEPS)
     per_round = {m: comm_per_round(m, N, num_clients, H, E) for m in METHODS}
     one = per_round["hfedavg"]["client"]
-    if check_float("comm_budget_L0", comm_budget_L0, 0, low_open=True) < one:   # as hist_2's figure_configs refuses
+    if check_float("comm_budget_L0", comm_budget_L0, 0, low_open=True) < one:   # as hist_1's and hist_2's checks refuse
         raise ValueError(f"comm_budget_L0 = {comm_budget_L0:g} L0 is below one HFedAvg round's upload per client "
                          f"({one:g} L0 at H = {H}, E = {E}): no round fits the budget")
     configs = {m: replace(base, method=m, global_rounds=rounds_for_budget(m, N, H, E, comm_budget_L0))

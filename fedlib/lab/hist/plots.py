@@ -1,10 +1,11 @@
-"""Figures of the HIST paper (Figs. 2-4) drawn from stored result records (see :mod:`fedlib.hist`)."""
+"""HIST's figure style (setting titles, method line styles), the figure that several notebooks draw: Fig. 2
+(``hist_2_figures``, ``hist_your_method``), and the bounds' figure. Figs. 3-4 are drawn in ``hist_2_figures``."""
 from __future__ import annotations
 
 import numpy as np
 
 from fedlib.lab.plotting import colour, new_figure
-from fedlib.lab.hist.experiments import seed_band, seed_groups, summarize_seeds
+from fedlib.lab.hist.experiments import seed_band, seed_groups
 
 SETTING_TITLES = {"noniid": "fully non-i.i.d.", "cell_iid": "cell i.i.d., client non-i.i.d."}
 METHOD_STYLE = {"hist": dict(ls="-", label="HIST"), "hfedavg": dict(ls="--", label="HFedAvg")}
@@ -39,69 +40,6 @@ def fig2_accuracy_vs_comm(records: list[dict], settings: list[str], target_acc: 
                ylabel="test accuracy (%)", ylim=(40, 95))
         ax.grid(alpha=0.3)
     axes[0, -1].legend(fontsize=7, ncol=2)
-    return fig
-
-
-def fig3_comm_to_target(rows: list[dict], settings: list[str], target_acc: float, budget_L0: float):
-    """HIST Fig. 3: communication per client (L0) needed to reach ``target_acc`` vs N, HIST vs HFedAvg.
-
-    ``rows`` come from :func:`fedlib.lab.hist.summarize` (one per seed); the marker is the mean over the seeds and
-    the error bar their min-max. A config that some seed does not bring to the target within the budget is drawn
-    as a hollow triangle at the budget (its true cost is above the budget).
-    """
-    fig, axes = new_figure(ncols=len(settings))
-    stats = summarize_seeds(rows)
-    for ax, setting in zip(axes[0], settings):
-        for k, method in enumerate(("hist", "hfedavg")):
-            sel = sorted((r for r in stats if r["setting"] == setting and r["method"] == method),
-                         key=lambda r: r["N"])
-            reached = [r for r in sel if r["comm_to_target"] is not None]
-            missed = [r["N"] for r in sel if r["comm_to_target"] is None]
-            c_k = colour(k)
-            if reached:
-                mean = np.array([r["comm_to_target"] for r in reached])
-                err = np.array([[m - r["comm_to_target_min"], r["comm_to_target_max"] - m]
-                                for m, r in zip(mean, reached)]).T
-                ax.errorbar([r["N"] for r in reached], mean, yerr=err, marker="o", color=c_k, capsize=3,
-                            ls=METHOD_STYLE[method]["ls"], label=METHOD_STYLE[method]["label"])
-            if missed:
-                ax.scatter(missed, [budget_L0] * len(missed), marker="^", facecolors="none", edgecolors=c_k,
-                           label=f"{METHOD_STYLE[method]['label']}: not reached by every seed (> {budget_L0:g} L0)")
-        ax.set(title=SETTING_TITLES.get(setting, setting), xlabel="number of cells N",
-               ylabel=f"communication to {100 * target_acc:g}% (L0 per client)")
-        ax.set_xticks(sorted({r["N"] for r in rows}))
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-    return fig
-
-
-def _counts(records: list[dict], key: str) -> str:
-    """The values of config ``key`` over ``records``: ``"3"``, or ``"2, 3"`` when they differ."""
-    return ", ".join(str(v) for v in sorted({r["config"][key] for r in records}))
-
-
-def fig4_accuracy_vs_syncs(eh_records: list[dict], h_records: list[dict], settings: list[str]):
-    """HIST Fig. 4: test accuracy vs number of global synchronisations (the paper's N = 3); top row E/H sweep at
-    fixed H, bottom row H sweep at fixed E/H; one column per data setting; mean over seeds with a min-max band.
-    The title gives the number of cells N and clients U of the records (from their configs)."""
-    fig, axes = new_figure(ncols=len(settings), nrows=2)
-    both = list(eh_records) + list(h_records)
-    fig.suptitle(f"HIST vs synchronisation intervals: N = {_counts(both, 'num_cells')} cells, "
-                 f"U = {_counts(both, 'num_clients')} clients")
-    for col, setting in enumerate(settings):
-        for row, (records, key) in enumerate(((eh_records, "E/H"), (h_records, "H"))):
-            ax = axes[row, col]
-            sel = [g for g in seed_groups(records) if g[0]["config"]["setting"] == setting]
-            for i, group in enumerate(sel):
-                c = group[0]["config"]
-                value = c["E"] // c["H"] if key == "E/H" else c["H"]
-                fixed = f"H={c['H']}" if key == "E/H" else f"E/H={c['E'] // c['H']}"
-                _band(ax, group, "round", marker=".", ms=3, color=colour(i), label=f"{key}={value} ({fixed})")
-            ax.set(title=f"{SETTING_TITLES.get(setting, setting)}: {key} sweep", xlabel="global synchronisations",
-                   ylabel="test accuracy (%)", ylim=(40, 95))
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=7)
-    fig.tight_layout()
     return fig
 
 
