@@ -43,7 +43,6 @@ NOT_YET = {
     "hasfl_3_optimiser",
     "hasfl_4_train_experiments",
     "hasfl_5_train_figures",
-    "hist_3_bounds",
 }
 HIDDEN = {"remove-input", "remove-cell"}
 AXES_CALL = re.compile(r"\.(plot|bar|barh|scatter|fill_between|errorbar|step|imshow|hist|semilogy|semilogx|loglog|"
