@@ -42,9 +42,6 @@ NOT_YET = {
     "hasfl_2_bound",
     "hasfl_3_optimiser",
     "hasfl_5_train_figures",
-    "hist_1_experiments",
-    "hist_2_figures",
-    "hist_3_bounds",
 }
 HIDDEN = {"remove-input", "remove-cell"}
 AXES_CALL = re.compile(r"\.(plot|bar|barh|scatter|fill_between|errorbar|step|imshow|hist|semilogy|semilogx|loglog|"
