@@ -1,7 +1,6 @@
-"""Figures of DTFL against its baselines and of its privacy runs: Fig. 2 (accuracy vs simulated time, every method),
-Table 3 (time to target per method, model and setting; DTFL's saving against each baseline beside the paper's),
-Table 4 (time to target vs the number of clients) and Table 5 (accuracy, DCor and the attacker's PSNR per
-privacy setting). Rows / entries are those of :mod:`fedlib.lab.dtfl.compare`; several seeds give mean and min-max."""
+"""Figures of DTFL against its baselines: Fig. 2 (accuracy vs simulated time, every method), Table 3 (time to target
+per method, model and setting; DTFL's saving against each baseline beside the paper's) and Table 4 (time to target
+vs the number of clients). Rows / entries are those of :mod:`fedlib.lab.dtfl.compare`; several seeds give mean and min-max."""
 from __future__ import annotations
 
 import zlib
@@ -236,33 +235,5 @@ def table4_figure(rows: list[dict]):
                    title="paper (CIFAR-10, ResNet-110)")
     for a in axes[0]:
         a.legend(fontsize=6, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.25))     # below the axis label
-    fig.tight_layout()
-    return fig
-
-
-def table5_figure(rows: list[dict]):
-    """Table 5 and its leakage: per privacy setting (DCor α, patch shuffling) the final test accuracy, DCor(x, z)
-    on test data and the attacker's reconstruction PSNR (higher = more leakage); mean over seeds, min-max bars; the
-    best evaluation's accuracy marked beside the final one."""
-    labels = sorted({(r["alpha"], r["patch_shuffling"]) for r in rows}, key=lambda t: (t[1], t[0]))
-    names = [("shuffle" if s else f"α = {a:g}") + (f", α = {a:g}" if s and a else "") for a, s in labels]
-    fig, axes = new_figure(ncols=3, width=3.4)
-    for ax, key, title in zip(axes[0], ("final_test_acc", "dcor", "psnr_db"),
-                              ("test accuracy", "DCor(x, z) on test data", "attacker's PSNR (dB)")):
-        st = [_mean(r[key] for r in rows if (r["alpha"], r["patch_shuffling"]) == lab) for lab in labels]
-        x = np.arange(len(labels))
-        ax.bar(x, [s[0] for s in st], 0.6, color=[colour(i) for i in range(len(labels))])
-        ax.errorbar(x, [s[0] for s in st], yerr=[[s[0] - s[1] for s in st], [s[2] - s[0] for s in st]], fmt="none",
-                    ecolor="k", capsize=3, lw=0.8)
-        if key == "final_test_acc" and all(r.get("best_test_acc") is not None for r in rows):
-            # the final evaluation can sit in a dip: the best one beside it
-            best = [_mean(r["best_test_acc"] for r in rows if (r["alpha"], r["patch_shuffling"]) == lab)[0]
-                    for lab in labels]
-            ax.plot(x, best, "_", color="k", ms=18, mew=2, label="best evaluation")
-            ax.set_ylim(0, 1.0)
-            ax.legend(fontsize=6, loc="upper right")
-            title = "test accuracy (bar: final)"
-        ax.set(xticks=x, xticklabels=names, title=title)
-        ax.tick_params(axis="x", labelsize=7, rotation=20)
     fig.tight_layout()
     return fig
