@@ -34,7 +34,6 @@ NOT_YET = {
     "dtfl_1_profiles",
     "dtfl_2_table1",
     "dtfl_3_fig3",
-    "dtfl_4_training",
     "dtfl_5_baselines",
     "dtfl_6_scaling",
     "hasfl_1_latency",
