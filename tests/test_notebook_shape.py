@@ -35,7 +35,6 @@ NOT_YET = {
     "dtfl_2_table1",
     "dtfl_3_fig3",
     "dtfl_5_baselines",
-    "dtfl_6_scaling",
     "hasfl_1_latency",
     "hasfl_2_bound",
     "hasfl_3_optimiser",

@@ -87,32 +87,56 @@ def baseline_system(s: Setup, data: TensorDataset, method: str, setting: str, se
     return sim, inp["participants"]
 
 
+#: the method whose training a baseline's record holds: SplitFed-V1 trains exactly FedAvg's models round by round
+#: (tests/test_dtfl_baselines.py), so one record serves both; only their time models differ
+TRAINED_AS = {"splitfed": "fedavg"}
+
+
+def baseline_key(store: ResultStore, cfg, method: str, rounds: int, participants=None, device: str = "cpu") -> tuple:
+    """The store, key and backend of :func:`fedlib.dtfl.baselines.baseline_record` for the baseline ``method``
+    (trained as :data:`TRAINED_AS` says) of ``cfg`` over ``rounds`` rounds with ``participants`` ``[R, K]`` bools
+    (or None: all clients): ``(store, config, backend)``. The key is the method trained, the config, the rounds and
+    the participants, and the split engine's backend where it is not the loop
+    (:func:`fedlib.dtfl.training.keyed_by_backend`; FedGKT does not run on the split engine: ``"loop"``, unused).
+
+    Raises:
+        ValueError: ``method`` not a baseline of :data:`METHODS`."""
+    check_choice("method", method, METHODS[1:])
+    trained = TRAINED_AS.get(method, method)
+    config = dict(kind="dtfl_baseline", method=trained, **cfg.to_dict(), rounds=rounds,
+                  participants=None if participants is None else np.asarray(participants).astype(int).tolist(),
+                  **dataset_key(cfg.dataset))
+    if trained == "fedgkt":
+        return store, config, "loop"
+    return keyed_by_backend(store, config, device)
+
+
+def baseline_row(rec: dict, sim: dict, cfg, method: str, setting: str, target_acc: float, t0: float,
+                 case="all", fraction: float = 1.0) -> dict:
+    """The metrics row of one baseline run from its record ``rec`` (:func:`fedlib.dtfl.baselines.baseline_record`)
+    and its simulated system ``sim`` (:func:`baseline_system`): the fields of
+    :func:`fedlib.lab.dtfl.experiments.run_row` with ``method`` the baseline's and ``M`` / ``tier`` /
+    ``mean_tier`` None; ``t0`` the ``time.perf_counter()`` its run started at (``wall_s``)."""
+    return dict(method=method, M=None, case=case_name(case), tier=None, setting=setting, seed=cfg.seed,
+                model=cfg.model, num_clients=cfg.num_clients, fraction=fraction, target_acc=target_acc,
+                **time_to_target(rec, sim, target_acc), final_test_acc=rec["test_acc"][-1],
+                best_test_acc=max(rec["test_acc"]), rounds=rec["round"][-1], sim_total_s=float(np.sum(sim["round_s"])),
+                mean_tier=None, **plateau(rec), elapsed_s=rec["elapsed_s"][-1], wall_s=time.perf_counter() - t0)
+
+
 def baseline_entry(store: ResultStore, s: Setup, data: TensorDataset, method: str, setting: str, seed: int,
                    target_acc: float, case: str = "all", change_every: int = 0, change_frac: float = 0.3,
                    fraction: float = 1.0, device: str = "cpu") -> dict:
     """One baseline run: its simulated system (the setting's, :func:`system_inputs`) and its training through
-    ``store``; returns ``{"row", "record", "sim"}`` with the row of :func:`fedlib.lab.dtfl.experiments.run_entry`
-    (``method`` the baseline's, ``M``/``tier``/``mean_tier`` None)."""
+    ``store`` (:func:`baseline_key`); returns ``{"row", "record", "sim"}`` with the row of :func:`baseline_row`."""
     check_choice("method", method, METHODS[1:])
     t0 = time.perf_counter()
     sim, part = baseline_system(s, data, method, setting, seed, case, change_every, change_frac, fraction)
     cfg = s.config(setting, seed)
-    # SplitFed-V1 trains exactly FedAvg's models round by round (tests/test_dtfl_baselines.py): one record serves
-    # both, only their time models differ
-    trained = "fedavg" if method == "splitfed" else method
-    config = dict(kind="dtfl_baseline", method=trained, **cfg.to_dict(), rounds=s.rounds,
-                  participants=None if part is None else part.astype(int).tolist(), **dataset_key(cfg.dataset))
-    if trained != "fedgkt":                          # FedGKT does not run on the split engine
-        store, config, backend = keyed_by_backend(store, config, device)
-
-    else:
-        backend = "loop"                             # unused by FedGKT
-    rec = store.get_or_run(config, functools.partial(baseline_record, cfg, data, trained, s.rounds, part, device, backend))
-    row = dict(method=method, M=None, case=case_name(case), tier=None, setting=setting, seed=seed, model=s.model,
-               num_clients=s.num_clients, fraction=fraction, target_acc=target_acc,
-               **time_to_target(rec, sim, target_acc), final_test_acc=rec["test_acc"][-1],
-               best_test_acc=max(rec["test_acc"]), rounds=rec["round"][-1], sim_total_s=float(np.sum(sim["round_s"])),
-               mean_tier=None, **plateau(rec), elapsed_s=rec["elapsed_s"][-1], wall_s=time.perf_counter() - t0)
+    store, config, backend = baseline_key(store, cfg, method, s.rounds, part, device)
+    rec = store.get_or_run(config, functools.partial(baseline_record, cfg, data, TRAINED_AS.get(method, method),
+                                                     s.rounds, part, device, backend))
+    row = baseline_row(rec, sim, cfg, method, setting, target_acc, t0, case, fraction)
     return {"row": row, "record": rec, "sim": sim}
 
 

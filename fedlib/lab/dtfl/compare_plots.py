@@ -1,16 +1,16 @@
-"""Figures of DTFL against its baselines: Fig. 2 (accuracy vs simulated time, every method), Table 3 (time to target
-per method, model and setting; DTFL's saving against each baseline beside the paper's) and Table 4 (time to target
-vs the number of clients). Rows / entries are those of :mod:`fedlib.lab.dtfl.compare`; several seeds give mean and min-max."""
+"""Figures of DTFL against its baselines: Fig. 2 (accuracy vs simulated time, every method) and Table 3 (time to
+target per method, model and setting; DTFL's saving against each baseline beside the paper's); the methods' labels,
+colours and line styles, and the label of a missed accuracy, which ``dtfl_6_scaling``'s Table 4 shares. Rows / entries are
+those of :mod:`fedlib.lab.dtfl.compare`; several seeds give mean and min-max."""
 from __future__ import annotations
 
 import zlib
-from collections import defaultdict
 from decimal import ROUND_FLOOR, Decimal
 
 import numpy as np
 
 from fedlib.lab.plotting import colour, log_floor, new_figure
-from fedlib.lab.dtfl.compare import METHODS, PAPER_TABLE3, PAPER_TABLE4, paper_reductions, reductions
+from fedlib.lab.dtfl.compare import METHODS, PAPER_TABLE3, paper_reductions, reductions
 
 LABELS = {"dtfl": "DTFL", "fedavg": "FedAvg", "splitfed": "SplitFed", "fedyogi": "FedYogi", "fedgkt": "FedGKT",
           "dtfl_authors": "DTFL (authors' scheduler)"}
@@ -166,74 +166,3 @@ def missed_label(best: float, target: float) -> str:
         if best >= target or text != f"{(Decimal(repr(float(target))) * 100).quantize(q, rounding=ROUND_FLOOR)} %":
             return text
     return f"{100 * best!r} %"
-
-
-#: Table 4's "not reached" strip: each row's height (axes fraction) and the gap above the reached points
-_MISS_ROW, _MISS_GAP = 0.075, 0.04
-
-
-def table4_figure(rows: list[dict]):
-    """Table 4: time to target vs the number of clients (10 % sampled per round) per method, ours (left, mean over
-    seeds, min-max band) and the paper's (right, CIFAR-10 ResNet-110). A K at which a method reaches the target
-    with no seed is a × in the method's colour exactly at that K, in a "not reached" strip at the top of the axes
-    (one row per method missing at that K, above a dotted line; the y axis is raised so that no reached point
-    enters the strip), labelled with the best accuracy over its seeds in percent, with enough digits that a miss
-    never reads as the target (:func:`missed_label`); the legend names the ×. DTFL with the authors' scheduler
-    is drawn dotted when it was run."""
-    fig, axes = new_figure(ncols=2, width=4.4)
-    ax = axes[0, 0]
-    run_methods = methods_of(rows)
-    ks_all = sorted({r["num_clients"] for r in rows})
-    targets = sorted({r["target_acc"] for r in rows if r.get("target_acc") is not None})
-    misses = defaultdict(list)                      # K -> [(method, best accuracy over the seeds)]
-    for m in run_methods:
-        c = method_colour(m)
-        ls = line_style(m)
-        by_k, best = defaultdict(list), defaultdict(list)
-        for r in rows:
-            if r["method"] == m:
-                by_k[r["num_clients"]].append(r["time_to_target_s"])
-                best[r["num_clients"]].append(r.get("best_test_acc"))
-        ks = sorted(by_k)
-        st = [_mean(by_k[k]) for k in ks]
-        # NaN where not reached: the line breaks there instead of bridging the gap
-        ax.plot(ks, [np.nan if s[0] is None else s[0] for s in st], "o", ls=ls, color=c, label=method_label(m))
-        ax.fill_between(ks, [np.nan if s[0] is None else s[1] for s in st],
-                        [np.nan if s[0] is None else s[2] for s in st], color=c, alpha=0.2, lw=0)
-        for k, s in zip(ks, st):
-            if s[0] is None:
-                b = [v for v in best[k] if v is not None]
-                misses[k].append((m, max(b) if b else None))
-        if m in PAPER_TABLE4:
-            axes[0, 1].plot(PAPER_TABLE4["num_clients"], PAPER_TABLE4[m], "o--", color=c, label=method_label(m))
-    ax.set_yscale("log")
-    if misses:
-        reached = [r["time_to_target_s"] for r in rows if r["time_to_target_s"] is not None]
-        lo, hi = (min(reached) / 1.3, max(reached) * 1.3) if reached else (1.0, 10.0)
-        strip = _MISS_ROW * max(len(v) for v in misses.values()) + 0.02
-        # the log axis raised so that the highest reached point sits below the strip
-        ax.set_ylim(lo, lo * (hi / lo) ** (1 / (1 - strip - _MISS_GAP)))
-        foot = ax.get_xaxis_transform()                          # x: data (the K), y: axes fraction
-        ax.plot([0, 1], [1 - strip] * 2, ":", color="0.5", lw=0.8, transform=ax.transAxes)
-        for k, missed in misses.items():
-            goal = max((r["target_acc"] for r in rows if r["num_clients"] == k and r.get("target_acc") is not None),
-                       default=1.0)                                # no target given: two decimals
-            for i, (m, b) in enumerate(missed):
-                y = 1 - 0.01 - _MISS_ROW * (i + 0.5)
-                ax.plot([k], [y], "x", color=method_colour(m), ms=7, mew=2, transform=foot)
-                if b is not None:
-                    text = missed_label(b, goal)
-                    ax.annotate(text, (k, y), xycoords=foot, xytext=(6, 0), textcoords="offset points",
-                                ha="left", va="center", fontsize=6.5, color=method_colour(m))
-        span = (max(ks_all) - min(ks_all)) or 1
-        ax.set_xlim(min(ks_all) - 0.06 * span, max(ks_all) + 0.2 * span)    # room for a label right of the last K
-        ax.plot([], [], "x", color="0.3", ms=7, mew=2, label="not reached (at its K; best accuracy beside)")
-    goal = " / ".join(f"{100 * t:g} %" for t in targets) or "target"
-    ax.set(xlabel="clients (10 % per round)", ylabel=f"simulated time to {goal} (s)",
-           title=f"ours (target {goal})" if targets else "ours")
-    axes[0, 1].set(xlabel="clients (10 % per round)", ylabel="time to 80 % (s)", yscale="log",
-                   title="paper (CIFAR-10, ResNet-110)")
-    for a in axes[0]:
-        a.legend(fontsize=6, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.25))     # below the axis label
-    fig.tight_layout()
-    return fig
