@@ -156,12 +156,17 @@ def test_dtfl_notebook_lists_are_checked_before_any_run():
     assert rounds == {4: 4, 8: 2} and "from client_rounds" in note
 
 
-def test_dtfl_privacy_attack_sizes_are_checked_against_the_test_set():
-    from fedlib.lab.dtfl import compare as dc
-    s = dx.Setup(model="resnet20", width=0.25, num_clients=2, batch_size=10, train_subset=10, rounds=1)
+def test_dtfl_privacy_attack_sizes_are_checked_against_the_data():
+    from fedlib.lab.dtfl.checks import check_attack_data
     for bad in (1, 21):
         with pytest.raises(ValueError, match=r"attack_eval must be an integer in \[2, 20\] \(the data's 20 test images\)"):
-            dc.privacy_entry(None, s, _tiny(), 0.0, 1, 0, attack_fit=5, attack_eval=bad)
+            check_attack_data(_tiny(), 10, 5, bad)
+    with pytest.raises(ValueError, match=r"attack_fit = 31 held-out images need train_subset \+ attack_fit <= 40; "
+                                         r"train_subset is 10"):
+        check_attack_data(_tiny(), 10, 31, 20)
+    with pytest.raises(ValueError, match=r"train_subset is 40"):       # 0: the clients use all 40 images
+        check_attack_data(_tiny(), 0, 1, 2)
+    assert check_attack_data(_tiny(), 10, 30, 20) == 10                # the attacker's 30 images: 10..39
 
 
 def test_hasfl_bound_takes_b_and_cuts_of_one_device_count():
