@@ -14,6 +14,8 @@ from matplotlib.colors import to_rgba  # noqa: E402
 
 from fedlib.lab.dtfl import compare_plots as cp  # noqa: E402
 from fedlib.lab.hasfl.figures import plots, train_plots  # noqa: E402
+from hasfl5_cells import draw  # noqa: E402
+from test_hasfl_figures import fig6_bars, fig78_trained, fig9_vs_devices  # noqa: E402  (hasfl_5's cells)
 
 ROOT = Path(__file__).resolve().parents[1]
 HASFL_METRICS = ROOT / "figures" / "converged" / "metrics" / "hasfl_5_train_figures.json"
@@ -68,7 +70,7 @@ def _fig78_rows():
 
 
 def test_fig78_legend_is_opaque_and_hides_no_line():
-    fig = train_plots.fig78_trained(_fig78_rows(), "vgg16")
+    fig = fig78_trained(_fig78_rows(), "vgg16")
     assert _legends_hiding_data(fig) == []
     legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
     assert all(leg.get_frame().get_alpha() == 1 for leg in legends)
@@ -82,7 +84,7 @@ def test_fig78_legend_hides_no_line_on_the_committed_runs():
     rows = json.loads(HASFL_METRICS.read_text())["runs"]
     if not any("fig7" in r["figures"] for r in rows):
         pytest.skip("the committed metrics hold no trained Figs. 7-8")
-    fig = train_plots.fig78_trained(rows, "vgg16", "iid")
+    fig = fig78_trained(rows, "vgg16", "iid")
     assert _legends_hiding_data(fig) == []
     plt.close(fig)
 
@@ -107,7 +109,7 @@ def _fig6_rows():
 
 
 def test_fig6_says_never_converged_in_the_runs_slot():
-    fig = train_plots.fig6_bars(_fig6_rows(), ("resnet18",), ("iid", "noniid"), "converged")
+    fig = fig6_bars(_fig6_rows(), ("resnet18",), ("iid", "noniid"), "converged")
     times = fig.axes[0]
     texts = [t.get_text() for t in times.texts]
     assert texts == ["× never converged (504 rounds)"]
@@ -189,14 +191,16 @@ def _hasfl_styles() -> dict:
     out = {}
     fig = train_plots.fig5_accuracy_vs_time(entries, ("vgg16",), ("iid",))
     out["fig5"] = _line_styles(fig)
+    others = train_plots.fixed_labels(entries)
+    figs = {**draw("hasfl_fig2a_accuracy_vs_epochs_batch", entries=entries, settings=["iid"]),
+            **draw("hasfl_fig10_habs_vs_fixed_batch", entries=entries, settings=["iid"], others_=others)}
     for name in ("fig10", "fig11", "fig2a", "fig3a"):
-        fig = train_plots.fig_accuracy(entries, name, "sim_s", ("iid",), name)
-        out[name] = _line_styles(fig)
+        out[name] = _line_styles(next(f for n, f in figs.items() if n.startswith(f"hasfl_{name}_")))
     fig9 = [dict(r, figures=["fig9"], N=n) for r in fig5_rows for n in (5, 10)]
-    out["fig9"] = _line_styles(train_plots.fig9_vs_devices(fig9))
+    out["fig9"] = _line_styles(fig9_vs_devices(fig9))
     swept = [dict(r, figures=[f], scale_key=k, scale_factor=s, theta_pred_s=5.0)
              for r in fig5_rows for f, k in (("fig7", "device_flops"), ("fig8", "rate_up")) for s in (0.25, 4.0)]
-    fig = train_plots.fig78_trained([dict(r, theta_pred_s=5.0) for r in fig5_rows] + swept, "vgg16")
+    fig = fig78_trained([dict(r, theta_pred_s=5.0) for r in fig5_rows] + swept, "vgg16")
     out["fig7_8"] = {k: v for k, v in _line_styles(fig, (": trained",)).items() if ":" not in k}
     sens = [{"setting": key, "method": m, "value": v, "theta": 10.0 + i} for i, m in enumerate(HASFL_METHODS)
             for key in plots.SWEEP_LABELS for v in (1.0, 2.0)]
@@ -206,7 +210,7 @@ def _hasfl_styles() -> dict:
     ax = fig.axes[0]
     out["strategies"] = {t.get_text(): (_rgba(p.get_facecolor()), None)
                          for t, p in zip(ax.get_xticklabels(), ax.patches)}
-    fig = train_plots.fig6_bars(fig5_rows, ("vgg16",), ("iid",), "converged")
+    fig = fig6_bars(fig5_rows, ("vgg16",), ("iid",), "converged")
     ax = fig.axes[0]
     out["fig6"] = {t.get_text(): (_rgba(p.get_facecolor()), None) for t, p in zip(ax.get_xticklabels(), ax.patches)}
     plt.close("all")

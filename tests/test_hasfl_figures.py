@@ -1,5 +1,7 @@
 """HASFL figure mends (issue #21): not-reached runs marked instead of drawn as whole-run bars, identical runs
-named, a method without any feasible draw said at the axis' foot, the decisions' cut axis spanning every cut."""
+named, a method without any feasible draw said at the axis' foot, the decisions' cut axis spanning every cut.
+Figs. 6, 7-8, 9 and the calibration are drawn in ``hasfl_5_train_figures``: their tests run its cells
+(:func:`hasfl5_cells.draw`)."""
 import matplotlib
 
 matplotlib.use("Agg")
@@ -9,6 +11,28 @@ from matplotlib import pyplot as plt  # noqa: E402
 
 from fedlib.lab.hasfl.figures import plots, train_plots  # noqa: E402
 from fedlib.lab.plotting import label_log_axis  # noqa: E402
+from hasfl5_cells import draw  # noqa: E402
+
+
+def fig6_bars(rows, models, settings, quantity="target"):
+    """Fig. 6 as the notebook draws it."""
+    return draw("hasfl_fig6_time_and_accuracy", rows=rows, models=list(models), settings=list(settings),
+                fig6_quantity=quantity)["hasfl_fig6_time_and_accuracy"]
+
+
+def fig9_vs_devices(rows):
+    """Fig. 9 as the notebook draws it."""
+    return draw("hasfl_fig9_vs_devices", rows=rows)["hasfl_fig9_vs_devices"]
+
+
+def fig78_trained(rows, model, setting="iid"):
+    """Figs. 7-8 trained as the notebook draws them (``sweep`` on)."""
+    return draw("hasfl_fig7_8_trained", rows=rows, models=[model], settings=[setting], sweep=True)["hasfl_fig7_8_trained"]
+
+
+def fig_calibration(calibration):
+    """The calibration figure as the notebook draws it."""
+    return draw("hasfl_calibration_fit", calibration=calibration)["hasfl_calibration_fit"]
 
 
 def _row(method, setting="iid", t=None, sim=10.0, acc=0.7, fig="fig6", model="vgg16", N=10, conv=None):
@@ -19,7 +43,7 @@ def _row(method, setting="iid", t=None, sim=10.0, acc=0.7, fig="fig6", model="vg
 def test_fig6_marks_not_reached_runs_with_a_cross_and_no_bar():
     rows = [_row("HASFL", t=0.156), _row("RBS+RHAMS", t=None, sim=0.3), _row("HASFL", "noniid", t=1.2),
             _row("RBS+RHAMS", "noniid", t=2.0)]
-    fig = train_plots.fig6_bars(rows, ("vgg16",), ("iid", "noniid"))
+    fig = fig6_bars(rows, ("vgg16",), ("iid", "noniid"))
     ax = fig.axes[0]
     heights = sorted(round(p.get_height(), 3) for p in ax.patches)
     assert heights == [0.0, 0.156, 1.2, 2.0]             # RBS+RHAMS IID: no bar at its whole run's 0.3 s
@@ -31,7 +55,7 @@ def test_fig6_marks_not_reached_runs_with_a_cross_and_no_bar():
 def test_fig9_marks_runs_that_do_not_converge_at_their_whole_time():
     rows = [_row(m, t=1.0 * n, sim=20.0 * n, fig="fig9", N=n, conv=(None if m == "RBS+RMS" else 5.0 * n))
             for m in ("HASFL", "RBS+RMS") for n in (5, 10, 20)]
-    fig = train_plots.fig9_vs_devices(rows)
+    fig = fig9_vs_devices(rows)
     right = fig.axes[1]
     crosses = [ln for ln in right.lines if ln.get_marker() == "x"]
     assert len(crosses) == 1 and list(crosses[0].get_ydata()) == [100.0, 200.0, 400.0]
@@ -43,7 +67,7 @@ def test_fig9_marks_runs_that_do_not_converge_at_their_whole_time():
 def test_fig9_has_a_row_of_panels_per_setting_iid_first():
     rows = [_row(m, setting, t=1.0 * n * (2 if setting == "noniid" else 1), fig="fig9", N=n, conv=3.0 * n)
             for setting in ("noniid", "iid") for m in ("HASFL", "RBS+RMS") for n in (5, 10, 20)]
-    fig = train_plots.fig9_vs_devices(rows)
+    fig = fig9_vs_devices(rows)
     assert len(fig.axes) == 4
     assert [ax.get_title().split(":")[0] for ax in fig.axes] == ["IID", "IID", "non-IID", "non-IID"]
     assert list(fig.axes[2].lines[0].get_ydata()) == [10.0, 20.0, 40.0]       # non-IID's times, HASFL
@@ -99,7 +123,7 @@ def test_fig78_trained_normalises_to_hasfl_at_table_i_and_marks_unconverged_runs
             for m, c, t in (("HASFL", 10.0, 100.0), ("RBS+HAMS", 20.0, 300.0))]
     rows += [_swept("HASFL", "device_flops", 4.0, 5.0, 50.0), _swept("RBS+HAMS", "device_flops", 4.0, None, 90.0),
              _swept("HASFL", "device_flops", 0.25, 30.0, 400.0), _swept("RBS+HAMS", "device_flops", 0.25, 60.0, 900.0)]
-    fig = train_plots.fig78_trained(rows, "vgg16")
+    fig = fig78_trained(rows, "vgg16")
     ax = fig.axes[0]
     assert len(fig.axes) == 1 and ax.get_title().startswith("Fig. 7: device compute")
     lines = {ln.get_label(): ln for ln in ax.lines}
@@ -116,7 +140,7 @@ def test_fig_calibration_has_a_panel_per_model_and_says_why_a_fit_failed():
           for c, m, f in ((2, 100, 110), (8, 200, 190), (5, None, 150))]
     failed = [{"model": "resnet18", "seed": 0, "batch": None, "cut": None, "kappa": None, "lambda": None,
                "eps": None, "note": "fewer than 2 cuts reach 0.86"}]
-    fig = train_plots.fig_calibration(ok + failed)
+    fig = fig_calibration(ok + failed)
     left, right = fig.axes
     assert left.get_title().startswith("vgg16: κ = 0.3") and right.get_title() == "resnet18"
     assert any("not reached: 16/5" in t.get_text() for t in left.texts)
@@ -135,14 +159,14 @@ def test_fig78_trained_averages_seeds_and_labels_an_unconverged_reference():
     rows = [dict(_row("HASFL", fig="fig5", conv=c, sim=40.0), theta_pred_s=100.0, scale_key=None, scale_factor=None)
             for c in (10.0, None)]                                            # seed 1 at Table I did not converge
     rows += [_swept("HASFL", "rate_up", 4.0, c, 50.0, fig="fig8") for c in (5.0, 7.0)]
-    fig = train_plots.fig78_trained(rows, "vgg16")
+    fig = fig78_trained(rows, "vgg16")
     ax = fig.axes[0]
     lines = {ln.get_label(): ln for ln in ax.lines}
     assert list(lines["HASFL: trained"].get_ydata()) == [1.0, 0.6]           # means 10 s (converged seeds), 6 s
     assert "did not converge" not in ax.get_ylabel()
     plt.close(fig)
     rows[0]["converged_time_s"] = None                                     # no converged reference: ÷ 40 s, said
-    fig = train_plots.fig78_trained(rows, "vgg16")
+    fig = fig78_trained(rows, "vgg16")
     ax = fig.axes[0]
     assert "HASFL did not converge at Table I" in ax.get_ylabel()
     assert list({ln.get_label(): ln for ln in ax.lines}["HASFL: trained"].get_ydata()) == [0.15]
@@ -152,7 +176,7 @@ def test_fig78_trained_averages_seeds_and_labels_an_unconverged_reference():
 def test_fig6_converged_shows_the_papers_converged_time_and_hatches_unconverged_accuracy():
     rows = [dict(_row("HASFL", t=1.0, acc=0.9, conv=4.0), converged_acc=0.88),
             dict(_row("RBS+RMS", t=2.0, acc=0.7, conv=None), converged_acc=None)]
-    fig = train_plots.fig6_bars(rows, ("vgg16",), ("iid",), quantity="converged")
+    fig = fig6_bars(rows, ("vgg16",), ("iid",), quantity="converged")
     times, accs = fig.axes[0], fig.axes[1]
     assert [round(p.get_height(), 6) for p in times.patches] == [4.0, 0.0]   # converged time, not time to target
     assert [t.get_text() for t in times.texts] == ["× never converged"]      # in its slot, upright
@@ -160,12 +184,10 @@ def test_fig6_converged_shows_the_papers_converged_time_and_hatches_unconverged_
     assert [round(p.get_height(), 6) for p in accs.patches] == [88.0, 70.0]  # converged acc; final acc where none
     assert [p.get_hatch() for p in accs.patches] == [None, "///"] and "hatched" in accs.get_title()
     plt.close(fig)
-    fig = train_plots.fig6_bars(rows, ("vgg16",), ("iid",))                   # default: time to target, final acc
+    fig = fig6_bars(rows, ("vgg16",), ("iid",))                   # default: time to target, final acc
     assert [round(p.get_height(), 6) for p in fig.axes[0].patches] == [1.0, 2.0]
     assert [round(p.get_height(), 6) for p in fig.axes[1].patches] == [90.0, 70.0]
     plt.close(fig)
-    with pytest.raises(ValueError, match="quantity must be one of"):
-        train_plots.fig6_bars(rows, ("vgg16",), ("iid",), quantity="best")
 
 
 def test_a_flat_log_panel_still_labels_several_ticks():

@@ -37,7 +37,6 @@ NOT_YET = {
     "hasfl_1_latency",
     "hasfl_2_bound",
     "hasfl_3_optimiser",
-    "hasfl_5_train_figures",
 }
 HIDDEN = {"remove-input", "remove-cell"}
 AXES_CALL = re.compile(r"\.(plot|bar|barh|scatter|fill_between|errorbar|step|imshow|hist|semilogy|semilogx|loglog|"

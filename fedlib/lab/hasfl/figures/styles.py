@@ -1,6 +1,6 @@
 """HASFL's method styles (one colour and marker per method in every figure) and the display cells of the
-notebooks' run and claim tables (a run that never converged says so). Used by :mod:`.train_plots`, :mod:`.fig9_plots`,
-:mod:`.sweep_plots` and :mod:`.plots`; computes no record."""
+notebooks' run and claim tables (a run that never converged says so). Used by :mod:`.train_plots`,
+:mod:`.plots` and the HASFL notebooks' figure cells; computes no record."""
 from __future__ import annotations
 
 import math
@@ -123,7 +123,7 @@ def claim_cells(claims, rows) -> list[dict]:
     return out
 
 
-def _mean(vals):
+def mean_known(vals):
     """The mean of the values that are not None (None when there are none)."""
     vals = [v for v in vals if v is not None]
     return float(np.mean(vals)) if vals else None
