@@ -1,6 +1,5 @@
-"""Figures of the DTFL notebooks: Table 1 (time to target per single tier, two cases), Table 2 (normalised
-per-tier client / server time, ours vs the paper's), Fig. 3 (time to target vs the number of tiers), accuracy vs
-simulated time, and the tier assignment round by round. Rows are the metrics rows of
+"""Figures of the DTFL notebooks: Table 1 (time to target per single tier, two cases), Fig. 3 (time to target vs
+the number of tiers), accuracy vs simulated time, and the tier assignment round by round. Rows are the metrics rows of
 :func:`fedlib.lab.dtfl.experiments.run_entry`; several seeds give the mean and a min-max band (error bars)."""
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ import numpy as np
 from matplotlib import patheffects
 
 from fedlib.lab.plotting import colour, new_figure
-from fedlib.lab.dtfl.experiments import PAPER_TABLE1, PAPER_TABLE2
+from fedlib.lab.dtfl.experiments import PAPER_TABLE1
 
 
 def _stats(values):
@@ -53,19 +52,6 @@ def table1_figure(rows: list[dict], cases: list[str]):
     fig.tight_layout()
     return fig
 
-
-def table2_figure(ours: dict[str, dict], paper: dict = PAPER_TABLE2):
-    """Table 2: client- and server-side training time per tier relative to tier 1, ours (one line per entry of
-    ``ours``: name -> ``{"client": [M], "server": [M]}``) beside the paper's (black)."""
-    fig, axes = new_figure(ncols=2)
-    for ax, side in zip(axes[0], ("client", "server")):
-        ax.plot(np.arange(1, len(paper[side]) + 1), paper[side], "ko-", label="paper (ResNet-56, measured)")
-        for i, (name, r) in enumerate(ours.items()):
-            ax.plot(np.arange(1, len(r[side]) + 1), r[side], "s--", color=colour(i), ms=4, label=name)
-        ax.set(xlabel="tier", ylabel=f"{side}-side time / tier 1", title=f"{side}-side training time (normalised)")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
 
 
 def fig3_figure(rows: list[dict], cases: list[str]):
@@ -155,33 +141,6 @@ def tier_assignment(entry: dict):
     fig.tight_layout()
     return fig
 
-
-def module_profile_figure(costs_by_model: dict):
-    """Per-module profile of each model (``name -> TierCosts`` with M = 7): forward + backward GFLOPs per sample
-    of each module md1..md8, smashed data per sample after each module (kB) and parameters per module."""
-    fig, axes = new_figure(ncols=3, width=3.8)
-    for i, (name, c) in enumerate(costs_by_model.items()):
-        p = c.profile
-        x = np.arange(1, 9)
-        per = np.diff(np.concatenate([[0.0], p.fwd_flops + p.bwd_flops]))
-        # models of one input share their smashed-data sizes: markers, line styles and sizes keep them apart
-        style = dict(color=colour(i), label=name, marker="osD^v"[i % 5], ls=("-", "--", ":", "-.")[i % 4],
-                     ms=7 - 1.5 * (i % 3), mfc="none" if i % 2 else colour(i))
-        axes[0, 0].plot(x, per / 1e9, **style)
-        axes[0, 1].plot(x, p.act_bits / 8e3, **style)
-        axes[0, 2].plot(x, p.params_per_unit, **style)
-    axes[0, 0].set(xlabel="module", ylabel="GFLOPs per sample (fwd + bwd)", title="computation per module", yscale="log")
-    axes[0, 1].set(xlabel="module", ylabel="kB per sample", title="output (smashed data) per module", yscale="log")
-    axes[0, 2].set(xlabel="module", ylabel="parameters", title="parameters per module", yscale="log")
-    # say so where curves lie on each other (the smashed data depends on the input and width, not the depth)
-    bits = {n: tuple(np.round(c.profile.act_bits, 6)) for n, c in costs_by_model.items()}
-    shared = [n for n in bits if sum(b == bits[n] for b in bits.values()) > 1]
-    for ax in axes[0]:
-        ax.legend(fontsize=7, loc="lower center" if ax is axes[0, 1] else "best",
-                  title=("coincide: " + ", ".join(n.split(" ")[0] for n in shared)) if ax is axes[0, 1] and shared
-                  else None, title_fontsize=7)
-    fig.tight_layout()
-    return fig
 
 
 def diagnostics(entry: dict) -> dict:
