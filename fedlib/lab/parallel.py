@@ -211,3 +211,29 @@ def _run_pool(pool: Executor, fn: Callable[..., dict], jobs: list[dict], start: 
         bar.update()
     bar.close()
     return out
+
+
+def get_or_run_all(runs: list[tuple], workers: int | Executor = 1, threads: int = 1, desc: str = "runs") -> list[dict]:
+    """``[store.get_or_run(config, run) for store, config, run in runs]``: each record read from its store, or
+    computed by ``run()`` (a ``functools.partial`` of a method-layer record function, e.g.
+    ``partial(fedlib.dtfl.run.train_record, cfg, data, cuts, ...)``) and stored first. The records already stored
+    are read here; the others are computed by :func:`map_jobs` (``workers``, ``threads``: as there), so that a
+    redraw from the store starts no worker. Returns the records in ``runs`` order.
+
+    Raises:
+        ValueError / ParameterTypeError: ``runs`` not a non-empty list of ``(store, config, run)`` triples; as
+            :func:`map_jobs`. :class:`fedlib.lab.store.CacheMiss` under ``FEDLIB_CACHE_ONLY=1`` for a record not
+            stored. Whatever a run raises.
+    """
+    runs = check_list("runs", runs, lambda k, v: check_instance(k, v, tuple, "a (store, config, run) triple"))
+    out = [store.get_or_run(config, run) if store.has(config) else None for store, config, run in runs]
+    missing = [i for i, rec in enumerate(out) if rec is None]
+    if missing:
+        jobs = [dict(store=runs[i][0], config=runs[i][1], run=runs[i][2]) for i in missing]
+        for i, rec in zip(missing, map_jobs(_get_or_run, jobs, workers, threads, desc)):
+            out[i] = rec
+    return out
+
+
+def _get_or_run(store, config: dict, run: Callable[[], dict]) -> dict:
+    return store.get_or_run(config, run)

@@ -253,25 +253,33 @@ def system_run(s: Setup, data: TensorDataset, num_tiers: int, case: str, setting
                 participants=None if part is None else part.tolist())
 
 
-def train(store: ResultStore, s: Setup, setting: str, cuts, seed: int, data: TensorDataset,
-          device: str = "cpu", participants=None) -> dict:
-    """:func:`fedlib.dtfl.run_dtfl` of ``s`` with ``cuts`` ``[R, K]`` (and ``participants``) through ``store``:
-    the key is the training config, the cuts and the participants (runs with the same tiers share a record:
-    Table 1's top tier = Fig. 3's M = 1), and the split engine's backend where it is not the loop
-    (:func:`fedlib.dtfl.training.keyed_by_backend`: on CUDA the stacked backend trains)."""
-    check_instance("s", s, Setup)
-    cfg = s.config(setting, seed)
-    check_instance("data", data, TensorDataset, "a fedlib.data.TensorDataset")
+def train_key(store: ResultStore, cfg: DtflConfig, cuts, participants=None, device: str = "cpu") -> tuple:
+    """The store, key and backend of :func:`fedlib.dtfl.run.train_record` for ``cfg`` with ``cuts`` ``[R, K]`` (and
+    ``participants`` ``[R, K]`` or None): ``(store, config, backend)``. The key is the training config, the cuts and
+    the participants (runs with the same tiers share a record: Table 1's top tier = Fig. 3's M = 1), and the split
+    engine's backend where it is not the loop (:func:`fedlib.dtfl.training.keyed_by_backend`: on CUDA the stacked
+    backend trains, into a store whose code hash covers it).
+
+    Raises:
+        ValueError / ParameterTypeError: ``cuts`` not ``[R, K]`` tiers 1..7, ``participants`` not ``[R, K]``."""
+    check_instance("cfg", cfg, DtflConfig)
     cuts = check_cuts(cuts, cfg.num_clients)
-    if participants is not None:
-        participants = check_participants(participants, len(cuts), cfg.num_clients)
     config = dict(kind="dtfl_train", **cfg.to_dict(), cuts=[list(map(int, c)) for c in cuts],
                   **own_data.dataset_key(cfg.dataset))
     if participants is not None:
+        participants = check_participants(participants, len(cuts), cfg.num_clients)
         config["participants"] = np.asarray(participants).astype(int).tolist()
+    return keyed_by_backend(store, config, device)
 
-    store, config, backend = keyed_by_backend(store, config, device)
 
+def train(store: ResultStore, s: Setup, setting: str, cuts, seed: int, data: TensorDataset,
+          device: str = "cpu", participants=None) -> dict:
+    """:func:`fedlib.dtfl.run.train_record` of ``s``'s config for ``setting`` and ``seed`` with ``cuts`` ``[R, K]``
+    (and ``participants``) through ``store``, keyed by :func:`train_key`."""
+    check_instance("s", s, Setup)
+    cfg = s.config(setting, seed)
+    check_instance("data", data, TensorDataset, "a fedlib.data.TensorDataset")
+    store, config, backend = train_key(store, cfg, cuts, participants, device)
     return store.get_or_run(config, functools.partial(train_record, cfg, data, cuts, device, participants, backend))
 
 
@@ -310,16 +318,26 @@ def run_entry(store: ResultStore, s: Setup, data: TensorDataset | None = None, *
     sim = system_run(s, data, num_tiers, case, setting, seed, fixed_tier, change_every, change_frac, fraction,
                      scheduler)
     rec = train(store, s, setting, sim["cuts"], seed, data, device, sim["participants"])
-    method = {"ours": "dtfl", "authors": "dtfl_authors"}.get(scheduler, scheduler)     # yours: its import path
-    row = dict(method=method, M=num_tiers, case=case_name(case), tier=fixed_tier,
-               setting=setting, seed=seed,
-               model=s.model, num_clients=s.num_clients, fraction=fraction,
-               target_acc=target_acc, **time_to_target(rec, sim, target_acc), final_test_acc=rec["test_acc"][-1],
-               best_test_acc=max(rec["test_acc"]), rounds=rec["round"][-1], sim_total_s=float(np.sum(sim["round_s"])),
-               mean_tier=float(np.mean(np.asarray(sim["tiers"])[_sampled(sim)])), **plateau(rec),
-               elapsed_s=rec["elapsed_s"][-1], wall_s=time.perf_counter() - t0,
-               **({"scheduler_code": source_hash([scheduler.partition(":")[0]])} if is_path(scheduler) else {}))
+    row = run_row(rec, sim, s.config(setting, seed), setting, num_tiers, target_acc, t0, case, fixed_tier, fraction,
+                  scheduler)
     return {"row": row, "record": rec, "sim": sim}
+
+
+def run_row(rec: dict, sim: dict, cfg: DtflConfig, setting: str, num_tiers: int, target_acc: float, t0: float,
+            case="all", fixed_tier: int | None = None, fraction: float = 1.0, scheduler: str = "ours") -> dict:
+    """The metrics row of one DTFL run (:func:`run_entry`'s ``row``) from its training record ``rec``
+    (:func:`fedlib.dtfl.run.train_record`) and its simulated system ``sim`` (:func:`system_run`); ``cfg`` its
+    training config (``seed``, ``model``, ``num_clients``), ``setting`` ``iid`` / ``noniid``, ``t0`` the
+    ``time.perf_counter()`` its run started at (``wall_s``), the other arguments as :func:`run_entry`'s."""
+    method = {"ours": "dtfl", "authors": "dtfl_authors"}.get(scheduler, scheduler)     # yours: its import path
+    return dict(method=method, M=num_tiers, case=case_name(case), tier=fixed_tier,
+                setting=setting, seed=cfg.seed,
+                model=cfg.model, num_clients=cfg.num_clients, fraction=fraction,
+                target_acc=target_acc, **time_to_target(rec, sim, target_acc), final_test_acc=rec["test_acc"][-1],
+                best_test_acc=max(rec["test_acc"]), rounds=rec["round"][-1], sim_total_s=float(np.sum(sim["round_s"])),
+                mean_tier=float(np.mean(np.asarray(sim["tiers"])[_sampled(sim)])), **plateau(rec),
+                elapsed_s=rec["elapsed_s"][-1], wall_s=time.perf_counter() - t0,
+                **({"scheduler_code": source_hash([scheduler.partition(":")[0]])} if is_path(scheduler) else {}))
 
 
 def plateau(record: dict) -> dict:

@@ -1,6 +1,6 @@
-"""Figures of the DTFL notebooks: Table 1 (time to target per single tier, two cases), Fig. 3 (time to target vs
-the number of tiers), accuracy vs simulated time, and the tier assignment round by round. Rows are the metrics rows of
-:func:`fedlib.lab.dtfl.experiments.run_entry`; several seeds give the mean and a min-max band (error bars)."""
+"""Figures of the DTFL notebooks: Fig. 3 (time to target vs the number of tiers), accuracy vs simulated time, and
+the tier assignment round by round. Rows are the metrics rows of :func:`fedlib.lab.dtfl.experiments.run_entry`;
+several seeds give the mean and a min-max band (error bars)."""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -10,7 +10,6 @@ import numpy as np
 from matplotlib import patheffects
 
 from fedlib.lab.plotting import colour, new_figure
-from fedlib.lab.dtfl.experiments import PAPER_TABLE1
 
 
 def _stats(values):
@@ -18,40 +17,6 @@ def _stats(values):
     if not v:
         return None, None, None
     return float(np.mean(v)), float(np.min(v)), float(np.max(v))
-
-
-def table1_figure(rows: list[dict], cases: list[str]):
-    """Table 1: per tier (all clients in it) the computation and communication time to the target (stacked
-    bars, mean over seeds; error bar = min-max of the total), one panel per case, with the paper's totals
-    normalised to our tier-1 total as a grey line (shape comparison only: the paper's are CIFAR-10 seconds)."""
-    fig, axes = new_figure(ncols=len(cases) + 0, width=4.6)
-    for ax, case in zip(axes[0], cases):
-        sel = [r for r in rows if r["case"] == case and r["tier"] is not None]
-        tiers = sorted({r["tier"] for r in sel})
-        comp = [_stats(r["comp_time_s"] for r in sel if r["tier"] == t) for t in tiers]
-        comm = [_stats(r["comm_time_s"] for r in sel if r["tier"] == t) for t in tiers]
-        tot = [_stats(r["time_to_target_s"] for r in sel if r["tier"] == t) for t in tiers]
-        x = np.arange(len(tiers))
-        c0 = np.array([c[0] if c[0] is not None else np.nan for c in comp])
-        c1 = np.array([c[0] if c[0] is not None else np.nan for c in comm])
-        ax.bar(x, c0, 0.6, color=colour(0), label="computation")
-        ax.bar(x, c1, 0.6, bottom=c0, color=colour(1), label="communication")
-        lo = [t[0] - t[1] if t[0] is not None else 0 for t in tot]
-        hi = [t[2] - t[0] if t[0] is not None else 0 for t in tot]
-        ax.errorbar(x, c0 + c1, yerr=[lo, hi], fmt="none", ecolor="k", capsize=3, lw=0.8)
-        for i, t in enumerate(tot):
-            if t[0] is None:
-                ax.text(x[i], 0, "not\nreached", ha="center", va="bottom", fontsize=6)
-        if case in PAPER_TABLE1 and len(tiers) == 6 and np.isfinite(c0[0] + c1[0]):
-            paper = np.asarray(PAPER_TABLE1[case]["total"], float)
-            ax.plot(x, paper / paper[0] * (c0[0] + c1[0]), "o--", color="0.5", ms=3,
-                    label="paper total (scaled to our tier 1)")
-        ax.set(xticks=x, xticklabels=[str(t) for t in tiers], xlabel="tier (all clients in it)",
-               ylabel="simulated time to target (s)", title=f"{case}: time to target per tier")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
-
 
 
 def fig3_figure(rows: list[dict], cases: list[str]):
