@@ -31,7 +31,6 @@ NOT_A_METHOD_CALL = {"load_dataset", "resolve_dataset"}
 NO_FIGURE = {"hist_1_experiments", "hasfl_4_train_experiments"}
 #: study notebooks not yet rewritten to show their experiment (issue 68); one a line, removed as each is rewritten
 NOT_YET = {
-    "dtfl_3_fig3",
     "dtfl_4_training",
     "dtfl_5_baselines",
     "dtfl_6_scaling",

@@ -1,61 +1,12 @@
-"""Figures of the DTFL notebooks: Fig. 3 (time to target vs the number of tiers), accuracy vs simulated time, and
-the tier assignment round by round. Rows are the metrics rows of :func:`fedlib.lab.dtfl.experiments.run_entry`;
-several seeds give the mean and a min-max band (error bars)."""
+"""Figures of the DTFL notebooks: accuracy vs simulated time, and the tier assignment round by round. Rows are the
+metrics rows of :func:`fedlib.lab.dtfl.experiments.run_entry`."""
 from __future__ import annotations
-
-from collections import defaultdict
 
 import matplotlib
 import numpy as np
 from matplotlib import patheffects
 
 from fedlib.lab.plotting import colour, new_figure
-
-
-def _stats(values):
-    v = [x for x in values if x is not None]
-    if not v:
-        return None, None, None
-    return float(np.mean(v)), float(np.min(v)), float(np.max(v))
-
-
-def fig3_figure(rows: list[dict], cases: list[str]):
-    """Fig. 3: total simulated time to the target vs the number of tiers M, one line per case (mean over seeds,
-    band = min-max); rounds to target beside it; M values whose runs coincide (same time and final accuracy) are named
-    on the figure."""
-    fig, axes = new_figure(ncols=2)
-    for i, case in enumerate(cases):
-        by_m = defaultdict(list)
-        for r in rows:
-            if r["case"] == case and r["tier"] is None:
-                by_m[r["M"]].append(r)
-        ms = sorted(by_m)
-        for ax, key in zip(axes[0], ("time_to_target_s", "rounds_to_target")):
-            st = [_stats(r[key] for r in by_m[m]) for m in ms]
-            ok = [j for j, s in enumerate(st) if s[0] is not None]
-            xs = [ms[j] for j in ok]
-            ax.plot(xs, [st[j][0] for j in ok], "o-", color=colour(i), label=case)
-            ax.fill_between(xs, [st[j][1] for j in ok], [st[j][2] for j in ok], color=colour(i), alpha=0.2)
-            for j, s in enumerate(st):                               # not reached: × at the top of the panel
-                if s[0] is None:
-                    ax.plot(ms[j], 0.97 - 0.05 * i, "x", color=colour(i), ms=7, mew=1.5,
-                            transform=ax.get_xaxis_transform(), label=f"{case}: not reached")
-        # runs whose clients trained the same modules coincide (e.g. every client in the top tiers): say so
-        groups = defaultdict(list)
-        for m in ms:
-            groups[tuple((r["time_to_target_s"], r["final_test_acc"]) for r in by_m[m])].append(m)
-        for sig, same in groups.items():
-            if len(same) > 1 and sig[0][0] is not None:
-                axes[0, 0].annotate(f"{case}: M = {', '.join(map(str, same))} identical runs", (same[0], sig[0][0]),
-                                    textcoords="offset points", xytext=(0, -14 if i % 2 else 8), fontsize=7,
-                                    color=colour(i))
-    axes[0, 0].set(xlabel="number of tiers M", ylabel="simulated time to target (s)",
-                   title="total training time vs M (× = not reached)")
-    axes[0, 1].set(xlabel="number of tiers M", ylabel="rounds to target", title="rounds to target vs M")
-    for ax in axes[0]:
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
 
 
 def accuracy_vs_time(entries: list[dict], label_keys=("setting",)):
