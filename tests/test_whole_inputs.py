@@ -183,11 +183,13 @@ def test_hist_budget_below_one_round_is_refused():
 
 
 def test_hasfl_figure_and_sweep_lists_are_checked_up_front():
+    from fedlib.lab.hasfl import checks
     from fedlib.lab.hasfl.runs import experiments as hx
-    from fedlib.lab.hasfl.figures import plots as hp
-    prof = model_profiles(["vgg16"], [10])["vgg16"]
+    fig2b = {"models": ["vgg16"], "batch_sizes": [1, 2], "cuts": [1, 40], "num_devices": 20, "seed": 0,
+             "classes": [10], "in_channels": 3, "image_size": 32, "interval": 15}
     with pytest.raises(ValueError, match=r"cuts\[1\] must be an integer in \[1, 16\] \(cut layers of vgg16: 1..16\)"):
-        hp.check_fig2b(prof, [1, 2], [1, 40], 15)
+        checks.check_hasfl_1_latency(fig2b)
+    checks.check_hasfl_1_latency(dict(fig2b, cuts=[1, 16]))
     with pytest.raises(ValueError, match=r"factors\[0\] must be"):
         hx.check_sensitivity([0.0], [5])
 

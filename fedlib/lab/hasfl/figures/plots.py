@@ -1,5 +1,5 @@
-"""Figures of HASFL's system model: Fig. 3b (overhead per cut), Fig. 2b (per-round latency vs batch size),
-the Theorem 1 terms, the optimiser's decisions, the strategy comparison and the sensitivity sweeps."""
+"""Figures of HASFL's system model: the Theorem 1 terms, the optimiser's decisions, the strategy comparison and the
+sensitivity sweeps. Figs. 3b and 2b are drawn in ``notebooks/hasfl/hasfl_1_latency.ipynb``."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,71 +7,9 @@ from matplotlib.ticker import MaxNLocator
 
 from fedlib.core.validate import check_float, check_int, check_list
 from fedlib.lab.plotting import colour, label_log_axis, log_floor, new_figure
-from fedlib.split import LayerProfile
-from fedlib.hasfl.bound.latency import round_latency
 from fedlib.hasfl.optimiser.strategies import STRATEGIES
 from fedlib.lab.hasfl.figures.train_plots import METHOD_ORDER, method_style
 from fedlib.hasfl.bound.theory import HasflConstants, bound_floor, rounds_needed, theorem1_bound
-
-
-def fig3b_overhead_per_cut(profiles: dict[str, LayerProfile]):
-    """HASFL Fig. 3b: per-sample client and server compute (GFLOPs, forward + backward) and communication
-    (smashed data + its gradient, and the client-side model, MB) at every cut layer; one row per model."""
-    fig, axes = new_figure(ncols=2, nrows=len(profiles))
-    for row, (name, p) in enumerate(profiles.items()):
-        cuts = np.arange(1, p.num_layers + 1)
-        client = (p.fwd_flops + p.bwd_flops) / 1e9
-        server = (p.fwd_flops[-1] + p.bwd_flops[-1]) / 1e9 - client
-        ax = axes[row, 0]
-        ax.bar(cuts - 0.2, client, 0.4, label="client (device)", color=colour(0))
-        ax.bar(cuts + 0.2, server, 0.4, label="server", color=colour(1))
-        ax.set(title=f"{name}: computation per sample", xlabel="cut layer", ylabel="GFLOPs (fwd + bwd)")
-        ax = axes[row, 1]
-        ax.bar(cuts - 0.2, (p.act_bits + p.grad_bits) / 8e6, 0.4, label="smashed data + gradient (per sample)",
-               color=colour(2))
-        ax.bar(cuts + 0.2, p.param_bits / 8e6, 0.4, label="client-side model (per aggregation)", color=colour(3))
-        ax.set(title=f"{name}: communication", xlabel="cut layer", ylabel="MB", yscale="log")
-        for ax in axes[row]:                               # whole cut layers; legends below: bars fill the panels
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-            ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.2))
-    fig.tight_layout()
-    return fig
-
-
-def check_fig2b(profile: LayerProfile, batch_sizes: list, cuts: list, interval: int) -> None:
-    """Fig. 2b's parameters together, before any figure: ``batch_sizes`` distinct ints >= 1, ``cuts`` distinct
-    cut layers of ``profile``'s model (1..L), ``interval`` >= 1.
-
-    Raises:
-        ValueError / ParameterTypeError: naming ``cuts[i]``, the model and its layers.
-    """
-    L = profile.num_layers
-    check_list("batch_sizes", batch_sizes, lambda k, v: check_int(k, v, 1), distinct=True)
-    check_list("cuts", cuts, lambda k, v: check_int(k, v, 1, L, extra=f" (cut layers of {profile.name}: 1..{L})"),
-               distinct=True)
-    check_int("interval", interval, 1)
-
-
-def fig2b_latency_vs_batch(profile: LayerProfile, devices, servers, batch_sizes: list[int], cuts: list[int],
-                           interval: int):
-    """HASFL Fig. 2b: per-round latency T_S + T_A/I (s) vs the batch size (the same b on every device) for a few
-    cut layers (the same cut on every device), under the given system.
-
-    Raises:
-        ValueError / ParameterTypeError: as :func:`check_fig2b`.
-    """
-    check_fig2b(profile, batch_sizes, cuts, interval)
-    fig, axes = new_figure()
-    ax = axes[0, 0]
-    n = devices.num_devices
-    bs = np.asarray(batch_sizes)
-    for i, cut in enumerate(cuts):
-        lat = round_latency(profile, np.repeat(bs[:, None], n, 1), np.full((len(bs), n), cut), devices, servers)
-        ax.plot(bs, lat["T_S"] + lat["T_A"] / interval, marker="o", ms=3, color=colour(i), label=f"cut {cut}")
-    ax.set(xscale="log", yscale="log", xlabel="batch size b (all devices)", ylabel="per-round latency (s)",
-           title=f"{profile.name}: T_S + T_A/I, N={n}, I={interval}")
-    ax.legend(fontsize=7)
-    return fig
 
 
 def check_bound_terms(model: str, cut_for_eps: int, batch_for_eps: int, batch_sizes: list, interval_grid: list,
