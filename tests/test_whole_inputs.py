@@ -222,7 +222,10 @@ def test_time_model_refuses_a_column_of_per_client_values(tm):
 
 
 def test_hasfl_bound_figure_parameters_before_the_pilot():
-    from fedlib.lab.hasfl.figures import plots as hp
+    from fedlib.lab.hasfl import checks
+    bound = {"model": "vgg16", "dataset": "fashion-mnist", "pilot_steps": 10, "gamma": 5e-4, "pilot_batch": 16,
+             "num_batches": 8, "power_iters": 10, "interval": 15, "seed": 0, "rounds": 1000, "batch_sizes": [1, 2],
+             "interval_grid": [1, 15], "eps_grid": [10.0], "batch_for_eps": 16, "cut_for_eps": 20, "num_devices": 20}
     with pytest.raises(ValueError, match=r"cut_for_eps must be an integer in \[1, 16\] \(cut layers of vgg16: 1..16\)"):
-        hp.check_bound_terms("vgg16", 20, 16, [1, 2], [1, 15], [10.0])
-    hp.check_bound_terms("vgg16", 1, 16, [1, 2], [1, 15], [10.0])
+        checks.check_hasfl_2_bound(bound)
+    checks.check_hasfl_2_bound(dict(bound, cut_for_eps=1))

@@ -1,78 +1,14 @@
-"""Figures of HASFL's system model: the Theorem 1 terms, the optimiser's decisions, the strategy comparison and the
-sensitivity sweeps. Figs. 3b and 2b are drawn in ``notebooks/hasfl/hasfl_1_latency.ipynb``."""
+"""Figures of HASFL's system model: the optimiser's decisions, the strategy comparison and the sensitivity sweeps.
+Figs. 3b and 2b are drawn in ``notebooks/hasfl/hasfl_1_latency.ipynb``, Theorem 1's terms in ``hasfl_2_bound.ipynb``."""
 from __future__ import annotations
 
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from fedlib.core.validate import check_float, check_int, check_list
+from fedlib.core.validate import check_list
 from fedlib.lab.plotting import colour, label_log_axis, log_floor, new_figure
 from fedlib.hasfl.optimiser.strategies import STRATEGIES
 from fedlib.lab.hasfl.figures.train_plots import METHOD_ORDER, method_style
-from fedlib.hasfl.bound.theory import HasflConstants, bound_floor, rounds_needed, theorem1_bound
-
-
-def check_bound_terms(model: str, cut_for_eps: int, batch_for_eps: int, batch_sizes: list, interval_grid: list,
-                      eps_grid: list) -> None:
-    """The bound figure's parameters together, before the pilot: ``cut_for_eps`` a cut layer of ``model``
-    (1..L of :func:`fedlib.split.model_profile`), ``batch_for_eps`` >= 1, the grids non-empty lists of numbers > 0.
-
-    Raises:
-        ValueError / ParameterTypeError: naming the parameter, the model and its layers.
-    """
-    from fedlib.split import model_profile
-    L = model_profile(model).num_layers
-    check_int("cut_for_eps", cut_for_eps, 1, L, extra=f" (cut layers of {model}: 1..{L})")
-    check_int("batch_for_eps", batch_for_eps, 1)
-    check_list("batch_sizes", batch_sizes, lambda k, v: check_int(k, v, 1), distinct=True)
-    check_list("interval_grid", interval_grid, lambda k, v: check_int(k, v, 1), distinct=True)
-    check_list("eps_grid", eps_grid, lambda k, v: check_float(k, v, 0, low_open=True), distinct=True)
-
-
-def fig_bound_terms(c: HasflConstants, gamma: float, num_devices: int, batch_sizes: list[int], interval_grid: list[int],
-                    interval: int, rounds: int, eps_grid: list[float], cut_for_eps: int, batch_for_eps: int):
-    """Theorem 1 with estimated constants: (a) σ_j², G_j² per unit; (b) terms vs batch size (cut 1);
-    (c) terms vs the model split point L_c (b = ``batch_for_eps``); (d) split term vs I; (e) rounds R vs ε."""
-
-    fig, axes = new_figure(ncols=5, width=3.6)
-    L = len(c.sigma2)
-    ax = axes[0, 0]
-    ax.bar(np.arange(1, L + 1) - 0.2, c.sigma2, 0.4, label="σ_j²", color=colour(0))
-    ax.bar(np.arange(1, L + 1) + 0.2, c.G2, 0.4, label="G_j²", color=colour(1))
-    ax.set(yscale="log", xlabel="layer j", title=f"(a) per-layer constants, β={c.beta:.3g}")
-    ax.legend(fontsize=7)
-    n = num_devices
-    terms = [theorem1_bound(c, gamma, np.full(n, b), np.ones(n, int), interval, rounds) for b in batch_sizes]
-    ax = axes[0, 1]
-    for i, key in enumerate(("init", "variance", "split")):
-        ax.plot(batch_sizes, [t[key] for t in terms], marker="o", ms=3, color=colour(i), label=key)
-    ax.set(xscale="log", yscale="log", xlabel="batch size b (all devices, cut 1)",
-           title=f"(b) terms vs b, R={rounds}, I={interval}")
-    ax.legend(fontsize=7)
-    ax = axes[0, 2]
-    cuts = np.arange(1, L + 1)
-    bt = [theorem1_bound(c, gamma, np.full(n, batch_for_eps), np.full(n, j), interval, rounds) for j in cuts]
-    for i, key in enumerate(("init", "variance", "split")):
-        ax.plot(cuts, [t[key] for t in bt], marker="o", ms=3, color=colour(i), label=key)
-    ax.set(yscale="log", xlabel="model split point L_c", title=f"(c) terms vs cut, b={batch_for_eps}")
-    ax.legend(fontsize=7)
-    ax = axes[0, 3]
-    for i, j in enumerate(sorted({1, L // 2, L})):
-        ax.plot(interval_grid, [bound_floor(c, gamma, np.full(n, batch_for_eps), j, k) for k in interval_grid],
-                marker="o", ms=3, color=colour(i), label=f"L_c={j}")
-    ax.set(yscale="log", xlabel="aggregation interval I", ylabel="bound floor", title="(d) floor vs I")
-    ax.legend(fontsize=7)
-    ax = axes[0, 4]
-    floor = float(bound_floor(c, gamma, np.full(n, batch_for_eps), cut_for_eps, interval))
-    ok = [e for e in eps_grid if e > floor]
-    ax.plot(ok, [rounds_needed(c, gamma, np.full(n, batch_for_eps), np.full(n, cut_for_eps), interval, e) for e in ok],
-            marker="o", ms=3)
-    ax.axvline(floor, color="0.5", ls=":", label=f"floor {floor:.3g}")
-    ax.set(xscale="log", yscale="log", xlabel="target ε", ylabel="rounds R (Corollary 1)",
-           title=f"(e) R vs ε, b={batch_for_eps}, L_c={cut_for_eps}")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
 
 
 def fig_decisions(problem, row: dict):
