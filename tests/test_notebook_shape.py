@@ -38,7 +38,6 @@ NOT_YET = {
     "dtfl_5_baselines",
     "dtfl_6_scaling",
     "dtfl_7_privacy",
-    "hasfl_3_optimiser",
     "hasfl_4_train_experiments",
     "hasfl_5_train_figures",
     "hist_1_experiments",

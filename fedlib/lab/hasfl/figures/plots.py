@@ -1,36 +1,15 @@
-"""Figures of HASFL's system model: the optimiser's decisions, the strategy comparison and the sensitivity sweeps.
-Figs. 3b and 2b are drawn in ``notebooks/hasfl/hasfl_1_latency.ipynb``, Theorem 1's terms in ``hasfl_2_bound.ipynb``."""
+"""Figures of HASFL's system model kept in the lab: the strategy comparison (drawn by ``hasfl_3_optimiser`` and
+``hasfl_your_method``) and the ε sweep (``hasfl_5_train_figures``). The figures of one notebook are drawn in it: Figs.
+3b and 2b in ``notebooks/hasfl/hasfl_1_latency.ipynb``, Theorem 1's terms in ``hasfl_2_bound.ipynb``, the decisions
+and the sensitivity sweep in ``hasfl_3_optimiser.ipynb``."""
 from __future__ import annotations
 
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from fedlib.core.validate import check_list
-from fedlib.lab.plotting import colour, label_log_axis, log_floor, new_figure
-from fedlib.hasfl.optimiser.strategies import STRATEGIES
+from fedlib.lab.plotting import colour, log_floor, new_figure
 from fedlib.lab.hasfl.figures.train_plots import METHOD_ORDER, method_style
-
-
-def fig_decisions(problem, row: dict):
-    """The optimiser's decision per device (``row``: HASFL's row of
-    :func:`fedlib.hasfl_experiments.compare_strategies`): batch size b_i and cut layer L_i against device compute
-    f_i, coloured by uplink rate r_i^U. The cut axis spans every cut 1..L and the batch axis starts at 1, both with
-    integer ticks, so that equal decisions read as one level, not as a spread around it."""
-    from matplotlib.ticker import MaxNLocator
-
-    fig, axes = new_figure(ncols=2)
-    dev = problem.devices
-    for ax, values, label in ((axes[0, 0], row["b"], "batch size b_i"), (axes[0, 1], row["cuts"], "cut layer L_i")):
-        sc = ax.scatter(dev.flops / 1e12, values, c=dev.rate_up / 1e6, cmap="viridis", s=25)
-        ax.set(xlabel="device compute f_i (TFLOP/s)", ylabel=label)
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.grid(alpha=0.3)
-    axes[0, 0].set_ylim(0, max(row["b"]) * 1.1 + 1)
-    axes[0, 1].set_ylim(0.5, problem.profile.num_layers + 0.5)
-    fig.colorbar(sc, ax=axes[0, 1], label="uplink r_i^U (Mbit/s)")
-    fig.suptitle(f"HASFL decisions, N={problem.num_devices}, ε={problem.eps:.3g}, Θ={row['theta']:.3g} s")
-    fig.tight_layout()
-    return fig
 
 
 def fig_strategies(rows: list[dict], title: str = "HASFL vs benchmarks"):
@@ -61,39 +40,6 @@ def fig_strategies(rows: list[dict], title: str = "HASFL vs benchmarks"):
     ax.set_ylim(bottom=floor, top=max(tops) * 1.6 if tops else None)
     ax.set_xticks(range(len(rows)), names, rotation=30, fontsize=7, ha="right")
     ax.set_xlim(-0.6, len(rows) - 0.4)     # a last method without a bar keeps its slot (autoscale drops NaN bars)
-    fig.tight_layout()
-    return fig
-
-
-SWEEP_LABELS = {"device_flops": "device compute (× Table I)", "server_flops": "server compute (× Table I)",
-                "rate_up": "uplink rate (× Table I)", "rate_servers": "inter-server rate (× Table I)",
-                "num_devices": "number of devices N"}
-
-
-def fig_sensitivity(rows: list[dict]):
-    """Predicted Θ of every strategy vs device compute, server compute, uplink rate, inter-server rate and N
-    (the system-model side of HASFL Figs. 7, 8, 9), each strategy in its colour and marker (:func:`method_style`).
-    HASFL is the thick line drawn underneath, so that a benchmark with (nearly) the same Θ, such as HABS+RMS here,
-    shows as a thin dashed line inside it."""
-    fig, axes = new_figure(ncols=len(SWEEP_LABELS), width=3.4)
-    for ax, (key, label) in zip(axes[0], SWEEP_LABELS.items()):
-        for name in STRATEGIES:
-            sel = [r for r in rows if r["setting"] == key and r["method"] == name]
-            ys = [r["theta"] if r["theta"] is not None else np.nan for r in sel]
-            infeasible = all(np.isnan(ys))
-            hasfl = name == "HASFL"
-            st = method_style(name, STRATEGIES)
-            ax.plot([r["value"] for r in sel], ys, marker=st["marker"], mfc=st["mfc"], ms=6 if hasfl else 3,
-                    ls="-" if hasfl else "--", lw=2.2 if hasfl else 1, zorder=1 if hasfl else 2, color=st["color"],
-                    label=name + (" (ε unreachable)" if infeasible else ""))
-        values = sorted({r["value"] for r in rows if r["setting"] == key})
-        ax.set(xscale="log", yscale="log", xlabel=label, ylabel="predicted Θ (s)")
-        ax.set_xticks(values, [f"{v:g}" for v in values])
-        ax.minorticks_off()
-        label_log_axis(ax)                                 # flat panels span less than a decade
-        ax.grid(alpha=0.3)
-    # the legend right of the last panel: inside the first it hid RBS+RMS's flat line
-    axes[0, -1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.tight_layout()
     return fig
 
