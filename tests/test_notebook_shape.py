@@ -34,9 +34,6 @@ NOT_YET = {
     "dtfl_1_profiles",
     "dtfl_2_table1",
     "dtfl_3_fig3",
-    "hasfl_1_latency",
-    "hasfl_2_bound",
-    "hasfl_3_optimiser",
     "hasfl_5_train_figures",
 }
 HIDDEN = {"remove-input", "remove-cell"}
