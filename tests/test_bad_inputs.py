@@ -83,7 +83,8 @@ REC = {"test_acc": [0.1, 0.5], "round": [0, 1], "sim_s": [0.0, 1.0]}
 HIST_REC = {"config": HistConfig().to_dict(), "test_acc": [0.1, 0.5], "comm_client_L0": [0.0, 1.0], "elapsed_s": 1.0}
 FAKE_STORE = SimpleNamespace(get_or_run=lambda config, run, force=False: run())
 FIG = dict(settings=["noniid"], num_cells=[2], H=1, E=1, comm_budget_L0=1.0, fig4_num_cells=2, fig4_E_over_H=[1],
-           fig4_H=[1], fig4_global_rounds=1, num_clients=4, hidden=8)
+           fig4_H=[1], fig4_global_rounds=1, num_clients=4, seeds=[0], target_acc=0.5, lr=0.01, batch_size=32,
+           dataset="fashion-mnist")
 TS = hasfl_lab.TrainSettings()
 PLAN = hasfl_lab.TrainPlan()
 DTFL_CFG = dtfl.DtflConfig(num_clients=2, batch_size=32, width=0.25)
@@ -91,7 +92,9 @@ SETUP = dtfl_lab.Setup(num_clients=2, batch_size=32, width=0.25, rounds=1)
 
 
 def _fig(**over):
-    return hist_lab.figure_configs(**{**FIG, **over})
+    """The parameters of HIST's Figs. 2-4 runs, checked where they enter (``hist_2_figures``' checks)."""
+    from fedlib.lab.hist.checks import check_hist_2_figures
+    return check_hist_2_figures({**FIG, **over})
 
 
 def _split_cfg(**over):

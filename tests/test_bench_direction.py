@@ -46,3 +46,16 @@ def test_the_split_benchmark_reports_the_stacked_backend_3x_faster_as_3x(monkeyp
     out = bench.bench_sfl(widths=(0.0625,), repeats=2, rounds={0.0625: 1}, device="cpu", threads=1, data=fmnist)
     up = next(iter(out["widths"].values()))["speedup_vs_per_client_loop"]
     assert up["stacked_backend"]["median"] == 3.0 and up["engine_loop_backend"]["median"] == 2.0
+
+
+def test_bench_help_names_what_each_measures_and_the_explorer_targets(capsys):
+    from fedlib.lab import bench
+
+    with pytest.raises(SystemExit) as exit_:
+        bench.main(["explore", "--help"])
+    out = capsys.readouterr().out
+    assert exit_.value.code == 0
+    assert "update_s = compute + views + the display of what changed" in out
+    assert "HASFL <= 2 s" in out and "<= 5 s at the sliders' slow corners (N = 50," in out and "DTFL and HIST <= 0.5 s" in out
+    for name in ("explore", "hist", "hasfl", "sfl", "dtfl", "dtfl_sweep"):
+        assert f"\n  {name} " in out

@@ -165,6 +165,18 @@ def test_scheduler_three_clients_three_tiers_by_hand():
     assert s.ema[0, 0] == 1.0                                                     # tier 1's history kept
 
 
+def test_scheduler_leaves_a_sitting_out_clients_estimate_alone_by_hand():
+    # planted: observe() writing every client's EMA whatever the mask (a sitting-out client pulled toward the
+    # filler time) -> red (issue 70)
+    s = TierScheduler(toy_scheduler_model(), 3)
+    s.observe([2, 2, 2], [4.0, 5.0, 6.0])
+    s.observe([2, 3, 2], [10.0, 99.0, 10.0], mask=[True, False, True])          # client 1 sits the round out
+    assert s.ema[0, 1] == pytest.approx(2 / 3 * 10 + 1 / 3 * 4)
+    assert s.ema[2, 1] == pytest.approx(2 / 3 * 10 + 1 / 3 * 6)
+    assert s.ema[1, 1] == 5.0 and np.isnan(s.ema[1, 2])                          # not read, not moved
+    assert s.current.tolist() == [2, 2, 2]                                        # its tier is the one it had
+
+
 def test_authors_scheduler_never_tier_1_and_starts_at_tier_2_by_hand():
     """``min_tier`` / ``initial_tier`` (the authors' code at M = 7: min 2, start 2) on the toy model: client 1 has a
     fast link, so its tier-1 estimate is its best and ours sends it to tier 1."""

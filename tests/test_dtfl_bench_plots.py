@@ -8,7 +8,6 @@ from fedlib.dtfl import DtflConfig
 from fedlib.lab.dtfl.reference import run_literal, run_literal_baseline
 from fedlib.lab.dtfl.bench import bench_dtfl
 from fedlib.lab.dtfl.compare_plots import fig2_accuracy_vs_time
-from fedlib.lab.dtfl.plots import accuracy_vs_time
 
 
 @pytest.mark.parametrize("kwargs, name", [(dict(rounds=0), "rounds"), (dict(rounds=2, loop_rounds=0), "loop_rounds"),
@@ -45,29 +44,3 @@ def test_fig2_legend_names_each_method_once_over_seeds():
     assert len(fig.axes[0].get_lines()) == 6 + 1          # every seed drawn, plus the target line
     one = fig2_accuracy_vs_time(_entries(["dtfl", "fedavg"], [0]), "iid", "resnet20")
     assert [t.get_text() for t in one.axes[0].get_legend().get_texts()] == ["DTFL (seed 0)", "FedAvg (seed 0)"]
-
-
-def test_dtfl_accuracy_vs_time_tells_seeds_apart():
-    entries = _entries(["dtfl"], [0, 1, 2])
-    fig = accuracy_vs_time(entries)
-    styles = [ln.get_linestyle() for ln in fig.axes[0].get_lines() if ln.get_label().startswith("iid")]
-    assert len(styles) == 3 and len(set(styles)) == 3
-
-
-def _table3_rows(seeds):
-    return [{"model": "resnet20", "setting": "iid", "method": m, "seed": s, "num_clients": 10,
-             "time_to_target_s": t + 10.0 * s}
-            for s in seeds for m, t in (("dtfl", 100.0), ("fedavg", 200.0), ("splitfed", 300.0), ("fedyogi", 400.0),
-                                         ("fedgkt", 150.0))]
-
-
-def test_table3_figure_shows_the_seed_spread():
-    from fedlib.lab.dtfl.compare_plots import table3_figure
-    fig = table3_figure(_table3_rows([0, 1, 2]))
-    left, right = fig.axes[0], fig.axes[1]
-    assert "mean of seeds 0, 1, 2" in left.get_title() and "mean of seeds 0, 1, 2" in right.get_title()
-    assert len(left.containers) == 5 + 5 and len(right.containers) == 4 + 4      # bars + min-max whiskers
-    lo, hi = next(c for c in left.containers if c.__class__.__name__ == "ErrorbarContainer").lines[2][0].get_segments()[0].T[1]
-    assert (lo, hi) == (100.0, 120.0)                                             # DTFL: seeds at 100 / 110 / 120 s
-    one = table3_figure(_table3_rows([0]))
-    assert len(one.axes[0].containers) == 5 and "mean of seeds" not in one.axes[0].get_title()

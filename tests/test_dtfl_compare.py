@@ -258,29 +258,6 @@ def _row(method, k, t, best=0.6, acc=0.5):
             "case": "case2", "tier": None, "M": k, "rounds_to_target": None if t is None else 10}
 
 
-def test_table4_figure_marks_not_reached_runs_and_the_authors_scheduler():
-    """A run that misses the target is a cross (with its best accuracy) above the reached points, never dropped;
-    DTFL with the authors' scheduler gets its own line."""
-    import matplotlib
-    matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
-
-    from fedlib.lab.dtfl import compare_plots as cp
-    rows = [_row(m, k, (None if m == "dtfl" else 100.0 * (j + 1) + k)) for j, m in enumerate(dc.METHODS)
-            for k in (20, 50)] + [_row("dtfl_authors", 20, 90.0), _row("dtfl_authors", 50, None, best=0.66)]
-    fig = cp.table4_figure(rows)
-    ax = fig.axes[0]
-    crosses = [ln for ln in ax.lines if ln.get_marker() == "x" and len(ln.get_xdata())]
-    assert len(crosses) == 3                                   # DTFL at 20 and 50, the authors' at 50
-    fig.canvas.draw()                                          # the crosses sit in a strip above every reached point
-    top = max(ax.transData.transform((r["num_clients"], r["time_to_target_s"]))[1]
-              for r in rows if r["time_to_target_s"] is not None)
-    assert all(ln.get_transform().transform((ln.get_xdata()[0], ln.get_ydata()[0]))[1] > top for ln in crosses)
-    assert {t.get_text() for t in ax.texts} >= {"60.00 %", "66.00 %"}
-    assert "DTFL (authors' scheduler)" in [t.get_text() for t in ax.get_legend().get_texts()]
-    plt.close(fig)
-
-
 def test_fig3_cell_names_coinciding_runs():
     """dtfl_3_fig3's figure cell (run as the notebook runs it, on made-up rows): M values whose runs coincide at
     every seed (same time and final accuracy) are named on the time panel, and only those."""

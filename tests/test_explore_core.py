@@ -64,6 +64,25 @@ def test_a_widget_change_recomputes_and_the_last_good_result_stays(capsys):
     capsys.readouterr()
 
 
+def test_the_status_line_says_computing_before_the_work(capsys):
+    # planted: the status written only after compute (a slow update showed nothing new for 29 s) -> red
+    seen = []
+    ex = _explorer()
+
+    def compute(**values):
+        seen.append(ex._status.last.text)              # what the page shows while the work runs
+        return _compute(**values)
+
+    ex.compute = compute
+    ex.show()
+    ex._widgets["n"].value = 5
+    assert seen[-1] == "Computing at the new control values (n 3 -> 5) ..."
+    assert ex._status.last.text.startswith("Updated in ")
+    ex.update(x=4.0)
+    assert seen[-1] == "Computing at the new control values (x 2.0 -> 4.0, n 3 -> 5) ..."
+    capsys.readouterr()
+
+
 def test_an_attached_view_follows_the_controls(capsys):
     """An explorer's Verdict cell: a view attached after show() is drawn at once and redrawn on each change; a
     refused input keeps its last good state; before show() attach is refused."""

@@ -87,41 +87,10 @@ def test_fig78_legend_hides_no_line_on_the_committed_runs():
     plt.close(fig)
 
 
-# --- DTFL Table 4: "not reached" at its K, a missed accuracy never reads as the target ---------------------------
+# --- DTFL Table 4 (drawn in dtfl_6_scaling): a missed accuracy never reads as the target -------------------------
 
-def _table4_rows():
-    rows = []
-    for k, reached in ((20, {"fedavg": 240.0}), (50, {"fedavg": 335.0, "dtfl": 300.0, "fedgkt": 570.0}),
-                       (100, {"fedavg": 450.0, "dtfl": 335.0, "fedgkt": 520.0, "fedyogi": 640.0})):
-        for m, best in (("dtfl", 0.7075), ("fedavg", 0.74), ("fedyogi", 0.59), ("fedgkt", 0.6695)):
-            rows.append({"method": m, "num_clients": k, "seed": 0, "target_acc": 0.71,
-                         "time_to_target_s": reached.get(m), "best_test_acc": best if m not in reached else 0.75})
-    return rows
-
-
-def test_table4_not_reached_crosses_sit_exactly_at_their_k_above_the_reached_points():
-    rows = _table4_rows()
-    fig = cp.table4_figure(rows)
-    ax = fig.axes[0]
-    crosses = [ln for ln in ax.lines if ln.get_marker() == "x" and len(ln.get_xdata())]
-    missed = sorted((r["num_clients"], cp.method_colour(r["method"])) for r in rows if r["time_to_target_s"] is None)
-    assert sorted((float(ln.get_xdata()[0]), ln.get_color()) for ln in crosses) == [(float(k), c) for k, c in missed]
-    assert all(len(ln.get_xdata()) == 1 for ln in crosses)
-    fig.canvas.draw()
-    top_point = max(ax.transData.transform((r["num_clients"], r["time_to_target_s"]))[1]
-                    for r in rows if r["time_to_target_s"] is not None)
-    assert min(ln.get_transform().transform((ln.get_xdata()[0], ln.get_ydata()[0]))[1] for ln in crosses) > top_point
-    assert any("not reached" in t.get_text() for t in ax.get_legend().get_texts())
-    plt.close(fig)
-
-
-def test_table4_labels_a_missed_accuracy_with_the_digits_that_tell_it_from_the_target():
-    fig = cp.table4_figure(_table4_rows())
-    texts = [t.get_text() for t in fig.axes[0].texts]
-    assert "70.75 %" in texts                                   # DTFL's 0.7075 against 0.71 (it read "0.71")
-    assert not {"0.71", "71 %", "71.0 %", "71.00 %"} & set(texts)
-    plt.close(fig)
-    assert cp.missed_label(0.7075, 0.71) == "70.75 %"
+def test_a_missed_accuracy_is_labelled_with_the_digits_that_tell_it_from_the_target():
+    assert cp.missed_label(0.7075, 0.71) == "70.75 %"          # DTFL's 0.7075 against 0.71 (it read "0.71")
     assert cp.missed_label(0.70999, 0.71) == "70.99 %"          # cut, never rounded up to the target
     assert cp.missed_label(0.709999, 0.7100) == "70.99 %"
     assert cp.missed_label(0.63, 0.71) == "63.00 %"
@@ -229,9 +198,6 @@ def _hasfl_styles() -> dict:
              for r in fig5_rows for f, k in (("fig7", "device_flops"), ("fig8", "rate_up")) for s in (0.25, 4.0)]
     fig = train_plots.fig78_trained([dict(r, theta_pred_s=5.0) for r in fig5_rows] + swept, "vgg16")
     out["fig7_8"] = {k: v for k, v in _line_styles(fig, (": trained",)).items() if ":" not in k}
-    sens = [{"setting": key, "method": m, "value": v, "theta": 10.0 + i} for i, m in enumerate(HASFL_METHODS)
-            for key in plots.SWEEP_LABELS for v in (1.0, 2.0)]
-    out["sensitivity"] = _line_styles(plots.fig_sensitivity(sens), (" (",))
     fig = plots.fig_strategies([{"method": m, "theta": 10.0 + i, "theta_std": 0.0, "infeasible": 0}
                                 for i, m in enumerate(HASFL_METHODS[::-1])])
     ax = fig.axes[0]
@@ -254,7 +220,7 @@ def test_each_hasfl_method_has_one_colour_and_marker_in_every_figure():
         figures = seen[method]
         assert len({c for _, c, _ in figures}) == 1, (method, figures)
         assert len({m for _, _, m in figures if m is not None}) == 1, (method, figures)
-        assert len(figures) == 6, (method, [f for f, _, _ in figures])   # Figs. 5, 6, 7-8, 9, strategies, sensitivity
+        assert len(figures) == 5, (method, [f for f, _, _ in figures])   # Figs. 5, 6, 7-8, 9, strategies
     # no two methods (HASFL's blocks and the fixed configurations included) share a colour and a marker
     first = {method: (fs[0][1], next((m for _, _, m in fs if m is not None), None)) for method, fs in seen.items()}
     assert len(set(first.values())) == len(first), first
@@ -271,25 +237,11 @@ def _dtfl_entries(methods):
 
 
 def test_each_dtfl_method_has_one_colour_in_every_figure():
+    # Fig. 2 (the lab's) draws each method in method_colour, which Tables 3 and 4 (drawn in dtfl_5 / dtfl_6) use too
     methods = list(cp.BAR_METHODS)
     names = {cp.LABELS[m]: m for m in methods}
-    out = {}
     fig = cp.fig2_accuracy_vs_time(_dtfl_entries(methods[::-1]), "iid", "resnet20")
-    out["fig2"] = {names[ln.get_label()]: _rgba(ln.get_color()) for ln in fig.axes[1].lines if ln.get_label() in names}
-    rows = [{"model": "resnet20", "setting": "iid", "method": m, "seed": 0, "num_clients": k, "target_acc": 0.7,
-             "best_test_acc": 0.8, "time_to_target_s": 100.0 + 10 * i + k} for i, m in enumerate(methods[::-1])
-            for k in (20, 50)]
-    fig = cp.table3_figure([r for r in rows if r["method"] != "splitfed"])   # figures hold different methods
-    handles, labels = fig.axes[0].get_legend_handles_labels()
-    out["table3"] = {names[lab]: _rgba(h.patches[0].get_facecolor()) for h, lab in zip(handles, labels)}
-    handles, labels = fig.axes[1].get_legend_handles_labels()
-    out["table3 saving"] = {names[lab.removeprefix("vs ")]: _rgba(h.patches[0].get_facecolor())
-                            for h, lab in zip(handles, labels)}
-    fig = cp.table4_figure([r for r in rows if r["method"] != "fedavg"])
-    out["table4"] = {names[ln.get_label()]: _rgba(ln.get_color()) for ln in fig.axes[0].lines if ln.get_label() in names}
-    out["table4 paper"] = {names[ln.get_label()]: _rgba(ln.get_color()) for ln in fig.axes[1].lines}
+    drawn = {names[ln.get_label()]: _rgba(ln.get_color()) for ln in fig.axes[1].lines if ln.get_label() in names}
     plt.close("all")
-    for m in methods:
-        colours = {f: by[m] for f, by in out.items() if m in by}
-        assert len(set(colours.values())) == 1, (m, colours)
-    assert len({next(by[m] for by in out.values() if m in by) for m in methods}) == len(methods)
+    assert drawn == {m: _rgba(cp.method_colour(m)) for m in methods}
+    assert len(set(drawn.values())) == len(methods)

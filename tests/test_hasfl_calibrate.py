@@ -384,7 +384,7 @@ def test_plan_with_workers_trains_each_config_once_in_the_pool_and_gives_the_sam
     assert waves[1] and all(json.loads(k)["b"][0] == 5 for k in waves[1])        # then the calibrated ones
     assert not any(json.loads(k)["b"][0] == 5 for k in waves[0])
     prio = {}                                         # started in TRAIN_ORDER: Figs. 5 / 6 first
-    for r in train_plan._decided_runs(store, S, PLAN, [0], 0.6, data, "cpu", which="plain"):
+    for r in train_plan.decided_runs(store, S, PLAN, [0], 0.6, data, "cpu", which="plain"):
         k = store.key(r["config"])
         prio[k] = min(prio.get(k, 9), train_plan.train_priority(r["figs"], r["scale"]))
     order = [prio[k] for k in waves[0]]

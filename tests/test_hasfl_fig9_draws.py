@@ -86,7 +86,7 @@ def _small_plan(draws=1):
 def _fig9_runs(monkeypatch, draws):
     """Fig. 9's runs of :func:`_small_plan` decided by the real optimiser on a fake pilot (nothing trained)."""
     monkeypatch.setattr(train_plan, "pilot", lambda store, s, seed, data=None: PILOT)
-    return list(train_plan._decided_runs(None, S, _small_plan(draws), [0, 2], 0.6, DATA, "cpu",
+    return list(train_plan.decided_runs(None, S, _small_plan(draws), [0, 2], 0.6, DATA, "cpu",
                                          only_figures=("fig9",)))
 
 

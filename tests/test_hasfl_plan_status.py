@@ -1,9 +1,13 @@
 """fedlib.lab.hasfl.runs.plan_status: the notebooks' plan from their parameters, and the progress report of a store, with
 training replaced by hand-made records (as tests/test_hasfl_calibrate.py)."""
 
+import json
+
 import pytest
 
 from fedlib.lab.hasfl.runs import plan_status, train_plan
+from fedlib.lab.hasfl.runs.train_plan import TrainPlan
+from fedlib.lab.hasfl.runs.training import TrainSettings
 from tests.test_hasfl_calibrate import DATA, PLAN, S, Store, _fake, fake_calibrated_decisions
 
 
@@ -23,6 +27,18 @@ def test_converged_profile_builds_the_plan_the_profile_file_states():
         plan_status.profile_parameters("slow")
 
 
+def test_the_notebooks_design_cell_builds_the_plan_this_report_reads():
+    # hasfl_4 builds its TrainSettings / TrainPlan in a visible cell; this report from the same parameters
+    nb = json.loads(plan_status.NOTEBOOK.read_text())
+    cell = next("".join(c["source"]) for c in nb["cells"] if "plan = TrainPlan(" in "".join(c["source"]))
+    for profile in ("smoke", "converged"):
+        p = plan_status.profile_parameters(profile)
+        for switches in ({}, dict(sweep=False, calibrate_later_models=False)):   # converged: both on, then off
+            ns = dict(p, **switches, dataset="fashion-mnist", TrainSettings=TrainSettings, TrainPlan=TrainPlan)
+            exec(cell, ns)
+            assert (ns["settings_"], ns["plan"]) == plan_status.settings_and_plan(dict(p, **switches), "fashion-mnist")
+
+
 def test_progress_lists_each_distinct_run_once_in_training_order_and_waits_for_the_calibration(monkeypatch):
     configs, _ = _fake(monkeypatch, {2: 20, 8: 30})
     fake_calibrated_decisions(monkeypatch)                                 # calibrated decisions: b = 5
@@ -40,7 +56,7 @@ def test_progress_lists_each_distinct_run_once_in_training_order_and_waits_for_t
     # Fig. 9's N = 3 HASFL run is Fig. 5's run (N = 3 here): one row, under Fig. 5's group, with both tags
     shared = [r for r in plain if r["method"] == "HASFL" and r["setting"] == "iid"]
     assert len(shared) == 1 and shared[0]["group"] == "fig5/fig6" and "fig9" in shared[0]["figures"]
-    keys = {store.key(r["config"]) for r in train_plan._decided_runs(store, S, PLAN, [0], 0.6, DATA, "cpu", "plain")}
+    keys = {store.key(r["config"]) for r in train_plan.decided_runs(store, S, PLAN, [0], 0.6, DATA, "cpu", "plain")}
     assert len(plain) == len(keys) == 10                                   # each distinct config once
     assert not configs                                                     # nothing trained
 

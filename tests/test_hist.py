@@ -248,15 +248,6 @@ def test_bad_config_errors(kwargs, needle):
     assert needle in str(err.value)
 
 
-def test_figure_configs_cover_the_paper_runs():
-    cfgs = experiments.figure_configs(["noniid", "cell_iid"], [2, 3, 4, 5], 40, 200, 30.0, 3, [5, 10, 15], [20, 40, 60], 10)
-    assert len(cfgs["fig2"]) == 16 and len(cfgs["fig4_E_over_H"]) == 6 and len(cfgs["fig4_H"]) == 6
-    assert {(c.H, c.E) for c in cfgs["fig4_E_over_H"]} == {(40, 200), (40, 400), (40, 600)}
-    assert {(c.H, c.E) for c in cfgs["fig4_H"]} == {(20, 100), (40, 200), (60, 300)}
-    by = {(c.method, c.num_cells): c.global_rounds for c in cfgs["fig2"]}
-    assert by[("hist", 5)] == 30 and by[("hfedavg", 5)] == 6
-
-
 def test_cache_blocking_does_not_change_results(fmnist):
     cfg = HistConfig(method="hist", num_cells=2, **TINY)
     runs = []

@@ -11,7 +11,7 @@ SHARED = ("core", "data", "split", "__init__")   # the method layer's shared pac
 
 @pytest.mark.parametrize("module, names", [
     ("fedlib.hist", "HistConfig run_hist iterate_hist prepare"),
-    ("fedlib.lab.hist", "run_sweep figure_configs summarize run_reference"),
+    ("fedlib.lab.hist", "run_sweep summarize run_reference"),
     ("fedlib.split", "LayerProfile EdgeDevices Servers SystemSpec profile_model model_profile vgg16 resnet18"),
     ("fedlib.hasfl", "Problem Decision HasflConstants bcd exhaustive strategy round_latency theta TABLE_I sample_system"),
     ("fedlib.core", "seed_sequence numpy_rng check_int hessian_top_eigenvalue"),

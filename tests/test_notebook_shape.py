@@ -31,18 +31,7 @@ NOT_A_METHOD_CALL = {"load_dataset", "resolve_dataset"}
 NO_FIGURE = {"hist_1_experiments", "hasfl_4_train_experiments"}
 #: study notebooks not yet rewritten to show their experiment (issue 68); one a line, removed as each is rewritten
 NOT_YET = {
-    "dtfl_4_training",
-    "dtfl_5_baselines",
-    "dtfl_6_scaling",
-    "dtfl_7_privacy",
-    "hasfl_1_latency",
-    "hasfl_2_bound",
-    "hasfl_3_optimiser",
-    "hasfl_4_train_experiments",
     "hasfl_5_train_figures",
-    "hist_1_experiments",
-    "hist_2_figures",
-    "hist_3_bounds",
 }
 HIDDEN = {"remove-input", "remove-cell"}
 AXES_CALL = re.compile(r"\.(plot|bar|barh|scatter|fill_between|errorbar|step|imshow|hist|semilogy|semilogx|loglog|"

@@ -70,3 +70,21 @@ def test_sibling_parameters_are_the_union_of_the_papers_notebooks():
     assert "fig4_H" not in declared_parameters(next(p for p in NBS if p.stem == "hist_3_bounds"))
     with pytest.raises(ValueError, match="paper must be one of"):
         sibling_parameters("hsfl")
+
+
+@pytest.mark.parametrize("profile", ["smoke", "quick", "converged"])
+def test_committed_profiles_name_their_dataset(profile):
+    """A committed profile never says ``dataset: auto``: on a machine with CIFAR-10 on disk, "auto" would switch a
+    run away from the committed store's Fashion-MNIST records (issue 69). Only ``paper`` may choose by what is on
+    disk."""
+    from fedlib.lab import notebooks
+    from fedlib.lab.params import declared_parameters
+
+    auto = []
+    for path in notebooks.list_notebooks():
+        if "dataset" not in declared_parameters(path) or not notebooks.has_profile(path, profile):
+            continue
+        value = notebooks.notebook_parameters(path, profile).get("dataset", declared_parameters(path)["dataset"])
+        if value == "auto":
+            auto.append(path.stem)
+    assert auto == []

@@ -12,13 +12,16 @@ The profiler sees function calls, not module constants read at import: the stati
 ``tests/test_cache_keys.py`` cover those.
 """
 import sys
+from functools import partial
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import fedlib
 from fedlib.lab import store as store_mod
 from fedlib.data import TensorDataset
+from fedlib.dtfl.privacy import privacy_record
 
 FEDLIB = Path(fedlib.__file__).resolve().parent
 
@@ -149,7 +152,9 @@ def test_dtfl_baseline_and_privacy_keys_cover_their_code(tracer, tmp_path, tiny)
     store = experiments.result_store(str(tmp_path))
     s = experiments.Setup(**DTFL_SETUP)
     compare.baseline_entry(store, s, tiny, "fedavg", "iid", 0, 0.5)
-    compare.privacy_entry(store, s, tiny, 0.25, 1, 0, cut=2, attack_fit=16, attack_eval=8, attack_epochs=1)
+    cfg, cuts = s.config("iid", 0), np.full((s.rounds, s.num_clients), 2)   # dtfl_7_privacy's run: every client at cut 2
+    store.get_or_run(dict(kind="dtfl_privacy", **cfg.to_dict(), dcor_alpha=0.25),
+                     partial(privacy_record, cfg, tiny, cuts, 2, 0.25, 1, 0, s.train_subset, 16, 8, 1))
     _assert_covered(tracer, ["dtfl_baseline", "dtfl_privacy"])
 
 

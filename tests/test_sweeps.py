@@ -58,19 +58,6 @@ def test_hist_run_on_each_device_follows_the_cpu_sample_path(fmnist, device):
     assert max(abs(x - y) for x, y in zip(a["test_acc"], b["test_acc"])) <= 2e-3
 
 
-def test_figure_configs_repeat_every_run_per_seed_and_reject_seed_kwarg():
-    kw = dict(settings=["noniid"], num_cells=[2], H=5, E=10, comm_budget_L0=2.0, fig4_num_cells=3,
-              fig4_E_over_H=[2], fig4_H=[5], fig4_global_rounds=1, num_clients=6, hidden=30)
-    cfgs = experiments.figure_configs(seeds=[3, 7], **kw)
-    assert [c.seed for c in cfgs["fig2"]] == [3, 7, 3, 7]            # hist, hfedavg, each for both seeds
-    assert len(cfgs["fig4_E_over_H"]) == 2 and len(cfgs["fig4_H"]) == 2
-    with pytest.raises(ValueError, match="seeds"):
-        experiments.figure_configs(seeds=[1], seed=1, **kw)
-    for bad in ([], [1, 1]):
-        with pytest.raises(ValueError, match="seeds"):
-            experiments.figure_configs(seeds=bad, **kw)
-
-
 def test_seed_band_and_summary_by_hand():
     recs = [{"config": {"method": "hist", "seed": s, "setting": "noniid", "num_cells": 2, "H": 5, "E": 10,
                         "global_rounds": 2}, "round": [0, 1, 2], "test_acc": acc, "comm_client_L0": [0, 1, 2],

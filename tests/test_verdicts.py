@@ -203,3 +203,26 @@ def test_a_cell_judged_at_fewer_seeds_says_so():
     assert "2.00× – 4.00× **holds**" in table and "2.00× (1 seed) **holds**" in table
     table = v.markdown_table([v.judge(c, {"x": {"ours": [2.0, 3.0, 4.0]}}), v.judge(c, {"x": {"ours": [2.0, 5.0]}})])
     assert "2.00× – 5.00× (2 of 3 seeds) **holds**" in table
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda d: d["runs"][0].__setitem__("final_test_acc", "0.78"),
+     "hist_1_experiments.json: runs[0].final_test_acc holds the text '0.78' where a number belongs"),
+    (lambda d: d.pop("runs"), "figures/metrics/hist_1_experiments.json: claim 'fig2_higher_accuracy': the metrics lack"),
+], ids=["number-as-text", "key-removed"])
+def test_tables_name_the_metrics_file_and_key_that_stand_in_the_way(tmp_path, edit, words):
+    """``python -m fedlib.lab.tables`` on a metrics file edited by hand: the file (and the key) named in one line,
+    never a bare TypeError (issue 70, item 5)."""
+    import json
+    import shutil
+
+    from fedlib.lab import tables
+
+    shutil.copytree(tables.REPO_ROOT / "figures" / "metrics", tmp_path / "figures" / "metrics")
+    path = tmp_path / "figures" / "metrics" / "hist_1_experiments.json"
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError) as err:
+        tables.paper_verdicts("hist", tmp_path)
+    assert words in str(err.value) and "\n" not in str(err.value)

@@ -35,6 +35,11 @@ def test_tolerance_by_hand():
     ("dtfl_2_table1", "elapsed_s", "not compared"),
     ("dtfl_2_table1", "runs[0].wall_s", "not compared"),
     ("dtfl_2_table1", "data_source", "not compared"),
+    # HASFL's pilot constants: 1e-3 relative (measured <= 6e-5 across kernels); a band ten times looser hid a
+    # planted bug (issue 70)
+    ("hasfl_2_bound", "constants.beta", "rel 0.001"),
+    ("hasfl_3_optimiser", "constants.G2[1]", "rel 0.001"),
+    ("hasfl_3_optimiser", "strategies[0].theta", "rel 0.001"),
 ])
 def test_rules(notebook, path, text):
     assert verify.rule_for(notebook, path).text() == text
@@ -106,3 +111,72 @@ def test_every_committed_conv_net_metric_has_a_rule_of_its_own():
 ])
 def test_rules_of_conv_net_kinds(notebook, path, text):
     assert verify.rule_for(notebook, path).text() == text
+
+
+def _hist1_committed() -> dict:
+    return json.loads((verify.committed_dir("quick") / "hist_1_experiments.json").read_text())
+
+
+def test_compare_a_run_with_the_committed_one(tmp_path, capsys):
+    run = _hist1_committed()
+    path = tmp_path / "hist_1_experiments.json"
+    path.write_text(json.dumps(run))
+    assert verify.main(["--compare", str(path), "--failures"]) == 0
+    out = capsys.readouterr().out
+    assert "0 off" in out and "would change (hist_1_experiments's claims, each file judged on the seeds it holds): none" in out
+    # one accuracy 0.5 points off (band 0.005 abs): off; every HIST run at 10 %: the Fig. 2 claim turns
+    run["runs"][0]["final_test_acc"] += 0.006
+    for r in run["runs"]:
+        if r["method"] == "hist":
+            r["final_test_acc"] = 0.1
+    path.write_text(json.dumps(run))
+    assert verify.main(["--compare", str(path), "--failures"]) == 1
+    out = capsys.readouterr().out
+    assert "runs[0].final_test_acc" in out and "OFF" in out
+    assert "- HIST beats HFedAvg at equal communication [fully non-iid]: holds -> fails" in out
+
+
+def test_compare_reads_an_executed_notebook(tmp_path, capsys):
+    (tmp_path / "figs" / "metrics").mkdir(parents=True)
+    (tmp_path / "figs" / "metrics" / "hist_1_experiments.json").write_text(json.dumps(_hist1_committed()))
+    nb = {"cells": [{"cell_type": "code", "source": 'setup_notebook(globals(), "hist", "hist_1_experiments")',
+                     "outputs": [{"output_type": "stream", "name": "stdout",
+                                  "text": f"profile quick: figures -> {tmp_path / 'figs'} [scratch]; new records -> x\n"}]}]}
+    path = tmp_path / "out.ipynb"
+    path.write_text(json.dumps(nb))
+    assert verify.main(["--compare", str(path), "--failures"]) == 0
+    assert "== hist_1_experiments at 'quick'" in capsys.readouterr().out
+    nb["cells"][0]["outputs"] = []                               # never run: it names no metrics
+    path.write_text(json.dumps(nb))
+    assert verify.main(["--compare", str(path)]) == 2
+    assert "no 'profile ...: figures -> ...' output line: run it first" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text, words", [
+    (None, "no such file"),
+    ("{not json", "not a JSON metrics file or notebook"),
+    ('{"runs": []}', "it needs the string keys 'notebook' and 'profile'"),
+    ('{"notebook": "hist_1_experiments", "profile": "smoke"}', "no committed metrics for hist_1_experiments at profile 'smoke'"),
+], ids=["missing", "not-json", "foreign", "no-committed"])
+def test_compare_refuses_what_it_cannot_read_naming_the_file(tmp_path, capsys, text, words):
+    path = tmp_path / "m.json"
+    if text is not None:
+        path.write_text(text)
+    assert verify.main(["--compare", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert words in err and str(path) in err and err.count("\n") == 1
+
+
+def test_compare_takes_no_rerun_options(capsys):
+    with pytest.raises(SystemExit):
+        verify.main(["--compare", "x.json", "--profile", "quick"])
+    assert "--compare: the run names its notebook and profile; it takes no --profile" in capsys.readouterr().err
+
+
+def test_a_truncated_committed_metrics_file_is_named(tmp_path, monkeypatch, capsys):
+    # issue 70, item 5: verify on a truncated metrics file names it (was a bare JSONDecodeError)
+    (tmp_path / "hist_1_experiments.json").write_text('{"runs": [{"final_test_acc": 0.7')
+    monkeypatch.setattr(verify, "committed_dir", lambda profile: tmp_path)
+    assert verify.main(["--only", "hist_1"]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'hist_1_experiments.json'}: not a readable metrics file" in err and err.count("\n") == 1

@@ -156,12 +156,17 @@ def test_dtfl_notebook_lists_are_checked_before_any_run():
     assert rounds == {4: 4, 8: 2} and "from client_rounds" in note
 
 
-def test_dtfl_privacy_attack_sizes_are_checked_against_the_test_set():
-    from fedlib.lab.dtfl import compare as dc
-    s = dx.Setup(model="resnet20", width=0.25, num_clients=2, batch_size=10, train_subset=10, rounds=1)
+def test_dtfl_privacy_attack_sizes_are_checked_against_the_data():
+    from fedlib.lab.dtfl.checks import check_attack_data
     for bad in (1, 21):
         with pytest.raises(ValueError, match=r"attack_eval must be an integer in \[2, 20\] \(the data's 20 test images\)"):
-            dc.privacy_entry(None, s, _tiny(), 0.0, 1, 0, attack_fit=5, attack_eval=bad)
+            check_attack_data(_tiny(), 10, 5, bad)
+    with pytest.raises(ValueError, match=r"attack_fit = 31 held-out images need train_subset \+ attack_fit <= 40; "
+                                         r"train_subset is 10"):
+        check_attack_data(_tiny(), 10, 31, 20)
+    with pytest.raises(ValueError, match=r"train_subset is 40"):       # 0: the clients use all 40 images
+        check_attack_data(_tiny(), 0, 1, 2)
+    assert check_attack_data(_tiny(), 10, 30, 20) == 10                # the attacker's 30 images: 10..39
 
 
 def test_hasfl_bound_takes_b_and_cuts_of_one_device_count():
@@ -177,17 +182,23 @@ def test_hasfl_bound_takes_b_and_cuts_of_one_device_count():
 
 
 def test_hist_budget_below_one_round_is_refused():
-    from fedlib.lab.hist.experiments import figure_configs
+    from fedlib.lab.hist.checks import check_hist_2_figures
+    params = dict(settings=["noniid"], num_cells=[2], H=40, E=200, comm_budget_L0=0.5, target_acc=0.75,
+                  fig4_num_cells=2, fig4_E_over_H=[1], fig4_H=[40], fig4_global_rounds=1, seeds=[0], num_clients=60,
+                  lr=0.01, batch_size=32, dataset="fashion-mnist")
     with pytest.raises(ValueError, match=r"comm_budget_L0 = 0.5 is below one global round of HFedAvg \(5 L0"):
-        figure_configs(["noniid"], [2], 40, 200, 0.5, 2, [1], [40], 1)
+        check_hist_2_figures(params)
+    check_hist_2_figures({**params, "comm_budget_L0": 5.0})    # one round exactly: accepted
 
 
 def test_hasfl_figure_and_sweep_lists_are_checked_up_front():
+    from fedlib.lab.hasfl import checks
     from fedlib.lab.hasfl.runs import experiments as hx
-    from fedlib.lab.hasfl.figures import plots as hp
-    prof = model_profiles(["vgg16"], [10])["vgg16"]
+    fig2b = {"models": ["vgg16"], "batch_sizes": [1, 2], "cuts": [1, 40], "num_devices": 20, "seed": 0,
+             "classes": [10], "in_channels": 3, "image_size": 32, "interval": 15}
     with pytest.raises(ValueError, match=r"cuts\[1\] must be an integer in \[1, 16\] \(cut layers of vgg16: 1..16\)"):
-        hp.check_fig2b(prof, [1, 2], [1, 40], 15)
+        checks.check_hasfl_1_latency(fig2b)
+    checks.check_hasfl_1_latency(dict(fig2b, cuts=[1, 16]))
     with pytest.raises(ValueError, match=r"factors\[0\] must be"):
         hx.check_sensitivity([0.0], [5])
 
@@ -220,7 +231,10 @@ def test_time_model_refuses_a_column_of_per_client_values(tm):
 
 
 def test_hasfl_bound_figure_parameters_before_the_pilot():
-    from fedlib.lab.hasfl.figures import plots as hp
+    from fedlib.lab.hasfl import checks
+    bound = {"model": "vgg16", "dataset": "fashion-mnist", "pilot_steps": 10, "gamma": 5e-4, "pilot_batch": 16,
+             "num_batches": 8, "power_iters": 10, "interval": 15, "seed": 0, "rounds": 1000, "batch_sizes": [1, 2],
+             "interval_grid": [1, 15], "eps_grid": [10.0], "batch_for_eps": 16, "cut_for_eps": 20, "num_devices": 20}
     with pytest.raises(ValueError, match=r"cut_for_eps must be an integer in \[1, 16\] \(cut layers of vgg16: 1..16\)"):
-        hp.check_bound_terms("vgg16", 20, 16, [1, 2], [1, 15], [10.0])
-    hp.check_bound_terms("vgg16", 1, 16, [1, 2], [1, 15], [10.0])
+        checks.check_hasfl_2_bound(bound)
+    checks.check_hasfl_2_bound(dict(bound, cut_for_eps=1))

@@ -17,6 +17,21 @@ while the tier is empty; a tier never used before gets a fresh head from the ``m
 Line 12 writes the average as (1/K) Σ_k w_k; eq. 1 weights client k by N_k/N (**choice**: eq. 1; the two agree
 for equal N_k). The choices of the training itself (Adam, no lr decay, no augmentation, one local epoch) are in
 :mod:`fedlib.dtfl.training`.
+
+**The stored runs replay a recorded schedule.** Every record in the result stores (:func:`train_record`) was
+computed in two passes: first the tier scheduler runs alone over the time model (:func:`fedlib.dtfl.simulate`: the
+clients' profiles, eq. 5's times with their noise, the EMA of observed times and each round's tier assignment,
+lines 2 and 21-35), with no model trained; then the training runs :func:`algorithm1` over that recorded schedule
+(:class:`Schedule`), each round's cuts and participants taken from it. This is the same run as the one loop with
+the scheduler deciding each round (:func:`dtfl` over a :class:`fedlib.dtfl.scheduler.SystemRun`), because the
+simulated times depend only on the profiles, the FLOPs and bytes of each tier and the noise draws, never on the
+model's weights; ``tests/test_dtfl_training.py`` checks that the two give the same record bit for bit. The
+stored runs take the two-pass way because a record is then keyed by what its training saw, the config, the cuts
+and the participants (:func:`fedlib.dtfl.training.keyed_by_backend`): runs whose tiers coincide share one record
+(Table 1's top tier is Fig. 3's M = 1), an edit of the scheduler or the time model re-keys only the runs whose tiers
+it changes, and every method of a setting is charged on one simulated system (notebooks/dtfl/RUN_LOG.md,
+2026-12-02). :func:`algorithm1` is the paper's loop itself, lines named: both passes meet in it (the schedule
+replayed, or the scheduler deciding each round in :func:`dtfl`), and it is what a reader compares with the paper.
 """
 from __future__ import annotations
 
@@ -108,6 +123,11 @@ def train_record(cfg: DtflConfig, data: TensorDataset, cuts, device: str = "cpu"
     """The record a ``dtfl_train`` key stores: :func:`run_dtfl` of ``cfg`` on ``data`` with each round's tiers as
     cut layers ``cuts`` ``[R, K]`` and ``participants`` (``[R, K]``, truthy = sampled; ``None``: all), plus
     ``data_source`` (where the data came from).
+
+    A replay of a recorded schedule (module docstring): ``cuts`` and ``participants`` come from the tier scheduler
+    run first over the time model (:func:`fedlib.dtfl.simulate`), and :func:`algorithm1` then trains round by round
+    with them. Since the simulated times never depend on the weights this equals :func:`dtfl` with the scheduler
+    deciding each round, and the record is keyed by the tiers its training saw.
 
     Raises:
         what :func:`run_dtfl` raises."""

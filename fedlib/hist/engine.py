@@ -109,6 +109,7 @@ def client_step(state: MLPState, x_all: torch.Tensor, y_all: torch.Tensor, idx: 
     g.scatter_add_(-1, y, torch.full_like(g[..., :1], -1.0))
     g.div_(bsz)
     da = torch.bmm(g, state.w2, out=ws.da[:u]).mul_(z > 0)                           # [U, B, h]
+    # eq. (4) on the cell's submodel (p_j ⊙: only its h neurons are stored, so the masked gradient is the gradient)
     state.w2.baddbmm_(g.transpose(1, 2), a, alpha=-lr)
     if train_output_bias:
         state.b2.sub_(g.sum(1), alpha=lr)
@@ -147,9 +148,9 @@ def train_interval(state: MLPState, p: "Prepared", idx: torch.Tensor, blocks: li
         0-dim tensor: sum over steps and clients of the minibatch mean losses.
     """
     loss = torch.zeros((), device=idx.device)
-    for blk in blocks:
+    for blk in blocks:                  # cache blocks of clients (the clients are independent within the interval)
         sub = MLPState(state.w1[blk], state.b1[blk], state.w2[blk], state.b2[blk])
-        for s in range(idx.shape[0]):
+        for s in range(idx.shape[0]):   # Algorithm 1's t loop inside one edge interval: "Update x_i^{t+1} by (4)"
             loss += client_step(sub, p.x_train, p.y_train, idx[s, blk], p.cfg.lr, train_output_bias, ws)
     return loss
 

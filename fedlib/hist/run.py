@@ -134,14 +134,22 @@ def iterate_hist(p: "Prepared", progress: bool = False, block_bytes: int | None 
     d, c = p.x_train.shape[1], p.init.w2.shape[0]
     blocks = client_blocks(cfg.num_clients, 4 * (h * (d + 1) + c * (h + 1)), p.device, block_bytes)
     ws = Workspace.create(max(b.stop - b.start for b in blocks), cfg.batch_size, d, h, c, p.device)
+    # Algorithm 1, one global round (E client iterations, t = (m-1)E .. mE-1) per pass
     for m in tqdm(range(1, cfg.global_rounds + 1), desc=f"{cfg.method} N={cfg.num_cells} {cfg.setting}",
                   disable=not progress, leave=False):
+        # masks {p_j} under rule (3): N disjoint, covering neuron groups, new every global round (Alg. 1's input
+        # masks for m = 1, "Generate masks" after each cloud update); HFedAvg: every cell holds every neuron
         groups = torch.from_numpy(draw_groups(cfg.method, cfg.hidden, cfg.num_cells, rng_system)).to(p.device)
+        # eqs. (2)/(7): x̄_j = p_j ⊙ x̄ sent to edge server j and disseminated, x_i = x̄_j for every i in C_j
         state = distribute(glob, groups, cfg.clients_per_cell)
         loss_sum = torch.zeros((), device=p.device)
-        for _ in range(cfg.E // cfg.H):
+        for _ in range(cfg.E // cfg.H):   # E/H edge intervals per global round ("if H | t+1")
+            # the minibatches ξ_i of the interval's H steps (drawn with replacement, Assumption 3)
             idx = sample_batch_indices(p.client_index, p.sizes, cfg.batch_size, gen, steps=cfg.H)
+            # H client steps of eq. (4), every client in parallel: x_i ← x_i − γ p_j ⊙ ∇l(x_i, ξ_i)
             loss_sum += train_interval(state, p, idx, blocks, ws, train_b2)
+            # eq. (5): x̄_j = (1/n_j) Σ_{i∈C_j} x_i, disseminated to the cell's clients
             edge_aggregate(state, cfg.num_cells)
+        # "if E | t+1": eq. (6), x̄ = Σ_j p_j ⊙ x̄_j (HFedAvg: x̄ = (1/N) Σ_j x̄_j)
         glob = cloud_aggregate(state, groups, cfg.hidden)
         yield m, glob, float(loss_sum) / (cfg.E * cfg.num_clients)

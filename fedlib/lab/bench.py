@@ -167,6 +167,21 @@ def bench_hasfl(seed: int = 0, random_set: int = 60) -> dict:
     return out
 
 
+#: what each benchmark measures, and its targets (``--help``)
+WHAT = """what each measures (medians over --repeats; speed targets are the bench's, never a test's):
+  explore     each paper's explorer update as a reader waits for it: one control moved from the defaults to a
+              state not computed before; update_s = compute + views + the display of what changed, compute_s its
+              compute part. Targets on 2 idle cores, one torch thread (the notebooks' kernel): HASFL <= 2 s
+              (a new system: BCD, the benchmarks, the timeline) and <= 5 s at the sliders' slow corners (N = 50,
+              N = 100, I = 1); DTFL and HIST <= 0.5 s. meets_target says whether each met them; load_1min_start
+              and load_1min the machine's load (a loaded machine times slower: rerun idle before reading a miss).
+  hist        client-steps/s on HIST's paper workload (60 clients, MLP 784-300-10, batch 32, H = 40).
+  hasfl       HASFL's solve time at N = 20 and N = 200, BCD iterations, the gap to exhaustive search.
+  sfl         one split-training round: the per-client loop, the engine's loop backend, its stacked backend.
+  dtfl        DTFL and FedAvg rounds by the same three, on the converged profile's workload.
+  dtfl_sweep  runs per hour of a sweep of DTFL seeds, one at a time against batched rows of one stacked call."""
+
+
 def bench_explore(repeats: int = 3) -> dict:
     """Updates of each paper's explorer as a reader waits for them (:func:`fedlib.lab.explore.bench`: each moves one
     control from the defaults to a state not computed before; ``update_s`` = compute, views and the display of what
@@ -224,7 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     """CLI: ``python -m fedlib.lab.bench {hist,hasfl,sfl,dtfl,dtfl_sweep,explore}`` prints one JSON line (``--device`` for hist,
     sfl, dtfl and dtfl_sweep; ``--repeats`` for all but hasfl; ``--rounds`` for dtfl and dtfl_sweep; ``--variants``
     for dtfl; ``--runs`` for dtfl_sweep; ``--width`` for sfl, dtfl and dtfl_sweep). Arguments are checked before any work: a bad one exits 2 with argparse's message naming it."""
-    parser = ArgumentParser(prog="python -m fedlib.lab.bench", description="fedlib benchmarks; prints one JSON line.")
+    parser = ArgumentParser(prog="python -m fedlib.lab.bench", description="fedlib benchmarks; prints one JSON line.",
+                            formatter_class=argparse.RawDescriptionHelpFormatter, epilog=WHAT)
     parser.add_argument("which", choices=["hist", "hasfl", "sfl", "dtfl", "dtfl_sweep", "explore"])
     parser.add_argument("--repeats", type=positive_int, default=None,
                         help="timed repeats (>= 1; hist, sfl, dtfl, explore; default 3)")

@@ -350,6 +350,8 @@ class Explorer:
                     self._widgets[name].value = value
             finally:
                 self._busy = False
+        if self._status is not None:                  # shown at once: the outputs below stay until they are redrawn
+            self._status.update(_Message(f"Computing at the new control values ({self._moved_text()}) ..."))
         result, rendered, self.error = self.evaluate(**values)
         redrawn = 0
         if result is not None:
@@ -367,6 +369,13 @@ class Explorer:
                 f"Updated in {self.elapsed_s:.2f} s (computed and displayed; {redrawn} of {len(rendered)} outputs "
                 f"changed)."))
         return result
+
+    def _moved_text(self) -> str:
+        """The controls away from their defaults, ``"n 3 -> 5, ..."`` (``"the defaults"`` when none is)."""
+        now = self.values()
+        moved = [f"{c.name} {_comparable(c.default)} -> {_comparable(now[c.name])}" for c in self.controls
+                 if _comparable(now[c.name]) != _comparable(c.default)]
+        return ", ".join(moved) if moved else "the defaults"
 
     def show(self) -> None:
         """Display the controls, each view at the default values, and each action's button and area."""

@@ -34,7 +34,8 @@ from pathlib import Path
 
 from fedlib.lab.cli import ArgumentParser
 from fedlib.lab.paths import REPO_ROOT
-from fedlib.lab.verdicts import counts_text, judge, judge_all, markdown_table
+from fedlib.lab.verdicts import MissingMetrics, counts_text, judge, judge_all, markdown_table
+from fedlib.lab.verify import flatten
 
 PAPERS = ("hist", "dtfl", "hasfl")
 BEGIN, END = "<!-- verdicts:begin -->", "<!-- verdicts:end -->"
@@ -64,7 +65,19 @@ def _load(path: Path) -> dict:
     if not isinstance(data, dict):
         raise ValueError(f"{path}: holds a JSON {type(data).__name__}, not a notebook's metrics (an object); "
                          f"regenerate it by rerunning its notebook")
+    for key, value in flatten(data).items():     # a number written as text (an edit by hand) is never read as one
+        if isinstance(value, str) and value.strip() and _is_number(value):
+            raise ValueError(f"{path}: {key} holds the text {value!r} where a number belongs; write the number "
+                             f"without quotes, or regenerate the file by rerunning its notebook")
     return data
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _column(variant: str, label: str) -> str:
@@ -92,7 +105,11 @@ def paper_verdicts(paper: str, root: Path = REPO_ROOT) -> dict:
     seed_dirs = sorted(folder.parent.glob("seed[0-9]*/metrics")) if mod.PROFILE != "quick" else \
         sorted((root / "figures").glob("seed[0-9]*/metrics"))
     metrics, extra, paths = _sources(folder, seed_dirs, notebooks)
-    claims = judge_all(mod.CLAIMS, metrics, extra_by_notebook=extra)
+    try:
+        claims = judge_all(mod.CLAIMS, metrics, extra_by_notebook=extra)
+    except MissingMetrics as exc:                # the file the user did not type, named
+        notebook = next(c.notebook for c in mod.CLAIMS if c.id == exc.claim)
+        raise ValueError(f"{(folder / f'{notebook}.json').relative_to(root)}: {exc}") from None
     main_counts = counts_text(claims)
     labels = []
     for col in getattr(mod, "EXTRA_COLUMNS", ()):
@@ -186,7 +203,6 @@ def main(argv=None) -> int:
                     print(f"notebooks/{paper}/RUN_LOG.md: {line}: <why>")
         return 0
     from fedlib.lab.runlock import Busy, exclusive
-    from fedlib.lab.verdicts import MissingMetrics
     try:
         with exclusive(REPO_ROOT / "figures" / "verdicts", "python -m fedlib.lab.tables") if not args.check \
                 else contextlib.nullcontext():

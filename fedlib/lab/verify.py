@@ -12,6 +12,10 @@ without training (system models, FLOP and parameter counts, simulated times, con
 what training produces (accuracy, loss, leakage) and for what is read off a training curve (time, rounds and
 communication to a target, ratios of such times). Wall-clock times and machine paths are not compared.
 
+``--compare PATH`` reruns nothing: it takes a run you made (an executed notebook, from JupyterLab or papermill, or
+its metrics file) and prints, metric by metric, the committed value, this run's, the tolerance and ok, then the
+verdict cells of the notebook's claims that this run would change.
+
 ``--spread SETTING [SETTING ...]`` reruns the notebooks once per numerics setting of :data:`NUMERICS` (environment
 variables that make oneDNN, MKL and ATen choose other kernels, or another thread count) and prints, per metric, the
 range across settings: the evidence the bands are taken from.
@@ -19,8 +23,10 @@ range across settings: the evidence the bands are taken from.
 from __future__ import annotations
 
 import fnmatch
+import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -30,6 +36,7 @@ from pathlib import Path
 from fedlib.lab.cli import ArgumentParser, writable_dir
 from fedlib.lab.notebooks import PROFILES
 from fedlib.lab.paths import REPO_ROOT
+from fedlib.lab.verdicts import MissingMetrics, judge
 
 # Numerics settings: environment variables under which a notebook or test reruns. ATen, oneDNN and MKL pick
 # kernels per instruction set, so these stand in for other x86 CPUs ("default"/"sse41": a CPU without AVX2).
@@ -227,8 +234,7 @@ def verify(profile: str, only: str | None, keep: str | None = None, show_all: bo
 
     nbs = list_notebooks(only)
     folder = committed_dir(profile)
-    committed = {p.stem: json.loads((folder / f"{p.stem}.json").read_text()) for p in nbs
-                 if (folder / f"{p.stem}.json").is_file()}
+    committed = {p.stem: read_metrics(folder / f"{p.stem}.json") for p in nbs if (folder / f"{p.stem}.json").is_file()}
     if not committed:
         have = sorted(q for q in ("quick", "converged", "paper") if any(committed_dir(q).glob("*.json")))
         raise ValueError(f"no committed metrics in {folder} for {[p.stem for p in nbs]}: nothing to compare at "
@@ -240,7 +246,7 @@ def verify(profile: str, only: str | None, keep: str | None = None, show_all: bo
     rows = []
     for name, payload in committed.items():
         path = tmp / "figures" / "metrics" / f"{name}.json"
-        rows += compare(name, payload, json.loads(path.read_text()) if path.is_file() else None)
+        rows += compare(name, payload, read_metrics(path) if path.is_file() else None)
     width = max(len(f"{r['notebook']}:{r['metric']}") for r in rows)
     print(f"\n{'metric'.ljust(width)}  {'committed':>12}  {'rerun':>12}  {'tolerance':>12}  ok")
     for r in rows:
@@ -251,6 +257,110 @@ def verify(profile: str, only: str | None, keep: str | None = None, show_all: bo
     print(f"\n{len(rows) - len(off)} of {len(rows)} metrics within tolerance, {len(off)} off"
           + ("" if status == 0 else "; a notebook failed"))
     return 0 if not off and status == 0 else 1
+
+
+def read_metrics(path: Path) -> dict:
+    """A metrics file's JSON object. Raises ``ValueError`` naming ``path`` when it is not one (truncated, edited)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a readable metrics file ({exc}); regenerate it by rerunning its notebook") \
+            from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: holds a JSON {type(data).__name__}, not a notebook's metrics (an object)")
+    return data
+
+
+def run_metrics(path: Path) -> tuple[str, str, dict]:
+    """``(notebook, profile, metrics)`` of a run: ``path`` is a metrics file (``<notebook>.json``, as a notebook
+    writes it) or an executed notebook (a Lab run or a papermill output), whose metrics file is the one its first
+    output line names (``profile P: figures -> FOLDER``: ``FOLDER/metrics/<notebook>.json``, or
+    ``$FEDLIB_METRICS_DIR``'s when that was set for the run: pass that file instead).
+
+    Raises:
+        ValueError: the file is neither, cannot be read, or its metrics file is missing (the message names it)."""
+    if not path.is_file():
+        raise ValueError(f"{path}: no such file (give a metrics file <notebook>.json or an executed notebook)")
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a JSON metrics file or notebook ({exc})") from None
+    if path.suffix == ".ipynb":
+        if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
+            raise ValueError(f"{path}: not a Jupyter notebook (no cells)")
+        code = "".join("".join(c.get("source", "")) for c in doc["cells"] if c.get("cell_type") == "code")
+        named = re.search(r'setup_notebook\(globals\(\), "\w+", "(\w+)"\)', code)
+        shown = "".join("".join(o.get("text", "")) for c in doc["cells"] for o in c.get("outputs", ())
+                        if o.get("output_type") == "stream")
+        where = re.search(r"^profile (\w+): figures -> (\S+)", shown, re.M)
+        if named is None or where is None:
+            raise ValueError(f"{path}: not an executed study notebook of this project (no setup_notebook call with "
+                             f"its name, or no 'profile ...: figures -> ...' output line: run it first)")
+        folder = Path(where.group(2))
+        metrics = (folder if folder.is_absolute() else REPO_ROOT / folder) / "metrics" / f"{named.group(1)}.json"
+        if not metrics.is_file():
+            raise ValueError(f"{path}: its metrics file {metrics} is missing (moved, or written to "
+                             f"$FEDLIB_METRICS_DIR: pass that file)")
+        return (*run_metrics(metrics)[:2], read_metrics(metrics))
+    if not isinstance(doc, dict) or not isinstance(doc.get("notebook"), str) or not isinstance(doc.get("profile"), str):
+        raise ValueError(f"{path}: not a metrics file of a notebook (it needs the string keys 'notebook' and "
+                         f"'profile')")
+    return doc["notebook"], doc["profile"], doc
+
+
+def verdict_changes(notebook: str, committed: dict, run: dict) -> list[dict]:
+    """The verdict cells of ``notebook``'s claims whose word differs between ``committed`` and ``run`` metrics,
+    each judged alone (the seeds each file holds; the committed tables also join further seeds' files):
+    ``[{"claim", "variant", "committed", "run"}]``. A claim one side cannot judge shows what it lacks."""
+    paper = notebook.split("_", 1)[0]
+    try:
+        claims = importlib.import_module(f"fedlib.lab.{paper}.claims").CLAIMS
+    except ModuleNotFoundError:
+        return []
+    out = []
+    for claim in (c for c in claims if c.notebook == notebook):
+        words = []
+        for metrics in (committed, run):
+            try:
+                words.append({v: cell["word"] for v, cell in judge(claim, metrics)["cells"].items()})
+            except MissingMetrics as exc:
+                words.append({"*": f"no verdict ({exc})"})
+        for variant in sorted(set(words[0]) | set(words[1])):
+            a, b = words[0].get(variant, "(absent)"), words[1].get(variant, "(absent)")
+            if a != b:
+                out.append({"claim": claim.text, "variant": variant, "committed": a, "run": b})
+    return out
+
+
+def compare_run(path: str, show_all: bool = True) -> int:
+    """``--compare PATH``: a run (a metrics file or an executed notebook) beside the committed metrics of its
+    notebook and profile, metric by metric within the tolerances of :data:`RULES`, then the verdict cells that
+    would change. Returns 0 when every metric is within tolerance, 1 otherwise.
+
+    Raises:
+        ValueError: as :func:`run_metrics`; no committed metrics for that notebook and profile."""
+    notebook, profile, run = run_metrics(Path(path))
+    committed_path = committed_dir(profile) / f"{notebook}.json"
+    if not committed_path.is_file():
+        raise ValueError(f"{path}: no committed metrics for {notebook} at profile {profile!r} ({committed_path} "
+                         f"is missing); committed profiles: quick (figures/metrics), converged, paper")
+    committed = read_metrics(committed_path)
+    rows = compare(notebook, committed, run)
+    print(f"== {notebook} at '{profile}': {path} against {committed_path.relative_to(REPO_ROOT)}")
+    width = max([len(r["metric"]) for r in rows] + [6])
+    print(f"\n{'metric'.ljust(width)}  {'committed':>12}  {'this run':>12}  {'tolerance':>12}  ok")
+    for r in rows:
+        if show_all or not r["ok"]:
+            print(f"{r['metric'].ljust(width)}  {_fmt(r['committed']):>12}  {_fmt(r['rerun']):>12}  "
+                  f"{r['tolerance']:>12}  {'ok' if r['ok'] else 'OFF'}")
+    off = [r for r in rows if not r["ok"]]
+    print(f"\n{len(rows) - len(off)} of {len(rows)} metrics within tolerance, {len(off)} off")
+    changes = verdict_changes(notebook, committed, run)
+    print(f"\nverdict cells that would change ({notebook}'s claims, each file judged on the seeds it holds): "
+          f"{len(changes) or 'none'}")
+    for c in changes:
+        print(f"- {c['claim']} [{c['variant']}]: {c['committed']} -> {c['run']}")
+    return 0 if not off else 1
 
 
 def spread(profile: str, only: str | None, settings: list[str], keep: str | None = None) -> dict:
@@ -295,11 +405,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spread", nargs="+", default=None, metavar="SETTING",
                         help=f"rerun under each numerics setting and print the spread: {sorted(NUMERICS)}")
     parser.add_argument("--rules", action="store_true", help="print the tolerance rules and exit")
+    parser.add_argument("--compare", default=None, metavar="PATH",
+                        help="compare a run you made (an executed notebook or its metrics file) with the committed "
+                             "metrics of its notebook and profile, and list the verdict cells that would change; "
+                             "reruns nothing")
     args = parser.parse_args(argv)
     given = [f"--{n}" for n in ("profile", "only", "keep", "spread") if getattr(args, n) is not None] + \
         (["--failures"] if args.failures else [])
-    if args.rules and given:                         # options that do not apply are refused, not dropped
-        parser.error(f"argument --rules: prints the rules and runs nothing; it takes no {', '.join(given)}")
+    if args.rules and (given or args.compare is not None):   # options that do not apply are refused, not dropped
+        parser.error(f"argument --rules: prints the rules and runs nothing; it takes no "
+                     f"{', '.join(given + (['--compare'] if args.compare is not None else []))}")
+    if args.compare is not None and [g for g in given if g != "--failures"]:
+        parser.error(f"argument --compare: the run names its notebook and profile; it takes no "
+                     f"{', '.join(g for g in given if g != '--failures')}")
     if args.spread is not None and args.failures:
         parser.error("argument --failures: applies to the comparison, not to --spread (which prints every spread)")
     args.profile = args.profile or "quick"
@@ -308,6 +426,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{nb:12} {key:18} {tol.text():14} {tol.why}")
         return 0
     try:
+        if args.compare is not None:
+            return compare_run(args.compare, show_all=not args.failures)
         if args.spread is not None:
             spread(args.profile, args.only, args.spread, args.keep)
             return 0

@@ -212,6 +212,22 @@ def check_dtfl_7_privacy(p: Mapping) -> None:
     check_int("attack_eval", p["attack_eval"], 2)
 
 
+def check_attack_data(data, train_subset: int, attack_fit: int, attack_eval: int) -> int:
+    """``dtfl_7_privacy``'s attacker against the loaded data: ``attack_eval`` test images in 2..(the data's test
+    images), and ``attack_fit`` held-out training images after the clients' ``train_subset`` (0: all of them).
+    Returns the training images the clients use (``train_subset``, or the data's size for 0): the attacker's
+    images are the next ``attack_fit`` (:func:`fedlib.dtfl.privacy.privacy_record`'s ``used``).
+
+    Raises:
+        ValueError / ParameterTypeError: naming ``attack_eval`` or ``attack_fit`` and the data's sizes."""
+    check_int("attack_eval", attack_eval, 2, len(data.y_test), extra=f" (the data's {len(data.y_test)} test images)")
+    used = train_subset or len(data.y_train)
+    if used + attack_fit > len(data.y_train):
+        raise ValueError(f"attack_fit = {attack_fit} held-out images need train_subset + attack_fit <= "
+                         f"{len(data.y_train)}; train_subset is {used}")
+    return used
+
+
 def check_dtfl_explore(p: Mapping) -> str:
     """The notebook's parameters (:func:`explorer`'s names, plus ``export_path``) checked without any work:
     ``dataset`` auto or a known shape, ``model`` a DTFL model, ``width`` in (0, 1], ``num_clients`` 1..100 (the

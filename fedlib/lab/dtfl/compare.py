@@ -1,5 +1,5 @@
-"""DTFL against its baselines and with privacy protection (Sec. 4.2-4.4): one cached run per method and setting,
-charged by one time model (Tables 3-4, Fig. 2), and the privacy runs of Table 5 with their measured leakage.
+"""DTFL against its baselines (Sec. 4.2-4.3): one cached run per method and setting, charged by one time model
+(Tables 3-4, Fig. 2).
 
 Every method of a setting sees the same system (:func:`fedlib.lab.dtfl.experiments.system_inputs`: profiles, their
 changes, the sampled clients, N_k) and the same training data, model family, client optimiser and evaluation;
@@ -7,14 +7,8 @@ DTFL runs its tier scheduler (:func:`fedlib.lab.dtfl.experiments.run_entry`), th
 :func:`fedlib.dtfl.baseline_time.simulate_method` (FLOPs per side and the bytes of every message, the same
 speeds and time noise). Time to target, its parts and the metrics row follow :func:`fedlib.lab.dtfl.time_to_target`.
 A baseline of your own (a function named by import path, trained as the built-ins are and charged by one of their
-time models) runs beside them: :func:`own_baseline_entry`.
-
-Privacy (Table 5): every client in one fixed tier (``cut`` modules on the client; **choice**: the paper does not
-say which tiers its privacy runs use, and a fixed cut makes the smashed data, DCor and the attacker's decoder
-refer to one tensor); distance correlation enters the client's local loss, f = (1 − α)·CE + α·DCor(x, z); patch
-shuffling permutes p×p spatial blocks of z per sample before the server sees it (training and evaluation). After
-training, the leakage of the final client model: DCor(x, z) on test images and the PSNR of a decoder an attacker
-trains on ``attack_fit`` held-out training images (never used by a client) to invert z (:mod:`fedlib.dtfl.privacy`).
+time models) runs beside them: :func:`own_baseline_entry`. The privacy runs of Table 5 are designed in
+``dtfl_7_privacy`` itself (:func:`fedlib.dtfl.privacy.privacy_record` through the store).
 """
 from __future__ import annotations
 
@@ -36,7 +30,6 @@ from fedlib.dtfl.baseline_time import method_costs, simulate_method
 from fedlib.dtfl.baselines import BASELINE_CUTS, baseline_record
 from fedlib.lab.dtfl.experiments import DATASET_SHAPES, Setup, case_name, dataset_by_name, plateau, run_entry, system_inputs, time_to_target
 from fedlib.dtfl.fedgkt import GKT_SERVER_EPOCHS, gkt_client_model, gkt_server_model
-from fedlib.dtfl.privacy import privacy_record
 from fedlib.dtfl.scheduler import TierScheduler
 from fedlib.dtfl.training import keyed_by_backend
 
@@ -94,32 +87,56 @@ def baseline_system(s: Setup, data: TensorDataset, method: str, setting: str, se
     return sim, inp["participants"]
 
 
+#: the method whose training a baseline's record holds: SplitFed-V1 trains exactly FedAvg's models round by round
+#: (tests/test_dtfl_baselines.py), so one record serves both; only their time models differ
+TRAINED_AS = {"splitfed": "fedavg"}
+
+
+def baseline_key(store: ResultStore, cfg, method: str, rounds: int, participants=None, device: str = "cpu") -> tuple:
+    """The store, key and backend of :func:`fedlib.dtfl.baselines.baseline_record` for the baseline ``method``
+    (trained as :data:`TRAINED_AS` says) of ``cfg`` over ``rounds`` rounds with ``participants`` ``[R, K]`` bools
+    (or None: all clients): ``(store, config, backend)``. The key is the method trained, the config, the rounds and
+    the participants, and the split engine's backend where it is not the loop
+    (:func:`fedlib.dtfl.training.keyed_by_backend`; FedGKT does not run on the split engine: ``"loop"``, unused).
+
+    Raises:
+        ValueError: ``method`` not a baseline of :data:`METHODS`."""
+    check_choice("method", method, METHODS[1:])
+    trained = TRAINED_AS.get(method, method)
+    config = dict(kind="dtfl_baseline", method=trained, **cfg.to_dict(), rounds=rounds,
+                  participants=None if participants is None else np.asarray(participants).astype(int).tolist(),
+                  **dataset_key(cfg.dataset))
+    if trained == "fedgkt":
+        return store, config, "loop"
+    return keyed_by_backend(store, config, device)
+
+
+def baseline_row(rec: dict, sim: dict, cfg, method: str, setting: str, target_acc: float, t0: float,
+                 case="all", fraction: float = 1.0) -> dict:
+    """The metrics row of one baseline run from its record ``rec`` (:func:`fedlib.dtfl.baselines.baseline_record`)
+    and its simulated system ``sim`` (:func:`baseline_system`): the fields of
+    :func:`fedlib.lab.dtfl.experiments.run_row` with ``method`` the baseline's and ``M`` / ``tier`` /
+    ``mean_tier`` None; ``t0`` the ``time.perf_counter()`` its run started at (``wall_s``)."""
+    return dict(method=method, M=None, case=case_name(case), tier=None, setting=setting, seed=cfg.seed,
+                model=cfg.model, num_clients=cfg.num_clients, fraction=fraction, target_acc=target_acc,
+                **time_to_target(rec, sim, target_acc), final_test_acc=rec["test_acc"][-1],
+                best_test_acc=max(rec["test_acc"]), rounds=rec["round"][-1], sim_total_s=float(np.sum(sim["round_s"])),
+                mean_tier=None, **plateau(rec), elapsed_s=rec["elapsed_s"][-1], wall_s=time.perf_counter() - t0)
+
+
 def baseline_entry(store: ResultStore, s: Setup, data: TensorDataset, method: str, setting: str, seed: int,
                    target_acc: float, case: str = "all", change_every: int = 0, change_frac: float = 0.3,
                    fraction: float = 1.0, device: str = "cpu") -> dict:
     """One baseline run: its simulated system (the setting's, :func:`system_inputs`) and its training through
-    ``store``; returns ``{"row", "record", "sim"}`` with the row of :func:`fedlib.lab.dtfl.experiments.run_entry`
-    (``method`` the baseline's, ``M``/``tier``/``mean_tier`` None)."""
+    ``store`` (:func:`baseline_key`); returns ``{"row", "record", "sim"}`` with the row of :func:`baseline_row`."""
     check_choice("method", method, METHODS[1:])
     t0 = time.perf_counter()
     sim, part = baseline_system(s, data, method, setting, seed, case, change_every, change_frac, fraction)
     cfg = s.config(setting, seed)
-    # SplitFed-V1 trains exactly FedAvg's models round by round (tests/test_dtfl_baselines.py): one record serves
-    # both, only their time models differ
-    trained = "fedavg" if method == "splitfed" else method
-    config = dict(kind="dtfl_baseline", method=trained, **cfg.to_dict(), rounds=s.rounds,
-                  participants=None if part is None else part.astype(int).tolist(), **dataset_key(cfg.dataset))
-    if trained != "fedgkt":                          # FedGKT does not run on the split engine
-        store, config, backend = keyed_by_backend(store, config, device)
-
-    else:
-        backend = "loop"                             # unused by FedGKT
-    rec = store.get_or_run(config, functools.partial(baseline_record, cfg, data, trained, s.rounds, part, device, backend))
-    row = dict(method=method, M=None, case=case_name(case), tier=None, setting=setting, seed=seed, model=s.model,
-               num_clients=s.num_clients, fraction=fraction, target_acc=target_acc,
-               **time_to_target(rec, sim, target_acc), final_test_acc=rec["test_acc"][-1],
-               best_test_acc=max(rec["test_acc"]), rounds=rec["round"][-1], sim_total_s=float(np.sum(sim["round_s"])),
-               mean_tier=None, **plateau(rec), elapsed_s=rec["elapsed_s"][-1], wall_s=time.perf_counter() - t0)
+    store, config, backend = baseline_key(store, cfg, method, s.rounds, part, device)
+    rec = store.get_or_run(config, functools.partial(baseline_record, cfg, data, TRAINED_AS.get(method, method),
+                                                     s.rounds, part, device, backend))
+    row = baseline_row(rec, sim, cfg, method, setting, target_acc, t0, case, fraction)
     return {"row": row, "record": rec, "sim": sim}
 
 
@@ -319,50 +336,6 @@ def paper_reductions(model: str = "resnet110") -> dict:
     ``{baseline: [reduction IID, reduction non-IID]}`` (1 − DTFL / baseline)."""
     t = PAPER_TABLE3[check_choice("model", model, tuple(PAPER_TABLE3))]
     return {m: [1 - t["dtfl"][i] / t[m][i] for i in (0, 1)] for m in METHODS[1:]}
-
-
-def privacy_entry(store: ResultStore, s: Setup, data: TensorDataset, alpha: float, patches: int, seed: int,
-                  cut: int = 2, attack_fit: int = 1000, attack_eval: int = 200, attack_epochs: int = 5,
-                  device: str = "cpu") -> dict:
-    """One Table 5 run (module docstring): DTFL (IID) with every client at ``cut``, the DCor weight ``alpha``
-    (0 = none) and ``patches`` × ``patches`` patch shuffling (1 = none), then the attack on the final client
-    model. Returns ``{"row", "record"}``; the row has ``method`` (``dtfl``), ``alpha``, ``patch_shuffling``
-    (patches > 1), ``patches``, ``cut``, ``dcor``, ``psnr_db``, ``final_test_acc``, ``best_test_acc``.
-
-    Raises:
-        ValueError: alpha outside [0, 1], patches < 1, cut outside 1..7, attack_fit or attack_epochs < 1,
-            attack_eval outside 2..(test images), or fewer training samples left after ``s.train_subset`` than
-            ``attack_fit``.
-    """
-    alpha = check_float("alpha", alpha, 0, 1)
-    patches = check_int("patches", patches, 1)
-    cut = check_int("cut", cut, 1, 7)
-    for name, v in (("attack_fit", attack_fit), ("attack_epochs", attack_epochs)):
-        check_int(name, v, 1)
-    check_int("attack_eval", attack_eval, 2, len(data.y_test), extra=f" (the data's {len(data.y_test)} test images)")
-    used = s.train_subset or len(data.y_train)
-    if used + attack_fit > len(data.y_train):
-        raise ValueError(f"attack_fit = {attack_fit} held-out images need train_subset + attack_fit <= "
-                         f"{len(data.y_train)}; train_subset is {used}")
-    cfg = s.config("iid", seed)
-    cuts = np.full((s.rounds, s.num_clients), cut, dtype=np.int64)
-    config = dict(kind="dtfl_privacy", **cfg.to_dict(), rounds=s.rounds, cut=cut, dcor_alpha=alpha, patches=patches,
-                  attack_fit=attack_fit, attack_eval=attack_eval, attack_epochs=attack_epochs,
-                  **dataset_key(cfg.dataset))
-    store, config, backend = keyed_by_backend(store, config, device)
-
-    rec = store.get_or_run(config, functools.partial(privacy_record, cfg, data, cuts, cut, alpha, patches, seed, used,
-                                                     attack_fit, attack_eval, attack_epochs, device, backend))
-    row = dict(method="dtfl", alpha=alpha, patch_shuffling=patches > 1, patches=patches, cut=cut, seed=seed,
-               model=s.model, num_clients=s.num_clients, setting="iid", dcor=rec["attack"]["dcor"],
-               psnr_db=rec["attack"]["psnr_db"], final_test_acc=rec["test_acc"][-1],
-               best_test_acc=max(rec["test_acc"]), rounds=rec["round"][-1])
-    return {"row": row, "record": rec}
-
-
-def privacy_job(store: ResultStore, s: Setup, **kwargs) -> dict:
-    """:func:`privacy_entry` with the dataset of ``s`` loaded by name (a job for :func:`fedlib.lab.map_jobs`)."""
-    return privacy_entry(store, s, dataset_by_name(s.dataset), **kwargs)
 
 
 def parse_runs(runs: list) -> list[tuple[str, str]]:

@@ -1,17 +1,16 @@
-"""Figures of DTFL against its baselines and of its privacy runs: Fig. 2 (accuracy vs simulated time, every method),
-Table 3 (time to target per method, model and setting; DTFL's saving against each baseline beside the paper's),
-Table 4 (time to target vs the number of clients) and Table 5 (accuracy, DCor and the attacker's PSNR per
-privacy setting). Rows / entries are those of :mod:`fedlib.lab.dtfl.compare`; several seeds give mean and min-max."""
+"""What the figures of DTFL against its baselines share: Fig. 2 (accuracy vs simulated time, every method), drawn by
+``dtfl_5_baselines`` and ``dtfl_your_method``; the methods' labels, colours, line styles and order, which Fig. 2,
+Table 3 (``dtfl_5_baselines``) and Table 4 (``dtfl_6_scaling``) share; the label of a missed accuracy (Table 4).
+Entries are those of :mod:`fedlib.lab.dtfl.compare`."""
 from __future__ import annotations
 
 import zlib
-from collections import defaultdict
 from decimal import ROUND_FLOOR, Decimal
 
 import numpy as np
 
-from fedlib.lab.plotting import colour, log_floor, new_figure
-from fedlib.lab.dtfl.compare import METHODS, PAPER_TABLE3, PAPER_TABLE4, paper_reductions, reductions
+from fedlib.lab.plotting import colour, new_figure
+from fedlib.lab.dtfl.compare import METHODS
 
 LABELS = {"dtfl": "DTFL", "fedavg": "FedAvg", "splitfed": "SplitFed", "fedyogi": "FedYogi", "fedgkt": "FedGKT",
           "dtfl_authors": "DTFL (authors' scheduler)"}
@@ -44,19 +43,6 @@ def methods_of(rows: list[dict]) -> list[str]:
     order it first appears (a method of your own is drawn, never dropped)."""
     names = list(dict.fromkeys(r["method"] for r in rows))
     return [m for m in BAR_METHODS if m in names] + [m for m in names if m not in BAR_METHODS]
-
-
-def _mean(values):
-    v = [x for x in values if x is not None]
-    return (float(np.mean(v)), float(np.min(v)), float(np.max(v))) if v else (None, None, None)
-
-
-def _whiskers(ax, x, stats) -> None:
-    """Min–max whiskers at bar positions ``x`` from ``(mean, min, max)`` triples (None: nothing drawn)."""
-    for xi, (mean, lo, hi) in zip(x, stats):
-        if mean is not None:
-            ax.errorbar(xi, mean, yerr=[[mean - lo], [hi - mean]], fmt="none", ecolor="k", elinewidth=0.8,
-                        capsize=1.5)
 
 
 def fig2_accuracy_vs_time(entries: list[dict], setting: str, model: str, num_clients: int | None = None):
@@ -98,65 +84,6 @@ def fig2_accuracy_vs_time(entries: list[dict], setting: str, model: str, num_cli
     return fig
 
 
-def table3_figure(rows: list[dict], paper_model: str = "resnet110"):
-    """Table 3: time to target per method for each (model, setting) (bars, log scale from a third of the smallest
-    time, mean over seeds; "not reached" marked ×; DTFL with the authors' scheduler hatched when run), and DTFL's
-    saving against each baseline (1 − DTFL / baseline) beside the paper's for CIFAR-10 with the same model where
-    the paper has it (ResNet-56, ResNet-110), else ``paper_model`` ("n/r": DTFL or the baseline did not reach the
-    target). With several seeds both panels show the mean over the seeds that reached the target with min–max
-    whiskers, and the axis labels say so."""
-    groups = sorted({(r["model"], r["setting"]) for r in rows})
-    methods = methods_of(rows)
-    seeds = sorted({r["seed"] for r in rows})
-    multi = len(seeds) > 1
-    over = f"\nmean of seeds {', '.join(str(s) for s in seeds)}, whiskers min–max" if multi else ""
-    fig, axes = new_figure(ncols=2, width=5.2)
-    ax = axes[0, 0]
-    w = 0.8 / len(methods)
-    for j, m in enumerate(methods):
-        vals = [_mean(r["time_to_target_s"] for r in rows if (r["model"], r["setting"]) == g and r["method"] == m)
-                for g in groups]
-        x = np.arange(len(groups)) + (j - len(methods) / 2 + 0.5) * w
-        col = method_colour(m)
-        ax.bar(x, [v[0] or 0 for v in vals], w, color=col, label=method_label(m),
-               hatch="///" if m == "dtfl_authors" else None, edgecolor="w" if m == "dtfl_authors" else None)
-        if multi:
-            _whiskers(ax, x, vals)
-        ran = [any((r["model"], r["setting"]) == g and r["method"] == m for r in rows) for g in groups]
-        for xi, v, did in zip(x, vals, ran):
-            if did and (v[0] is None or v[0] == 0):                   # at the axis' foot (axes coordinates)
-                ax.text(xi, 0.01, "×" if v[0] is None else "0", ha="center", va="bottom", fontsize=8, color=col,
-                        transform=ax.get_xaxis_transform())
-    ax.set(xticks=np.arange(len(groups)), xticklabels=[f"{m}\n{s}" for m, s in groups], yscale="log",
-           ylabel="simulated time to target (s)", title="time to target (× = not reached, 0 = before training)" + over)
-    ax.set_ylim(bottom=log_floor(r["time_to_target_s"] for r in rows))
-    ax.legend(fontsize=6, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.27 if multi else -0.2))  # below ticks
-    ax = axes[0, 1]
-    red = reductions(rows)
-    paper = {g: paper_reductions(g[0] if g[0] in PAPER_TABLE3 else paper_model) for g in groups}
-    for j, m in enumerate(METHODS[1:], start=1):
-        stats = [_mean(r["reduction"] for r in red if r["baseline"] == m and (r["model"], r["setting"]) == g)
-                 for g in groups]
-        ours = [v[0] for v in stats]
-        x = np.arange(len(groups)) + (j - 2.5) * 0.2
-        ax.bar(x, [100 * v if v is not None else 0 for v in ours], 0.2, color=method_colour(m), label=f"vs {method_label(m)}")
-        if multi:
-            _whiskers(ax, x, [tuple(None if u is None else 100 * u for u in v) for v in stats])
-        for xi, g, v in zip(x, groups, ours):
-            p = paper[g][m][0 if g[1] == "iid" else 1]
-            ax.plot([xi - 0.1, xi + 0.1], [100 * p] * 2, "k-", lw=1.2)
-            if v is None:
-                ax.text(xi, 0, "n/r", ha="center", va="bottom", fontsize=5.5, rotation=90, color=method_colour(m))
-    ax.axhline(0, color="0.3", lw=0.6)
-    ax.set(xticks=np.arange(len(groups)), xticklabels=[f"{m}\n{s}" for m, s in groups],
-           ylabel="DTFL's time saving (%)",
-           title=f"saving vs each baseline (n/r: not reached)\nblack: paper, CIFAR-10, same model, else {paper_model}"
-           + over)
-    ax.legend(fontsize=6)
-    fig.tight_layout()
-    return fig
-
-
 def missed_label(best: float, target: float) -> str:
     """A best accuracy that missed ``target``, in percent with as many decimals as it takes (two at least, cut,
     never rounded up) to read below the target: 0.7075 against 0.71 is ``"70.75 %"`` (rounded it read "0.71", the
@@ -167,102 +94,3 @@ def missed_label(best: float, target: float) -> str:
         if best >= target or text != f"{(Decimal(repr(float(target))) * 100).quantize(q, rounding=ROUND_FLOOR)} %":
             return text
     return f"{100 * best!r} %"
-
-
-#: Table 4's "not reached" strip: each row's height (axes fraction) and the gap above the reached points
-_MISS_ROW, _MISS_GAP = 0.075, 0.04
-
-
-def table4_figure(rows: list[dict]):
-    """Table 4: time to target vs the number of clients (10 % sampled per round) per method, ours (left, mean over
-    seeds, min-max band) and the paper's (right, CIFAR-10 ResNet-110). A K at which a method reaches the target
-    with no seed is a × in the method's colour exactly at that K, in a "not reached" strip at the top of the axes
-    (one row per method missing at that K, above a dotted line; the y axis is raised so that no reached point
-    enters the strip), labelled with the best accuracy over its seeds in percent, with enough digits that a miss
-    never reads as the target (:func:`missed_label`); the legend names the ×. DTFL with the authors' scheduler
-    is drawn dotted when it was run."""
-    fig, axes = new_figure(ncols=2, width=4.4)
-    ax = axes[0, 0]
-    run_methods = methods_of(rows)
-    ks_all = sorted({r["num_clients"] for r in rows})
-    targets = sorted({r["target_acc"] for r in rows if r.get("target_acc") is not None})
-    misses = defaultdict(list)                      # K -> [(method, best accuracy over the seeds)]
-    for m in run_methods:
-        c = method_colour(m)
-        ls = line_style(m)
-        by_k, best = defaultdict(list), defaultdict(list)
-        for r in rows:
-            if r["method"] == m:
-                by_k[r["num_clients"]].append(r["time_to_target_s"])
-                best[r["num_clients"]].append(r.get("best_test_acc"))
-        ks = sorted(by_k)
-        st = [_mean(by_k[k]) for k in ks]
-        # NaN where not reached: the line breaks there instead of bridging the gap
-        ax.plot(ks, [np.nan if s[0] is None else s[0] for s in st], "o", ls=ls, color=c, label=method_label(m))
-        ax.fill_between(ks, [np.nan if s[0] is None else s[1] for s in st],
-                        [np.nan if s[0] is None else s[2] for s in st], color=c, alpha=0.2, lw=0)
-        for k, s in zip(ks, st):
-            if s[0] is None:
-                b = [v for v in best[k] if v is not None]
-                misses[k].append((m, max(b) if b else None))
-        if m in PAPER_TABLE4:
-            axes[0, 1].plot(PAPER_TABLE4["num_clients"], PAPER_TABLE4[m], "o--", color=c, label=method_label(m))
-    ax.set_yscale("log")
-    if misses:
-        reached = [r["time_to_target_s"] for r in rows if r["time_to_target_s"] is not None]
-        lo, hi = (min(reached) / 1.3, max(reached) * 1.3) if reached else (1.0, 10.0)
-        strip = _MISS_ROW * max(len(v) for v in misses.values()) + 0.02
-        # the log axis raised so that the highest reached point sits below the strip
-        ax.set_ylim(lo, lo * (hi / lo) ** (1 / (1 - strip - _MISS_GAP)))
-        foot = ax.get_xaxis_transform()                          # x: data (the K), y: axes fraction
-        ax.plot([0, 1], [1 - strip] * 2, ":", color="0.5", lw=0.8, transform=ax.transAxes)
-        for k, missed in misses.items():
-            goal = max((r["target_acc"] for r in rows if r["num_clients"] == k and r.get("target_acc") is not None),
-                       default=1.0)                                # no target given: two decimals
-            for i, (m, b) in enumerate(missed):
-                y = 1 - 0.01 - _MISS_ROW * (i + 0.5)
-                ax.plot([k], [y], "x", color=method_colour(m), ms=7, mew=2, transform=foot)
-                if b is not None:
-                    text = missed_label(b, goal)
-                    ax.annotate(text, (k, y), xycoords=foot, xytext=(6, 0), textcoords="offset points",
-                                ha="left", va="center", fontsize=6.5, color=method_colour(m))
-        span = (max(ks_all) - min(ks_all)) or 1
-        ax.set_xlim(min(ks_all) - 0.06 * span, max(ks_all) + 0.2 * span)    # room for a label right of the last K
-        ax.plot([], [], "x", color="0.3", ms=7, mew=2, label="not reached (at its K; best accuracy beside)")
-    goal = " / ".join(f"{100 * t:g} %" for t in targets) or "target"
-    ax.set(xlabel="clients (10 % per round)", ylabel=f"simulated time to {goal} (s)",
-           title=f"ours (target {goal})" if targets else "ours")
-    axes[0, 1].set(xlabel="clients (10 % per round)", ylabel="time to 80 % (s)", yscale="log",
-                   title="paper (CIFAR-10, ResNet-110)")
-    for a in axes[0]:
-        a.legend(fontsize=6, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.25))     # below the axis label
-    fig.tight_layout()
-    return fig
-
-
-def table5_figure(rows: list[dict]):
-    """Table 5 and its leakage: per privacy setting (DCor α, patch shuffling) the final test accuracy, DCor(x, z)
-    on test data and the attacker's reconstruction PSNR (higher = more leakage); mean over seeds, min-max bars; the
-    best evaluation's accuracy marked beside the final one."""
-    labels = sorted({(r["alpha"], r["patch_shuffling"]) for r in rows}, key=lambda t: (t[1], t[0]))
-    names = [("shuffle" if s else f"α = {a:g}") + (f", α = {a:g}" if s and a else "") for a, s in labels]
-    fig, axes = new_figure(ncols=3, width=3.4)
-    for ax, key, title in zip(axes[0], ("final_test_acc", "dcor", "psnr_db"),
-                              ("test accuracy", "DCor(x, z) on test data", "attacker's PSNR (dB)")):
-        st = [_mean(r[key] for r in rows if (r["alpha"], r["patch_shuffling"]) == lab) for lab in labels]
-        x = np.arange(len(labels))
-        ax.bar(x, [s[0] for s in st], 0.6, color=[colour(i) for i in range(len(labels))])
-        ax.errorbar(x, [s[0] for s in st], yerr=[[s[0] - s[1] for s in st], [s[2] - s[0] for s in st]], fmt="none",
-                    ecolor="k", capsize=3, lw=0.8)
-        if key == "final_test_acc" and all(r.get("best_test_acc") is not None for r in rows):
-            # the final evaluation can sit in a dip: the best one beside it
-            best = [_mean(r["best_test_acc"] for r in rows if (r["alpha"], r["patch_shuffling"]) == lab)[0]
-                    for lab in labels]
-            ax.plot(x, best, "_", color="k", ms=18, mew=2, label="best evaluation")
-            ax.set_ylim(0, 1.0)
-            ax.legend(fontsize=6, loc="upper right")
-            title = "test accuracy (bar: final)"
-        ax.set(xticks=x, xticklabels=names, title=title)
-        ax.tick_params(axis="x", labelsize=7, rotation=20)
-    fig.tight_layout()
-    return fig

@@ -6,7 +6,7 @@ each parameter's *type* against the parameters cell); these check each parameter
 would refuse. Each takes the notebook's namespace (``globals()``) and raises ``ValueError``
 (:class:`fedlib.core.validate.ParameterTypeError` for a wrong type) naming the notebook's parameter and what it
 allows. They compute nothing: the checks are the library's own (:mod:`fedlib.core.validate`,
-:class:`fedlib.hist.HistConfig`, :func:`fedlib.lab.hist.figure_configs`) under the notebook's names.
+:class:`fedlib.hist.HistConfig`) under the notebook's names.
 
 Ranges (the paper is HIST, Fang et al.; its values in brackets):
 
@@ -15,7 +15,7 @@ Ranges (the paper is HIST, Fang et al.; its values in brackets):
 - ``num_cells``: distinct N >= 2, each dividing ``num_clients`` (U/N clients per cell, Sec. III) and, in the
   training notebooks, the MLP's hidden width (equal submodels, eq. 3) [2, 3, 4, 5].
 - ``H`` >= 1 [40]; ``E`` >= 1, a multiple of ``H`` (Algorithm 1) [200].
-- ``comm_budget_L0`` > 0 and at least one global round of HFedAvg (:func:`fedlib.lab.hist.figure_configs`).
+- ``comm_budget_L0`` > 0 and at least one global round of HFedAvg at every N (:func:`fedlib.hist.comm_per_round`).
 - ``target_acc``: a fraction in (0, 1] [0.75].
 - ``fig4_num_cells`` >= 1, dividing ``num_clients`` and the hidden width [3]; ``fig4_E_over_H``, ``fig4_H``:
   distinct integers >= 1 [5, 10, 15] / [20, 40, 60]; ``fig4_global_rounds`` >= 1.
@@ -42,7 +42,7 @@ from typing import Mapping
 from fedlib.core.seeding import resolve_device
 from fedlib.core.validate import check_choice, check_float, check_int, check_list
 from fedlib.lab.datasets import check_dataset_name
-from fedlib.hist.config import SETTINGS, HistConfig
+from fedlib.hist.config import METHODS, SETTINGS, HistConfig, comm_per_round
 
 __all__ = ["check_hist_1_experiments", "check_hist_2_figures", "check_hist_3_bounds", "check_hist_explore",
            "check_hist_your_method"]
@@ -83,11 +83,13 @@ def _training(p: Mapping) -> None:
     hidden = HistConfig().hidden
     _cells("num_cells", num_cells, p["num_clients"], hidden)
     _cells("fig4_num_cells", [p["fig4_num_cells"]], p["num_clients"], hidden)
-    # the runs' own checks (comm_budget_L0 at least one round of HFedAvg, every run a valid HistConfig)
-    from fedlib.lab.hist.experiments import figure_configs
-    figure_configs(p["settings"], num_cells, p["H"], p["E"], p["comm_budget_L0"], p["fig4_num_cells"],
-                   p["fig4_E_over_H"], p["fig4_H"], p["fig4_global_rounds"], seeds=p["seeds"],
-                   num_clients=p["num_clients"], lr=p["lr"], batch_size=p["batch_size"], dataset=p["dataset"])
+    # the budget buys at least one global round of HFedAvg at every N (rounds_for_budget would give 1 round,
+    # overshooting it); every other field of a run is checked by HistConfig when the notebook builds it
+    one_round = max(comm_per_round(m, n, num_clients=n, H=p["H"], E=p["E"])["client"] for m in METHODS
+                    for n in num_cells)
+    if p["comm_budget_L0"] < one_round:
+        raise ValueError(f"comm_budget_L0 = {p['comm_budget_L0']:g} is below one global round of HFedAvg "
+                         f"({one_round:g} L0 per client at E/H = {p['E']}/{p['H']}): give at least {one_round:g}")
 
 
 def check_hist_1_experiments(p: Mapping) -> None:

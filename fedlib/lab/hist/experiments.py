@@ -1,10 +1,10 @@
-"""HIST experiments: cached sweeps (:func:`run_sweep`), the runs behind Figs. 2-4 (:func:`figure_configs`) and
-their summary rows."""
+"""HIST experiments: cached sweeps (:func:`run_sweep`) and the summary rows of their records. The runs behind
+Figs. 2-4 are built in the notebooks that run and draw them (``hist_1_experiments``, ``hist_2_figures``)."""
 from __future__ import annotations
 
 import functools
 from concurrent.futures import Executor, as_completed
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -15,9 +15,9 @@ from fedlib.lab.store import RECORD_CODE, ResultStore, component_key, path_key
 from fedlib.lab.parallel import torch_threads
 from fedlib.lab import datasets as own_data
 from fedlib.core.seeding import resolve_device
-from fedlib.core.validate import ParameterTypeError, check_bool, check_callable, check_choice, check_float, check_instance, check_int, check_list
+from fedlib.core.validate import ParameterTypeError, check_bool, check_callable, check_float, check_instance, check_int, check_list
 from fedlib.data import TensorDataset, load_dataset
-from fedlib.hist.config import METHODS, SETTINGS, HistConfig, comm_per_round, rounds_for_budget
+from fedlib.hist.config import HistConfig
 from fedlib.hist.run import run_hist
 
 
@@ -142,58 +142,6 @@ def run_sweep(configs: list[HistConfig], store, dataset: TensorDataset | None = 
     for fut in tqdm(as_completed(futures), total=len(futures), desc="runs", disable=not progress):
         out[futures[fut]] = fut.result()
     return out
-
-
-def figure_configs(settings: list[str], num_cells: list[int], H: int, E: int, comm_budget_L0: float,
-                   fig4_num_cells: int, fig4_E_over_H: list[int], fig4_H: list[int], fig4_global_rounds: int,
-                   seeds: Sequence[int] = (0,), **common) -> dict[str, list[HistConfig]]:
-    """The runs behind HIST Figs. 2-4 (spec "Experiments to reproduce").
-
-    Args:
-        settings: data settings (``"noniid"``, ``"cell_iid"``).
-        num_cells: the N of Figs. 2-3 ({2, 3, 4, 5} in the paper).
-        H, E: Figs. 2-3 intervals (40, 200).
-        comm_budget_L0: per-client communication budget of Figs. 2-3 (x-axis range), units of L0; each run
-            gets the global rounds :func:`rounds_for_budget` gives (equal compute for HIST and HFedAvg).
-        fig4_num_cells: N of Fig. 4 (3).
-        fig4_E_over_H: Fig. 4's E/H sweep ({5, 10, 15}) at H = ``H``.
-        fig4_H: Fig. 4's H sweep ({20, 40, 60}) at E/H = ``E // H``.
-        fig4_global_rounds: global synchronisations of each Fig. 4 run (its x-axis range).
-        seeds: every run is repeated for each seed (the figures show the mean and the min-max band).
-        **common: other :class:`HistConfig` fields (lr, batch_size, num_clients, ...; not ``seed``).
-
-    Returns:
-        ``{"fig2": [...], "fig4_E_over_H": [...], "fig4_H": [...]}`` (Fig. 3 reuses ``fig2``'s runs), the seeds
-        of one setting next to each other.
-
-    Raises:
-        ValueError: ``seeds`` is empty or repeats a seed, ``common`` holds ``seed``, or ``comm_budget_L0`` is below
-            one global round of HFedAvg (E/H L0 per client).
-    """
-    if "seed" in common:
-        raise ValueError("pass the seeds as seeds=[...], not seed=")
-    settings = check_list("settings", settings, lambda k, v: check_choice(k, v, SETTINGS), distinct=True)
-    num_cells = check_list("num_cells", num_cells, lambda k, v: check_int(k, v, 1), distinct=True)
-    fig4_E_over_H = check_list("fig4_E_over_H", fig4_E_over_H, lambda k, v: check_int(k, v, 1), distinct=True)
-    fig4_H = check_list("fig4_H", fig4_H, lambda k, v: check_int(k, v, 1), distinct=True)
-    seeds = check_list("seeds", seeds, lambda k, v: check_int(k, v, 0, extra=" (seeds: distinct integers)"),
-                       distinct=True)
-    for name, value in (("H", H), ("E", E), ("fig4_num_cells", fig4_num_cells),
-                        ("fig4_global_rounds", fig4_global_rounds)):
-        check_int(name, value, 1)
-    check_float("comm_budget_L0", comm_budget_L0, 0, low_open=True)
-    one_round = max(comm_per_round(m, n, num_clients=n, H=H, E=E)["client"] for m in METHODS for n in num_cells)
-    if comm_budget_L0 < one_round:   # rounds_for_budget would give 1 round, overshooting the budget
-        raise ValueError(f"comm_budget_L0 = {comm_budget_L0:g} is below one global round of HFedAvg ({one_round:g} L0 "
-                         f"per client at E/H = {E}/{H}): give at least {one_round:g}")
-    fig2 = [HistConfig(method=m, setting=s, num_cells=n, H=H, E=E, seed=sd,
-                       global_rounds=rounds_for_budget(m, n, H, E, comm_budget_L0), **common)
-            for s in settings for n in num_cells for m in METHODS for sd in seeds]
-    eh = [HistConfig(method="hist", setting=s, num_cells=fig4_num_cells, H=H, E=k * H, seed=sd,
-                     global_rounds=fig4_global_rounds, **common) for s in settings for k in fig4_E_over_H for sd in seeds]
-    hs = [HistConfig(method="hist", setting=s, num_cells=fig4_num_cells, H=h, E=(E // H) * h, seed=sd,
-                     global_rounds=fig4_global_rounds, **common) for s in settings for h in fig4_H for sd in seeds]
-    return {"fig2": fig2, "fig4_E_over_H": eh, "fig4_H": hs}
 
 
 def comm_to_target(record: dict, target_acc: float) -> float | None:

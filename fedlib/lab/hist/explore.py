@@ -182,7 +182,7 @@ def compute(st: HistSetup, *, N: int, H: int, E: int, num_clients: int, hidden: 
     check_choice("sweep", sweep, SWEEPS)
     per_round = {m: comm_per_round(m, N, num_clients, H, E) for m in METHODS}
     one = per_round["hfedavg"]["client"]
-    if check_float("comm_budget_L0", comm_budget_L0, 0, low_open=True) < one:   # as hist_2's figure_configs refuses
+    if check_float("comm_budget_L0", comm_budget_L0, 0, low_open=True) < one:   # as hist_1's and hist_2's checks refuse
         raise ValueError(f"comm_budget_L0 = {comm_budget_L0:g} L0 is below one HFedAvg round's upload per client "
                          f"({one:g} L0 at H = {H}, E = {E}): no round fits the budget")
     configs = {m: replace(base, method=m, global_rounds=rounds_for_budget(m, N, H, E, comm_budget_L0))
@@ -278,7 +278,7 @@ def figure_view(result: dict):
     """(a) client load per round and (b) global rounds in the budget, HIST vs HFedAvg, vs N or H; (c) eq. (13)'s
     terms vs N (the pilot's N); (d) the largest γ of condition (12) vs N or H. The dotted line: the current value."""
     from fedlib.lab.plotting import colour, label_log_axis, new_figure
-    from fedlib.lab.hist.plots import TERM_LABELS, _n_style
+    from fedlib.lab.hist.plots import TERM_LABELS, n_style
     v, sw, b = result["inputs"], result["sweep"], result["bound"]
     x, name = sw["x"], {"N": "cells N", "H": "edge interval H (client iterations)"}[v["sweep"]]
     fig, axes = new_figure(ncols=2, nrows=2, width=4.6, height=3.2)
@@ -300,7 +300,7 @@ def figure_view(result: dict):
     else:
         ax, ns = axes[1, 0], sorted(b["vs_N"])
         for i, term in enumerate(TERM_LABELS):
-            ax.plot(ns, [b["vs_N"][n][term] for n in ns], **_n_style(i), label=TERM_LABELS[term])
+            ax.plot(ns, [b["vs_N"][n][term] for n in ns], **n_style(i), label=TERM_LABELS[term])
         ax.plot(ns, [b["vs_N"][n]["total"] for n in ns], color="k", ls="--", lw=1, label="total")
         ax.axvline(v["N"], color="0.5", lw=0.8, ls=":")
         ax.set(yscale="log", xlabel="cells N", ylabel="bound term", xticks=ns,

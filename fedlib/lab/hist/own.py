@@ -1,7 +1,7 @@
 """A client partition of your own against the paper's setting (``hist_your_method``): the runs, one comparison row
 per setting and N, and the sentences of the notebook's "What it shows", computed from the rows.
 
-The runs are those of Fig. 2 (:func:`fedlib.lab.hist.figure_configs`' ``"fig2"``) for each setting: HIST and
+The runs are those of Fig. 2 (``hist_1_experiments``' ``fig2_configs``) for each setting: HIST and
 HFedAvg at every N, each given the global rounds that spend the same per-client budget, so a built-in setting's
 runs are the committed records of ``hist_1_experiments`` (cache hits) and only the partition's runs train.
 """

@@ -1,10 +1,12 @@
-"""Figures of the HIST paper (Figs. 2-4) drawn from stored result records (see :mod:`fedlib.hist`)."""
+"""HIST's figure style (setting titles, method line styles, the bound terms' labels and markers, shared by
+``hist_3_bounds`` and the explorer) and the figure that several notebooks draw: Fig. 2 (``hist_2_figures``,
+``hist_your_method``). The other figures are drawn in their notebooks."""
 from __future__ import annotations
 
 import numpy as np
 
 from fedlib.lab.plotting import colour, new_figure
-from fedlib.lab.hist.experiments import seed_band, seed_groups, summarize_seeds
+from fedlib.lab.hist.experiments import seed_band, seed_groups
 
 SETTING_TITLES = {"noniid": "fully non-i.i.d.", "cell_iid": "cell i.i.d., client non-i.i.d."}
 METHOD_STYLE = {"hist": dict(ls="-", label="HIST"), "hfedavg": dict(ls="--", label="HFedAvg")}
@@ -42,69 +44,6 @@ def fig2_accuracy_vs_comm(records: list[dict], settings: list[str], target_acc: 
     return fig
 
 
-def fig3_comm_to_target(rows: list[dict], settings: list[str], target_acc: float, budget_L0: float):
-    """HIST Fig. 3: communication per client (L0) needed to reach ``target_acc`` vs N, HIST vs HFedAvg.
-
-    ``rows`` come from :func:`fedlib.lab.hist.summarize` (one per seed); the marker is the mean over the seeds and
-    the error bar their min-max. A config that some seed does not bring to the target within the budget is drawn
-    as a hollow triangle at the budget (its true cost is above the budget).
-    """
-    fig, axes = new_figure(ncols=len(settings))
-    stats = summarize_seeds(rows)
-    for ax, setting in zip(axes[0], settings):
-        for k, method in enumerate(("hist", "hfedavg")):
-            sel = sorted((r for r in stats if r["setting"] == setting and r["method"] == method),
-                         key=lambda r: r["N"])
-            reached = [r for r in sel if r["comm_to_target"] is not None]
-            missed = [r["N"] for r in sel if r["comm_to_target"] is None]
-            c_k = colour(k)
-            if reached:
-                mean = np.array([r["comm_to_target"] for r in reached])
-                err = np.array([[m - r["comm_to_target_min"], r["comm_to_target_max"] - m]
-                                for m, r in zip(mean, reached)]).T
-                ax.errorbar([r["N"] for r in reached], mean, yerr=err, marker="o", color=c_k, capsize=3,
-                            ls=METHOD_STYLE[method]["ls"], label=METHOD_STYLE[method]["label"])
-            if missed:
-                ax.scatter(missed, [budget_L0] * len(missed), marker="^", facecolors="none", edgecolors=c_k,
-                           label=f"{METHOD_STYLE[method]['label']}: not reached by every seed (> {budget_L0:g} L0)")
-        ax.set(title=SETTING_TITLES.get(setting, setting), xlabel="number of cells N",
-               ylabel=f"communication to {100 * target_acc:g}% (L0 per client)")
-        ax.set_xticks(sorted({r["N"] for r in rows}))
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-    return fig
-
-
-def _counts(records: list[dict], key: str) -> str:
-    """The values of config ``key`` over ``records``: ``"3"``, or ``"2, 3"`` when they differ."""
-    return ", ".join(str(v) for v in sorted({r["config"][key] for r in records}))
-
-
-def fig4_accuracy_vs_syncs(eh_records: list[dict], h_records: list[dict], settings: list[str]):
-    """HIST Fig. 4: test accuracy vs number of global synchronisations (the paper's N = 3); top row E/H sweep at
-    fixed H, bottom row H sweep at fixed E/H; one column per data setting; mean over seeds with a min-max band.
-    The title gives the number of cells N and clients U of the records (from their configs)."""
-    fig, axes = new_figure(ncols=len(settings), nrows=2)
-    both = list(eh_records) + list(h_records)
-    fig.suptitle(f"HIST vs synchronisation intervals: N = {_counts(both, 'num_cells')} cells, "
-                 f"U = {_counts(both, 'num_clients')} clients")
-    for col, setting in enumerate(settings):
-        for row, (records, key) in enumerate(((eh_records, "E/H"), (h_records, "H"))):
-            ax = axes[row, col]
-            sel = [g for g in seed_groups(records) if g[0]["config"]["setting"] == setting]
-            for i, group in enumerate(sel):
-                c = group[0]["config"]
-                value = c["E"] // c["H"] if key == "E/H" else c["H"]
-                fixed = f"H={c['H']}" if key == "E/H" else f"E/H={c['E'] // c['H']}"
-                _band(ax, group, "round", marker=".", ms=3, color=colour(i), label=f"{key}={value} ({fixed})")
-            ax.set(title=f"{SETTING_TITLES.get(setting, setting)}: {key} sweep", xlabel="global synchronisations",
-                   ylabel="test accuracy (%)", ylim=(40, 95))
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
-
-
 TERM_LABELS = {"init": "initial gap", "variance": "gradient variance", "client_dissimilarity": "client dissimilarity (δ2²)",
                "cell_dissimilarity": "cell dissimilarity (δ1²)", "model_norm": "model norm (submodel)"}
 
@@ -113,14 +52,14 @@ TERM_LABELS = {"init": "initial gap", "variance": "gradient variance", "client_d
 N_MARKERS = ("o", "s", "^", "D", "v", "P")
 
 
-def _n_style(i: int) -> dict:
+def n_style(i: int) -> dict:
     """Colour and hollow marker of the i-th curve of a panel (the i-th N; sizes shrink with i so that equal points
     nest, none hidden)."""
     return dict(color=colour(i), marker=N_MARKERS[i % len(N_MARKERS)], ms=max(8.0 - 1.4 * i, 3.0), mfc="none",
                 mew=1.1)
 
 
-def _same_as(curves: dict, n) -> str:
+def same_as(curves: dict, n) -> str:
     """`` (= N=m)`` when N=n's curve equals an earlier N's (they coincide on the plot), else ``""``."""
     for m, other in curves.items():
         if m == n:
@@ -128,59 +67,3 @@ def _same_as(curves: dict, n) -> str:
         if np.allclose(other, curves[n], rtol=1e-9, atol=0):
             return f" (= N={m})"
     return ""
-
-
-def fig_bounds(sweeps: dict, setting: str):
-    """HIST Theorem 1 with estimated constants: (a) terms vs N; (b) bound vs T with Corollary 1's γ;
-    (c) γ_max of (12) over (H, E/H) with the used γ's contour; (d) maximum orders of H and E vs T. Two panels to a
-    row (9.4 in wide: shown inline at its size, its 8 pt legends stay legible).
-
-    Each panel's legend sits in a row of its own below it (covering no axis label); every curve of a panel has its
-    own hollow marker (nested sizes), so curves that coincide (in (d) E's order does not depend on N) stay visible;
-    (d)'s coinciding E curves interleave their dashes, and the legends of (b) and (d) name the N whose curve
-    another N's repeats."""
-    import matplotlib.colors as mcolors
-
-    fig, panels = new_figure(ncols=2, nrows=4, width=4.7, height=3.0, height_ratios=[1, 0.36, 1, 0.36])
-    axes = [panels[0, 0], panels[0, 1], panels[2, 0], panels[2, 1]]      # (a) (b) / (c) (d)
-    legends = [panels[1, 0], panels[1, 1], panels[3, 0], panels[3, 1]]
-    ax = axes[0]
-    ns = sorted(sweeps["vs_N"])
-    for i, term in enumerate(TERM_LABELS):
-        ax.plot(ns, [sweeps["vs_N"][n][term] for n in ns], **_n_style(i), label=TERM_LABELS[term])
-    ax.plot(ns, [sweeps["vs_N"][n]["total"] for n in ns], color="k", ls="--", lw=1, label="total")
-    ax.set(yscale="log", xlabel="number of cells N", ylabel="bound term",
-           title=f"(a) eq. 13 terms, γ={sweeps['gamma']:g}, T={sweeps['T']}")
-    ax.set_xticks(ns)
-    ax = axes[1]
-    vanishing = {n: [b["init"] + b["variance"] + b["client_dissimilarity"] for b in sweeps["vs_T"][n]] for n in ns}
-    floor = {n: [b["cell_dissimilarity"] + b["model_norm"] for b in sweeps["vs_T"][n]] for n in ns}
-    for i, n in enumerate(ns):
-        ax.plot(sweeps["T_grid"], vanishing[n], **_n_style(i), label=f"N={n}: diminishing{_same_as(vanishing, n)}")
-        ax.plot(sweeps["T_grid"], floor[n], ls=":", **_n_style(i), label=f"N={n}: floor{_same_as(floor, n)}")
-    ax.set(xscale="log", yscale="log", xlabel="iterations T", ylabel="bound part",
-           title="(b) Corollary 1, γ=(TÑ)^-1/2\ndiminishing (solid), floor (dotted)")
-    ax = axes[2]
-    grid = np.asarray(sweeps["gamma_max_grid"])
-    im = ax.pcolormesh(sweeps["E_over_H_grid"], sweeps["H_grid"], grid, norm=mcolors.LogNorm(), shading="nearest")
-    fig.colorbar(im, ax=ax, label="γ_max of (12)")
-    ok = grid >= sweeps["gamma"]
-    ax.set(xlabel="E/H", ylabel="H", title=f"(c) step-size condition, N={sweeps['grid_N']}\n"
-           f"γ={sweeps['gamma']:g} satisfies it in {int(ok.sum())}/{ok.size} cells")
-    ax = axes[3]
-    orders = {k: {n: sweeps["orders"][n][k] for n in ns} for k in ("H", "E")}
-    for i, n in enumerate(ns):
-        ax.plot(sweeps["T_grid"], orders["H"][n], **_n_style(i), label=f"H, N={n}{_same_as(orders['H'], n)}")
-        ax.plot([], [], ls="--", **_n_style(i), label=f"E, N={n}{_same_as(orders['E'], n)}")   # its legend entry
-        # E's dashes interleave (N=2's dash, then N=3's, ...), so coinciding E curves show every colour
-        ax.plot(sweeps["T_grid"], orders["E"][n], ls=(5 * i, (3, 5 * len(ns) - 3)), **_n_style(i))
-    ax.set(xscale="log", yscale="log", xlabel="iterations T", ylabel="maximum order",
-           title="(d) max orders of H (solid), E (dashed)")
-    for ax, below in zip(axes, legends):
-        handles, labels = ax.get_legend_handles_labels()
-        below.axis("off")
-        if handles:
-            below.legend(handles, labels, fontsize=8, loc="upper center", ncol=2, frameon=False)
-    fig.suptitle(f"HIST Theorem 1 with constants estimated on {SETTING_TITLES.get(setting, setting)} data")
-    fig.tight_layout()
-    return fig

@@ -1,162 +1,15 @@
-"""Figures of HASFL's system model: Fig. 3b (overhead per cut), Fig. 2b (per-round latency vs batch size),
-the Theorem 1 terms, the optimiser's decisions, the strategy comparison and the sensitivity sweeps."""
+"""Figures of HASFL's system model kept in the lab: the strategy comparison (drawn by ``hasfl_3_optimiser`` and
+``hasfl_your_method``) and the ε sweep (``hasfl_5_train_figures``). The figures of one notebook are drawn in it: Figs.
+3b and 2b in ``notebooks/hasfl/hasfl_1_latency.ipynb``, Theorem 1's terms in ``hasfl_2_bound.ipynb``, the decisions
+and the sensitivity sweep in ``hasfl_3_optimiser.ipynb``."""
 from __future__ import annotations
 
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from fedlib.core.validate import check_float, check_int, check_list
-from fedlib.lab.plotting import colour, label_log_axis, log_floor, new_figure
-from fedlib.split import LayerProfile
-from fedlib.hasfl.bound.latency import round_latency
-from fedlib.hasfl.optimiser.strategies import STRATEGIES
+from fedlib.core.validate import check_list
+from fedlib.lab.plotting import colour, log_floor, new_figure
 from fedlib.lab.hasfl.figures.train_plots import METHOD_ORDER, method_style
-from fedlib.hasfl.bound.theory import HasflConstants, bound_floor, rounds_needed, theorem1_bound
-
-
-def fig3b_overhead_per_cut(profiles: dict[str, LayerProfile]):
-    """HASFL Fig. 3b: per-sample client and server compute (GFLOPs, forward + backward) and communication
-    (smashed data + its gradient, and the client-side model, MB) at every cut layer; one row per model."""
-    fig, axes = new_figure(ncols=2, nrows=len(profiles))
-    for row, (name, p) in enumerate(profiles.items()):
-        cuts = np.arange(1, p.num_layers + 1)
-        client = (p.fwd_flops + p.bwd_flops) / 1e9
-        server = (p.fwd_flops[-1] + p.bwd_flops[-1]) / 1e9 - client
-        ax = axes[row, 0]
-        ax.bar(cuts - 0.2, client, 0.4, label="client (device)", color=colour(0))
-        ax.bar(cuts + 0.2, server, 0.4, label="server", color=colour(1))
-        ax.set(title=f"{name}: computation per sample", xlabel="cut layer", ylabel="GFLOPs (fwd + bwd)")
-        ax = axes[row, 1]
-        ax.bar(cuts - 0.2, (p.act_bits + p.grad_bits) / 8e6, 0.4, label="smashed data + gradient (per sample)",
-               color=colour(2))
-        ax.bar(cuts + 0.2, p.param_bits / 8e6, 0.4, label="client-side model (per aggregation)", color=colour(3))
-        ax.set(title=f"{name}: communication", xlabel="cut layer", ylabel="MB", yscale="log")
-        for ax in axes[row]:                               # whole cut layers; legends below: bars fill the panels
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-            ax.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.2))
-    fig.tight_layout()
-    return fig
-
-
-def check_fig2b(profile: LayerProfile, batch_sizes: list, cuts: list, interval: int) -> None:
-    """Fig. 2b's parameters together, before any figure: ``batch_sizes`` distinct ints >= 1, ``cuts`` distinct
-    cut layers of ``profile``'s model (1..L), ``interval`` >= 1.
-
-    Raises:
-        ValueError / ParameterTypeError: naming ``cuts[i]``, the model and its layers.
-    """
-    L = profile.num_layers
-    check_list("batch_sizes", batch_sizes, lambda k, v: check_int(k, v, 1), distinct=True)
-    check_list("cuts", cuts, lambda k, v: check_int(k, v, 1, L, extra=f" (cut layers of {profile.name}: 1..{L})"),
-               distinct=True)
-    check_int("interval", interval, 1)
-
-
-def fig2b_latency_vs_batch(profile: LayerProfile, devices, servers, batch_sizes: list[int], cuts: list[int],
-                           interval: int):
-    """HASFL Fig. 2b: per-round latency T_S + T_A/I (s) vs the batch size (the same b on every device) for a few
-    cut layers (the same cut on every device), under the given system.
-
-    Raises:
-        ValueError / ParameterTypeError: as :func:`check_fig2b`.
-    """
-    check_fig2b(profile, batch_sizes, cuts, interval)
-    fig, axes = new_figure()
-    ax = axes[0, 0]
-    n = devices.num_devices
-    bs = np.asarray(batch_sizes)
-    for i, cut in enumerate(cuts):
-        lat = round_latency(profile, np.repeat(bs[:, None], n, 1), np.full((len(bs), n), cut), devices, servers)
-        ax.plot(bs, lat["T_S"] + lat["T_A"] / interval, marker="o", ms=3, color=colour(i), label=f"cut {cut}")
-    ax.set(xscale="log", yscale="log", xlabel="batch size b (all devices)", ylabel="per-round latency (s)",
-           title=f"{profile.name}: T_S + T_A/I, N={n}, I={interval}")
-    ax.legend(fontsize=7)
-    return fig
-
-
-def check_bound_terms(model: str, cut_for_eps: int, batch_for_eps: int, batch_sizes: list, interval_grid: list,
-                      eps_grid: list) -> None:
-    """The bound figure's parameters together, before the pilot: ``cut_for_eps`` a cut layer of ``model``
-    (1..L of :func:`fedlib.split.model_profile`), ``batch_for_eps`` >= 1, the grids non-empty lists of numbers > 0.
-
-    Raises:
-        ValueError / ParameterTypeError: naming the parameter, the model and its layers.
-    """
-    from fedlib.split import model_profile
-    L = model_profile(model).num_layers
-    check_int("cut_for_eps", cut_for_eps, 1, L, extra=f" (cut layers of {model}: 1..{L})")
-    check_int("batch_for_eps", batch_for_eps, 1)
-    check_list("batch_sizes", batch_sizes, lambda k, v: check_int(k, v, 1), distinct=True)
-    check_list("interval_grid", interval_grid, lambda k, v: check_int(k, v, 1), distinct=True)
-    check_list("eps_grid", eps_grid, lambda k, v: check_float(k, v, 0, low_open=True), distinct=True)
-
-
-def fig_bound_terms(c: HasflConstants, gamma: float, num_devices: int, batch_sizes: list[int], interval_grid: list[int],
-                    interval: int, rounds: int, eps_grid: list[float], cut_for_eps: int, batch_for_eps: int):
-    """Theorem 1 with estimated constants: (a) σ_j², G_j² per unit; (b) terms vs batch size (cut 1);
-    (c) terms vs the model split point L_c (b = ``batch_for_eps``); (d) split term vs I; (e) rounds R vs ε."""
-
-    fig, axes = new_figure(ncols=5, width=3.6)
-    L = len(c.sigma2)
-    ax = axes[0, 0]
-    ax.bar(np.arange(1, L + 1) - 0.2, c.sigma2, 0.4, label="σ_j²", color=colour(0))
-    ax.bar(np.arange(1, L + 1) + 0.2, c.G2, 0.4, label="G_j²", color=colour(1))
-    ax.set(yscale="log", xlabel="layer j", title=f"(a) per-layer constants, β={c.beta:.3g}")
-    ax.legend(fontsize=7)
-    n = num_devices
-    terms = [theorem1_bound(c, gamma, np.full(n, b), np.ones(n, int), interval, rounds) for b in batch_sizes]
-    ax = axes[0, 1]
-    for i, key in enumerate(("init", "variance", "split")):
-        ax.plot(batch_sizes, [t[key] for t in terms], marker="o", ms=3, color=colour(i), label=key)
-    ax.set(xscale="log", yscale="log", xlabel="batch size b (all devices, cut 1)",
-           title=f"(b) terms vs b, R={rounds}, I={interval}")
-    ax.legend(fontsize=7)
-    ax = axes[0, 2]
-    cuts = np.arange(1, L + 1)
-    bt = [theorem1_bound(c, gamma, np.full(n, batch_for_eps), np.full(n, j), interval, rounds) for j in cuts]
-    for i, key in enumerate(("init", "variance", "split")):
-        ax.plot(cuts, [t[key] for t in bt], marker="o", ms=3, color=colour(i), label=key)
-    ax.set(yscale="log", xlabel="model split point L_c", title=f"(c) terms vs cut, b={batch_for_eps}")
-    ax.legend(fontsize=7)
-    ax = axes[0, 3]
-    for i, j in enumerate(sorted({1, L // 2, L})):
-        ax.plot(interval_grid, [bound_floor(c, gamma, np.full(n, batch_for_eps), j, k) for k in interval_grid],
-                marker="o", ms=3, color=colour(i), label=f"L_c={j}")
-    ax.set(yscale="log", xlabel="aggregation interval I", ylabel="bound floor", title="(d) floor vs I")
-    ax.legend(fontsize=7)
-    ax = axes[0, 4]
-    floor = float(bound_floor(c, gamma, np.full(n, batch_for_eps), cut_for_eps, interval))
-    ok = [e for e in eps_grid if e > floor]
-    ax.plot(ok, [rounds_needed(c, gamma, np.full(n, batch_for_eps), np.full(n, cut_for_eps), interval, e) for e in ok],
-            marker="o", ms=3)
-    ax.axvline(floor, color="0.5", ls=":", label=f"floor {floor:.3g}")
-    ax.set(xscale="log", yscale="log", xlabel="target ε", ylabel="rounds R (Corollary 1)",
-           title=f"(e) R vs ε, b={batch_for_eps}, L_c={cut_for_eps}")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
-
-
-def fig_decisions(problem, row: dict):
-    """The optimiser's decision per device (``row``: HASFL's row of
-    :func:`fedlib.hasfl_experiments.compare_strategies`): batch size b_i and cut layer L_i against device compute
-    f_i, coloured by uplink rate r_i^U. The cut axis spans every cut 1..L and the batch axis starts at 1, both with
-    integer ticks, so that equal decisions read as one level, not as a spread around it."""
-    from matplotlib.ticker import MaxNLocator
-
-    fig, axes = new_figure(ncols=2)
-    dev = problem.devices
-    for ax, values, label in ((axes[0, 0], row["b"], "batch size b_i"), (axes[0, 1], row["cuts"], "cut layer L_i")):
-        sc = ax.scatter(dev.flops / 1e12, values, c=dev.rate_up / 1e6, cmap="viridis", s=25)
-        ax.set(xlabel="device compute f_i (TFLOP/s)", ylabel=label)
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.grid(alpha=0.3)
-    axes[0, 0].set_ylim(0, max(row["b"]) * 1.1 + 1)
-    axes[0, 1].set_ylim(0.5, problem.profile.num_layers + 0.5)
-    fig.colorbar(sc, ax=axes[0, 1], label="uplink r_i^U (Mbit/s)")
-    fig.suptitle(f"HASFL decisions, N={problem.num_devices}, ε={problem.eps:.3g}, Θ={row['theta']:.3g} s")
-    fig.tight_layout()
-    return fig
 
 
 def fig_strategies(rows: list[dict], title: str = "HASFL vs benchmarks"):
@@ -187,39 +40,6 @@ def fig_strategies(rows: list[dict], title: str = "HASFL vs benchmarks"):
     ax.set_ylim(bottom=floor, top=max(tops) * 1.6 if tops else None)
     ax.set_xticks(range(len(rows)), names, rotation=30, fontsize=7, ha="right")
     ax.set_xlim(-0.6, len(rows) - 0.4)     # a last method without a bar keeps its slot (autoscale drops NaN bars)
-    fig.tight_layout()
-    return fig
-
-
-SWEEP_LABELS = {"device_flops": "device compute (× Table I)", "server_flops": "server compute (× Table I)",
-                "rate_up": "uplink rate (× Table I)", "rate_servers": "inter-server rate (× Table I)",
-                "num_devices": "number of devices N"}
-
-
-def fig_sensitivity(rows: list[dict]):
-    """Predicted Θ of every strategy vs device compute, server compute, uplink rate, inter-server rate and N
-    (the system-model side of HASFL Figs. 7, 8, 9), each strategy in its colour and marker (:func:`method_style`).
-    HASFL is the thick line drawn underneath, so that a benchmark with (nearly) the same Θ, such as HABS+RMS here,
-    shows as a thin dashed line inside it."""
-    fig, axes = new_figure(ncols=len(SWEEP_LABELS), width=3.4)
-    for ax, (key, label) in zip(axes[0], SWEEP_LABELS.items()):
-        for name in STRATEGIES:
-            sel = [r for r in rows if r["setting"] == key and r["method"] == name]
-            ys = [r["theta"] if r["theta"] is not None else np.nan for r in sel]
-            infeasible = all(np.isnan(ys))
-            hasfl = name == "HASFL"
-            st = method_style(name, STRATEGIES)
-            ax.plot([r["value"] for r in sel], ys, marker=st["marker"], mfc=st["mfc"], ms=6 if hasfl else 3,
-                    ls="-" if hasfl else "--", lw=2.2 if hasfl else 1, zorder=1 if hasfl else 2, color=st["color"],
-                    label=name + (" (ε unreachable)" if infeasible else ""))
-        values = sorted({r["value"] for r in rows if r["setting"] == key})
-        ax.set(xscale="log", yscale="log", xlabel=label, ylabel="predicted Θ (s)")
-        ax.set_xticks(values, [f"{v:g}" for v in values])
-        ax.minorticks_off()
-        label_log_axis(ax)                                 # flat panels span less than a decade
-        ax.grid(alpha=0.3)
-    # the legend right of the last panel: inside the first it hid RBS+RMS's flat line
-    axes[0, -1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.tight_layout()
     return fig
 

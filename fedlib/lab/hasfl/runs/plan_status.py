@@ -5,9 +5,9 @@ The ``converged`` profile is hours of training on 2 cores, longer than one sitti
 in its store (``figures/converged/store/``, tracked in git). This module answers, for a profile: which of the
 plan's distinct training runs are stored, in the order :func:`fedlib.lab.hasfl.runs.train_plan.run_plan` trains them
 (:data:`fedlib.lab.hasfl.runs.train_plan.TRAIN_ORDER`), how much worker time the stored ones took, and the converged time and
-accuracy (the paper's rule) of every stored run. It also builds the notebooks' :class:`TrainSettings` and
-:class:`TrainPlan` from their parameters (:func:`settings_and_plan`), so the notebooks and this report cannot
-describe different plans.
+accuracy (the paper's rule) of every stored run. It builds the :class:`TrainSettings` and :class:`TrainPlan` of a
+profile from the notebooks' parameters (:func:`settings_and_plan`), as ``hasfl_4_train_experiments``'s design cell
+builds them (a test holds the two equal), so that this report and the notebooks describe one plan.
 
 Decisions need the pilot constants (a pilot run when they are not stored yet: about a minute per model); the
 calibrated runs are decided only when every IID calibration run of their model is stored (the fit would otherwise
@@ -28,7 +28,7 @@ from fedlib.data import TensorDataset, load_dataset
 from fedlib.split import time_to_target
 from fedlib.lab.hasfl.runs.experiments import resolve_dataset, result_store
 from fedlib.lab.hasfl.runs.train_jobs import TRAIN_ORDER, stored_run, train_priority
-from fedlib.lab.hasfl.runs.train_plan import TrainPlan, _check_inputs, _decided_runs, calibrated_models, calibration_runs
+from fedlib.lab.hasfl.runs.train_plan import TrainPlan, _check_inputs, decided_runs, calibrated_models, calibration_runs
 from fedlib.lab.hasfl.runs.train_run import AnyBackendRecords
 from fedlib.lab.hasfl.runs.train_config import train
 from fedlib.lab.hasfl.runs.training import TrainSettings
@@ -115,10 +115,10 @@ def plan_progress(store, s: TrainSettings, plan: TrainPlan, seeds: list[int], ta
     rs = AnyBackendRecords(store)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        runs = list(_decided_runs(store, s, plan, seeds, target_acc, data, device, which="plain"))
+        runs = list(decided_runs(store, s, plan, seeds, target_acc, data, device, which="plain"))
         waiting = not _calibration_stored(store, s, plan, runs, data)
         if not waiting:
-            runs += list(_decided_runs(store, s, plan, seeds, target_acc, data, device, which="calibrated"))
+            runs += list(decided_runs(store, s, plan, seeds, target_acc, data, device, which="calibrated"))
     rows: dict = {}
     for r in runs:
         key, prio = rs.key(r["config"]), train_priority(r["figs"], r["scale"])

@@ -217,9 +217,9 @@ def plan_calibration(store: ResultStore, s: TrainSettings, plan: TrainPlan, seed
     return fit, consts
 
 
-def _decided_runs(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[int], calibration_target: float,
-                  data: TensorDataset, device: str, which: str = "all", fit_seed: int | None = None,
-                  only_figures: tuple = ()):
+def decided_runs(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[int], calibration_target: float,
+                 data: TensorDataset, device: str, which: str = "all", fit_seed: int | None = None,
+                 only_figures: tuple = ()):
     """Every (run, seed) of ``plan`` decided, in plan order: a dict with ``figs``, ``method``, ``sm`` (the job's
     settings), ``ss`` (with the decision's constants mode), ``setting``, ``n``, ``batch``, ``cut``, ``draw``, ``seed``,
     ``problem``, ``decision``, ``config`` and ``fit`` (when calibrated: the seed's fit of the run's model, or of
@@ -274,6 +274,20 @@ def _decided_runs(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: 
                        extend=extension_config(sm, config, len(data.y_train)), fit=fits[fk] if calibrated else None)
 
 
+def train_in_workers(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[int],
+                     calibration_target: float, data: TensorDataset, device: str, workers: int, **which) -> None:
+    """Train every run of :func:`decided_runs` not yet stored in ``workers`` processes (:func:`fedlib.lab.map_jobs`,
+    one torch thread each; :data:`TRAIN_ORDER`, costliest first): first every run whose decision needs no
+    calibration, then the calibrated ones (their fit reads the first pass's runs). Nothing is returned: a loop
+    over :func:`decided_runs` then reads the records from the store. ``which``: ``fit_seed`` / ``only_figures`` of
+    :func:`decided_runs`. Warnings (a skipped calibrated variant) are left to that loop."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for kind in ("plain", "calibrated"):
+            runs = list(decided_runs(store, s, plan, seeds, calibration_target, data, device, which=kind, **which))
+            _train_parallel(store, runs, data, device, workers)
+
+
 def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[int], target_acc: float,
              data: TensorDataset, device: str = "auto", progress: bool = True,
              calibration_target: float | None = None, workers: int = 1, fit_seed: int | None = None,
@@ -319,14 +333,11 @@ def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[
     args = (store, s, plan, seeds, calibration_target, data, device)
     extra = dict(fit_seed=fit_seed, only_figures=only_figures)
     if workers > 1:
-        with warnings.catch_warnings():                     # a skipped variant is reported by the pass below
-            warnings.simplefilter("ignore")
-            for which in ("plain", "calibrated"):
-                _train_parallel(store, list(_decided_runs(*args, which=which, **extra)), data, device, workers)
+        train_in_workers(*args, workers, **extra)
     out = []
     total = sum(1 for j in _jobs(plan, s) if not only_figures or set(j.figures) & set(only_figures)) * len(seeds)
     bar = tqdm(total=total, desc="HASFL training runs", disable=not progress)
-    for r in _decided_runs(*args, **extra):
+    for r in decided_runs(*args, **extra):
         bar.update()
         problem, decision, fit = r["problem"], r["decision"], r["fit"]
         record = train(store, r["config"], problem, data, device, r["extend"])

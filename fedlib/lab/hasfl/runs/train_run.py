@@ -136,8 +136,20 @@ def train_record(store: ResultStore, config: dict, data: TensorDataset, device: 
         absent).
     """
     used = resolve_backend(backend, resolve_device(device))
-    found = stored_record(store, config, used)
+    return get_or_run(store, config, functools.partial(train_run, config, data, device, used), used)
+
+
+def get_or_run(store: ResultStore, config: dict, compute, backend: str = "loop") -> dict:
+    """The training record of ``config`` from ``store`` if any backend stored it (:func:`stored_record`: ``backend``'s
+    first), else ``compute()`` (e.g. ``functools.partial(fedlib.hasfl.training.train_run, config, data, device,
+    backend)``) stored under ``backend``'s key (:func:`keyed`). ``backend``: resolved, ``"loop"`` or a stacked
+    variant (:func:`fedlib.split.backends.resolve_backend`).
+
+    Raises:
+        TypeError: ``store`` is not a ResultStore. ValueError: an unknown backend.
+    """
+    found = stored_record(store, config, backend)
     if found is not None:
         return found
-    s, c = keyed(store, config, used)
-    return s.get_or_run(c, functools.partial(train_run, config, data, device, used))
+    s, c = keyed(store, config, backend)
+    return s.get_or_run(c, compute)
