@@ -258,17 +258,34 @@ def _row(method, k, t, best=0.6, acc=0.5):
             "case": "case2", "tier": None, "M": k, "rounds_to_target": None if t is None else 10}
 
 
-def test_fig3_figure_names_coinciding_runs():
+def test_fig3_cell_names_coinciding_runs():
+    """dtfl_3_fig3's figure cell (run as the notebook runs it, on made-up rows): M values whose runs coincide at
+    every seed (same time and final accuracy) are named on the time panel, and only those."""
+    import json
+    from collections import defaultdict
+    from pathlib import Path
+
     import matplotlib
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
 
-    from fedlib.lab.dtfl import plots
+    from fedlib.lab.plotting import colour
+    nb = json.loads((Path(__file__).parents[1] / "notebooks" / "dtfl" / "dtfl_3_fig3.ipynb").read_text())
+    cell = next("".join(c["source"]) for c in nb["cells"]
+                if c["cell_type"] == "code" and 'savefig(fig, "dtfl_fig3_time_vs_tiers")' in "".join(c["source"]))
     rows = [_row("dtfl", m, t) for m, t in ((1, 144.0), (2, 175.0), (3, 175.0), (4, 175.0), (7, 162.0))]
-    fig = plots.fig3_figure(rows, ["case2"])
-    assert [t.get_text() for t in fig.axes[0].texts] == ["case2: M = 2, 3, 4 identical runs"]
-    rows[2]["final_test_acc"], rows[3]["final_test_acc"] = 0.51, 0.52    # same time, other runs: not named
-    fig2 = plots.fig3_figure(rows, ["case2"])
-    assert [t.get_text() for t in fig2.axes[0].texts] == []
-    plt.close(fig)
-    plt.close(fig2)
+    figs = []
+    for final in ({}, {2: 0.51, 3: 0.52}):            # then the same time but other runs: not named
+        ns = dict(rows=[dict(r, final_test_acc=final.get(i, r["final_test_acc"])) for i, r in enumerate(rows)],
+                  cases=["case2"], plt=plt, np=np, defaultdict=defaultdict, colour=colour, caption=_no_op,
+                  savefig=_no_op, note="", target_acc=0.5, change_every=2, dataset="fashion-mnist", profile="smoke")
+        exec(cell, ns)
+        figs.append(ns["fig"])
+    assert [t.get_text() for t in figs[0].axes[0].texts] == ["case2: M = 2, 3, 4 identical runs"]
+    assert [t.get_text() for t in figs[1].axes[0].texts] == []
+    for fig in figs:
+        plt.close(fig)
+
+
+def _no_op(*args, **kwargs):
+    return None

@@ -202,9 +202,6 @@ def _hasfl_styles() -> dict:
              for r in fig5_rows for f, k in (("fig7", "device_flops"), ("fig8", "rate_up")) for s in (0.25, 4.0)]
     fig = fig78_trained([dict(r, theta_pred_s=5.0) for r in fig5_rows] + swept, "vgg16")
     out["fig7_8"] = {k: v for k, v in _line_styles(fig, (": trained",)).items() if ":" not in k}
-    sens = [{"setting": key, "method": m, "value": v, "theta": 10.0 + i} for i, m in enumerate(HASFL_METHODS)
-            for key in plots.SWEEP_LABELS for v in (1.0, 2.0)]
-    out["sensitivity"] = _line_styles(plots.fig_sensitivity(sens), (" (",))
     fig = plots.fig_strategies([{"method": m, "theta": 10.0 + i, "theta_std": 0.0, "infeasible": 0}
                                 for i, m in enumerate(HASFL_METHODS[::-1])])
     ax = fig.axes[0]
@@ -227,7 +224,7 @@ def test_each_hasfl_method_has_one_colour_and_marker_in_every_figure():
         figures = seen[method]
         assert len({c for _, c, _ in figures}) == 1, (method, figures)
         assert len({m for _, _, m in figures if m is not None}) == 1, (method, figures)
-        assert len(figures) == 6, (method, [f for f, _, _ in figures])   # Figs. 5, 6, 7-8, 9, strategies, sensitivity
+        assert len(figures) == 5, (method, [f for f, _, _ in figures])   # Figs. 5, 6, 7-8, 9, strategies
     # no two methods (HASFL's blocks and the fixed configurations included) share a colour and a marker
     first = {method: (fs[0][1], next((m for _, _, m in fs if m is not None), None)) for method, fs in seen.items()}
     assert len(set(first.values())) == len(first), first

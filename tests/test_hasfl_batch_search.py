@@ -202,21 +202,3 @@ def test_theta_in_blocks_is_bit_identical_to_one_call():
     got = theta_rows(p, cand, cuts)
     assert got.shape == (5000,) and np.isfinite(want).sum() > 1000
     assert got.view(np.int64).tolist() == want.view(np.int64).tolist()
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_bcd_solves_each_p2_once_and_decides_as_without_the_memo(seed, monkeypatch):
-    # the restarts revisit batch vectors: P2 (a MILP) of a b already solved is read from bcd's memo, and the
-    # decision is the one that solving every P2 and P1 again gives (algorithm2 with a fresh memo at each call)
-    import fedlib.hasfl.optimiser.bcd as bcd_module
-    p = random_instance(seed, num_devices=(6, 8), num_cuts=(6, 8), links="mixed")
-    seen, solve_p2 = [], bcd_module.solve_p2
-    monkeypatch.setattr(bcd_module, "solve_p2", lambda problem, b: seen.append(tuple(b)) or solve_p2(problem, b))
-    memo = bcd_module.bcd(p)
-    assert len(seen) == len(set(seen)) and len(seen) >= 2
-    algorithm2 = bcd_module.algorithm2
-    monkeypatch.setattr(bcd_module, "algorithm2", lambda problem, b, tol, it, memo=None: algorithm2(problem, b, tol, it))
-    seen.clear()
-    fresh = bcd_module.bcd(p)
-    assert len(seen) > len(set(seen)), "expected the restarts to revisit some b (else the memo saves nothing here)"
-    assert (memo.b.tolist(), memo.cuts.tolist(), memo.theta) == (fresh.b.tolist(), fresh.cuts.tolist(), fresh.theta)

@@ -1,6 +1,6 @@
 """Two layers, one rule: the methods (``fedlib/{core,data,split,hist,dtfl,hasfl}``) never import the lab
 (``fedlib/lab``), papers never import each other, and each layer keeps its modules short enough to read in one
-sitting. Prints the method layer's size."""
+sitting. Prints the method layer's size (a figure, not a cap: issue 68)."""
 import ast
 from pathlib import Path
 
@@ -9,7 +9,7 @@ import pytest
 FEDLIB = Path(__file__).resolve().parents[1] / "fedlib"
 METHOD_PACKAGES = ("core", "data", "split", "hist", "dtfl", "hasfl")
 PAPERS = ("hist", "dtfl", "hasfl")
-METHOD_LINES, METHOD_MODULE_LINES, LAB_MODULE_LINES = 9_000, 450, 600
+METHOD_MODULE_LINES, LAB_MODULE_LINES = 450, 600
 
 
 def _module(path: Path) -> str:
@@ -61,12 +61,6 @@ def test_the_methods_never_import_the_lab():
     print(f"\nmethod layer: {len(methods)} files, {sum(_lines(p) for p in methods)} lines, and {len(notes)} "
           f"moved-command notes of {sum(_lines(p) for p in notes)} lines "
           f"(lab: {sum(_lines(p) for p in (FEDLIB / 'lab').rglob('*.py'))} lines)")
-
-
-def test_the_method_layer_is_thin():
-    # the moved-command notes compute nothing and are counted apart (test_the_methods_never_import_the_lab prints both)
-    total = sum(_lines(p) for p in _method_files() if not _moved_note(p))
-    assert total <= METHOD_LINES, f"the method layer holds {total} lines (target <= {METHOD_LINES})"
 
 
 @pytest.mark.parametrize("layer, cap", [("method", METHOD_MODULE_LINES), ("lab", LAB_MODULE_LINES)])

@@ -30,14 +30,7 @@ NOT_A_METHOD_CALL = {"load_dataset", "resolve_dataset"}
 #: the study notebooks that save no figure (their runs are drawn by a sibling notebook)
 NO_FIGURE = {"hist_1_experiments", "hasfl_4_train_experiments"}
 #: study notebooks not yet rewritten to show their experiment (issue 68); one a line, removed as each is rewritten
-NOT_YET = {
-    "dtfl_1_profiles",
-    "dtfl_2_table1",
-    "dtfl_3_fig3",
-    "hasfl_1_latency",
-    "hasfl_2_bound",
-    "hasfl_3_optimiser",
-}
+NOT_YET: set[str] = set()
 HIDDEN = {"remove-input", "remove-cell"}
 AXES_CALL = re.compile(r"\.(plot|bar|barh|scatter|fill_between|errorbar|step|imshow|hist|semilogy|semilogx|loglog|"
                        r"boxplot|stairs|axhline|axvline)\(")

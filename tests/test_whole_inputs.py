@@ -192,11 +192,13 @@ def test_hist_budget_below_one_round_is_refused():
 
 
 def test_hasfl_figure_and_sweep_lists_are_checked_up_front():
+    from fedlib.lab.hasfl import checks
     from fedlib.lab.hasfl.runs import experiments as hx
-    from fedlib.lab.hasfl.figures import plots as hp
-    prof = model_profiles(["vgg16"], [10])["vgg16"]
+    fig2b = {"models": ["vgg16"], "batch_sizes": [1, 2], "cuts": [1, 40], "num_devices": 20, "seed": 0,
+             "classes": [10], "in_channels": 3, "image_size": 32, "interval": 15}
     with pytest.raises(ValueError, match=r"cuts\[1\] must be an integer in \[1, 16\] \(cut layers of vgg16: 1..16\)"):
-        hp.check_fig2b(prof, [1, 2], [1, 40], 15)
+        checks.check_hasfl_1_latency(fig2b)
+    checks.check_hasfl_1_latency(dict(fig2b, cuts=[1, 16]))
     with pytest.raises(ValueError, match=r"factors\[0\] must be"):
         hx.check_sensitivity([0.0], [5])
 
@@ -229,7 +231,10 @@ def test_time_model_refuses_a_column_of_per_client_values(tm):
 
 
 def test_hasfl_bound_figure_parameters_before_the_pilot():
-    from fedlib.lab.hasfl.figures import plots as hp
+    from fedlib.lab.hasfl import checks
+    bound = {"model": "vgg16", "dataset": "fashion-mnist", "pilot_steps": 10, "gamma": 5e-4, "pilot_batch": 16,
+             "num_batches": 8, "power_iters": 10, "interval": 15, "seed": 0, "rounds": 1000, "batch_sizes": [1, 2],
+             "interval_grid": [1, 15], "eps_grid": [10.0], "batch_for_eps": 16, "cut_for_eps": 20, "num_devices": 20}
     with pytest.raises(ValueError, match=r"cut_for_eps must be an integer in \[1, 16\] \(cut layers of vgg16: 1..16\)"):
-        hp.check_bound_terms("vgg16", 20, 16, [1, 2], [1, 15], [10.0])
-    hp.check_bound_terms("vgg16", 1, 16, [1, 2], [1, 15], [10.0])
+        checks.check_hasfl_2_bound(bound)
+    checks.check_hasfl_2_bound(dict(bound, cut_for_eps=1))

@@ -1,6 +1,6 @@
 """HASFL optimiser: batch sizes b_i and cut layers L_i that minimise the predicted total latency Θ.
 
-Reading order: :func:`algorithm2` is the paper's Algorithm 2 (the alternation of P2 and P1, eq. 44); everything
+Reading order: :func:`algorithm2` is the paper's Algorithm 2 (the alternation of P1 (46) and P2 (59)); everything
 below the banner "Our additions" is ours (starts, group moves of the cuts, restarts, refinement), composed with it by
 :func:`bcd`.
 
@@ -42,7 +42,9 @@ Choices where the paper is silent (also in the README's deviations list):
   miss cut pairs that only pay together).
 - Restarts: the alternation again from each common-cut decision of the group moves (every common cut for
   N <= 100, the three best above, to keep N = 1000 within the benchmark's 60 s).
-- Stopping rule of Algorithm 2: relative change of Θ' <= ``tol`` (1e-6), at most ``max_iter`` rounds.
+- Stopping rule of Algorithm 2: the relative change of Θ (42) between rounds <= ``tol`` (1e-6), at most
+  ``max_iter`` rounds (the paper: the absolute change of Θ' (44) <= ε; :func:`algorithm2`).
+- P1 and P2 are memoised on their arguments (:mod:`fedlib.hasfl.optimiser.memo`): the restarts revisit points.
 - Dinkelbach stops when |N(x) − λD(x)| <= 1e-9·max(1, |λ|) or after 50 MILPs.
 - RHAMS (ref. [55], CoopFL, whose rule is not restated): given b, the cuts that minimise the *per-round*
   latency T_S + T_A/I (eqs. 38-39), ignoring convergence — the same MILP as P2 with the convergence
@@ -67,28 +69,37 @@ from .p2 import solve_p2
 from .refinement import cut_moves, enumerate_cuts, line_search_batches, polish, refine
 
 
-def algorithm2(problem: Problem, b: np.ndarray, tol: float, max_iter: int, memo: dict | None = None) -> tuple:
-    """HASFL Algorithm 2 (BCD) from batch sizes ``b`` ``[N]``: P2 (59) picks the cut layers μ and the auxiliary
-    latencies T given b, P1 (46) the batch sizes given μ and T, until the linearised latency Θ' (44) changes by at
-    most ``tol`` (relative) or after ``max_iter`` rounds. Returns ``(b, cuts, iterations, Θ per round)``.
-    ``memo``: shared by the runs on one problem (:func:`bcd`'s restarts revisit points): P2 of b and P1 of (b, cuts)
-    are deterministic, so each is solved once per memo, with the same result. Raises ValueError: P1 or P2 finds no
-    feasible point from ``b``."""
-    memo = {} if memo is None else memo
-    once = lambda key, solve: memo[key] if key in memo else memo.setdefault(key, solve())  # noqa: E731
-    p2 = lambda b: once(("P2", *b), lambda: solve_p2(problem, b)[0])  # noqa: E731   P2 (59): μ, T given b
-    cuts = p2(b)
-    prev = float(theta(problem, b, cuts))
-    hist, it = [prev], 0
-    for it in range(1, max_iter + 1):
-        b = once(("P1", *b, *cuts), lambda b=b, c=cuts: solve_p1(problem, c, aux_variables(problem, b, c)))  # P1 (46)
-        cuts = p2(b)                                                    # P2 (59)
-        cur = float(theta(problem, b, cuts))                            # Θ (42) of the new point
-        hist.append(cur)
-        if np.isfinite(prev) and abs(prev - cur) <= tol * abs(prev):    # stopping rule
+def algorithm2(problem: Problem, b: np.ndarray, tol: float, max_iter: int) -> tuple:
+    """HASFL Algorithm 2 (BCD) from the batch sizes ``b`` ``[N]`` = b⁽⁰⁾: μ⁽⁰⁾ and T⁽⁰⁾ are P2's at b⁽⁰⁾ (the paper
+    takes all three as input); then round τ = 1, 2, ... solves P1 (46) for b⁽ᵗ⁾ given μ⁽ᵗ⁻¹⁾, T⁽ᵗ⁻¹⁾ (line 4) and P2
+    (59) for μ⁽ᵗ⁾, T⁽ᵗ⁾ given b⁽ᵗ⁾ (line 5).
+
+    Stopping rule (line 6, as this code applies it): stop after round τ when Θ (42) of the decision (b⁽ᵗ⁾, μ⁽ᵗ⁾)
+    changed by at most ``tol`` relative to round τ − 1's, |Θ⁽ᵗ⁾ − Θ⁽ᵗ⁻¹⁾| <= ``tol``·|Θ⁽ᵗ⁻¹⁾| (never while
+    Θ⁽ᵗ⁻¹⁾ is inf), or after ``max_iter`` rounds. The paper tests the absolute change of the linearised Θ' (44) at
+    (b⁽ᵗ⁾, μ⁽ᵗ⁾, T⁽ᵗ⁾) against ε; we test Θ, the latency the decision is judged by, with a relative tolerance, since
+    ε is also C1's accuracy target and Θ is in seconds.
+
+    P1 and P2 are memoised where they are defined (:mod:`fedlib.hasfl.optimiser.memo`): :func:`bcd`'s restarts
+    revisit points, and read them instead of solving again.
+
+    Returns:
+        ``(b, cuts, rounds, Θ per round)``: b⁽ᵗ⁾ and μ⁽ᵗ⁾ as ``[N]`` int64 (cut layers in 1..L), the rounds run, and
+        ``[Θ⁽⁰⁾, ..., Θ⁽ᵗ⁾]`` in seconds.
+
+    Raises:
+        ValueError: P1 or P2 finds no feasible point from ``b``.
+    """
+    cuts, T, _ = solve_p2(problem, b)                                   # μ⁽⁰⁾, T⁽⁰⁾ given b⁽⁰⁾
+    thetas = [float(theta(problem, b, cuts))]
+    tau = 0
+    for tau in range(1, max_iter + 1):
+        b = solve_p1(problem, cuts, T)                                  # line 4: P1 (46), b⁽ᵗ⁾
+        cuts, T, _ = solve_p2(problem, b)                               # line 5: P2 (59), μ⁽ᵗ⁾ and T⁽ᵗ⁾
+        thetas.append(float(theta(problem, b, cuts)))                   # Θ (42) of (b⁽ᵗ⁾, μ⁽ᵗ⁾)
+        if np.isfinite(thetas[-2]) and abs(thetas[-2] - thetas[-1]) <= tol * abs(thetas[-2]):   # line 6
             break
-        prev = cur
-    return b, cuts, it, hist
+    return b, cuts, tau, thetas
 
 
 # ---- Our additions (the paper is silent; choices in the module docstring) -------------------------------------------
@@ -146,7 +157,7 @@ def uniform_cut_candidates(problem: Problem, line_search: bool, floors: dict | N
 
 def bcd(problem: Problem, starts: tuple = (4.0, np.inf), tol: float = 1e-6, max_iter: int = 30,
         polish_result: bool = True, group_moves: bool = True, restarts: bool = True) -> Decision:
-    """Algorithm 2 (BCD): alternate P2 (μ, T) and P1 (b) until Θ' changes by <= ``tol`` (relative), from
+    """Algorithm 2 (BCD): alternate P1 (b) and P2 (μ, T) until Θ (42) changes by <= ``tol`` (relative), from
     per-device starts, then leave its fixed points by group moves and restarts, and refine; returns the decision
     with the smallest Θ (eq. 42).
 
@@ -186,7 +197,7 @@ def bcd(problem: Problem, starts: tuple = (4.0, np.inf), tol: float = 1e-6, max_
     t0 = time.perf_counter()
     floors = common_cut_floors(problem)             # raises the one error when no decision exists
     small = problem.num_devices <= 10
-    cands, iters, history, memo = [], [], [], {}
+    cands, iters, history = [], [], []
 
     def add(b, cuts):
         val = float(theta(problem, b, cuts))
@@ -195,7 +206,7 @@ def bcd(problem: Problem, starts: tuple = (4.0, np.inf), tol: float = 1e-6, max_
 
     for scale in starts:
         try:
-            b, cuts, it, hist = algorithm2(problem, start_batches(problem, scale), tol, max_iter, memo)
+            b, cuts, it, hist = algorithm2(problem, start_batches(problem, scale), tol, max_iter)
         except ValueError:  # this start is infeasible for P1/P2; another start or a group move may not be
             continue
         iters.append(it)
@@ -211,7 +222,7 @@ def bcd(problem: Problem, starts: tuple = (4.0, np.inf), tol: float = 1e-6, max_
             ranked = sorted(group, key=lambda d: d.theta)
             for d in ranked if problem.num_devices <= 100 else ranked[:3]:
                 try:
-                    add(*algorithm2(problem, d.b, tol, max_iter, memo)[:2])
+                    add(*algorithm2(problem, d.b, tol, max_iter)[:2])
                 except ValueError:   # P1/P2 find no feasible point from this start
                     continue
             info["theta_restarts"] = min((d.theta for d in cands[n_before:]), default=None)

@@ -2,10 +2,13 @@
 ∂Θ'/∂b = 0 and Proposition 1's rounding (choices in :mod:`fedlib.hasfl.optimiser.bcd`'s docstring)."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ...core.validate import check_array, check_bool, check_float, check_instance, check_int
 from ..bound.problem import Problem, batch_caps, check_cuts, check_problem
+from .memo import SolverCall
 
 
 def _check_inputs(problem: Problem, cuts, T: dict) -> np.ndarray:
@@ -166,13 +169,25 @@ def solve_p1(problem: Problem, cuts, T: dict, budget_search: bool = True) -> np.
     continuous values) if 1 < b̂_i < κ_i; ⌊κ_i⌋ if b̂_i >= κ_i. With ``budget_search`` the budgets T3, T4 are
     first chosen by :func:`latency_budget_search` (else held at ``T`` as in (46)).
 
+    Memoised (ours; :mod:`fedlib.hasfl.optimiser.memo`): a call whose problem (every field, by value), cuts, T and
+    budget_search equal one of the last 1,024 calls' returns a copy of that call's result without solving again (a
+    call that raised is solved again).
+
     Raises:
         ValueError: κ_i < 1 for some device (names the device: memory or latency budget too small), or ε
         unreachable (A <= 0).
     """
     check_bool("budget_search", budget_search)
+    cuts = _check_inputs(problem, cuts, T)
+    return _proposition1(SolverCall(problem, cuts, T, budget_search)).copy()
+
+
+@functools.lru_cache(maxsize=1024)
+def _proposition1(call: SolverCall) -> np.ndarray:
+    """:func:`solve_p1` for its checked arguments ``call.args = (problem, cuts, T, budget_search)``, memoised on
+    them."""
+    problem, cuts, T, budget_search = call.args
     A, B, C, _ = p1_coefficients(problem, cuts, T)
-    cuts = np.asarray(cuts)
     if A <= 0:
         raise ValueError(f"convergence constraint C1: eps is unreachable, A = eps - split term = {A:.4g} <= 0")
     if budget_search:

@@ -2,10 +2,13 @@
 Dinkelbach's method, each step a MILP solved by HiGHS through cvxpy."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ...core.validate import check_array, check_float, check_int
 from ..bound.problem import Problem, aux_variables, check_problem, feasible_cuts, initial_cuts, theta
+from .memo import SolverCall
 
 
 def _check_b(problem: Problem, b) -> np.ndarray:
@@ -59,6 +62,10 @@ def solve_p2(problem: Problem, b, tol: float = 1e-9, max_iter: int = 50) -> tupl
     D = γ(ε − βγΣ_iΣ_j σ_j²/(b_iN²) − 1{I>1}4β²γ²I²T1) under R1-R8, C3 and C4: λ ← N/D, solve
     min N − λD, repeat until |N − λD| <= tol·max(1, |λ|).
 
+    Memoised (ours; :mod:`fedlib.hasfl.optimiser.memo`): a call whose problem (every field, by value), b, tol and
+    max_iter equal one of the last 1,024 calls' returns copies of that call's result without solving again (a call
+    that raised is solved again).
+
     Returns:
         (cuts ``[N]``, T dict, info ``{"dinkelbach_iters", "lambda"}``).
 
@@ -69,6 +76,14 @@ def solve_p2(problem: Problem, b, tol: float = 1e-9, max_iter: int = 50) -> tupl
     b = _check_b(problem, b)
     check_float("tol", tol, 0)
     check_int("max_iter", max_iter, 1)
+    cuts, T, info = _dinkelbach(SolverCall(problem, b, tol, max_iter))
+    return cuts.copy(), dict(T), dict(info)
+
+
+@functools.lru_cache(maxsize=1024)
+def _dinkelbach(call: SolverCall) -> tuple[np.ndarray, dict, dict]:
+    """:func:`solve_p2` for its checked arguments ``call.args = (problem, b, tol, max_iter)``, memoised on them."""
+    problem, b, tol, max_iter = call.args
     start = initial_cuts(problem, b)  # a feasible point (raises the C1 / C4 error when there is none)
     cp, mu, T, num, den, cons = _p2_model(problem, b, with_convergence=True)
     lam = cp.Parameter(nonneg=True)

@@ -108,9 +108,8 @@ def check_hasfl_1_latency(p: Mapping) -> None:
 
 
 def check_hasfl_2_bound(p: Mapping) -> None:
-    """``hasfl_2_bound``' parameters (module docstring; the grids as
-    :func:`fedlib.lab.hasfl.figures.plots.check_bound_terms`), before the pilot. Raises ValueError /
-    ParameterTypeError naming the parameter."""
+    """``hasfl_2_bound``' parameters (module docstring; the grids of its figure too), before the pilot. Raises
+    ValueError / ParameterTypeError naming the parameter."""
     _pilot(p, 1)
     check_int("rounds", p["rounds"], 1)
     _positive_ints("batch_sizes", p["batch_sizes"])

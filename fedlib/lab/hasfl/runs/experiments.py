@@ -1,6 +1,6 @@
 """HASFL system-model experiments used by the notebooks: cached pilot constants and [24]'s β on a federated pilot,
-Table I problems, the strategy comparison and the sensitivity sweeps (the system-model side of HASFL Figs. 7, 8,
-9)."""
+Table I problems and the strategy comparison (``hasfl_3_optimiser`` sweeps it over Table I's ranges and N: the
+system-model side of HASFL Figs. 7, 8, 9)."""
 from __future__ import annotations
 
 import functools
@@ -188,25 +188,3 @@ def check_sensitivity(factors, device_counts) -> tuple[list, list]:
     from fedlib.core.validate import check_float, check_int, check_list
     return (check_list("factors", factors, lambda k, v: check_float(k, v, 0, low_open=True), distinct=True),
             check_list("device_counts", device_counts, lambda k, v: check_int(k, v, 1), distinct=True))
-
-
-def sensitivity(model: str, dataset: str, constants: HasflConstants, num_devices: int, seed: int, gamma: float,
-                interval: int, eps_slack: float, factors: list[float], device_counts: list[int],
-                num_draws: int) -> list[dict]:
-    """Θ of every strategy vs device compute, server compute, uplink rate, inter-server rate (each range of
-    Table I multiplied by each factor) and vs the number of devices. Rows of :func:`compare_strategies` plus
-    ``setting`` (the swept quantity) and ``value`` (factor or N).
-
-    Raises:
-        ValueError / ParameterTypeError: as :func:`check_sensitivity`.
-    """
-    factors, device_counts = check_sensitivity(factors, device_counts)
-    rows = []
-    for key in ("device_flops", "server_flops", "rate_up", "rate_servers"):
-        for k in factors:
-            p = make_problem(model, dataset, constants, num_devices, seed, gamma, interval, eps_slack, {key: k})
-            rows += [dict(r, setting=key, value=k) for r in compare_strategies(p, num_draws, seed)]
-    for n in device_counts:
-        p = make_problem(model, dataset, constants, n, seed, gamma, interval, eps_slack)
-        rows += [dict(r, setting="num_devices", value=n) for r in compare_strategies(p, num_draws, seed)]
-    return rows
