@@ -27,9 +27,10 @@ def test_converged_profile_builds_the_plan_the_profile_file_states():
         plan_status.profile_parameters("slow")
 
 
-def test_the_notebooks_design_cell_builds_the_plan_this_report_reads():
-    # hasfl_4 builds its TrainSettings / TrainPlan in a visible cell; this report from the same parameters
-    nb = json.loads(plan_status.NOTEBOOK.read_text())
+@pytest.mark.parametrize("name", ["hasfl_4_train_experiments", "hasfl_5_train_figures"])
+def test_the_notebooks_design_cell_builds_the_plan_this_report_reads(name):
+    # hasfl_4 and hasfl_5 build their TrainSettings / TrainPlan in a visible cell; this report from the same parameters
+    nb = json.loads((plan_status.NOTEBOOK.parent / f"{name}.ipynb").read_text())
     cell = next("".join(c["source"]) for c in nb["cells"] if "plan = TrainPlan(" in "".join(c["source"]))
     for profile in ("smoke", "converged"):
         p = plan_status.profile_parameters(profile)
