@@ -88,3 +88,16 @@ def test_committed_profiles_name_their_dataset(profile):
         if value == "auto":
             auto.append(path.stem)
     assert auto == []
+
+
+@pytest.mark.parametrize("nb", NBS, ids=[p.stem for p in NBS])
+def test_the_parameters_cell_shows_what_an_unchanged_run_all_uses(nb):
+    """Issue 71: every value written in a parameters cell is the one Run All on the unchanged notebook uses: the
+    cell's own ``profile``'s files restate it or leave it alone (the other profiles' files hold their values)."""
+    declared = declared_parameters(nb)
+    if not notebooks.has_profile(nb, declared["profile"]):
+        pytest.skip(f"{nb.stem}: its profile {declared['profile']!r} has no file for the paper")
+    used = notebooks.notebook_parameters(nb, declared["profile"])
+    shown_but_not_used = {k: (declared[k], v) for k, v in used.items() if k in declared and k != "profile"
+                          and v != declared[k]}
+    assert shown_but_not_used == {}
