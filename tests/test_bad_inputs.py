@@ -665,6 +665,13 @@ def test_an_empty_list_is_accepted_only_where_the_default_is_empty():
         assert validate_parameters(ns)["extra_seeds"] == expected
     with pytest.raises(ValueError, match="num_cells must be a non-empty list"):
         validate_parameters(_namespace("# Parameters\nnum_cells = []\n"))
+    # a cell that shows the committed profile's non-empty list and says "[]: none" in its comment takes [] too
+    cell = PARAMS_CELL + "extra_seeds: list = [1, 2]  # []: none; else these seeds\n"
+    ns = {}
+    exec(cell, ns)
+    exec("extra_seeds = []\n", ns)
+    ns["In"] = ["", cell, "# Parameters\nextra_seeds = []\n", "validate_parameters(globals())"]
+    assert validate_parameters(ns)["extra_seeds"] == []
 
 
 def test_unknown_papermill_parameter_fails_a_real_notebook(tmp_path, monkeypatch):

@@ -48,22 +48,28 @@ def _namespace(nb: Path, **typed) -> dict:
 def test_unchanged_values_take_the_profiles_typed_values_win(capsys):
     nb = ROOT / "notebooks" / "dtfl" / "dtfl_2_table1.ipynb"
     wanted = notebooks.notebook_parameters(nb, "converged")
-    ns = _namespace(nb, seeds=[0, 1], batch_size=25)               # two values typed in the cell
+    # the cell shows the committed profile's values (issue 71): at converged the profile's files restate them
+    ns = _namespace(nb)
     applied = apply_profile(ns, "dtfl", "dtfl_2_table1")
     assert ns["width"] == wanted["width"] == 0.25 and ns["rounds"] == wanted["rounds"] == 24
+    assert applied["taken"] == {} and applied["kept"] == {}
+    ns = _namespace(nb, seeds=[0, 1], batch_size=25)               # two values typed in the cell
+    applied = apply_profile(ns, "dtfl", "dtfl_2_table1")
     assert ns["train_subset"] == 6000 and ns["lr"] == 0.003
     assert ns["seeds"] == [0, 1] and ns["batch_size"] == 25        # typed: kept over the profile's [0] and 50
     assert ns["model"] == "resnet20"                                # not in the profile: the cell's
-    assert applied["kept"] == {"batch_size": (25, 50), "seeds": ([0, 1], [0])}
-    assert "seeds" not in applied["taken"] and applied["taken"]["width"] == 0.25
+    assert applied["kept"] == {"batch_size": (25, 50), "seeds": ([0, 1], [0])} and applied["taken"] == {}
     # papermill's injected cell counts as typed even where it repeats the cell's default
     ns = _namespace(nb)
-    ns["In"].append("# Parameters\nwidth = 0.5\n")
+    ns["In"].append("# Parameters\nwidth = 0.25\nrounds = 12\n")
+    ns["rounds"] = 12
     apply_profile(ns, "dtfl", "dtfl_2_table1")
-    assert ns["width"] == 0.5 and ns["rounds"] == 24
-    # another profile typed in the first cell brings its own values; quick's file adds none
-    ns = _namespace(nb, profile="quick")
-    assert apply_profile(ns, "dtfl", "dtfl_2_table1")["taken"] == {} and ns["width"] == 0.5
+    assert ns["width"] == 0.25 and ns["rounds"] == 12
+    # another profile typed in the first cell brings its own values: quick's files hold what the cell held before
+    ns = _namespace(nb, profile="quick", seeds=[0, 1])
+    taken = apply_profile(ns, "dtfl", "dtfl_2_table1")["taken"]
+    assert ns["width"] == taken["width"] == 0.5 and ns["batch_size"] == taken["batch_size"] == 10
+    assert ns["rounds"] == 12 and ns["seeds"] == [0, 1] and "seeds" not in taken
 
 
 def test_the_first_cells_output_says_what_came_from_where(capsys, monkeypatch):
@@ -74,11 +80,15 @@ def test_the_first_cells_output_says_what_came_from_where(capsys, monkeypatch):
     ns = _namespace(nb, num_draws=3)
     where = setup_notebook(ns, "hasfl", "hasfl_3_optimiser")
     out = capsys.readouterr().out
-    assert where["profile"] == "converged" and ns["device_counts"] == [5, 10, 20]
+    assert where["profile"] == "converged" and ns["device_counts"] == [5, 10, 20]    # the cell's own values
     first = out.splitlines()[0]
     assert first.startswith("profile converged (this notebook's default: the profile of its committed verdict)")
-    assert "notebooks/profiles/converged/hasfl.yaml: device_counts=[5, 10, 20]" in first
-    assert "every other parameter is the cell's" in first and "num_draws" not in first
+    assert "no value beyond the cell's or papermill's" in first and "num_draws" not in first
+    ns = _namespace(nb, profile="quick")
+    setup_notebook(ns, "hasfl", "hasfl_3_optimiser")
+    first = capsys.readouterr().out.splitlines()[0]
+    assert ns["device_counts"] == [5, 10, 20, 50, 100]
+    assert "notebooks/profiles/quick/hasfl_3_optimiser.yaml: device_counts=[5, 10, 20, 50, 100]" in first
 
 
 def test_quick_records_of_dtfl_and_hasfl_stay_out_of_figures(monkeypatch, tmp_path):

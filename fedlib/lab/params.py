@@ -21,7 +21,8 @@ that a sibling notebook of the same paper declares (a paper-level profile file,
 removed from the namespace and named in a note. **Lists given as strings** (``papermill -p seeds "[0, 1]"``
 delivers the string ``"[0, 1]"``) are parsed as YAML (``yaml.safe_load``); the result must be a list, else the
 parameter is refused; the parsed list replaces the string in the notebook's namespace. A list must be non-empty
-unless the parameters cell's default is the empty list (``[]``: none, e.g. ``out_of_sample_seeds``), and when
+unless the parameters cell's default is the empty list or its comment names ``[]`` as a value (``# []: none``, e.g.
+``out_of_sample_seeds``), and when
 the parameters cell's default is a non-empty list whose items share one type (int, float, str, bool), every item
 must have that type (an int item is accepted where the default holds floats). Ranges, choices and
 combinations are the notebook's checker's (``fedlib.<paper>.checks``), called right after :func:`setup_notebook`.
@@ -84,6 +85,19 @@ def _defaults(history: list[str], declared: Mapping) -> dict:
                     pass
             return out
     return {}
+
+
+def _empty_allowed(history: list[str], declared: Mapping, defaults: Mapping) -> set:
+    """The list parameters that may be empty: the cell's default is ``[]``, or its comment names ``[]`` as a value
+    (``# []: none; ...``: the cell shows the committed profile's list, another profile may give none)."""
+    out = {n for n, v in defaults.items() if v == []}
+    for source in reversed(history):
+        if not isinstance(source, str):
+            continue
+        lines = {line.split(":", 1)[0].strip(): line for line in source.splitlines() if "  # " in line}
+        if set(declared) <= set(lines):
+            return out | {n for n in declared if "[]" in lines[n].split("  # ", 1)[1]}
+    return out
 
 
 def _item_type(default):
@@ -176,6 +190,7 @@ def validate_parameters(namespace: dict, history: list[str] | None = None, paper
         raise ValueError(f"unknown parameter(s) {', '.join(unknown)} given to the notebook (papermill -p / profile "
                          f"file); its parameters are: {', '.join(sorted(declared))}")
     defaults = _defaults(history, declared)
+    empty_ok = _empty_allowed(history, declared, defaults)
     out = {}
     for name, kind in declared.items():
         if name not in namespace:
@@ -185,7 +200,7 @@ def validate_parameters(namespace: dict, history: list[str] | None = None, paper
             kind = {"int": int, "float": float, "str": str, "bool": bool, "list": list}.get(kind, kind)
         origin, args = typing.get_origin(kind), typing.get_args(kind)
         if kind is list or origin is list:
-            value = _as_list(name, value, allow_empty=defaults.get(name) == [])
+            value = _as_list(name, value, allow_empty=name in empty_ok)
             item = args[0] if args else _item_type(defaults.get(name))
             if item in _SCALARS:
                 for i, v in enumerate(value):
