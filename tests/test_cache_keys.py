@@ -30,10 +30,7 @@ UNHASHED = {
               "bound.problem": _DECISIONS,
               **{f"optimiser.{m}": _DECISIONS for m in ("bcd", "p1", "p2", "batch_search", "refinement", "exhaustive",
                                                         "strategies")},
-              "training": "hashed by the training records' own code (fedlib.lab.hasfl.runs.train_run.TRAIN_CODE)",
-              "runs.__init__": "a note that the package moved to fedlib.lab.hasfl.runs",
-              "runs.plan_status": "a note that the command moved to fedlib.lab.hasfl.runs.plan_status",
-              "optimiser.instances": "a note that the random instances moved to fedlib.lab.hasfl.instances"},
+              "training": "hashed by the training records' own code (fedlib.lab.hasfl.runs.train_run.TRAIN_CODE)"},
 }
 #: modules a hashed module imports that its paper's records still do not depend on
 NOT_NEEDED = {"hasfl": {"fedlib.split.resnet_cifar": "DTFL's CIFAR ResNets, imported by split.models; HASFL builds "
@@ -47,10 +44,6 @@ NOT_NEEDED = {"hasfl": {"fedlib.split.resnet_cifar": "DTFL's CIFAR ResNets, impo
                        "fedlib.dtfl.scheduler": "imported by fedlib.dtfl.run.dtfl only (the scheduler deciding each "
                                                 "round, a run never stored): a stored run replays the tiers decided "
                                                 "ahead, which enter its config"}}
-#: moved-module notes in the method packages: they raise ImportError naming the new module, compute nothing
-MOVED_NOTES = {"fedlib.core.verify", "fedlib.core.jupyter_setup", "fedlib.core.site", "fedlib.core.notebooks",
-               "fedlib.split.bench", "fedlib.hasfl.runs", "fedlib.hasfl.runs.plan_status",
-               "fedlib.hasfl.optimiser.instances", "fedlib.split.records_backend"}
 
 
 #: the module that defines each paper's STORE_CODE
@@ -346,7 +339,7 @@ CORE_UNHASHED = {"fedlib.core.components": "resolves a component of your own by 
 def test_the_core_package_is_what_records_depend_on():
     from fedlib.lab.store import RECORD_CODE
     core = {f"fedlib.core.{p.stem}" for p in (FEDLIB / "core").glob("*.py") if p.stem != "__init__"}
-    assert set(RECORD_CODE) == core - MOVED_NOTES - set(CORE_UNHASHED)
+    assert set(RECORD_CODE) == core - set(CORE_UNHASHED)
     for paper in PAPERS:                      # a store whose hashed modules import it hashes it too
         code = _store_code(paper)
         users = [name for name, path in _files(code).items() if set(CORE_UNHASHED) & _imports(path)]

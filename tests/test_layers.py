@@ -46,26 +46,17 @@ def _lines(path: Path) -> int:
     return len(path.read_text().splitlines())
 
 
-def _moved_note(path: Path) -> bool:
-    """A module that only says where its command or module moved (it raises ImportError naming the new one)."""
-    text = path.read_text()
-    return "raise ImportError(_MOVED)" in text and len(text.splitlines()) <= 10
-
-
 def test_the_methods_never_import_the_lab():
     bad = {str(p.relative_to(FEDLIB)): sorted(m for m in _imports(p) if m == "fedlib.lab" or m.startswith("fedlib.lab."))
            for p in _method_files()}
     assert {k: v for k, v in bad.items() if v} == {}
-    methods = [p for p in _method_files() if not _moved_note(p)]
-    notes = [p for p in _method_files() if _moved_note(p)]
-    print(f"\nmethod layer: {len(methods)} files, {sum(_lines(p) for p in methods)} lines, and {len(notes)} "
-          f"moved-command notes of {sum(_lines(p) for p in notes)} lines "
+    methods = _method_files()
+    print(f"\nmethod layer: {len(methods)} files, {sum(_lines(p) for p in methods)} lines "
           f"(lab: {sum(_lines(p) for p in (FEDLIB / 'lab').rglob('*.py'))} lines)")
 
 
 def test_the_method_layer_is_thin():
-    # the moved-command notes compute nothing and are counted apart (test_the_methods_never_import_the_lab prints both)
-    total = sum(_lines(p) for p in _method_files() if not _moved_note(p))
+    total = sum(_lines(p) for p in _method_files())
     assert total <= METHOD_LINES, f"the method layer holds {total} lines (target <= {METHOD_LINES})"
 
 
