@@ -186,12 +186,12 @@ from pathlib import Path
 root = Path(sys.argv[1])
 import fedlib
 assert Path(fedlib.__file__).resolve().parent == (root / "fedlib").resolve(), fedlib.__file__
-from fedlib.lab import store
+from fedlib.lab import code_hash
 codes = {p: __import__(m, fromlist=["_"]).STORE_CODE for p, m in (("hist", "fedlib.lab.hist.experiments"),
          ("hasfl", "fedlib.lab.hasfl.runs.experiments"), ("dtfl", "fedlib.lab.dtfl.experiments"))}
 codes["hasfl-train"] = __import__("fedlib.lab.hasfl.runs.train_run", fromlist=["_"]).TRAIN_CODE
 def hashes():
-    return {p: store.source_hash(c) for p, c in codes.items()}
+    return {p: code_hash.source_hash(c) for p, c in codes.items()}
 
 def offset(src, line, col):
     # ast's columns count UTF-8 bytes: work on bytes
@@ -280,7 +280,7 @@ def _package(tmp_path, name: str, files: dict[str, str]) -> str:
 
 
 def test_the_hash_ignores_file_names_and_docstrings_and_sees_operators(tmp_path, monkeypatch):
-    from fedlib.lab.store import source_hash
+    from fedlib.lab.code_hash import source_hash
     monkeypatch.syspath_prepend(str(tmp_path))
     code = 'def f(x):\n    """Doc."""\n    return x + 1\n'
     a = _package(tmp_path, "pkg_a", {"__init__.py": '"""A package."""\n', "one.py": code})

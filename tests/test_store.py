@@ -19,7 +19,8 @@ from fedlib.lab.store import ResultStore, config_key
 from fedlib.lab.parallel import map_jobs
 from fedlib.lab import runlock
 from fedlib.lab.runlock import RunInProgress
-from fedlib.lab.store import CorruptRecordError, source_hash
+from fedlib.lab.code_hash import source_hash
+from fedlib.lab.store import CorruptRecordError
 from fedlib.hist import HistConfig
 from fedlib.lab.hist import experiments
 from fedlib.hist import run
