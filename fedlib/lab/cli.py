@@ -94,8 +94,8 @@ def existing_dir(text: str) -> Path:
     return Path(text)
 
 
-#: the entries of a result store folder (:class:`fedlib.lab.store.ResultStore`): records, their locks and the
-#: takeover guards, and temporary files
+#: the entries of a result store folder (:class:`fedlib.lab.store.ResultStore`): records, their locks, temporary
+#: files, and the takeover guards (``.lock.takeover``) that the lock protocol before 2026-12-07 left in a store
 STORE_ENTRY = re.compile(r"^(?:[0-9a-f]+\.(?:json|lock|lock\.takeover)|\.tmp-.*|\.gitkeep)$")
 #: the repository's committed folders: only the regeneration commands write there (``run_all.sh``,
 #: ``FEDLIB_COMMIT=1``, ``python -m fedlib.lab.tables``)

@@ -21,8 +21,9 @@ fedlib source that computes it.
   ``stale_tmp_s`` (a writer that was killed) are removed when a store is opened; files are world-readable
   (0644), so a shared cache folder works for a whole group.
 - Records must be JSON without NaN or infinity: a non-finite number is refused before anything is written.
-- Concurrent callers of one config (pool workers, Dask, two notebooks) compute it once: the first claims
-  ``<key>.lock`` (:mod:`fedlib.lab.runlock`), the others wait for its record or, inside
+- Concurrent callers of one config (pool workers, Dask, two notebooks) compute it once: the first holds
+  ``<key>.lock`` (:mod:`fedlib.lab.runlock`: an OS file lock, released when its holder ends; the empty file
+  stays), the others wait for its record or, inside
   :func:`fedlib.lab.runlock.deferring` (:func:`fedlib.lab.map_jobs`'s workers), step aside to run other jobs.
 """
 from __future__ import annotations
@@ -167,16 +168,14 @@ class ResultStore:
         root: the folder (created if missing).
         code: modules / packages whose source is hashed into every key (default the whole ``fedlib``).
         stale_tmp_s: temporary files older than this (seconds) are removed on opening (a killed writer's).
-        stale_lock_s: a run's lock not refreshed for this long (seconds; its writer refreshes it every
-            :data:`fedlib.lab.runlock.REFRESH_S`) is taken over (a writer on another host that died; a dead writer
-            on this host is detected at once). poll_s: seconds between checks while waiting for
-            another writer's record.
+        poll_s: seconds between checks while waiting for another writer's record (its run's lock,
+            :mod:`fedlib.lab.runlock`, is the operating system's: released when that writer ends, however it ends).
         read_only: folders of stores read after ``root`` and never written (a committed store). Default: with
             ``root=None``, :func:`fedlib.lab.paths.read_only_stores`; with a ``root`` given, none.
     """
 
     def __init__(self, root: str | Path | None = None, code: Sequence[str] = DEFAULT_CODE,
-                 stale_tmp_s: float = 3600.0, stale_lock_s: float = runlock.STALE_S, poll_s: float = 0.5,
+                 stale_tmp_s: float = 3600.0, poll_s: float = 0.5,
                  read_only: Sequence[str | Path] | None = None):
         if root is not None and not isinstance(root, (str, os.PathLike)):
             raise ParameterTypeError(f"root must be a folder path (str or pathlib.Path) or None, got {root!r}")
@@ -192,10 +191,9 @@ class ResultStore:
         self.code = tuple(code) if not isinstance(code, str) else code
         self.code_hash = source_hash(self.code)
         check_float("stale_tmp_s", stale_tmp_s, 0, allow_inf=True)
-        for name, v in (("stale_lock_s", stale_lock_s), ("poll_s", poll_s)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < float("inf"):
-                raise ValueError(f"{name} must be a finite number of seconds > 0, got {v!r}")
-        self.stale_lock_s, self.poll_s = float(stale_lock_s), float(poll_s)
+        if isinstance(poll_s, bool) or not isinstance(poll_s, (int, float)) or not 0 < poll_s < float("inf"):
+            raise ValueError(f"poll_s must be a finite number of seconds > 0, got {poll_s!r}")
+        self.poll_s = float(poll_s)
         now = time.time()
         for tmp in self.root.glob(".tmp-*"):
             try:
@@ -208,7 +206,7 @@ class ResultStore:
 
     def __getstate__(self):
         return {"root": self.root, "code": self.code, "code_hash": self.code_hash,
-                "stale_lock_s": self.stale_lock_s, "poll_s": self.poll_s, "read_only": self.read_only}
+                "poll_s": self.poll_s, "read_only": self.read_only}
 
     def __setstate__(self, state):
         # a worker (process pool, Dask) checks that it runs the same fedlib source as the process that sent it
@@ -236,8 +234,7 @@ class ResultStore:
 
     def with_code(self, code: Sequence[str]) -> "ResultStore":
         """A store over the same folders (own and read-only) that hashes ``code`` instead."""
-        return ResultStore(self.root, code=code, stale_lock_s=self.stale_lock_s, poll_s=self.poll_s,
-                           read_only=self.read_only)
+        return ResultStore(self.root, code=code, poll_s=self.poll_s, read_only=self.read_only)
 
     def load(self, config: dict) -> dict:
         """The stored record for ``config`` (with ``store_key`` added).
@@ -308,7 +305,7 @@ class ResultStore:
 
         With ``FEDLIB_CACHE_ONLY=1`` (:func:`cache_only`) a missing record raises :class:`CacheMiss` and nothing
         runs. A corrupt or mismatched file is reported (``warnings.warn`` naming the file and the problem) and that
-        run alone is recomputed and overwritten. Before ``run()`` the caller claims ``<key>.lock``
+        run alone is recomputed and overwritten. Before ``run()`` the caller locks ``<key>.lock``
         (:mod:`fedlib.lab.runlock`); while another live writer holds it, the caller polls every ``poll_s`` until
         that writer's record appears (and returns it), or raises :class:`fedlib.lab.runlock.RunInProgress` at
         once inside :func:`fedlib.lab.runlock.deferring`. ``force`` computes without claiming or waiting.
@@ -333,7 +330,8 @@ class ResultStore:
             rec = self._cached(path, want, warned)
             if rec is not None:
                 return rec
-            if runlock.try_acquire(lock, self.stale_lock_s):
+            held = runlock.try_acquire(lock)
+            if held is not None:
                 break
             if runlock.defer_requested():
                 raise RunInProgress(f"another worker is computing this run (its lock: {lock})")
@@ -345,11 +343,10 @@ class ResultStore:
             rec = self._cached(path, want, warned)   # finished between the check and the claim
             if rec is not None:
                 return rec
-            with runlock.Heartbeat(lock):
-                record = run()
+            record = run()
             self._write(path, head, record)
         finally:
-            runlock.release(lock)
+            runlock.release(held)
         return self._read(path, want)
 
     def _cached(self, path: Path, want: str, warned: set) -> dict | None:
