@@ -30,10 +30,7 @@ UNHASHED = {
               "bound.problem": _DECISIONS,
               **{f"optimiser.{m}": _DECISIONS for m in ("bcd", "p1", "p2", "memo", "batch_search", "refinement", "exhaustive",
                                                         "strategies")},
-              "training": "hashed by the training records' own code (fedlib.lab.hasfl.runs.train_run.TRAIN_CODE)",
-              "runs.__init__": "a note that the package moved to fedlib.lab.hasfl.runs",
-              "runs.plan_status": "a note that the command moved to fedlib.lab.hasfl.runs.plan_status",
-              "optimiser.instances": "a note that the random instances moved to fedlib.lab.hasfl.instances"},
+              "training": "hashed by the training records' own code (fedlib.lab.hasfl.runs.train_run.TRAIN_CODE)"},
 }
 #: modules a hashed module imports that its paper's records still do not depend on
 NOT_NEEDED = {"hasfl": {"fedlib.split.resnet_cifar": "DTFL's CIFAR ResNets, imported by split.models; HASFL builds "
@@ -47,10 +44,6 @@ NOT_NEEDED = {"hasfl": {"fedlib.split.resnet_cifar": "DTFL's CIFAR ResNets, impo
                        "fedlib.dtfl.scheduler": "imported by fedlib.dtfl.run.dtfl only (the scheduler deciding each "
                                                 "round, a run never stored): a stored run replays the tiers decided "
                                                 "ahead, which enter its config"}}
-#: moved-module notes in the method packages: they raise ImportError naming the new module, compute nothing
-MOVED_NOTES = {"fedlib.core.verify", "fedlib.core.jupyter_setup", "fedlib.core.site", "fedlib.core.notebooks",
-               "fedlib.split.bench", "fedlib.hasfl.runs", "fedlib.hasfl.runs.plan_status",
-               "fedlib.hasfl.optimiser.instances", "fedlib.split.records_backend"}
 
 
 #: the module that defines each paper's STORE_CODE
@@ -193,12 +186,12 @@ from pathlib import Path
 root = Path(sys.argv[1])
 import fedlib
 assert Path(fedlib.__file__).resolve().parent == (root / "fedlib").resolve(), fedlib.__file__
-from fedlib.lab import store
+from fedlib.lab import code_hash
 codes = {p: __import__(m, fromlist=["_"]).STORE_CODE for p, m in (("hist", "fedlib.lab.hist.experiments"),
          ("hasfl", "fedlib.lab.hasfl.runs.experiments"), ("dtfl", "fedlib.lab.dtfl.experiments"))}
 codes["hasfl-train"] = __import__("fedlib.lab.hasfl.runs.train_run", fromlist=["_"]).TRAIN_CODE
 def hashes():
-    return {p: store.source_hash(c) for p, c in codes.items()}
+    return {p: code_hash.source_hash(c) for p, c in codes.items()}
 
 def offset(src, line, col):
     # ast's columns count UTF-8 bytes: work on bytes
@@ -287,7 +280,7 @@ def _package(tmp_path, name: str, files: dict[str, str]) -> str:
 
 
 def test_the_hash_ignores_file_names_and_docstrings_and_sees_operators(tmp_path, monkeypatch):
-    from fedlib.lab.store import source_hash
+    from fedlib.lab.code_hash import source_hash
     monkeypatch.syspath_prepend(str(tmp_path))
     code = 'def f(x):\n    """Doc."""\n    return x + 1\n'
     a = _package(tmp_path, "pkg_a", {"__init__.py": '"""A package."""\n', "one.py": code})
@@ -346,7 +339,7 @@ CORE_UNHASHED = {"fedlib.core.components": "resolves a component of your own by 
 def test_the_core_package_is_what_records_depend_on():
     from fedlib.lab.store import RECORD_CODE
     core = {f"fedlib.core.{p.stem}" for p in (FEDLIB / "core").glob("*.py") if p.stem != "__init__"}
-    assert set(RECORD_CODE) == core - MOVED_NOTES - set(CORE_UNHASHED)
+    assert set(RECORD_CODE) == core - set(CORE_UNHASHED)
     for paper in PAPERS:                      # a store whose hashed modules import it hashes it too
         code = _store_code(paper)
         users = [name for name, path in _files(code).items() if set(CORE_UNHASHED) & _imports(path)]

@@ -4,11 +4,12 @@ a function that fails the test if it is reached."""
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import re
 import shutil
-import socket
+import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -225,34 +226,67 @@ def test_every_committed_profile_file_passes_the_check():
 
 # -- one build at a time ----------------------------------------------------------------------------------------
 
+def _hold_command_lock(folder, ready, done):
+    held = runlock.try_acquire(runlock.command_lock(folder))
+    ready.set()
+    done.wait(60)
+    if held is not None:
+        runlock.release(held)
+
+
+def _fork():
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("needs the fork start method")
+    return multiprocessing.get_context("fork")
+
+
 def test_a_second_site_build_is_refused_while_one_runs(capsys, monkeypatch, scratch_locks, tmp_path):
     """The first build is another process (as two ``./run_all.sh --site`` started at once); the second is refused
     in one line naming the holder, and the first's lock is freed when it ends."""
-    holder = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE, text=True)
-    lock = runlock.command_lock(site.REPO_ROOT / "site")      # the first build's lock, as runlock.try_acquire writes it
-    lock.parent.mkdir(parents=True)
-    lock.write_text(json.dumps({"host": socket.gethostname(), "pid": holder.pid, "time": time.time()}))
+    ctx = _fork()
+    scratch_locks.mkdir(parents=True)
+    ready, done = ctx.Event(), ctx.Event()
+    holder = ctx.Process(target=_hold_command_lock, args=(site.REPO_ROOT / "site", ready, done))
+    holder.start()
     try:
+        assert ready.wait(60)
         monkeypatch.setattr(site, "build_site", _never)
         _refused(capsys, lambda: site.main(["--out", str(tmp_path / "out")]),
                  "python -m fedlib.lab.site is already writing", f"process {holder.pid}", "wait for it to finish")
     finally:
-        holder.communicate("", timeout=30)
-        lock.unlink()                                       # the first build ends
+        done.set()                                          # the first build ends
+        holder.join(30)
     built = []
     monkeypatch.setattr(site, "build_site", lambda *a, **k: built.append(a) or {
         "html": "x", "seconds": 0, "pages": {}, "warnings": [], "times": {"execute": 0, "prepare": 0, "sphinx": 0}})
     assert site.main(["--out", str(tmp_path / "out")]) == 0 and built
-    assert list(scratch_locks.glob("*.lock")) == []          # released after the build
+    lock = runlock.command_lock(site.REPO_ROOT / "site")
+    held = runlock.try_acquire(lock)                        # released after the build
+    assert held is not None
+    runlock.release(held)
 
 
-def test_a_killed_builds_lock_is_taken_over(scratch_locks, tmp_path):
-    lock = runlock.command_lock(tmp_path)
-    lock.parent.mkdir(parents=True)
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    lock.write_text(json.dumps({"host": socket.gethostname(), "pid": int(dead.stdout), "time": time.time()}))
-    with runlock.exclusive(tmp_path, "test"):
-        assert json.loads(lock.read_text())["pid"] != int(dead.stdout)
+def _hold_until_killed(folder, ready):
+    held = runlock.try_acquire(runlock.command_lock(folder))   # kept referenced: a collected lock object releases
+    ready.set()
+    time.sleep(600)
+    runlock.release(held)
+
+
+def test_a_killed_builds_lock_is_free_at_once(scratch_locks, tmp_path):
+    ctx = _fork()
+    scratch_locks.mkdir(parents=True)
+    ready = ctx.Event()
+    holder = ctx.Process(target=_hold_until_killed, args=(tmp_path, ready))
+    holder.start()
+    assert ready.wait(60)
+    with pytest.raises(runlock.Busy, match=f"process {holder.pid}"):
+        with runlock.exclusive(tmp_path, "test"):
+            pass
+    os.kill(holder.pid, signal.SIGKILL)                     # killed while holding it: it never releases
+    holder.join(30)
+    with runlock.exclusive(tmp_path, "test") as lock:      # the kernel released it
+        assert json.loads(lock.read_text())["pid"] == os.getpid()
 
 
 @pytest.mark.parametrize("argv, folder", [(["--only", "hist_1", "--out", "OUT"], "OUT"),

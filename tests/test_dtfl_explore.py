@@ -14,7 +14,7 @@ from fedlib.lab.params import declared_parameters
 from fedlib.core.seeding import numpy_rng
 from fedlib.dtfl import CASES, ResourceProfile, TimeModel, profile_schedule, simulate, tier_costs
 from fedlib.lab.dtfl import experiments as dx
-from fedlib.lab.dtfl import explore as de
+from fedlib.lab.dtfl import checks as dtfl_checks, explore as de
 from fedlib.dtfl.baseline_time import method_costs, method_times
 from fedlib.lab.dtfl.compare import costs_of
 from fedlib.lab.dtfl.timeline import method_timeline, scheduled_tiers, tier_timeline
@@ -89,7 +89,7 @@ def test_typed_and_csv_clients_are_the_same_arrays(tmp_path):
     assert de.clients_from_text("mbps,cpus\n30,2\n10,0.5") == ([2.0, 0.5], [30.0, 10.0], None)   # header order
     path = tmp_path / "clients.csv"
     path.write_text(TEXT.replace(";", ","), encoding="utf-8-sig")
-    assert de.clients_from_csv(path) == ARRAYS
+    assert dtfl_checks.clients_from_csv(path) == ARRAYS
     typed = de.compute(**BASE, clients=TEXT)
     tm, fed, tiers = _library(*ARRAYS)
     assert typed["tiers"] == tiers.tolist() and typed["samples"] == ARRAYS[2]

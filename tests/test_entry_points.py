@@ -25,14 +25,8 @@ from fedlib.lab.paths import REPO_ROOT
 ENTRY_POINTS = {"fedlib.lab.bench", "fedlib.lab.jupyter_setup", "fedlib.lab.notebooks", "fedlib.lab.site",
                 "fedlib.lab.verify", "fedlib.lab.data", "fedlib.lab.first_steps", "fedlib.lab.hasfl.runs.plan_status",
                 "fedlib.lab.prune", "fedlib.lab.split.bench", "fedlib.lab.tables", "fedlib.lab.hops"}
-#: commands of an earlier layout: each exits 1 with one line naming the command that replaced it (the methods
-#: never import the lab, so none of them forwards)
-MOVED = {"fedlib.core.verify": "fedlib.lab.verify", "fedlib.core.jupyter_setup": "fedlib.lab.jupyter_setup",
-         "fedlib.core.site": "fedlib.lab.site", "fedlib.core.notebooks": "fedlib.lab.notebooks",
-         "fedlib.hasfl.runs.plan_status": "fedlib.lab.hasfl.runs.plan_status", "fedlib.split.bench": "fedlib.lab.split.bench",
-         **{f"fedlib.{n}": f"fedlib.lab.{n}" for n in ("bench", "tables", "prune", "first_steps", "data")}}
-#: entry points whose unknown-flag case needs a positional argument first: none (fedlib.data names the flag even
-#: with its NAME missing, as fedlib.lab.cli.ArgumentParser does everywhere)
+#: entry points whose unknown-flag case needs a positional argument first: none (fedlib.lab.data names the flag
+#: even with its NAME missing, as fedlib.lab.cli.ArgumentParser does everywhere)
 NEEDS_NAME: dict = {}
 TYPO = "figures/convergd/store"          # a misspelt folder: refused, never created
 
@@ -193,16 +187,7 @@ def _wrote_nothing(r: dict, what: str):
 
 
 def test_discovered_entry_points_are_the_expected_set():
-    assert discover() == ENTRY_POINTS | set(MOVED)
-
-
-@pytest.mark.parametrize("module", sorted(MOVED))
-def test_a_moved_command_names_its_new_command_in_one_line(walked, module):
-    for argv in (["--help"], ["--no-such-flag"]):
-        r = _result(walked, module, argv)
-        assert r["code"] == 1 and r["out"] == "", (r["code"], r["out"][:300])
-        assert r["err"].strip() == f"{module} moved: run python -m {MOVED[module]}", r["err"][-500:]
-        _wrote_nothing(r, f"python -m {module} {argv[0]}")
+    assert discover() == ENTRY_POINTS
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ from fedlib.lab.hasfl import explore as hasfl_ec
 from fedlib.lab.hist import explore as hist_ec
 from fedlib.hist.config import comm_per_round
 from fedlib.lab import notebook_verdicts as nv
+from fedlib.lab.params import parameter_values
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -98,7 +99,7 @@ def test_explore_verdict_shows_the_table_and_the_rule():
 def test_hist_default_state_is_read_from_the_notebook():
     """The generated block's result is the explorer's at the notebook's own parameters (N = 3 there)."""
     nb = nbformat.read(ROOT / "notebooks" / "hist" / "hist_explore.ipynb", as_version=4)
-    params = nv.parameters(nb)
+    params = parameter_values(nb)
     assert params["N"] == 3 and params["settings"] == ["noniid", "cell_iid"]
     r = nv.default_result("hist", nb)
     assert r["inputs"]["N"] == 3 and r["per_round"]["hist"]["client"] == pytest.approx(5 / 3)
@@ -108,7 +109,7 @@ def test_hist_default_state_is_read_from_the_notebook():
 def test_parameters_needs_the_tagged_cell():
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x: int = 1")])
     with pytest.raises(ValueError, match="no cell tagged 'parameters'"):
-        nv.parameters(nb)
+        parameter_values(nb)
 
 
 def test_study_block_is_the_notebooks_rows_of_the_readme_table():

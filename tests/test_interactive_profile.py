@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from fedlib.lab import notebooks, paths
-from fedlib.lab.params import apply_profile, declared_parameters, setup_notebook
+from fedlib.lab.notebooks import apply_profile, setup_notebook
+from fedlib.lab.params import declared_parameters
 from fedlib.lab.site import site_profile
 from fedlib.lab.verify import compare
 

@@ -55,7 +55,7 @@ def _namespace() -> dict:
 
 
 def test_setup_notebook_pins_torch_to_one_thread(monkeypatch, restore_threads, capsys):
-    from fedlib.lab.params import setup_notebook
+    from fedlib.lab.notebooks import setup_notebook
     monkeypatch.delenv("FEDLIB_THREADS", raising=False)
     torch.set_num_threads(2)
     setup_notebook(_namespace(), "hist")
@@ -64,7 +64,7 @@ def test_setup_notebook_pins_torch_to_one_thread(monkeypatch, restore_threads, c
 
 
 def test_fedlib_threads_states_another_count(monkeypatch, restore_threads, capsys):
-    from fedlib.lab.params import setup_notebook
+    from fedlib.lab.notebooks import setup_notebook
     from fedlib.lab.story import threads_in_effect
     monkeypatch.setenv("FEDLIB_THREADS", "2")
     torch.set_num_threads(1)
@@ -75,7 +75,7 @@ def test_fedlib_threads_states_another_count(monkeypatch, restore_threads, capsy
 
 @pytest.mark.parametrize("bad", ["0", "-1", "two", "1.5", "", " "])
 def test_a_bad_fedlib_threads_is_refused_naming_the_variable(monkeypatch, restore_threads, bad):
-    from fedlib.lab.params import setup_notebook
+    from fedlib.lab.notebooks import setup_notebook
     from fedlib.lab.notebooks import run_notebooks
     monkeypatch.setenv("FEDLIB_THREADS", bad)
     before = torch.get_num_threads()

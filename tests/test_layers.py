@@ -1,6 +1,11 @@
 """Two layers, one rule: the methods (``fedlib/{core,data,split,hist,dtfl,hasfl}``) never import the lab
-(``fedlib/lab``), papers never import each other, and each layer keeps its modules short enough to read in one
-sitting. Prints the method layer's size (a figure, not a cap: issue 68)."""
+(``fedlib/lab``), and papers never import each other.
+
+The layers' sizes are figures, printed (files and lines of each), not asserted: a total held at a cap invites
+squeezing. Each module keeps a per-module cap (:data:`METHOD_MODULE_LINES`, :data:`LAB_MODULE_LINES`) with slack
+above today's largest module, so that a module that grows past one sitting's reading is split where its parts
+separate. A commit never meets a cap by packing lines (statements joined onto one line, a lambda where a statement
+was): it moves code to the module that owns it, or raises the cap and says why."""
 import ast
 from pathlib import Path
 
@@ -9,6 +14,7 @@ import pytest
 FEDLIB = Path(__file__).resolve().parents[1] / "fedlib"
 METHOD_PACKAGES = ("core", "data", "split", "hist", "dtfl", "hasfl")
 PAPERS = ("hist", "dtfl", "hasfl")
+#: per-module caps with slack (the largest method module held 397 lines and the largest lab module 525 on 2026-12-07)
 METHOD_MODULE_LINES, LAB_MODULE_LINES = 450, 600
 
 
@@ -42,30 +48,32 @@ def _method_files() -> list[Path]:
                    *FEDLIB.glob("*.py")])
 
 
+def _lab_files() -> list[Path]:
+    """Every file of ``fedlib/lab/``."""
+    return sorted(p for p in (FEDLIB / "lab").rglob("*.py") if "__pycache__" not in p.parts)
+
+
 def _lines(path: Path) -> int:
     return len(path.read_text().splitlines())
-
-
-def _moved_note(path: Path) -> bool:
-    """A module that only says where its command or module moved (it raises ImportError naming the new one)."""
-    text = path.read_text()
-    return "raise ImportError(_MOVED)" in text and len(text.splitlines()) <= 10
 
 
 def test_the_methods_never_import_the_lab():
     bad = {str(p.relative_to(FEDLIB)): sorted(m for m in _imports(p) if m == "fedlib.lab" or m.startswith("fedlib.lab."))
            for p in _method_files()}
     assert {k: v for k, v in bad.items() if v} == {}
-    methods = [p for p in _method_files() if not _moved_note(p)]
-    notes = [p for p in _method_files() if _moved_note(p)]
-    print(f"\nmethod layer: {len(methods)} files, {sum(_lines(p) for p in methods)} lines, and {len(notes)} "
-          f"moved-command notes of {sum(_lines(p) for p in notes)} lines "
-          f"(lab: {sum(_lines(p) for p in (FEDLIB / 'lab').rglob('*.py'))} lines)")
+
+
+def test_print_the_layer_sizes():
+    """The sizes are printed (``pytest -s`` or the report), never asserted at a cap."""
+    for layer, files in (("method layer", _method_files()), ("lab", _lab_files())):
+        largest = max(files, key=_lines)
+        print(f"\n{layer}: {len(files)} files, {sum(map(_lines, files))} lines "
+              f"(largest {largest.relative_to(FEDLIB)}, {_lines(largest)} lines)")
 
 
 @pytest.mark.parametrize("layer, cap", [("method", METHOD_MODULE_LINES), ("lab", LAB_MODULE_LINES)])
 def test_every_module_fits_its_layer_cap(layer, cap):
-    files = _method_files() if layer == "method" else sorted((FEDLIB / "lab").rglob("*.py"))
+    files = _method_files() if layer == "method" else _lab_files()
     assert {str(p.relative_to(FEDLIB)): _lines(p) for p in files if _lines(p) > cap} == {}
 
 

@@ -196,8 +196,8 @@ def test_an_explorer_runs_at_its_committed_defaults_under_every_profile_but_smok
     a second verdict, with other numbers, under the block of a page nobody touched. Smoke may shrink it (tests)."""
     import nbformat
 
-    from fedlib.lab.notebook_verdicts import parameters
-    committed = parameters(nbformat.read(path, as_version=4))
+    from fedlib.lab.params import parameter_values
+    committed = parameter_values(nbformat.read(path, as_version=4))
     for profile in notebooks.PROFILES[1:]:
         if notebooks.has_profile(path, profile):
             moved = {k: v for k, v in notebooks.notebook_parameters(path, profile).items()

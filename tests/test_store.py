@@ -1,9 +1,11 @@
 """Result store: keys over config + source hash, cache hits, force, validated loads, atomic and concurrent
-writes, stale temporary files, file mode, resume of an interrupted sweep, run locks (one computation per run)."""
+writes, stale temporary files, file mode, resume of an interrupted sweep, run locks (one computation per run;
+OS locks, released when their holder ends)."""
 import functools
 import json
 import multiprocessing
 import os
+import signal
 import stat
 import socket
 import sys
@@ -19,7 +21,8 @@ from fedlib.lab.store import ResultStore, config_key
 from fedlib.lab.parallel import map_jobs
 from fedlib.lab import runlock
 from fedlib.lab.runlock import RunInProgress
-from fedlib.lab.store import CorruptRecordError, source_hash
+from fedlib.lab.code_hash import source_hash
+from fedlib.lab.store import CorruptRecordError
 from fedlib.hist import HistConfig
 from fedlib.lab.hist import experiments
 from fedlib.hist import run
@@ -129,7 +132,9 @@ def test_non_finite_records_are_refused_before_writing(tmp_path):
         store.save({"a": 1}, {"curve": [0.5, float("nan")]})
     with pytest.raises(ValueError, match="inf"):
         store.get_or_run({"a": 1}, lambda: {"loss": float("inf")})
-    assert list(tmp_path.iterdir()) == []
+    # no record; the run's lock file stays, empty and free (fedlib.lab.runlock: waiters must share one file)
+    assert [p.name for p in tmp_path.iterdir()] == [store.path({"a": 1}).with_suffix(".lock").name]
+    assert _is_free(store.path({"a": 1}).with_suffix(".lock"))
 
 
 def test_killed_write_leaves_nothing_and_files_are_world_readable(tmp_path, monkeypatch):
@@ -202,26 +207,53 @@ def test_interrupted_sweep_resumes(tmp_path, fmnist):
     assert rec["seed"] == 0 and rec["fedlib_version"] and rec["elapsed_s"] > 0 and rec["config"]["H"] == 5
 
 
-# ---- run locks: one computation per run across workers ----------------------------------------------------------
+# ---- run locks: one computation per run across workers (OS locks: fedlib.lab.runlock) ----------------------------
+
+#: the holder's line of a process of another host (a store shared over NFS)
+_FOREIGN = {"host": "another-host", "pid": 1, "time": 0.0}
+
+
+def _is_free(lock) -> bool:
+    """Whether ``lock`` can be taken now (taken and released again at once)."""
+    held = runlock.try_acquire(lock)
+    if held is None:
+        return False
+    runlock.release(held)
+    return True
+
 
 def test_lock_is_released_after_a_run_and_after_a_failing_run(tmp_path):
     store = ResultStore(tmp_path)
     assert store.get_or_run({"a": 1}, lambda: {"v": 1})["v"] == 1
     with pytest.raises(ZeroDivisionError):
         store.get_or_run({"a": 2}, lambda: 1 / 0)
-    assert not list(tmp_path.glob("*.lock"))
+    for cfg in ({"a": 1}, {"a": 2}):
+        lock = store.path(cfg).with_suffix(".lock")
+        assert lock.read_text() == "" and _is_free(lock)        # released: the holder's line cleared, free again
 
 
-def _hold_lock(store, config, pid=None, host=None):
-    lock = store.path(config).with_suffix(".lock")
-    lock.write_text(json.dumps({"host": host or socket.gethostname(), "pid": pid or os.getpid(), "time": time.time()}))
-    return lock
+def _hold_in_thread(lock, line=None):
+    """Hold ``lock`` in a thread of this process (as another worker would), optionally with another holder's line
+    written into it; returns ``(taken, done)``: set ``done`` to release it."""
+    taken, done = threading.Event(), threading.Event()
+
+    def hold():
+        held = runlock.try_acquire(lock)
+        assert held is not None
+        if line is not None:
+            Path(lock).write_text(json.dumps(line))
+        taken.set()
+        done.wait(60)
+        runlock.release(held)
+    threading.Thread(target=hold, daemon=True).start()
+    assert taken.wait(60)
+    return taken, done
 
 
 def test_live_lock_defers_or_waits_for_the_other_writers_record(tmp_path):
     store = ResultStore(tmp_path, poll_s=0.05)
     cfg = {"shared": "run"}
-    lock = _hold_lock(store, cfg)                       # this (live) process holds it, as another worker would
+    _, done = _hold_in_thread(store.path(cfg).with_suffix(".lock"))
     with runlock.deferring():
         with pytest.raises(RunInProgress, match=r"\.lock"):
             store.get_or_run(cfg, lambda: {"v": "mine"})
@@ -229,7 +261,7 @@ def test_live_lock_defers_or_waits_for_the_other_writers_record(tmp_path):
     def other_writer():
         time.sleep(0.3)
         store.save(cfg, {"v": "theirs"})
-        runlock.release(lock)
+        done.set()
     t = threading.Thread(target=other_writer)
     t.start()
     calls = []
@@ -238,25 +270,58 @@ def test_live_lock_defers_or_waits_for_the_other_writers_record(tmp_path):
     assert rec["v"] == "theirs" and calls == []         # waited and took the other writer's record
 
 
-def test_stale_locks_are_taken_over(tmp_path):
-    store = ResultStore(tmp_path, stale_lock_s=60)
-    dead = multiprocessing.get_context("spawn").Process(target=time.sleep, args=(0,))
-    dead.start()
-    dead.join()                                         # a pid that no longer runs: a killed worker on this host
-    _hold_lock(store, {"k": 1}, pid=dead.pid)
-    assert store.get_or_run({"k": 1}, lambda: {"v": 1})["v"] == 1
-    lock = _hold_lock(store, {"k": 2}, host="another-host")
-    os.utime(lock, (time.time() - 120, time.time() - 120))   # older than stale_lock_s
-    assert store.get_or_run({"k": 2}, lambda: {"v": 2})["v"] == 2
-    _hold_lock(store, {"k": 3}, host="another-host")    # fresh, on a host we cannot check: live
-    assert runlock.is_stale(store.path({"k": 2}).with_suffix(".lock"), 60)
-    assert not runlock.is_stale(store.path({"k": 3}).with_suffix(".lock"), 60)
-    with runlock.deferring(), pytest.raises(RunInProgress):
-        store.get_or_run({"k": 3}, lambda: {"v": 3})
+def _hold_until_killed(lock, ready):
+    held = runlock.try_acquire(lock)            # kept referenced: a lock object that is collected releases its lock
+    ready.set()
+    time.sleep(600)
+    runlock.release(held)
+
+
+def _compute_slowly(root, started):
+    def run():
+        started.set()
+        time.sleep(0.5)
+        return {"v": "theirs"}
+    ResultStore(root).get_or_run({"shared": 1}, run)
+
+
+def _fork():
+    # fork, not spawn: a spawned child re-imports fedlib.core and torch (4-9 s each on a loaded 2-core machine);
+    # the children touch no torch, so a running torch thread pool in this process cannot hang them
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("needs the fork start method")
+    return multiprocessing.get_context("fork")
+
+
+def test_a_killed_holders_lock_is_released_at_once(tmp_path):
+    ctx = _fork()
+    store = ResultStore(tmp_path, poll_s=0.05)
+    lock = store.path({"k": 1}).with_suffix(".lock")
+    ready = ctx.Event()
+    holder = ctx.Process(target=_hold_until_killed, args=(lock, ready))
+    holder.start()
+    assert ready.wait(60)
+    assert json.loads(lock.read_text())["pid"] == holder.pid
+    with runlock.deferring(), pytest.raises(RunInProgress):      # a live process holds it: refused
+        store.get_or_run({"k": 1}, lambda: {"v": 1})
+    os.kill(holder.pid, signal.SIGKILL)                          # killed while holding it: it never releases
+    holder.join(30)
+    with runlock.deferring():                                    # the kernel released it: computed at once
+        assert store.get_or_run({"k": 1}, lambda: {"v": 1})["v"] == 1
     with pytest.raises(ValueError, match="poll_s"):
         ResultStore(tmp_path, poll_s=0)
-    with pytest.raises(ValueError, match="stale_lock_s"):
-        ResultStore(tmp_path, stale_lock_s=float("nan"))
+
+
+def test_a_second_process_waits_for_the_holders_record(tmp_path):
+    ctx = _fork()
+    started = ctx.Event()
+    first = ctx.Process(target=_compute_slowly, args=(str(tmp_path), started))
+    first.start()
+    assert started.wait(60)                                      # the first process computes, holding the lock
+    calls = []
+    rec = ResultStore(tmp_path, poll_s=0.05).get_or_run({"shared": 1}, lambda: calls.append(1) or {"v": "mine"})
+    first.join(60)
+    assert rec["v"] == "theirs" and calls == [] and first.exitcode == 0
 
 
 def _shared_run_job(root, tag):
@@ -275,10 +340,10 @@ def test_map_jobs_computes_a_shared_run_once(tmp_path):
     out = map_jobs(_shared_run_job, [dict(root=root, tag=t) for t in range(4)], workers=2)
     assert len(set(out)) == 1                            # every job got the one record
     assert len((tmp_path / "computations.txt").read_text().split()) == 1
-    assert not list(tmp_path.glob("*.lock"))
+    assert all(_is_free(lock) for lock in tmp_path.glob("*.lock"))
 
 
-# ---- a stale lock's takeover: many waiters find it at once, exactly one computes ---------------------------------
+# ---- many waiters reach one run at once: exactly one computes ----------------------------------------------------
 
 _RACE_ROUNDS, _RACE_WORKERS = 200, 6
 
@@ -290,25 +355,13 @@ def _race_worker(store, root, barrier, rounds):
         time.sleep(0.002)                                                   # hold the lock for a moment
         return {"round": r}
     for r in range(rounds):
-        barrier.wait(timeout=60)                                            # all waiters find the stale lock at once
+        barrier.wait(timeout=60)                                            # all waiters reach the run at once
         store.get_or_run({"race": r}, functools.partial(compute, r))
 
 
-def test_waiters_that_race_to_take_over_one_stale_lock_compute_the_run_once(tmp_path):
-    # fork, not spawn: a spawned child re-imports fedlib.core and torch (4-9 s each on a loaded 2-core machine);
-    # the children touch no torch, so a running torch thread pool in this process cannot hang them
-    if "fork" not in multiprocessing.get_all_start_methods():
-        pytest.skip("needs the fork start method")
-    ctx = multiprocessing.get_context("fork")
-    dead = ctx.Process(target=time.sleep, args=(0,))
-    dead.start()
-    dead.join()
-    store = ResultStore(tmp_path, stale_lock_s=60, poll_s=0.005)
-    for r in range(_RACE_ROUNDS):                    # every round's run starts with a stale lock of a dead writer
-        if r % 2:
-            _hold_lock(store, {"race": r}, pid=dead.pid)                    # a killed worker on this host
-        else:
-            _foreign_lock(store.path({"race": r}).with_suffix(".lock"), age_s=7200)   # another host, long dead
+def test_waiters_that_race_for_one_run_compute_it_once(tmp_path):
+    ctx = _fork()
+    store = ResultStore(tmp_path, poll_s=0.005)
     barrier = ctx.Barrier(_RACE_WORKERS)
     procs = [ctx.Process(target=_race_worker, args=(store, str(tmp_path), barrier, _RACE_ROUNDS))
              for _ in range(_RACE_WORKERS)]
@@ -321,113 +374,44 @@ def test_waiters_that_race_to_take_over_one_stale_lock_compute_the_run_once(tmp_
     per_round = {r: sum(line.split()[0] == str(r) for line in lines) for r in range(_RACE_ROUNDS)}
     twice = {r: n for r, n in per_round.items() if n != 1}
     assert not twice, f"rounds computed other than once (round: computations): {twice}"
-    assert not list(tmp_path.glob("*.lock")) and not list(tmp_path.glob("*.stale-*"))
 
 
-def test_a_stale_lock_is_taken_over_under_its_guard_and_a_live_one_is_kept(tmp_path):
+def test_the_holders_line_names_it_and_is_cleared_on_release(tmp_path):
     lock = tmp_path / "k.lock"
-    _foreign_lock(lock, age_s=7200)                      # another host's writer, not refreshed for 2 h: dead
-    assert runlock.try_acquire(lock, 60)
+    held = runlock.try_acquire(lock)
     owner = json.loads(lock.read_text())
     assert (owner["host"], owner["pid"]) == (socket.gethostname(), os.getpid())
-    assert (tmp_path / "k.lock.takeover").exists()       # the guard stays (deleting a flock file is unsafe)
-    assert not list(tmp_path.glob(".tmp-*"))             # the renamed stale lock is gone
-    fresh = tmp_path / "f.lock"
-    _foreign_lock(fresh, age_s=30)                       # refreshed 30 s ago on another host: a live writer
-    before = fresh.read_text()
-    assert not runlock.try_acquire(fresh, 60)
-    assert fresh.read_text() == before and not (tmp_path / "f.lock.takeover").exists()   # no guard for a live lock
-
-
-def test_a_takeover_waits_for_its_guard_and_puts_back_a_lock_claimed_meanwhile(tmp_path, monkeypatch):
-    import filelock
-    lock = tmp_path / "k.lock"
-    _foreign_lock(lock, age_s=7200)
-    monkeypatch.setattr(runlock, "TAKEOVER_WAIT_S", 0.05)
-    with filelock.FileLock(f"{lock}.takeover"):          # another waiter is taking it over: this one waits, then
-        assert not runlock.try_acquire(lock, 60)         # gives up for this poll and leaves the lock alone
-    assert json.loads(lock.read_text())["host"] == "another-host"
-    # the stale lock's owner releases it and a new writer claims the name between the inspection and the rename
-    real_rename = os.rename
-    claim = {"host": "third-host", "pid": 3, "time": time.time()}
-
-    def rename_after_a_new_claim(src, dst):
-        os.unlink(src)
-        Path(src).write_text(json.dumps(claim))
-        real_rename(src, dst)
-    monkeypatch.setattr(os, "rename", rename_after_a_new_claim)
-    assert not runlock.try_acquire(lock, 60)
-    assert json.loads(lock.read_text()) == claim         # the new writer's lock is back, not deleted
-    assert not list(tmp_path.glob(".tmp-*"))
-
-
-def test_the_heartbeat_keeps_a_lock_from_being_taken_over(tmp_path):
-    lock = tmp_path / "k.lock"
-    assert runlock.try_acquire(lock, 0.4)
-    with runlock.Heartbeat(lock, interval=0.03):
-        deadline = time.time() + 0.6                     # longer than stale_s: refreshed all along, never taken over
-        while time.time() < deadline:
-            assert not runlock.try_acquire(lock, 0.4)
-            time.sleep(0.02)
-    os.utime(lock, (time.time() - 1, time.time() - 1))  # the writer stopped refreshing: stale after 0.4 s
-    assert runlock.try_acquire(lock, 0.4)
-
-
-def test_another_hosts_lock_is_described_with_its_host_and_age(tmp_path):
-    lock = tmp_path / "k.lock"
-    _foreign_lock(lock, age_s=125)
-    text = runlock.describe(lock, now=lock.stat().st_mtime + 125)
-    assert "host another-host, process 1" in text and "refreshed 125 s ago" in text and "delete the lock file" in text
+    assert runlock.try_acquire(lock) is None                     # a second claim of this process is refused
+    assert json.loads(lock.read_text()) == owner                 # and leaves the holder's line as it was
+    runlock.release(held)
+    assert lock.read_text() == "" and "released meanwhile" in runlock.describe(lock)
     assert "released meanwhile" in runlock.describe(tmp_path / "gone.lock")
 
 
-# ---- the store's faults: a waiting caller says who holds the lock; locks are refreshed; read-only stores; files
+def test_another_hosts_lock_is_described_with_its_host(tmp_path):
+    lock = tmp_path / "k.lock"
+    lock.write_text(json.dumps(_FOREIGN))
+    text = runlock.describe(lock)
+    assert "a process of host another-host (process 1, started " in text
+    assert "released when that process ends" in text and "delete" not in text
 
-def _foreign_lock(lock, age_s: float = 0.0):
-    lock.write_text(json.dumps({"host": "another-host", "pid": 1, "time": time.time() - age_s}))
-    os.utime(lock, (time.time() - age_s, time.time() - age_s))
 
+# ---- the store's faults: a waiting caller says who holds the lock; read-only stores; files -----------------------
 
-def test_waiting_caller_names_the_lock_holder_and_how_to_break_it(tmp_path, capsys):
-    import threading
+def test_waiting_caller_names_the_lock_holder(tmp_path, capsys):
     store = ResultStore(tmp_path, poll_s=0.02)
     cfg = {"seed": 0}
-    _foreign_lock(store.path(cfg).with_suffix(".lock"))
-    writer = threading.Timer(0.3, lambda: ResultStore(tmp_path).save(cfg, {"v": 1}))
-    writer.start()
+    _, done = _hold_in_thread(store.path(cfg).with_suffix(".lock"), line=_FOREIGN)   # held by "another host"
+
+    def writer():
+        time.sleep(0.3)
+        ResultStore(tmp_path).save(cfg, {"v": 1})
+        done.set()
+    threading.Thread(target=writer).start()
     assert store.get_or_run(cfg, lambda: pytest.fail("computed while another writer held the lock"))["v"] == 1
     err = capsys.readouterr().err
     assert err.count("waiting for another writer's record") == 1                 # at once, then every 5 min
-    assert "host another-host, process 1" in err and "delete the lock file" in err
-
-
-def test_a_lock_from_another_host_is_stale_only_when_not_refreshed(tmp_path):
-    from fedlib.lab import runlock
-    store = ResultStore(tmp_path)
-    assert store.stale_lock_s == runlock.STALE_S == 600.0
-    lock = tmp_path / "x.lock"
-    _foreign_lock(lock, age_s=runlock.STALE_S - 30)             # refreshed within the limit: a live writer
-    assert not runlock.is_stale(lock, store.stale_lock_s)
-    _foreign_lock(lock, age_s=runlock.STALE_S + 30)             # not refreshed for 10 refresh periods: dead
-    assert runlock.is_stale(lock, store.stale_lock_s)
-
-
-def test_the_lock_holder_refreshes_its_lock_while_it_runs(tmp_path, monkeypatch):
-    from fedlib.lab import runlock
-    monkeypatch.setattr(runlock, "REFRESH_S", 0.05)
-    store = ResultStore(tmp_path)
-    lock = store.path({"seed": 0}).with_suffix(".lock")
-    seen = {}
-
-    def run():
-        os.utime(lock, (time.time() - 1000, time.time() - 1000))
-        time.sleep(0.3)
-        seen["age"] = time.time() - lock.stat().st_mtime
-        return {"v": 1}
-    store.get_or_run({"seed": 0}, run)
-    assert seen["age"] < 0.2 and not lock.exists()
-    with pytest.raises(ValueError, match="interval"):
-        runlock.Heartbeat(lock, interval=0)
+    assert "host another-host (process 1" in err
 
 
 def test_a_read_only_store_with_a_killed_writers_temporary_file_can_be_read(tmp_path, monkeypatch):

@@ -9,7 +9,7 @@ Nothing is clamped, wrapped or converted silently: ``True`` is not an integer, `
 ``2.0``), NaN and ±inf are not numbers unless a check says so (``allow_inf``), and a string is never a number.
 
 Notebooks check their parameters cell with :func:`fedlib.lab.params.validate_parameters` (through
-:func:`fedlib.lab.params.setup_notebook`).
+:func:`fedlib.lab.notebooks.setup_notebook`).
 """
 from __future__ import annotations
 

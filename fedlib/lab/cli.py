@@ -31,13 +31,17 @@ import re
 import sys
 from pathlib import Path
 
+from fedlib.lab.parallel import check_scheduler_address, notebook_threads
+from fedlib.lab.paths import REPO_ROOT, committing, env_flag
+from fedlib.lab.store import cache_only
+
 BOOLEANS = {"FEDLIB_COMMIT": "write the committed figures and store (fedlib.lab.paths.committing)",
             "FEDLIB_CACHE_ONLY": "return stored records only (fedlib.lab.store.cache_only)",
             "FEDLIB_SLOW": "run the test suite's larger property sets"}
 FOLDERS = {"FEDLIB_FIGURES_DIR": "figures", "FEDLIB_METRICS_DIR": "metrics", "FEDLIB_CACHE_DIR": "the result store",
            "FEDLIB_DATA_DIR": "datasets"}
 ENVIRONMENT = {**BOOLEANS, **{k: f"folder: {v}" for k, v in FOLDERS.items()},
-               "FEDLIB_THREADS": "a notebook's threads, a positive integer (fedlib.lab.params.notebook_threads)",
+               "FEDLIB_THREADS": "a notebook's threads, a positive integer (fedlib.lab.parallel.notebook_threads)",
                "FEDLIB_DASK_SCHEDULER": "a Dask scheduler address (fedlib.lab.parallel.check_scheduler_address)"}
 """Every ``FEDLIB_*`` variable fedlib reads, with what it holds."""
 
@@ -50,11 +54,6 @@ def check_environment() -> dict:
     Raises:
         ValueError: an unknown ``FEDLIB_*`` name or a bad value; the message names the variable and what is allowed.
     """
-    from fedlib.lab.parallel import check_scheduler_address
-    from fedlib.lab.params import notebook_threads
-    from fedlib.lab.paths import committing, env_flag
-    from fedlib.lab.store import cache_only
-
     readers = {"FEDLIB_COMMIT": committing, "FEDLIB_CACHE_ONLY": cache_only,
                "FEDLIB_SLOW": lambda: env_flag("FEDLIB_SLOW", BOOLEANS["FEDLIB_SLOW"]),
                "FEDLIB_THREADS": notebook_threads,
@@ -95,8 +94,8 @@ def existing_dir(text: str) -> Path:
     return Path(text)
 
 
-#: the entries of a result store folder (:class:`fedlib.lab.store.ResultStore`): records, their locks and the
-#: takeover guards, and temporary files
+#: the entries of a result store folder (:class:`fedlib.lab.store.ResultStore`): records, their locks, temporary
+#: files, and the takeover guards (``.lock.takeover``) that the lock protocol before 2026-12-07 left in a store
 STORE_ENTRY = re.compile(r"^(?:[0-9a-f]+\.(?:json|lock|lock\.takeover)|\.tmp-.*|\.gitkeep)$")
 #: the repository's committed folders: only the regeneration commands write there (``run_all.sh``,
 #: ``FEDLIB_COMMIT=1``, ``python -m fedlib.lab.tables``)
@@ -118,7 +117,6 @@ def committed_folder(folder: Path | str) -> str | None:
     """The committed folder of the repository that ``folder`` is (or lies in): ``figures/``, ``notebooks/``, ...
     (:data:`COMMITTED`), ``"the repository"`` for its root; None for any other folder (``.cache/``, ``site/``, a
     folder outside the repository)."""
-    from fedlib.lab.paths import REPO_ROOT
     try:
         rel = Path(folder).resolve().relative_to(REPO_ROOT)
     except ValueError:

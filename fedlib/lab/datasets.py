@@ -20,7 +20,7 @@ built) and ``fedlib.data.datasets.DATASET_KEYWORDS`` (none), so that the methods
 Keys: a record computed on a dataset of your own carries ``{"path": path, "code": <hash of its module's
 source>}`` under ``"own_dataset"`` in its config (:func:`dataset_key`); a record of one dataset is never returned
 for another, and editing the module computes new records of that dataset only (the built-in datasets' keys are
-unchanged). The key covers the source of the module the path names (as :func:`fedlib.lab.store.source_hash`
+unchanged). The key covers the source of the module the path names (as :func:`fedlib.lab.code_hash.source_hash`
 hashes it: docstrings, comments and layout aside), not modules it imports nor files it reads: put a version in
 that module (a constant) when those change. In a running process, an edit of the module is seen at the next
 :func:`use_dataset` (the module is imported again) once the dataset was loaded before the edit.
@@ -37,7 +37,7 @@ from fedlib.core.validate import ParameterTypeError, check_choice
 from fedlib.data import DATASET_SHAPES, TensorDataset
 from fedlib.data.datasets import DATASET_KEYWORDS, DATASETS
 from fedlib.lab.own_components import reimport
-from fedlib.lab.store import source_hash
+from fedlib.lab.code_hash import source_hash
 
 #: the datasets fedlib ships, for the messages
 BUILT_IN = tuple(DATASETS)

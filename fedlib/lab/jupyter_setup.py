@@ -7,7 +7,7 @@ in the user's home:
   with ``OMP_NUM_THREADS=1`` and ``MKL_NUM_THREADS=1`` in its environment (``kernel.json``'s ``env``:
   :data:`KERNEL_ENV`). JupyterLab and the papermill runner (:mod:`fedlib.lab.notebooks`) both start this kernel,
   so a notebook computes on one stated thread count wherever it runs; ``setup_notebook`` pins torch to the same
-  count (:func:`fedlib.lab.params.pin_threads`), and ``FEDLIB_THREADS=<n>`` in the environment Jupyter starts
+  count (:func:`fedlib.lab.parallel.pin_threads`), and ``FEDLIB_THREADS=<n>`` in the environment Jupyter starts
   from states another count for torch. On a loaded 2-core machine ``hist_3_bounds`` took 813 s in JupyterLab
   unpinned, 405 s with torch's default threads, 108 s with one OpenMP thread;
 - JupyterLab's autosave off (``share/jupyter/lab/settings/overrides.json``): a notebook opened from
@@ -23,6 +23,8 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+
+from fedlib.lab.cli import ArgumentParser
 
 KERNEL, DISPLAY = "fedlib", "Python (fedlib)"
 LAB_OVERRIDES = {"@jupyterlab/docmanager-extension:plugin": {"autosave": False},
@@ -58,8 +60,6 @@ def setup(prefix: str | Path | None = None) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from fedlib.lab.cli import ArgumentParser
-
     parser = ArgumentParser(prog="python -m fedlib.lab.jupyter_setup",
                             description="Install the project's Jupyter kernel 'Python (fedlib)' (one thread) "
                                         "and JupyterLab settings (autosave off) into this environment "

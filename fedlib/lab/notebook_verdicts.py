@@ -25,24 +25,13 @@ from typing import Mapping
 import nbformat
 
 from fedlib.lab.notebooks import is_worked_example
+from fedlib.lab.params import parameter_values
 from fedlib.lab.story import VERDICT_BEGIN as BEGIN
 from fedlib.lab.story import VERDICT_END as END
+from fedlib.lab.story import explore_verdict
 from fedlib.lab.verdicts import markdown_table
 HEADING = "## Verdict"
 """A notebook of a method of your own (``<paper>_your_method``): no claim of the paper, no Verdict cell."""
-
-
-def parameters(nb) -> dict:
-    """The values of a notebook's ``parameters`` cell (typed assignments and comments only, as papermill reads it).
-
-    Raises:
-        ValueError: the notebook has no cell tagged ``parameters``."""
-    cell = next((c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])), None)
-    if cell is None:
-        raise ValueError("the notebook has no cell tagged 'parameters'")
-    values: dict = {}
-    exec(compile(cell.source, "<parameters>", "exec"), {}, values)   # the notebook's own literals
-    return values
 
 
 def study_block(judged: Mapping, notebook: str) -> str:
@@ -62,7 +51,6 @@ LIVE_LINE = "The cell below recomputes it at the controls' state, and again when
 
 def explorer_block(paper: str, nb) -> str:
     """The block of ``<paper>_explore``: its claim at the notebook's default parameters."""
-    from fedlib.lab.story import explore_verdict
     shown = str(explore_verdict(paper, default_result(paper, nb)))
     return ("**At this page's defaults** (the parameters cell's values; a prediction of the library's models, "
             "nothing trained):\n\n" + shown.split("\n\nRules (")[0] +
@@ -72,7 +60,7 @@ def explorer_block(paper: str, nb) -> str:
 def default_result(paper: str, nb) -> dict:
     """The result of ``<paper>_explore`` at its defaults: the explorer ``fedlib.lab.<paper>.explore`` builds from
     the notebook's parameters (``default_explorer``), computed at its controls' defaults without widgets."""
-    ex = importlib.import_module(f"fedlib.lab.{paper}.explore").default_explorer(parameters(nb))
+    ex = importlib.import_module(f"fedlib.lab.{paper}.explore").default_explorer(parameter_values(nb))
     return ex.compute(**ex.defaults())
 
 

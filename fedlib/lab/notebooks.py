@@ -17,6 +17,20 @@ too, so the ``python3`` fallback gets them) and ``setup_notebook`` pins torch to
 ``FEDLIB_THREADS=<n>`` when the environment states it (checked before any notebook starts). Figures, metrics and
 records go where :mod:`fedlib.lab.paths` says for the notebook's ``profile``: with ``--commit`` (``run_all.sh``'s
 regeneration) into the committed ``figures/`` folders, else into ``.scratch/<profile>/``.
+
+Inside each kernel, the notebook's first cell after its parameters cell starts it (:func:`setup_notebook`, exported
+as ``fedlib.lab.setup_notebook``)::
+
+    from fedlib.lab import setup_notebook
+    from fedlib.lab.hist import checks as hist_checks
+
+    setup_notebook(globals(), "hist", "hist_1_experiments")
+    hist_checks.check_hist_1_experiments(globals())
+
+It gives the notebook its profile's values (:func:`apply_profile`, the same files the runner gives papermill),
+checks the parameters' types (:func:`fedlib.lab.params.validate_parameters`), applies the output rule of
+:mod:`fedlib.lab.paths` for the notebook's ``profile`` and prints where figures, metrics and records go; the
+notebook's checker then checks every parameter's range, choices and combinations, before any work.
 """
 from __future__ import annotations
 
@@ -29,9 +43,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from fedlib.lab import progress
+from fedlib.lab import paths, progress
 from fedlib.lab.cli import ArgumentParser, writable_dir
-from fedlib.lab.paths import REPO_ROOT
+from fedlib.lab.jupyter_setup import KERNEL_ENV
+from fedlib.lab.parallel import notebook_threads, pin_threads
+from fedlib.lab.params import _injected_names, declared_parameters, validate_parameters
+from fedlib.lab.paths import REPO_ROOT, committed_figures_dir
+from fedlib.lab.runlock import Busy, exclusive
+from fedlib.lab.story import display_path
 
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 PROFILE_DIR = NOTEBOOK_DIR / "profiles"
@@ -129,7 +148,6 @@ def _shown(path: Path) -> str:
 
 def _paper_parameters(folder: Path) -> set:
     """Every parameter some notebook of the paper folder ``folder`` declares."""
-    from fedlib.lab.params import declared_parameters
     return {n for nb in sorted(folder.glob("*.ipynb")) for n in declared_parameters(nb)}
 
 
@@ -151,6 +169,129 @@ def has_profile(notebook: Path, profile: str) -> bool:
     """Whether ``profile`` is defined for ``notebook``'s paper: ``notebooks/profiles/<profile>/<paper>.yaml`` exists
     (every paper has smoke, quick and paper; ``converged`` is written per paper as its runs are sized)."""
     return (PROFILE_DIR / profile / f"{notebook.parent.name}.yaml").is_file()
+
+
+def _same(a, b) -> bool:
+    """Whether two parameter values are equal as a parameters cell states them (``1`` and ``1.0`` alike, a list
+    and a tuple alike, ``True`` never ``1``)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def apply_profile(namespace: dict, paper: str, notebook: str, history: list[str] | None = None) -> dict:
+    """Give the notebook its profile's parameters, as ``run_all.sh`` gives them through papermill: every parameter
+    of ``notebooks/profiles/<profile>/<paper>.yaml`` and ``<notebook>.yaml`` (:func:`notebook_parameters`, the files ``run_all.sh`` reads) that the notebook declares and the user did not set
+    takes the profile's value in ``namespace``. The user set a parameter when papermill injected it or its value
+    differs from the committed notebook's parameters cell (``notebooks/<paper>/<notebook>.ipynb``): that value wins.
+    (A value typed equal to the cell's default reads as unchanged and takes the profile's.)
+
+    Returns:
+        ``{"profile", "files": [profile files read], "taken": {name: profile value}, "kept": {name: (your value,
+        profile value)}, "injected": [names]}``: ``taken``, the values the profile gives that differ from the
+        cell's defaults; ``kept``, the parameters the user set that the profile sets to another value;
+        ``injected``, the declared parameters papermill gave (``profile`` aside).
+
+    Raises:
+        FileNotFoundError: no ``notebooks/<paper>/<notebook>.ipynb``. ValueError: as
+            :func:`notebook_parameters` (a profile file naming a parameter the notebook lacks).
+    """
+    path = NOTEBOOK_DIR / paper / f"{notebook}.ipynb"
+    profile = namespace.get("profile", "quick")
+    out = {"profile": profile, "files": [], "taken": {}, "kept": {}, "injected": []}
+    if not isinstance(profile, str) or profile not in paths.PROFILES or not has_profile(path, profile):
+        return out
+    out["files"] = [f for f in (PROFILE_DIR / profile / f"{paper}.yaml", PROFILE_DIR / profile / f"{notebook}.yaml")
+                    if f.is_file()]
+    defaults = declared_parameters(path)
+    if history is None:
+        history = list(namespace.get("In") or namespace.get("_ih") or [])
+    injected = set(_injected_names(history))
+    out["injected"] = sorted(n for n in injected if n in defaults and n != "profile")
+    for name, value in notebook_parameters(path, profile).items():
+        if name == "profile" or name not in namespace:
+            continue
+        mine = namespace[name]
+        if name not in injected and name in defaults and _same(mine, defaults[name]):
+            namespace[name] = value
+            if not _same(value, defaults[name]):         # a value the profile changes (not one it restates)
+                out["taken"][name] = value
+        elif not _same(mine, value):
+            out["kept"][name] = (mine, value)
+    return out
+
+
+def _profile_note(applied: dict, default_profile) -> str:
+    profile = applied["profile"]
+    if profile == default_profile:
+        line = f"profile {profile} (this notebook's default: the profile of its committed verdict)"
+    else:
+        line = f"profile {profile} (given; this notebook's default, the profile of its committed verdict, is " \
+               f"{default_profile})"
+    if not applied["files"]:
+        return line + "; no profile file for it: every parameter is the cell's"
+    files = ", ".join(display_path(f) for f in applied["files"])
+    taken = ", ".join(f"{k}={v!r}" for k, v in applied["taken"].items())
+    line += f"; from {files}: " + (taken if taken else "no value beyond the cell's or papermill's")
+    if applied["injected"]:
+        line += f"; given by papermill: {', '.join(applied['injected'])}"
+    if applied["kept"]:
+        line += "; set in the cell or by papermill, over the profile's: " + ", ".join(
+            f"{k}={mine!r} (profile: {theirs!r})" for k, (mine, theirs) in applied["kept"].items())
+    return line + "; every other parameter is the cell's"
+
+
+def setup_notebook(namespace: dict, paper: str, notebook: str | None = None) -> dict:
+    """Start a notebook: give it its profile's parameters (:func:`apply_profile`, with ``notebook`` named), check
+    its parameters (:func:`validate_parameters` with ``paper``), make its ``profile`` parameter the active profile
+    (:func:`fedlib.lab.paths.use_profile`) and print which profile and which values it took from where, and where
+    its figures, metrics and new records go and which committed store it reads. Call it with ``globals()`` right
+    after the parameters cell.
+
+    The profile a notebook's parameters cell names by default is the one its committed verdict was judged at
+    (``converged`` for DTFL and HASFL, ``quick`` for HIST), so that Run All on an unchanged notebook redraws the
+    committed result from the committed store, in JupyterLab as under ``run_all.sh``. Typing another ``profile``
+    in the first cell brings that profile's parameters, the same files ``run_all.sh`` gives papermill; a value
+    typed in the cell wins over the profile's.
+
+    Threads: it pins torch to one thread (:func:`fedlib.lab.parallel.pin_threads`), the count the project's kernel ``fedlib`` also
+    gives OpenMP and MKL (``OMP_NUM_THREADS=1``, ``MKL_NUM_THREADS=1`` in its ``kernel.json``, written by
+    ``python -m fedlib.lab.jupyter_setup``), in JupyterLab and under papermill alike. ``FEDLIB_THREADS=<n>``
+    in the environment the kernel starts from states another count. A notebook's own ``threads`` parameter,
+    where it has one and it is not 0, applies after this.
+
+    Args:
+        namespace: the notebook's ``globals()``. paper: hist, hasfl or dtfl. notebook: the notebook's name
+            (``dtfl_2_table1``): its committed parameters cell tells which values the user changed; None (an
+            explorer): no profile file is applied, every value is the cell's.
+
+    Returns:
+        ``{"parameters", "profile", "figures", "metrics", "store", "reads", "applied"}``: the checked parameters,
+        the profile, the figures, metrics and store folders (:class:`pathlib.Path`), the read-only stores and what
+        :func:`apply_profile` took (None without ``notebook``).
+
+    Raises:
+        ValueError / ParameterTypeError: as :func:`fedlib.lab.params.validate_parameters`; ``profile`` is not one of smoke, quick,
+        converged, paper; ``FEDLIB_THREADS`` is not a positive integer.
+    """
+    pin_threads()
+    applied = None
+    if notebook is not None:
+        applied = apply_profile(namespace, paper, notebook)
+    params = validate_parameters(namespace, paper=paper)
+    profile = paths.use_profile(params.get("profile", "quick"), paper)
+    where = {"parameters": params, "profile": profile, "figures": paths.figures_dir(),
+             "metrics": paths.metrics_dir(), "store": paths.cache_dir(), "reads": paths.read_only_stores(),
+             "applied": applied}
+    kind = "committed" if paths.committing() else "scratch (git ignores it)"
+    if applied is not None:
+        print(_profile_note(applied, declared_parameters(NOTEBOOK_DIR / paper / f"{notebook}.ipynb").get("profile")))
+    print(f"profile {profile}: figures -> {display_path(where['figures'])} [{kind}]; new records -> "
+          f"{display_path(where['store'])}"
+          + (f"; also reads {', '.join(map(display_path, where['reads']))}" if where["reads"] else ""))
+    return where
 
 
 def _ipc_kernel_manager(socket_dir: str):
@@ -211,9 +352,6 @@ def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None, co
             any notebook runs).
     """
     import papermill as pm
-
-    from fedlib.lab.jupyter_setup import KERNEL_ENV
-    from fedlib.lab.params import notebook_threads
 
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
@@ -295,13 +433,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     out = Path(args.out) if args.out else REPO_ROOT / ".executed" / args.profile
     try:
-        from fedlib.lab.params import notebook_threads
         notebook_threads()
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    from fedlib.lab.paths import committed_figures_dir
-    from fedlib.lab.runlock import Busy, exclusive
     try:      # one runner per folder it writes: its executed copies, and with --commit the committed figures
         with contextlib.ExitStack() as held:
             held.enter_context(exclusive(out, "python -m fedlib.lab.notebooks"))

@@ -14,7 +14,7 @@ from typing import Callable
 
 from fedlib.core.components import is_path, resolve
 from fedlib.core.validate import ParameterTypeError
-from fedlib.lab.store import source_hash
+from fedlib.lab.code_hash import source_hash
 
 __all__ = ["check_own", "load_own", "reimport"]
 
@@ -51,7 +51,7 @@ def check_own(value, what: str, example: str, builtins: tuple = (), kind=None, n
 
 def load_own(path: str, what: str, builtins: tuple = ()) -> tuple[Callable, str]:
     """``(obj, code)``: the object ``path`` names and ``code``, the hash of its module's source
-    (:func:`fedlib.lab.store.source_hash`) that this object was imported from: imported again when the module was
+    (:func:`fedlib.lab.code_hash.source_hash`) that this object was imported from: imported again when the module was
     edited since this process imported it, so that a record keyed by ``code`` is computed by that source.
 
     Raises:

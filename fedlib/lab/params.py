@@ -1,17 +1,8 @@
-"""Notebook parameters: the check of a notebook's parameters cell and the start of every notebook.
-
-Every notebook's first code cell after its parameters cell is::
-
-    from fedlib.lab import setup_notebook
-    from fedlib.lab.hist import checks as hist_checks
-
-    setup_notebook(globals(), "hist")
-    hist_checks.check_hist_1_experiments(globals())
-
-:func:`setup_notebook` checks the parameters' types (:func:`validate_parameters`), applies the output rule of
-:mod:`fedlib.lab.paths` for the notebook's ``profile`` and prints where figures, metrics and records go; the
-notebook's checker (``fedlib.<paper>.checks.check_<notebook>``) then checks every parameter's range, choices and
-combinations, before any work.
+"""Notebook parameters: a notebook's parameters cell read (:func:`declared_parameters`, :func:`parameter_values`)
+and checked (:func:`validate_parameters`). The start of every notebook, :func:`fedlib.lab.notebooks.setup_notebook`,
+calls the check after it has given the notebook its profile's values; the notebook's checker
+(``fedlib.lab.<paper>.checks.check_<notebook>``) then checks every parameter's range, choices and combinations,
+before any work.
 
 :func:`validate_parameters` checks every parameter of the parameters cell (``name: type = value  # comment``)
 against its annotation (``int``, ``float`` (an int is accepted), ``str``, ``bool``, ``list``) and fails on a
@@ -25,7 +16,7 @@ unless the parameters cell's default is the empty list or its comment names ``[]
 ``out_of_sample_seeds``), and when
 the parameters cell's default is a non-empty list whose items share one type (int, float, str, bool), every item
 must have that type (an int item is accepted where the default holds floats). Ranges, choices and
-combinations are the notebook's checker's (``fedlib.<paper>.checks``), called right after :func:`setup_notebook`.
+combinations are the notebook's checker's (``fedlib.lab.<paper>.checks``).
 """
 from __future__ import annotations
 
@@ -39,7 +30,7 @@ from typing import Any, Mapping
 from fedlib.lab import paths
 from fedlib.core.validate import ParameterTypeError, _got, _is_int, _is_real, check_bool, check_float
 
-__all__ = ["validate_parameters", "setup_notebook", "apply_profile", "declared_parameters", "sibling_parameters"]
+__all__ = ["validate_parameters", "declared_parameters", "parameter_values", "sibling_parameters"]
 
 PAPERMILL_COMMENT = "# Parameters"
 """First line of the cell papermill injects (tag ``injected-parameters``) with the parameters it was given."""
@@ -243,6 +234,21 @@ def declared_parameters(notebook: str | Path) -> dict[str, Any]:
     raise ValueError(f"{path}: no cell tagged 'parameters'")
 
 
+def parameter_values(nb) -> dict:
+    """The values of a notebook's ``parameters`` cell (``nb``: an ``nbformat`` notebook), the cell executed as
+    papermill reads it (typed assignments and comments only): a default that is an expression is evaluated, where
+    :func:`declared_parameters` gives None.
+
+    Raises:
+        ValueError: the notebook has no cell tagged ``parameters``."""
+    cell = next((c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])), None)
+    if cell is None:
+        raise ValueError("the notebook has no cell tagged 'parameters'")
+    values: dict = {}
+    exec(compile(cell.source, "<parameters>", "exec"), {}, values)   # the notebook's own literals
+    return values
+
+
 @functools.lru_cache(maxsize=None)
 def _siblings(paper: str) -> frozenset:
     return frozenset(n for nb in sorted((NOTEBOOK_DIR / paper).glob("*.ipynb")) for n in declared_parameters(nb))
@@ -257,175 +263,3 @@ def sibling_parameters(paper: str) -> frozenset:
     if paper not in PAPERS:
         raise ValueError(f"paper must be one of {', '.join(PAPERS)}, got {paper!r}")
     return _siblings(paper)
-
-
-THREADS_VAR = "FEDLIB_THREADS"
-"""The environment variable that states a notebook kernel's thread count (default 1: :func:`notebook_threads`)."""
-
-
-def notebook_threads(environ: Mapping[str, str] | None = None) -> int:
-    """The thread count a notebook computes with: ``FEDLIB_THREADS`` from ``environ`` (default ``os.environ``) when
-    set, else 1.
-
-    One thread is the default because on a shared or small machine torch's own default (one thread per core, each
-    spinning while it waits) is slower, not faster: ``hist_3_bounds`` on a loaded 2-core machine took 813 s in
-    JupyterLab before the pin, 405 s with torch's default threads and 108 s with one OpenMP thread.
-
-    Raises:
-        ValueError: ``FEDLIB_THREADS`` is set but not a positive integer (the message names the variable).
-    """
-    import os
-
-    raw = (os.environ if environ is None else environ).get(THREADS_VAR)
-    if raw is None:
-        return 1
-    text = str(raw).strip()
-    if not (text.isascii() and text.isdigit()) or int(text) < 1:
-        raise ValueError(f"{THREADS_VAR} must be a positive integer (the notebook's torch and OpenMP threads), "
-                         f"got {raw!r}; unset it for 1 thread")
-    return int(text)
-
-
-def pin_threads(environ: Mapping[str, str] | None = None) -> int:
-    """Set this process's torch threads (which are its OpenMP / MKL threads) to :func:`notebook_threads` and state
-    the count in ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS`` for the processes it starts. Returns the count.
-
-    Raises:
-        ValueError: as :func:`notebook_threads`.
-    """
-    import os
-
-    from fedlib.lab.parallel import set_threads
-
-    n = notebook_threads(environ)
-    set_threads(n)
-    os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(n)
-    return n
-
-
-def _same(a, b) -> bool:
-    """Whether two parameter values are equal as a parameters cell states them (``1`` and ``1.0`` alike, a list
-    and a tuple alike, ``True`` never ``1``)."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return a == b
-
-
-def apply_profile(namespace: dict, paper: str, notebook: str, history: list[str] | None = None) -> dict:
-    """Give the notebook its profile's parameters, as ``run_all.sh`` gives them through papermill: every parameter
-    of ``notebooks/profiles/<profile>/<paper>.yaml`` and ``<notebook>.yaml`` (:func:`fedlib.lab.notebooks.
-    notebook_parameters`, the files ``run_all.sh`` reads) that the notebook declares and the user did not set
-    takes the profile's value in ``namespace``. The user set a parameter when papermill injected it or its value
-    differs from the committed notebook's parameters cell (``notebooks/<paper>/<notebook>.ipynb``): that value wins.
-    (A value typed equal to the cell's default reads as unchanged and takes the profile's.)
-
-    Returns:
-        ``{"profile", "files": [profile files read], "taken": {name: profile value}, "kept": {name: (your value,
-        profile value)}, "injected": [names]}``: ``taken``, the values the profile gives that differ from the
-        cell's defaults; ``kept``, the parameters the user set that the profile sets to another value;
-        ``injected``, the declared parameters papermill gave (``profile`` aside).
-
-    Raises:
-        FileNotFoundError: no ``notebooks/<paper>/<notebook>.ipynb``. ValueError: as
-            :func:`fedlib.lab.notebooks.notebook_parameters` (a profile file naming a parameter the notebook lacks).
-    """
-    from fedlib.lab.notebooks import PROFILE_DIR, has_profile, notebook_parameters
-
-    path = NOTEBOOK_DIR / paper / f"{notebook}.ipynb"
-    profile = namespace.get("profile", "quick")
-    out = {"profile": profile, "files": [], "taken": {}, "kept": {}, "injected": []}
-    if not isinstance(profile, str) or profile not in paths.PROFILES or not has_profile(path, profile):
-        return out
-    out["files"] = [f for f in (PROFILE_DIR / profile / f"{paper}.yaml", PROFILE_DIR / profile / f"{notebook}.yaml")
-                    if f.is_file()]
-    defaults = declared_parameters(path)
-    if history is None:
-        history = list(namespace.get("In") or namespace.get("_ih") or [])
-    injected = set(_injected_names(history))
-    out["injected"] = sorted(n for n in injected if n in defaults and n != "profile")
-    for name, value in notebook_parameters(path, profile).items():
-        if name == "profile" or name not in namespace:
-            continue
-        mine = namespace[name]
-        if name not in injected and name in defaults and _same(mine, defaults[name]):
-            namespace[name] = value
-            if not _same(value, defaults[name]):         # a value the profile changes (not one it restates)
-                out["taken"][name] = value
-        elif not _same(mine, value):
-            out["kept"][name] = (mine, value)
-    return out
-
-
-def _profile_note(applied: dict, default_profile) -> str:
-    from fedlib.lab.story import display_path
-    profile = applied["profile"]
-    if profile == default_profile:
-        line = f"profile {profile} (this notebook's default: the profile of its committed verdict)"
-    else:
-        line = f"profile {profile} (given; this notebook's default, the profile of its committed verdict, is " \
-               f"{default_profile})"
-    if not applied["files"]:
-        return line + "; no profile file for it: every parameter is the cell's"
-    files = ", ".join(display_path(f) for f in applied["files"])
-    taken = ", ".join(f"{k}={v!r}" for k, v in applied["taken"].items())
-    line += f"; from {files}: " + (taken if taken else "no value beyond the cell's or papermill's")
-    if applied["injected"]:
-        line += f"; given by papermill: {', '.join(applied['injected'])}"
-    if applied["kept"]:
-        line += "; set in the cell or by papermill, over the profile's: " + ", ".join(
-            f"{k}={mine!r} (profile: {theirs!r})" for k, (mine, theirs) in applied["kept"].items())
-    return line + "; every other parameter is the cell's"
-
-
-def setup_notebook(namespace: dict, paper: str, notebook: str | None = None) -> dict:
-    """Start a notebook: give it its profile's parameters (:func:`apply_profile`, with ``notebook`` named), check
-    its parameters (:func:`validate_parameters` with ``paper``), make its ``profile`` parameter the active profile
-    (:func:`fedlib.lab.paths.use_profile`) and print which profile and which values it took from where, and where
-    its figures, metrics and new records go and which committed store it reads. Call it with ``globals()`` right
-    after the parameters cell.
-
-    The profile a notebook's parameters cell names by default is the one its committed verdict was judged at
-    (``converged`` for DTFL and HASFL, ``quick`` for HIST), so that Run All on an unchanged notebook redraws the
-    committed result from the committed store, in JupyterLab as under ``run_all.sh``. Typing another ``profile``
-    in the first cell brings that profile's parameters, the same files ``run_all.sh`` gives papermill; a value
-    typed in the cell wins over the profile's.
-
-    Threads: it pins torch to one thread (:func:`pin_threads`), the count the project's kernel ``fedlib`` also
-    gives OpenMP and MKL (``OMP_NUM_THREADS=1``, ``MKL_NUM_THREADS=1`` in its ``kernel.json``, written by
-    ``python -m fedlib.lab.jupyter_setup``), in JupyterLab and under papermill alike. ``FEDLIB_THREADS=<n>``
-    in the environment the kernel starts from states another count. A notebook's own ``threads`` parameter,
-    where it has one and it is not 0, applies after this.
-
-    Args:
-        namespace: the notebook's ``globals()``. paper: hist, hasfl or dtfl. notebook: the notebook's name
-            (``dtfl_2_table1``): its committed parameters cell tells which values the user changed; None (an
-            explorer): no profile file is applied, every value is the cell's.
-
-    Returns:
-        ``{"parameters", "profile", "figures", "metrics", "store", "reads", "applied"}``: the checked parameters,
-        the profile, the figures, metrics and store folders (:class:`pathlib.Path`), the read-only stores and what
-        :func:`apply_profile` took (None without ``notebook``).
-
-    Raises:
-        ValueError / ParameterTypeError: as :func:`validate_parameters`; ``profile`` is not one of smoke, quick,
-        converged, paper; ``FEDLIB_THREADS`` is not a positive integer.
-    """
-    pin_threads()
-    applied = None
-    if notebook is not None:
-        applied = apply_profile(namespace, paper, notebook)
-    params = validate_parameters(namespace, paper=paper)
-    profile = paths.use_profile(params.get("profile", "quick"), paper)
-    where = {"parameters": params, "profile": profile, "figures": paths.figures_dir(),
-             "metrics": paths.metrics_dir(), "store": paths.cache_dir(), "reads": paths.read_only_stores(),
-             "applied": applied}
-    kind = "committed" if paths.committing() else "scratch (git ignores it)"
-    from fedlib.lab.story import display_path  # the project-relative path: no machine's absolute path in a rendered page
-    if applied is not None:
-        print(_profile_note(applied, declared_parameters(NOTEBOOK_DIR / paper / f"{notebook}.ipynb").get("profile")))
-    print(f"profile {profile}: figures -> {display_path(where['figures'])} [{kind}]; new records -> "
-          f"{display_path(where['store'])}"
-          + (f"; also reads {', '.join(map(display_path, where['reads']))}" if where["reads"] else ""))
-    return where

@@ -16,7 +16,7 @@ status`` stays clean of them.
 
 **Any other run** (a notebook opened in Jupyter, a papermill call, a script) writes its figures and metrics to
 the scratch folder ``.scratch/<profile>/`` (git ignores it; :func:`setup_notebook
-<fedlib.lab.params.setup_notebook>` prints it) and its new records to ``.cache/results``. It still *reads*
+<fedlib.lab.notebooks.setup_notebook>` prints it) and its new records to ``.cache/results``. It still *reads*
 the profile's committed store (``figures/<profile>/store/``) first, so a redraw of the converged figures from
 Jupyter is a cache hit, and a changed parameter trains only what is missing -- into ``.cache/results``.
 

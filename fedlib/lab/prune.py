@@ -20,7 +20,7 @@ temporary files are the store's own business). Prints one JSON line: ``dir``, ``
 config and record), then reports. Those are hashes of earlier code whose records the current code reproduces bit for
 bit: 0.2.0 (the store then hashed infrastructure: ``fedlib.core``'s store, paths, runner), 0.3.0 (before input
 checks that only refuse bad input, and before HASFL's modules moved into sub-packages), and the keys of files' bytes
-and paths (before :func:`fedlib.lab.store.source_hash` hashed syntax trees without docstrings).
+and paths (before :func:`fedlib.lab.code_hash.source_hash` hashed syntax trees without docstrings).
 """
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ from pathlib import Path
 
 from fedlib.lab import paths
 from fedlib.lab.cli import ArgumentParser, not_a_store
-from fedlib.lab.store import SCHEMA, source_hash
+from fedlib.lab.code_hash import source_hash
+from fedlib.lab.store import SCHEMA
 from fedlib.core.validate import check_bool
 
 
@@ -75,7 +76,7 @@ REKEYED = {
     # pilots compute as before; a DTFL run, FedAvg, FedYogi and the VGG-16 pilot retrained with the old and the new
     # code on one machine are bit-identical (run logs, 2026-11-27)
     "218c59aa921c0ceb": "dtfl", "252c69c4beefc7d8": "hasfl",
-    # the keys before they hashed syntax trees without docstrings and file names (fedlib.lab.store.source_hash);
+    # the keys before they hashed syntax trees without docstrings and file names (fedlib.lab.code_hash.source_hash);
     # no hashed module changed, and a sample per store retrained with the new code is bit-identical (run logs,
     # 2026-12-02)
     "063bebc0d0775083": "hist", "15ec4b072436c5fd": "dtfl", "e8829110476457a8": "dtfl_stacked",

@@ -21,16 +21,14 @@ fedlib source that computes it.
   ``stale_tmp_s`` (a writer that was killed) are removed when a store is opened; files are world-readable
   (0644), so a shared cache folder works for a whole group.
 - Records must be JSON without NaN or infinity: a non-finite number is refused before anything is written.
-- Concurrent callers of one config (pool workers, Dask, two notebooks) compute it once: the first claims
-  ``<key>.lock`` (:mod:`fedlib.lab.runlock`), the others wait for its record or, inside
+- Concurrent callers of one config (pool workers, Dask, two notebooks) compute it once: the first holds
+  ``<key>.lock`` (:mod:`fedlib.lab.runlock`: an OS file lock, released when its holder ends; the empty file
+  stays), the others wait for its record or, inside
   :func:`fedlib.lab.runlock.deferring` (:func:`fedlib.lab.map_jobs`'s workers), step aside to run other jobs.
 """
 from __future__ import annotations
 
-import ast
-import functools
 import hashlib
-import importlib.util
 import json
 import os
 import sys
@@ -41,6 +39,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from fedlib.lab import paths, runlock
+from fedlib.lab.code_hash import source_hash
+from fedlib.lab.datasets import dataset_key
 from fedlib.lab.runlock import RunInProgress
 from fedlib.core.validate import ParameterTypeError, check_float
 
@@ -64,89 +64,12 @@ def cache_only() -> bool:
 
     Raises:
         ValueError: ``FEDLIB_CACHE_ONLY`` holds a value that is neither on nor off (the message names it)."""
-    from fedlib.lab.paths import env_flag
-    return env_flag("FEDLIB_CACHE_ONLY", "return stored records only, never compute one")
+    return paths.env_flag("FEDLIB_CACHE_ONLY", "return stored records only, never compute one")
 
 
 class CorruptRecordError(ValueError):
     """A stored record that cannot be used: unreadable JSON, wrong schema, or another config's or code's record.
     The message names the file."""
-
-
-def _strip_docstrings(node: ast.AST) -> ast.AST:
-    """``node`` with every statement that is a bare string constant removed (docstrings of modules, classes and
-    functions, and attribute docstrings): such a statement never runs anything."""
-    for sub in ast.walk(node):
-        for field, value in ast.iter_fields(sub):
-            if isinstance(value, list) and value and all(isinstance(v, ast.stmt) for v in value):
-                kept = [v for v in value if not (isinstance(v, ast.Expr) and isinstance(v.value, ast.Constant)
-                                                 and isinstance(v.value.value, str))]
-                setattr(sub, field, kept)
-    return node
-
-
-def _dump(node) -> str:
-    """A serialisation of a syntax tree that Python versions agree on: each node's class and fields, leaving out
-    fields that are ``None`` or empty (the ones newer Pythons add, such as ``type_params``, are empty in code
-    that does not use them) and every position."""
-    if isinstance(node, ast.AST):
-        fields = (f"{name}={_dump(value)}" for name, value in ast.iter_fields(node) if value is not None and value != [])
-        return f"{type(node).__name__}({','.join(fields)})"
-    if isinstance(node, list):
-        return "[" + ",".join(_dump(v) for v in node) + "]"
-    return repr(node)
-
-
-@functools.lru_cache(maxsize=4096)
-def _tree_digest(source: bytes) -> str | None:
-    tree = _strip_docstrings(ast.parse(source))
-    return hashlib.sha256(_dump(tree).encode()).hexdigest() if tree.body else None
-
-
-def _file_digest(path: Path) -> str | None:
-    """SHA-256 of ``path``'s syntax tree without docstrings, or ``None`` for a file that holds nothing else (read
-    anew on each call; the digest of identical bytes is cached)."""
-    try:
-        return _tree_digest(path.read_bytes())
-    except SyntaxError as err:
-        raise ValueError(f"code: {path} is not valid Python: {err}") from None
-
-
-@functools.lru_cache(maxsize=None)
-def _module_files(name: str) -> tuple[Path, ...]:
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.origin is None and not spec.submodule_search_locations:
-        raise ValueError(f"code: no importable module or package named {name!r}")
-    if spec.submodule_search_locations:                    # a package: every .py file below its folder but its
-        root = Path(next(iter(spec.submodule_search_locations)))   # command line (__main__.py, which no import runs)
-        return tuple(sorted(p.resolve() for p in root.rglob("*.py")
-                            if "__pycache__" not in p.parts and p.name != "__main__.py"))
-    return (Path(spec.origin).resolve(),)
-
-
-def source_hash(modules: Sequence[str]) -> str:
-    """SHA-256 (hex, 16 chars) of what the named importable modules or packages do (a package: every ``*.py``
-    file below its folder but a ``__main__.py``, its command line): each file's syntax tree with docstrings removed (comments and layout are not in a
-    syntax tree), and no file or module names, so that editing a docstring, a comment or the layout, or moving a
-    file, keeps the hash, while any change of a name, a constant, an operator or an import changes it. A file
-    named by two entries counts once; a file holding only a docstring counts as none. Each call reads the files
-    again (an edit in a running process is seen); the list of a package's files is cached per process: call
-    ``source_hash.cache_clear()`` after adding or removing a file in a running process.
-
-    Raises:
-        ValueError: ``modules`` is empty, names a module that cannot be found, or a file is not valid Python.
-        TypeError: ``modules`` is a string or holds a non-string.
-    """
-    if isinstance(modules, str) or not all(isinstance(m, str) for m in modules):
-        raise ParameterTypeError(f"code must be a sequence of module names, got {modules!r}")
-    if not modules:
-        raise ValueError("code must name at least one module")
-    files = {f for m in set(modules) for f in _module_files(m)}
-    digests = sorted(d for d in map(_file_digest, files) if d is not None)
-    return hashlib.sha256("".join(digests).encode()).hexdigest()[:16]
-
-
-source_hash.cache_clear = _module_files.cache_clear  # type: ignore[attr-defined]
 
 
 def component_key(fn, name: str) -> dict:
@@ -221,7 +144,6 @@ def with_own_dataset(config):
     name = config.get("dataset") if isinstance(config, dict) else None
     if not (isinstance(name, str) and ":" in name) or "own_dataset" in config:
         return config
-    from fedlib.lab.datasets import dataset_key      # the datasets module imports this one
     return {**config, **dataset_key(name)}
 
 
@@ -246,16 +168,14 @@ class ResultStore:
         root: the folder (created if missing).
         code: modules / packages whose source is hashed into every key (default the whole ``fedlib``).
         stale_tmp_s: temporary files older than this (seconds) are removed on opening (a killed writer's).
-        stale_lock_s: a run's lock not refreshed for this long (seconds; its writer refreshes it every
-            :data:`fedlib.lab.runlock.REFRESH_S`) is taken over (a writer on another host that died; a dead writer
-            on this host is detected at once). poll_s: seconds between checks while waiting for
-            another writer's record.
+        poll_s: seconds between checks while waiting for another writer's record (its run's lock,
+            :mod:`fedlib.lab.runlock`, is the operating system's: released when that writer ends, however it ends).
         read_only: folders of stores read after ``root`` and never written (a committed store). Default: with
             ``root=None``, :func:`fedlib.lab.paths.read_only_stores`; with a ``root`` given, none.
     """
 
     def __init__(self, root: str | Path | None = None, code: Sequence[str] = DEFAULT_CODE,
-                 stale_tmp_s: float = 3600.0, stale_lock_s: float = runlock.STALE_S, poll_s: float = 0.5,
+                 stale_tmp_s: float = 3600.0, poll_s: float = 0.5,
                  read_only: Sequence[str | Path] | None = None):
         if root is not None and not isinstance(root, (str, os.PathLike)):
             raise ParameterTypeError(f"root must be a folder path (str or pathlib.Path) or None, got {root!r}")
@@ -271,10 +191,9 @@ class ResultStore:
         self.code = tuple(code) if not isinstance(code, str) else code
         self.code_hash = source_hash(self.code)
         check_float("stale_tmp_s", stale_tmp_s, 0, allow_inf=True)
-        for name, v in (("stale_lock_s", stale_lock_s), ("poll_s", poll_s)):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < float("inf"):
-                raise ValueError(f"{name} must be a finite number of seconds > 0, got {v!r}")
-        self.stale_lock_s, self.poll_s = float(stale_lock_s), float(poll_s)
+        if isinstance(poll_s, bool) or not isinstance(poll_s, (int, float)) or not 0 < poll_s < float("inf"):
+            raise ValueError(f"poll_s must be a finite number of seconds > 0, got {poll_s!r}")
+        self.poll_s = float(poll_s)
         now = time.time()
         for tmp in self.root.glob(".tmp-*"):
             try:
@@ -287,7 +206,7 @@ class ResultStore:
 
     def __getstate__(self):
         return {"root": self.root, "code": self.code, "code_hash": self.code_hash,
-                "stale_lock_s": self.stale_lock_s, "poll_s": self.poll_s, "read_only": self.read_only}
+                "poll_s": self.poll_s, "read_only": self.read_only}
 
     def __setstate__(self, state):
         # a worker (process pool, Dask) checks that it runs the same fedlib source as the process that sent it
@@ -315,8 +234,7 @@ class ResultStore:
 
     def with_code(self, code: Sequence[str]) -> "ResultStore":
         """A store over the same folders (own and read-only) that hashes ``code`` instead."""
-        return ResultStore(self.root, code=code, stale_lock_s=self.stale_lock_s, poll_s=self.poll_s,
-                           read_only=self.read_only)
+        return ResultStore(self.root, code=code, poll_s=self.poll_s, read_only=self.read_only)
 
     def load(self, config: dict) -> dict:
         """The stored record for ``config`` (with ``store_key`` added).
@@ -387,7 +305,7 @@ class ResultStore:
 
         With ``FEDLIB_CACHE_ONLY=1`` (:func:`cache_only`) a missing record raises :class:`CacheMiss` and nothing
         runs. A corrupt or mismatched file is reported (``warnings.warn`` naming the file and the problem) and that
-        run alone is recomputed and overwritten. Before ``run()`` the caller claims ``<key>.lock``
+        run alone is recomputed and overwritten. Before ``run()`` the caller locks ``<key>.lock``
         (:mod:`fedlib.lab.runlock`); while another live writer holds it, the caller polls every ``poll_s`` until
         that writer's record appears (and returns it), or raises :class:`fedlib.lab.runlock.RunInProgress` at
         once inside :func:`fedlib.lab.runlock.deferring`. ``force`` computes without claiming or waiting.
@@ -412,7 +330,8 @@ class ResultStore:
             rec = self._cached(path, want, warned)
             if rec is not None:
                 return rec
-            if runlock.try_acquire(lock, self.stale_lock_s):
+            held = runlock.try_acquire(lock)
+            if held is not None:
                 break
             if runlock.defer_requested():
                 raise RunInProgress(f"another worker is computing this run (its lock: {lock})")
@@ -424,11 +343,10 @@ class ResultStore:
             rec = self._cached(path, want, warned)   # finished between the check and the claim
             if rec is not None:
                 return rec
-            with runlock.Heartbeat(lock):
-                record = run()
+            record = run()
             self._write(path, head, record)
         finally:
-            runlock.release(lock)
+            runlock.release(held)
         return self._read(path, want)
 
     def _cached(self, path: Path, want: str, warned: set) -> dict | None:

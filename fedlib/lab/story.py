@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from fedlib.lab import paths
+from fedlib.lab.params import parameter_values
 from fedlib.lab.verdicts import MissingMetrics, judge_all, markdown_table
 
 
@@ -236,12 +237,10 @@ def _moved_from_block(paper: str, values: Mapping[str, Any]) -> dict | None:
     if paper not in _BLOCK_STATES:
         import nbformat
 
-        from fedlib.lab.notebook_verdicts import parameters
-        from fedlib.lab.paths import REPO_ROOT
         try:
-            nb = nbformat.read(REPO_ROOT / "notebooks" / paper / f"{paper}_explore.ipynb", as_version=4)
+            nb = nbformat.read(paths.REPO_ROOT / "notebooks" / paper / f"{paper}_explore.ipynb", as_version=4)
             mod = importlib.import_module(f"fedlib.lab.{paper}.explore")
-            _BLOCK_STATES[paper] = mod.default_explorer(parameters(nb)).defaults()
+            _BLOCK_STATES[paper] = mod.default_explorer(parameter_values(nb)).defaults()
         except (OSError, ValueError, KeyError):
             _BLOCK_STATES[paper] = None
     block = _BLOCK_STATES[paper]

@@ -18,7 +18,7 @@ or split learning to well beyond the fastest there is. They refuse slips, not un
 The method layer's classes (e.g. :class:`fedlib.dtfl.ResourceProfile`, :class:`fedlib.split.EdgeDevices`) check
 only that a value is a finite number > 0; the plausibility lives here, in the lab, and is applied where a value
 enters from a researcher: :func:`fedlib.lab.hasfl.explore_inputs.devices_from_text`, the HASFL explorer's
-ranges, :func:`fedlib.lab.dtfl.explore.clients_from_text`, the DTFL explorer's speeds and ranges,
+ranges, :func:`fedlib.lab.dtfl.checks.clients_from_text`, the DTFL explorer's speeds and ranges,
 :func:`fedlib.lab.dtfl.experiments.typed_clients` and the DTFL timelines (:mod:`fedlib.lab.dtfl.timeline`).
 """
 from __future__ import annotations

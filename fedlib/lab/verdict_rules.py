@@ -9,6 +9,8 @@ from typing import Sequence
 
 UNDECIDED = "not reached"
 """The word of a value that admits more than one word (a bound) or none (:class:`Unjudged`)."""
+WORDS = ("holds", "partly", "fails", "not robust across seeds", UNDECIDED)
+"""Every word a verdict cell can carry (in this order of strength)."""
 
 
 class UnknownClaim(ValueError):

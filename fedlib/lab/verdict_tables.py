@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from fedlib.lab.verdict_rules import UNDECIDED
+from fedlib.lab.verdict_rules import UNDECIDED, WORDS
 
 AFTER_MARKS = ("†", "‡", "§", "¶", "#")
 """The marks of rules set after their numbers were known, one per registration date (oldest first)."""
@@ -98,7 +98,6 @@ def markdown_table(verdicts: Sequence[dict], link: Callable[[str], str] | None =
 def counts(verdicts: Sequence[dict]) -> dict[str, int]:
     """How many cells of the paper's claims carry each word (every variant counts; checks of the implementation
     do not)."""
-    from fedlib.lab.verdicts import WORDS
     out = {w: 0 for w in WORDS}
     for v in verdicts:
         if v.get("kind", "paper") != "paper":

@@ -62,12 +62,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from fedlib.lab.verdict_rules import (RESOLUTION_DIGITS, RULES, UNDECIDED, AtLeast, AtMost, Better,  # noqa: F401  (re-exported)
-                                      Censored, MissingMetrics, Rule, Trend, Unjudged,  # noqa: F401  (re-exported)
+from fedlib.lab.verdict_rules import (RESOLUTION_DIGITS, RULES, UNDECIDED, WORDS, AtLeast, AtMost,  # noqa: F401  (re-exported)
+                                      Better, Censored, MissingMetrics, Rule, Trend, Unjudged,  # noqa: F401  (re-exported)
                                       UnknownClaim, accuracy_se)  # noqa: F401  (re-exported)
-
-WORDS = ("holds", "partly", "fails", "not robust across seeds", UNDECIDED)
-"""Every word a verdict cell can carry (in this order of strength)."""
+from fedlib.lab.verdict_tables import columns, counts, counts_text, markdown_table  # noqa: F401  (re-exported)
 
 REASONS = ("within resolution", "stated deviation", "horizon", "seeds disagree", "measured disagreement",
            "undecided")
@@ -380,5 +378,3 @@ def judge_all(claims: Sequence[Claim], metrics_by_notebook: Mapping[str, Mapping
         out.append(judge(c, metrics_by_notebook[c.notebook], (extra_by_notebook or {}).get(c.notebook, ())))
     return out
 
-
-from fedlib.lab.verdict_tables import columns, counts, counts_text, markdown_table  # noqa: E402,F401  (re-exported)

@@ -1,6 +1,6 @@
 """The DTFL notebooks' parameters checked together, before any work (data, store, jobs, training).
 
-Every DTFL notebook calls its function here right after :func:`fedlib.lab.params.setup_notebook` (which checks
+Every DTFL notebook calls its function here right after :func:`fedlib.lab.notebooks.setup_notebook` (which checks
 each parameter's *type* against the parameters cell); these check each parameter's *range*, *choices* and the
 *combinations* the runs need, so that no run starts on a value a later cell or a job would refuse. Each takes the
 notebook's namespace (``globals()``) and raises ``ValueError`` (:class:`fedlib.core.validate.ParameterTypeError`
@@ -36,11 +36,16 @@ Ranges (the paper's values, DTFL App. A.3 and Sec. 4, in brackets):
 """
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Mapping
 
 from fedlib.core.seeding import resolve_device
-from fedlib.core.validate import check_choice, check_float, check_int, check_list
+from fedlib.core.validate import check_choice, check_float, check_int, check_list, check_str
 from fedlib.dtfl.tiers import MAX_TIERS, check_num_tiers
+from fedlib.dtfl.timing import CASES, check_resources
+from fedlib.dtfl.training import MODELS
+from fedlib.lab.units import check_plausible
 
 __all__ = ["check_dtfl_1_profiles", "check_dtfl_2_table1", "check_dtfl_3_fig3", "check_dtfl_4_training",
            "check_dtfl_5_baselines", "check_dtfl_6_scaling", "check_dtfl_7_privacy", "check_dtfl_explore",
@@ -235,14 +240,9 @@ def check_dtfl_explore(p: Mapping) -> str:
     <= high, ``seed`` >= 0, speeds in [0.01, 10^4] GFLOP/s, ``clients_text`` / ``clients_csv`` not both and every
     row valid, ``export_path`` "" or a file in an existing folder. Returns the dataset (``auto`` resolved). Raises
     ``ValueError`` / ``ParameterTypeError`` naming the parameter (a typed row: the parameter, row and field)."""
-    from pathlib import Path
-
     from torch import nn
 
     from fedlib.lab.dtfl import experiments as dx
-    from fedlib.lab.dtfl.explore import MODELS, SOURCES, MissingFileError, _range, clients_from_csv, clients_from_text
-    from fedlib.core.validate import check_str
-    from fedlib.dtfl.tiers import check_num_tiers
     dataset = dx.resolve_dataset(p["dataset"])
     if not isinstance(p["model"], nn.Module):
         check_choice("model", p["model"], MODELS)
@@ -253,7 +253,7 @@ def check_dtfl_explore(p: Mapping) -> str:
     check_choice("clients_from", p["clients_from"], SOURCES)
     check_int("seed", p["seed"], 0)
     for name in ("cpus_range", "mbps_range", "core_gflops", "server_gflops"):
-        _range(name, p[name]) if name.endswith("range") else check_float(name, p[name], 0.01, 1e4)
+        check_range(name, p[name]) if name.endswith("range") else check_float(name, p[name], 0.01, 1e4)
     for name in ("clients_text", "clients_csv", "export_path"):
         check_str(name, p.get(name, ""), nonempty=False)
     if p["clients_text"].strip() and p["clients_csv"].strip():
@@ -266,3 +266,89 @@ def check_dtfl_explore(p: Mapping) -> str:
     if p.get("export_path") and not Path(p["export_path"]).resolve().parent.is_dir():
         raise ValueError(f"export_path: the folder of {p['export_path']!r} does not exist (it is not created)")
     return dataset
+
+
+# -- the DTFL explorer's typed clients and ranges (checked here, before any work; parsed for the explorer) ----
+
+SOURCES = ("ranges", *CASES)
+FIELDS = ("cpus", "mbps", "samples")
+#: each typed field's and speed's quantity and unit in :data:`fedlib.lab.units.PLAUSIBLE` (a unit slip is refused)
+UNITS = {"cpus": ("cpus", "CPUs"), "mbps": ("rate", "Mbit/s"), "samples": ("samples", "samples"),
+         "cpus_range": ("cpus", "CPUs"), "mbps_range": ("rate", "Mbit/s"), "core_gflops": ("compute", "GFLOP/s"),
+         "server_gflops": ("compute", "GFLOP/s"), "samples_per_client": ("samples", "samples")}
+MAX_CLIENTS = 100  # the K slider's top; the views (a row per client) stay within the update target up to here
+
+
+def clients_from_text(text: str) -> tuple[list, list, list | None]:
+    """Clients typed one per line, ``cpus, mbps[, samples]`` (commas, semicolons or spaces; ``#`` starts a comment;
+    an optional first header line names the columns, in any order: ``cpus, mbps, samples``).
+
+    Returns ``(cpus [K], mbps [K], samples [K] or None)``: CPUs (> 0), link speed in Mbit/s (> 0), N_k (integers
+    >= 1; None when no row gives them). Raises ``ValueError`` / ``ParameterTypeError`` naming the row (its line,
+    header included) and the field: not a number, NaN, inf, <= 0, samples not an integer >= 1 or in some rows only,
+    a row of the wrong length, an unknown header; no rows at all; a value outside the plausible range of its unit
+    (:mod:`fedlib.lab.units`: e.g. a link typed in bit/s where the column is in Mbit/s).
+    """
+    check_str("clients", text, nonempty=False)
+    cols, out = None, {f: [] for f in FIELDS}
+    for n, raw in enumerate(text.lstrip("\ufeff").replace("\u2212", "-").splitlines(), 1):   # a BOM; a unicode minus
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        cells = [c.strip() for c in re.split(r"[,;]", line)] if re.search(r"[,;]", line) else line.split()
+        if cols is None and not out["cpus"] and cells[0] and not re.match(r"^[-+.\d]|^(nan|inf)", cells[0].lower()):
+            cols = [{"cpu": "cpus"}.get(c.lower(), c.lower()) for c in cells]
+            if sorted(cols) not in (["cpus", "mbps"], ["cpus", "mbps", "samples"]):
+                raise ValueError(f"row {n}: the header must name the columns cpus, mbps[, samples], got {line!r}")
+            continue
+        names = cols or FIELDS[:len(cells)]
+        if len(cells) != len(names) or len(cells) not in (2, 3):
+            raise ValueError(f"row {n}: expected {', '.join(cols) if cols else 'cpus, mbps[, samples]'}, got "
+                             f"{len(cells)} values: {line!r}")
+        for name, tok in zip(names, cells):
+            try:
+                v = float(tok)
+            except ValueError:
+                raise ValueError(f"row {n}, {name}: not a number: {tok!r}") from None
+            where = f"row {n}, {name}:"
+            v = check_int(where, int(v) if v.is_integer() else v, 1) if name == "samples" else \
+                check_float(where, v, 0, low_open=True)
+            check_plausible(where[:-1], v, *UNITS[name])      # a unit slip, e.g. bit/s in the Mbit/s column
+            out[name].append(v)
+        if out["samples"] and len(out["samples"]) != len(out["cpus"]):
+            raise ValueError(f"row {n}, samples: give samples in every row or in none")
+        if len(out["cpus"]) > MAX_CLIENTS:
+            raise ValueError(f"clients: more than {MAX_CLIENTS} clients (row {n}), the explorer's limit")
+    if not out["cpus"]:
+        raise ValueError("clients: no client rows (one line per client: cpus, mbps[, samples])")
+    check_resources(out["cpus"], out["mbps"], out["samples"] or 1)
+    return out["cpus"], out["mbps"], out["samples"] or None
+
+
+class MissingFileError(FileNotFoundError, ValueError):
+    """A file parameter naming no file: a ``FileNotFoundError`` that is a ``ValueError`` too (a bad parameter)."""
+
+
+def clients_from_csv(path) -> tuple[list, list, list | None]:
+    """:func:`clients_from_text` of a CSV file (UTF-8, a BOM allowed). Raises :class:`MissingFileError` naming
+    ``clients_csv`` for a missing file, else as :func:`clients_from_text`."""
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise MissingFileError(f"clients_csv: no file {p}")
+    try:
+        return clients_from_text(p.read_text(encoding="utf-8-sig"))
+    except UnicodeDecodeError as err:
+        raise ValueError(f"clients_csv {p.name}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+
+
+def check_range(name: str, value) -> tuple[float, float]:
+    """``value`` as ``(low, high)``: two positive numbers, low <= high, each plausible in the unit of ``name``
+    (:data:`UNITS`, where it has one). Raises ``ValueError`` / ``ParameterTypeError`` naming ``name``."""
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        raise ValueError(f"{name} must be (low, high), got {value!r}")
+    lo, hi = (check_float(f"{name}[{i}]", v, 0, low_open=True) for i, v in enumerate(value))
+    if name in UNITS:
+        lo, hi = (check_plausible(f"{name}[{i}]", v, *UNITS[name]) for i, v in enumerate((lo, hi)))
+    if lo > hi:
+        raise ValueError(f"{name} must have low <= high, got {value!r}")
+    return lo, hi

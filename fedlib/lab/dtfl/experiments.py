@@ -14,7 +14,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from fedlib.lab.store import RECORD_CODE, ResultStore, source_hash
+from fedlib.lab.code_hash import source_hash
+from fedlib.lab.store import RECORD_CODE, ResultStore
 from fedlib.lab import datasets as own_data
 from fedlib.core import numpy_rng
 from fedlib.core.components import is_path, resolve

@@ -10,7 +10,7 @@ No time is computed here: every number comes from :mod:`fedlib.dtfl.timing`, :mo
 
 Units: seconds (s); FLOPs (fwd + bwd, multiply-add = 2) and tensor bytes inside the time model; links in Mbit/s
 (10^6 bit/s); speeds in GFLOP/s (per client CPU, per client copy on the server). Shapes: ``[K]`` per client, ``[M]``
-per tier, ``[M][K]`` per tier and client. Clients: typed (:func:`clients_from_text`), or drawn with ``seed``
+per tier, ``[M][K]`` per tier and client. Clients: typed (:func:`fedlib.lab.dtfl.checks.clients_from_text`), or drawn with ``seed``
 (:func:`draw_clients`: log-uniform in the ranges, 3 significant digits, client i's pair the same at any K; or the
 paper's profiles :data:`fedlib.dtfl.CASES` as the notebooks' round 1 spreads them), ``samples_per_client`` each.
 
@@ -30,7 +30,6 @@ import copy
 import dataclasses
 import functools
 import json
-import re
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -47,7 +46,8 @@ from fedlib.lab.split.timeline import EXPLORER_PANEL_IN, timeline_figure
 from fedlib.lab.dtfl import experiments as dx
 from fedlib.lab.units import check_plausible
 from fedlib.dtfl.baseline_time import method_costs, method_times
-from fedlib.lab.dtfl.checks import check_dtfl_explore  # noqa: F401  (the notebook's checker; explorer() checks its defaults)
+from fedlib.lab.dtfl.checks import (FIELDS, MAX_CLIENTS, SOURCES, UNITS, check_dtfl_explore, check_range,
+                                    clients_from_text)
 from fedlib.lab.dtfl.compare import costs_of
 from fedlib.dtfl.scheduler import profile_schedule
 from fedlib.dtfl.tiers import check_num_tiers, tier_table
@@ -58,87 +58,7 @@ from fedlib.lab.verdicts import AtLeast, Claim
 
 PAPER = "DTFL, arXiv:2312.05642 (https://arxiv.org/abs/2312.05642)"
 OWN = "your model"
-SOURCES = ("ranges", *CASES)
 CPU_BOUNDS, MBPS_BOUNDS = (0.05, 8.0), (1.0, 500.0)
-FIELDS = ("cpus", "mbps", "samples")
-#: each typed field's and speed's quantity and unit in :data:`fedlib.lab.units.PLAUSIBLE` (a unit slip is refused)
-UNITS = {"cpus": ("cpus", "CPUs"), "mbps": ("rate", "Mbit/s"), "samples": ("samples", "samples"),
-         "cpus_range": ("cpus", "CPUs"), "mbps_range": ("rate", "Mbit/s"), "core_gflops": ("compute", "GFLOP/s"),
-         "server_gflops": ("compute", "GFLOP/s"), "samples_per_client": ("samples", "samples")}
-MAX_CLIENTS = 100  # the K slider's top; the views (a row per client) stay within the update target up to here
-
-
-def clients_from_text(text: str) -> tuple[list, list, list | None]:
-    """Clients typed one per line, ``cpus, mbps[, samples]`` (commas, semicolons or spaces; ``#`` starts a comment;
-    an optional first header line names the columns, in any order: ``cpus, mbps, samples``).
-
-    Returns ``(cpus [K], mbps [K], samples [K] or None)``: CPUs (> 0), link speed in Mbit/s (> 0), N_k (integers
-    >= 1; None when no row gives them). Raises ``ValueError`` / ``ParameterTypeError`` naming the row (its line,
-    header included) and the field: not a number, NaN, inf, <= 0, samples not an integer >= 1 or in some rows only,
-    a row of the wrong length, an unknown header; no rows at all; a value outside the plausible range of its unit
-    (:mod:`fedlib.lab.units`: e.g. a link typed in bit/s where the column is in Mbit/s).
-    """
-    check_str("clients", text, nonempty=False)
-    cols, out = None, {f: [] for f in FIELDS}
-    for n, raw in enumerate(text.lstrip("\ufeff").replace("\u2212", "-").splitlines(), 1):   # a BOM; a unicode minus
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        cells = [c.strip() for c in re.split(r"[,;]", line)] if re.search(r"[,;]", line) else line.split()
-        if cols is None and not out["cpus"] and cells[0] and not re.match(r"^[-+.\d]|^(nan|inf)", cells[0].lower()):
-            cols = [{"cpu": "cpus"}.get(c.lower(), c.lower()) for c in cells]
-            if sorted(cols) not in (["cpus", "mbps"], ["cpus", "mbps", "samples"]):
-                raise ValueError(f"row {n}: the header must name the columns cpus, mbps[, samples], got {line!r}")
-            continue
-        names = cols or FIELDS[:len(cells)]
-        if len(cells) != len(names) or len(cells) not in (2, 3):
-            raise ValueError(f"row {n}: expected {', '.join(cols) if cols else 'cpus, mbps[, samples]'}, got "
-                             f"{len(cells)} values: {line!r}")
-        for name, tok in zip(names, cells):
-            try:
-                v = float(tok)
-            except ValueError:
-                raise ValueError(f"row {n}, {name}: not a number: {tok!r}") from None
-            where = f"row {n}, {name}:"
-            v = check_int(where, int(v) if v.is_integer() else v, 1) if name == "samples" else \
-                check_float(where, v, 0, low_open=True)
-            check_plausible(where[:-1], v, *UNITS[name])      # a unit slip, e.g. bit/s in the Mbit/s column
-            out[name].append(v)
-        if out["samples"] and len(out["samples"]) != len(out["cpus"]):
-            raise ValueError(f"row {n}, samples: give samples in every row or in none")
-        if len(out["cpus"]) > MAX_CLIENTS:
-            raise ValueError(f"clients: more than {MAX_CLIENTS} clients (row {n}), the explorer's limit")
-    if not out["cpus"]:
-        raise ValueError("clients: no client rows (one line per client: cpus, mbps[, samples])")
-    check_resources(out["cpus"], out["mbps"], out["samples"] or 1)
-    return out["cpus"], out["mbps"], out["samples"] or None
-
-
-class MissingFileError(FileNotFoundError, ValueError):
-    """A file parameter naming no file: a ``FileNotFoundError`` that is a ``ValueError`` too (a bad parameter)."""
-
-
-def clients_from_csv(path) -> tuple[list, list, list | None]:
-    """:func:`clients_from_text` of a CSV file (UTF-8, a BOM allowed). Raises :class:`MissingFileError` naming
-    ``clients_csv`` for a missing file, else as :func:`clients_from_text`."""
-    p = Path(path).expanduser()
-    if not p.is_file():
-        raise MissingFileError(f"clients_csv: no file {p}")
-    try:
-        return clients_from_text(p.read_text(encoding="utf-8-sig"))
-    except UnicodeDecodeError as err:
-        raise ValueError(f"clients_csv {p.name}: not UTF-8 text ({err.reason} at byte {err.start})") from None
-
-
-def _range(name: str, value) -> tuple[float, float]:
-    if not isinstance(value, (list, tuple)) or len(value) != 2:
-        raise ValueError(f"{name} must be (low, high), got {value!r}")
-    lo, hi = (check_float(f"{name}[{i}]", v, 0, low_open=True) for i, v in enumerate(value))
-    if name in UNITS:
-        lo, hi = (check_plausible(f"{name}[{i}]", v, *UNITS[name]) for i, v in enumerate((lo, hi)))
-    if lo > hi:
-        raise ValueError(f"{name} must have low <= high, got {value!r}")
-    return lo, hi
 
 
 def draw_clients(clients_from: str, num_clients: int, cpus_range, mbps_range, seed: int) -> tuple[list, list]:
@@ -150,7 +70,7 @@ def draw_clients(clients_from: str, num_clients: int, cpus_range, mbps_range, se
         profiles = CASES[clients_from]
         idx = profile_schedule(k, 1, len(profiles), 0, 0.0, numpy_rng(seed, "system"))[0]
         return [profiles[i].cpus for i in idx], [profiles[i].mbps for i in idx]
-    lo, hi = np.log([_range("cpus_range", cpus_range), _range("mbps_range", mbps_range)]).T
+    lo, hi = np.log([check_range("cpus_range", cpus_range), check_range("mbps_range", mbps_range)]).T
     draws = np.exp(numpy_rng(seed, "system/explore").uniform(lo, hi, (k, 2)))   # client i's pair: same at any K
     return tuple([float(f"{v:.3g}") for v in col] for col in draws.T)
 
@@ -208,7 +128,7 @@ def compute(*, model: str = "resnet20", width: float = 0.5, dataset: str = "fash
     Args:
         model: a DTFL model name at ``width`` on ``dataset``'s input shape, or ``"your model"``: ``net``
             (:func:`check_model`) on ``input_shape`` (C, H, W) with ``num_classes``; ``cache``: a dict kept between
-            calls for its profiled costs. num_tiers: M, 1..7. clients: typed (:func:`clients_from_text`; empty:
+            calls for its profiled costs. num_tiers: M, 1..7. clients: typed (:func:`fedlib.lab.dtfl.checks.clients_from_text`; empty:
             :func:`draw_clients`). core_gflops / server_gflops: client CPU / server per client copy (> 0).
 
     Returns lists ``cpus``, ``mbps``, ``samples``, ``tiers`` (the scheduler's, eq. 6), ``client_modules``, ``T_c``,
@@ -350,7 +270,7 @@ def explorer(model="resnet20", width: float = 0.5, dataset: str = "fashion-mnist
             fixed.get("num_classes"), fixed["cache"])          # the model profiled now: a failure raises here
     if clients_csv.strip():
         clients_text = Path(clients_csv).read_text(encoding="utf-8-sig")
-    (lo_c, hi_c), (lo_m, hi_m) = _range("cpus_range", cpus_range), _range("mbps_range", mbps_range)
+    (lo_c, hi_c), (lo_m, hi_m) = check_range("cpus_range", cpus_range), check_range("mbps_range", mbps_range)
     controls = [
         Control("clients_from", "clients drawn from", "choice", clients_from, options=SOURCES),
         Control("cpus_range", "CPUs per client", "range", (lo_c, hi_c), min(lo_c, CPU_BOUNDS[0]),

@@ -1,6 +1,6 @@
 """The HASFL notebooks' parameters checked together, before any work (profiles, data, store, pilot, training).
 
-Every HASFL notebook calls its function here right after :func:`fedlib.lab.params.setup_notebook` (which checks
+Every HASFL notebook calls its function here right after :func:`fedlib.lab.notebooks.setup_notebook` (which checks
 each parameter's *type* against the parameters cell); these check each parameter's *range*, *choices* and the
 *combinations* the runs need, so that no pilot or training run starts on a value a later cell would refuse (as
 ``eps_sweep_points = 1`` once did, after 36 training runs). Each takes the notebook's namespace (``globals()``)

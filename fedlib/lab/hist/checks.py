@@ -1,6 +1,6 @@
 """The HIST notebooks' parameters checked together, before any work (data, store, sweep, training).
 
-Every HIST notebook calls its function here right after :func:`fedlib.lab.params.setup_notebook` (which checks
+Every HIST notebook calls its function here right after :func:`fedlib.lab.notebooks.setup_notebook` (which checks
 each parameter's *type* against the parameters cell); these check each parameter's *range*, *choices* and the
 *combinations* the runs need, so that no run starts on a value a later cell (or a library call deep in a run)
 would refuse. Each takes the notebook's namespace (``globals()``) and raises ``ValueError``
