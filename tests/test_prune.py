@@ -62,3 +62,58 @@ def test_a_misspelt_store_folder_is_refused_and_never_created(tmp_path, capsys):
         assert main(["--dir", str(tmp_path / "stor"), *flags]) == 2
         assert "no store folder" in capsys.readouterr().err
         assert not (tmp_path / "stor").exists()
+
+
+def _newer_copy(store: ResultStore, config: dict) -> tuple:
+    """The record of ``config`` rewritten as a newer fedlib would (schema + 1); returns (path, its bytes)."""
+    from fedlib.lab.store import SCHEMA
+
+    path = store.path(config)
+    env = json.loads(path.read_text())
+    env["schema"] = SCHEMA + 1
+    path.write_text(json.dumps(env))
+    return path, path.read_bytes()
+
+
+def test_a_record_of_a_newer_fedlib_is_never_overwritten(tmp_path):
+    # issue 70: a store shared with a newer checkout lost its records to a recompute (with a warning that read like
+    # corruption); planted: _read treating a higher schema as corrupt again -> red
+    from fedlib.lab.store import NewerRecordError
+
+    store = ResultStore(tmp_path, code=("fedlib.data",))
+    store.save({"run": 1}, {"acc": 0.7})
+    path, before = _newer_copy(store, {"run": 1})
+    ran = []
+    for call in (lambda: store.get_or_run({"run": 1}, lambda: ran.append(1) or {"acc": 0.1}),
+                 lambda: store.get_or_run({"run": 1}, lambda: ran.append(1) or {"acc": 0.1}, force=True),
+                 lambda: store.load({"run": 1})):
+        with pytest.raises(NewerRecordError, match=r"written by a newer fedlib \(record schema 2, this fedlib reads "
+                                                   r"1\): upgrade, or use another cache folder"):
+            call()
+    assert ran == [] and path.read_bytes() == before
+
+
+def test_prune_names_unreadable_files_and_leaves_newer_records(tmp_path):
+    store = ResultStore(tmp_path, code=("fedlib.data",))
+    store.save({"run": 1}, {"acc": 0.7})
+    store.save({"run": 2}, {"acc": 0.6})
+    path, before = _newer_copy(store, {"run": 2})
+    (tmp_path / "broken.json").write_text("{not json")
+    report = prune.prune(tmp_path, delete=True, current={"something else"})
+    assert (report["stale"], report["newer"], report["unreadable"], report["deleted"]) == (1, 1, 1, 1)
+    assert report["unreadable_files"] == ["broken.json"] and path.read_bytes() == before
+
+
+def test_a_folder_of_foreign_json_is_no_store(tmp_path, capsys, monkeypatch):
+    # issue 70: JSON files named like records but holding something else passed as a store
+    for name in ("0a1b.json", "ff00.json"):
+        (tmp_path / name).write_text(json.dumps({"accuracy": 0.9}))
+    with pytest.raises(ValueError, match="is not a result store: none of its 2 JSON files is a fedlib record"):
+        prune.prune(tmp_path)
+    assert prune.main(["--dir", str(tmp_path), "--rekey"]) == 2
+    assert "its JSON files are not fedlib records (e.g. 0a1b.json" in capsys.readouterr().err
+    from fedlib.lab.cli import check_environment
+    monkeypatch.setenv("FEDLIB_CACHE_DIR", str(tmp_path))
+    with pytest.raises(ValueError, match="its JSON files are not fedlib records"):
+        check_environment()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["0a1b.json", "ff00.json"]   # nothing changed

@@ -26,6 +26,7 @@ In Python, :class:`ArgumentParser` gives rules 2, 3 and the variables of 4; ``ru
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import sys
@@ -107,10 +108,23 @@ def not_a_store(folder: Path) -> str | None:
     :data:`STORE_ENTRY` files: a metrics folder, a figures folder or a profile folder is not)."""
     other = sorted(p.name + ("/" if p.is_dir() else "") for p in folder.iterdir() if not STORE_ENTRY.match(p.name))
     if not other:
+        sample = sorted(folder.glob("*.json"))[:3]         # named like records: are they records? (a few read)
+        if sample and not any(_record_file(p) for p in sample):
+            return (f"{folder} is not a result store: its JSON files are not fedlib records (e.g. {sample[0].name}: "
+                    f"no schema, key, config, code_hash and record)")
         return None
     below = sorted(str(p) for p in folder.glob("**/store") if p.is_dir())[:2]
     return (f"{folder} is not a result store: it holds {', '.join(other[:3])}{' …' if len(other) > 3 else ''} "
             f"(a store holds only <key>.json records)" + (f"; did you mean {' or '.join(below)}?" if below else ""))
+
+
+def _record_file(path: Path) -> bool:
+    """Whether ``path`` holds a result store's envelope (:func:`fedlib.lab.store.is_record`'s fields)."""
+    try:
+        env = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(env, dict) and type(env.get("schema")) is int and {"key", "config", "code_hash", "record"} <= set(env)
 
 
 def committed_folder(folder: Path | str) -> str | None:

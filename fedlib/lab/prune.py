@@ -9,12 +9,15 @@ of that source leaves the old records in place, never read again. In a committed
   with the stacked backend's ``STACKED_CODE`` for records trained on it, HASFL's ``STORE_CODE`` for decisions and
   pilots, HASFL's ``TRAIN_CODE`` for training runs, with ``BACKEND_CODE`` for those a stacked backend trained);
 - **stale**: any other hash (a record of older code);
-- **unreadable**: not JSON or not a store envelope (left alone; :class:`fedlib.lab.store.ResultStore` reports
-  such a file by name when a run asks for it).
+- **newer**: a record of a newer fedlib (a higher envelope schema: a store shared with a newer checkout), left
+  alone, never re-keyed nor deleted;
+- **unreadable**: not JSON or not a store envelope (left alone and named in ``unreadable_files``;
+  :class:`fedlib.lab.store.ResultStore` reports such a file by name when a run asks for it). A folder whose JSON
+  files are none of them records is not a store: refused, nothing changed.
 
 Without ``--delete`` it only reports. With ``--delete`` it removes the stale records, nothing else (locks and
 temporary files are the store's own business). Prints one JSON line: ``dir``, ``current``, ``stale``,
-``unreadable`` (counts), ``stale_by_hash`` (hash -> count), ``deleted``.
+``newer``, ``unreadable`` (counts), ``unreadable_files`` (names), ``stale_by_hash`` (hash -> count), ``deleted``.
 
 ``--rekey`` first moves the records of :data:`REKEYED` hashes to the current hash of their store (new key, same
 config and record), then reports. Those are hashes of earlier code whose records the current code reproduces bit for
@@ -32,7 +35,7 @@ from pathlib import Path
 from fedlib.lab import paths
 from fedlib.lab.cli import ArgumentParser, not_a_store
 from fedlib.lab.code_hash import source_hash
-from fedlib.lab.store import SCHEMA
+from fedlib.lab.store import SCHEMA, is_record
 from fedlib.core.validate import check_bool
 
 
@@ -158,22 +161,26 @@ def store_codes() -> dict[str, tuple]:
 
 
 def classify(folder: Path, current: set[str]) -> dict[str, list[Path]]:
-    """Every ``*.json`` directly in ``folder`` as ``{"current": [...], "stale": [...], "unreadable": [...]}``
-    (sorted paths), by whether its envelope's ``code_hash`` is in ``current``.
+    """Every ``*.json`` directly in ``folder`` as ``{"current": [...], "stale": [...], "newer": [...],
+    "unreadable": [...]}`` (sorted paths), by whether its envelope's ``code_hash`` is in ``current``; ``newer``: a
+    record of a newer fedlib (a higher schema: never touched here), ``unreadable``: not JSON or not an envelope.
 
     Raises:
         FileNotFoundError: ``folder`` is not a folder.
     """
     if not folder.is_dir():
         raise FileNotFoundError(f"dir: no store folder at {folder}")
-    out: dict[str, list[Path]] = {"current": [], "stale": [], "unreadable": []}
+    out: dict[str, list[Path]] = {"current": [], "stale": [], "newer": [], "unreadable": []}
     for path in sorted(folder.glob("*.json")):
         try:
             env = json.loads(path.read_text())
-            ok = isinstance(env, dict) and env.get("schema") == SCHEMA and isinstance(env.get("code_hash"), str)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-            ok = False
-        if not ok:
+            env = None
+        if not is_record(env) or not isinstance(env["code_hash"], str):
+            out["unreadable"].append(path)
+        elif env["schema"] > SCHEMA:
+            out["newer"].append(path)
+        elif env["schema"] < SCHEMA:
             out["unreadable"].append(path)
         else:
             out["current" if env["code_hash"] in current else "stale"].append(path)
@@ -185,6 +192,7 @@ def prune(folder: Path, delete: bool = False, current: set[str] | None = None) -
     hashes to keep (default :func:`current_hashes`). Returns the summary printed by the command.
 
     Raises:
+        ValueError: none of the folder's JSON files is a record (not a store; nothing changed).
         FileNotFoundError: ``folder`` is not a folder, or holds no ``*.json`` file (the message names the store
             folders below it, e.g. ``figures/converged/store`` for ``figures/converged``).
         ParameterTypeError: ``delete`` is not a bool.
@@ -192,6 +200,10 @@ def prune(folder: Path, delete: bool = False, current: set[str] | None = None) -
     check_bool("delete", delete)
     keep = set(current_hashes()) if current is None else set(current)
     groups = classify(Path(folder), keep)
+    if groups["unreadable"] and not (groups["current"] or groups["stale"] or groups["newer"]):
+        names = ", ".join(p.name for p in groups["unreadable"][:3])
+        raise ValueError(f"dir: {folder} is not a result store: none of its {len(groups['unreadable'])} JSON files is "
+                         f"a fedlib record (e.g. {names}); nothing was changed")
     if not any(groups.values()):
         stores = sorted(str(p) for p in Path(folder).glob("**/store") if p.is_dir() and any(p.glob("*.json")))
         raise FileNotFoundError(f"dir: {folder} holds no records (no <key>.json files)"
@@ -204,7 +216,8 @@ def prune(folder: Path, delete: bool = False, current: set[str] | None = None) -
         for path in groups["stale"]:
             path.unlink()
     return {"dir": str(folder), "current": len(groups["current"]), "stale": len(groups["stale"]),
-            "unreadable": len(groups["unreadable"]), "stale_by_hash": by_hash,
+            "newer": len(groups["newer"]), "unreadable": len(groups["unreadable"]),
+            "unreadable_files": [p.name for p in groups["unreadable"]], "stale_by_hash": by_hash,
             "deleted": len(groups["stale"]) if delete else 0}
 
 
@@ -230,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
             summary = prune(folder, args.delete)
         if args.rekey:
             summary["rekeyed"] = moved
-    except (FileNotFoundError, Busy) as err:
+    except (FileNotFoundError, ValueError, Busy) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     print(json.dumps(summary, sort_keys=True))

@@ -14,7 +14,9 @@ fedlib source that computes it.
 - Records are stored in an envelope ``{"schema", "key", "config", "code_hash", "record"}``. Every load checks
   that the file is valid JSON with this schema and that the stored config and code hash are the requested ones:
   a truncated, empty or foreign file raises :class:`CorruptRecordError` naming the file, and
-  :meth:`ResultStore.get_or_run` warns and recomputes that run alone.
+  :meth:`ResultStore.get_or_run` warns and recomputes that run alone. A record of a newer fedlib (a higher
+  ``schema``, e.g. in a store shared between checkouts) is never overwritten: it raises
+  :class:`NewerRecordError` naming the file, before any work.
 - Writes are atomic (a temporary file in the same folder, then ``os.replace``): a run killed mid-way leaves no
   half-written result, concurrent workers writing the same key leave one valid record (the last), and a sweep
   interrupted between runs resumes without redoing the finished ones. Temporary files older than
@@ -65,6 +67,23 @@ def cache_only() -> bool:
     Raises:
         ValueError: ``FEDLIB_CACHE_ONLY`` holds a value that is neither on nor off (the message names it)."""
     return paths.env_flag("FEDLIB_CACHE_ONLY", "return stored records only, never compute one")
+
+
+class NewerRecordError(ValueError):
+    """A record written by a newer fedlib (a higher envelope ``schema``): left as it is, never overwritten nor
+    recomputed here. The message names the file and the schema."""
+
+
+def _newer(path: Path, schema: int) -> NewerRecordError:
+    return NewerRecordError(f"{path}: written by a newer fedlib (record schema {schema}, this fedlib reads {SCHEMA}): "
+                            f"upgrade, or use another cache folder (FEDLIB_CACHE_DIR); the record is left as it is")
+
+
+def is_record(env) -> bool:
+    """Whether ``env`` (a file's parsed JSON) is a result store's envelope, of any schema: a dict with ``schema``
+    (an int), ``key``, ``config``, ``code_hash`` and ``record``."""
+    return (isinstance(env, dict) and type(env.get("schema")) is int and isinstance(env.get("record"), dict)
+            and {"key", "config", "code_hash"} <= set(env))
 
 
 class CorruptRecordError(ValueError):
@@ -241,6 +260,7 @@ class ResultStore:
 
         Raises:
             KeyError: no record (run the experiments notebook first); the message names the config and file.
+            NewerRecordError: the file holds a record of a newer fedlib (a higher schema; never overwritten).
             CorruptRecordError: the file is not valid JSON, has another schema, or holds another config's or
                 code's record; the message names the file.
         """
@@ -262,6 +282,8 @@ class ResultStore:
         except json.JSONDecodeError as exc:
             raise CorruptRecordError(f"{path}: not valid JSON ({exc.msg} at char {exc.pos}; "
                                      f"{len(text)} bytes)") from None
+        if is_record(env) and env["schema"] > SCHEMA:
+            raise _newer(path, env['schema'])
         if not isinstance(env, dict) or env.get("schema") != SCHEMA or not isinstance(env.get("record"), dict):
             raise CorruptRecordError(f"{path}: not a fedlib result record of schema {SCHEMA}")
         if _canonical(env.get("config"), "stored config") != want:
@@ -321,6 +343,7 @@ class ResultStore:
                                 f"{want[:300]}")
             return rec
         if force:
+            self._refuse_newer(path)
             self._write(path, head, run())
             return self._read(path, want)
         lock = path.with_suffix(".lock")
@@ -348,6 +371,16 @@ class ResultStore:
         finally:
             runlock.release(held)
         return self._read(path, want)
+
+    @staticmethod
+    def _refuse_newer(path: Path) -> None:
+        """Raise :class:`NewerRecordError` when ``path`` holds a record of a newer fedlib (before any work)."""
+        try:
+            env = json.loads(path.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            return
+        if is_record(env) and env["schema"] > SCHEMA:
+            raise _newer(path, env['schema'])
 
     def _cached(self, path: Path, want: str, warned: set) -> dict | None:
         try:
