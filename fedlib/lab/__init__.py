@@ -16,10 +16,19 @@
   work and explorer.
 """
 from fedlib.lab.parallel import cluster_executor, map_jobs, set_threads
-from fedlib.lab.notebooks import setup_notebook
 from fedlib.lab.params import validate_parameters
 from fedlib.lab.paths import REPO_ROOT, cache_dir, data_dir, figures_dir, metrics_dir, use_profile
 from fedlib.lab.runlock import RunInProgress
 from fedlib.lab.store import RECORD_CODE, ResultStore, config_key
 
 __all__ = ["cluster_executor", "map_jobs", "set_threads", "setup_notebook", "validate_parameters", "REPO_ROOT", "cache_dir", "data_dir", "figures_dir", "metrics_dir", "use_profile", "RunInProgress", "RECORD_CODE", "ResultStore", "config_key"]
+
+
+def __getattr__(name: str):
+    """``fedlib.lab.setup_notebook`` (the notebooks' first call), imported when first asked for: the runner module
+    it lives in (:mod:`fedlib.lab.notebooks`) is also a command, and a package that imports a command's module
+    makes ``python -m`` run that module a second time (runpy's warning)."""
+    if name == "setup_notebook":
+        from fedlib.lab.notebooks import setup_notebook
+        return setup_notebook
+    raise AttributeError(f"module 'fedlib.lab' has no attribute {name!r}")
