@@ -114,6 +114,10 @@ def test_typed_and_csv_clients_are_the_same_arrays(tmp_path):
     ("1, 30, 10\n\n2, 30", r"row 3, samples: give samples in every row or in none"),
     ("1", r"row 1: expected cpus, mbps\[, samples\], got 1 values"),
     ("1, 2, 3, 4", r"row 1: expected"),
+    # decimal commas (issue 70): mixed separators refused; a wrong count of comma-separated values hints at them
+    ("1,5; 30", r"row 1: mixes ',' and ';' \('1,5; 30'\): separate the values with one kind; a decimal is written "
+                r"with a point \(1.5, not 1,5\)"),
+    ("2, 30\n0,5, 30, 1,2", r"row 2: expected cpus, mbps\[, samples\], got 5 values: '0,5, 30, 1,2'; a decimal is"),
     ("cpus, speed\n1, 30", r"row 1: the header must name the columns"),
     ("", r"no client rows"),
     ("# a comment only\n  \n", r"no client rows"),

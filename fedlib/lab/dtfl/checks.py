@@ -279,6 +279,10 @@ UNITS = {"cpus": ("cpus", "CPUs"), "mbps": ("rate", "Mbit/s"), "samples": ("samp
 MAX_CLIENTS = 100  # the K slider's top; the views (a row per client) stay within the update target up to here
 
 
+#: the hint beside a row whose commas may be decimal commas
+DECIMALS = "a decimal is written with a point (1.5, not 1,5)"
+
+
 def clients_from_text(text: str) -> tuple[list, list, list | None]:
     """Clients typed one per line, ``cpus, mbps[, samples]`` (commas, semicolons or spaces; ``#`` starts a comment;
     an optional first header line names the columns, in any order: ``cpus, mbps, samples``).
@@ -287,7 +291,8 @@ def clients_from_text(text: str) -> tuple[list, list, list | None]:
     >= 1; None when no row gives them). Raises ``ValueError`` / ``ParameterTypeError`` naming the row (its line,
     header included) and the field: not a number, NaN, inf, <= 0, samples not an integer >= 1 or in some rows only,
     a row of the wrong length, an unknown header; no rows at all; a value outside the plausible range of its unit
-    (:mod:`fedlib.lab.units`: e.g. a link typed in bit/s where the column is in Mbit/s).
+    (:mod:`fedlib.lab.units`: e.g. a link typed in bit/s where the column is in Mbit/s); a row mixing ``,`` and
+    ``;`` (decimal commas, ``1,5; 30``: the hint says so, as it does beside a wrong count of comma-separated values).
     """
     check_str("clients", text, nonempty=False)
     cols, out = None, {f: [] for f in FIELDS}
@@ -295,6 +300,8 @@ def clients_from_text(text: str) -> tuple[list, list, list | None]:
         line = raw.split("#", 1)[0].strip()
         if not line:
             continue
+        if "," in line and ";" in line:                   # "1,5; 30": a decimal comma read as a separator
+            raise ValueError(f"row {n}: mixes ',' and ';' ({line!r}): separate the values with one kind; {DECIMALS}")
         cells = [c.strip() for c in re.split(r"[,;]", line)] if re.search(r"[,;]", line) else line.split()
         if cols is None and not out["cpus"] and cells[0] and not re.match(r"^[-+.\d]|^(nan|inf)", cells[0].lower()):
             cols = [{"cpu": "cpus"}.get(c.lower(), c.lower()) for c in cells]
@@ -304,7 +311,7 @@ def clients_from_text(text: str) -> tuple[list, list, list | None]:
         names = cols or FIELDS[:len(cells)]
         if len(cells) != len(names) or len(cells) not in (2, 3):
             raise ValueError(f"row {n}: expected {', '.join(cols) if cols else 'cpus, mbps[, samples]'}, got "
-                             f"{len(cells)} values: {line!r}")
+                             f"{len(cells)} values: {line!r}" + (f"; {DECIMALS}" if "," in line else ""))
         for name, tok in zip(names, cells):
             try:
                 v = float(tok)
