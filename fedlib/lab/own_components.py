@@ -40,7 +40,10 @@ def check_own(value, what: str, example: str, builtins: tuple = (), kind=None, n
         form = "module:Class" if isinstance(kind, type) else "module:function"
         raise ValueError(f"{what} must be an import path '{form}' of your own (a module beside the notebook, e.g. "
                          f"{example!r}{'; ' + note if note else ''}), got {value!r}")
+    imported = value.partition(":")[0] in sys.modules
     obj = resolve(value, what, tuple(builtins))
+    if not imported and value not in _LOADED:              # imported now, from its source on disk: known
+        _LOADED[value] = (source_hash([value.partition(":")[0]]), obj)
     if isinstance(kind, type) and not (isinstance(obj, type) and issubclass(obj, kind)):
         name = f"{kind.__module__.rpartition('.')[0] or kind.__module__}.{kind.__qualname__}"
         raise ParameterTypeError(f"{what} {value!r} must name a subclass of {name}, got {type(obj).__name__} {obj!r}")
@@ -51,17 +54,21 @@ def check_own(value, what: str, example: str, builtins: tuple = (), kind=None, n
 
 def load_own(path: str, what: str, builtins: tuple = ()) -> tuple[Callable, str]:
     """``(obj, code)``: the object ``path`` names and ``code``, the hash of its module's source
-    (:func:`fedlib.lab.code_hash.source_hash`) that this object was imported from: imported again when the module was
-    edited since this process imported it, so that a record keyed by ``code`` is computed by that source.
+    (:func:`fedlib.lab.code_hash.source_hash`) that this object was imported from: imported again when the module
+    was edited since this function last loaded it, and on its first call for a module that something else imported
+    earlier in this process (which source that import read cannot be told), so that a record keyed by ``code`` is
+    computed by that source. The module is replaced in ``sys.modules``: the method layer, which resolves the same
+    path (:func:`fedlib.core.components.resolve`), then runs the new version too.
 
     Raises:
         as :func:`fedlib.core.components.resolve` (naming ``what``)."""
     module = path.partition(":")[0]
+    imported = module in sys.modules
     obj = resolve(path, what, tuple(builtins))
     code = source_hash([module])
     known = _LOADED.get(path)
-    if known is not None and known[0] != code:            # its module was edited: import the new version
-        obj = reimport(path, what, builtins)
+    if (known is None and imported) or (known is not None and known[0] != code):
+        obj = reimport(path, what, builtins)              # edited since this process imported it, or not known
     _LOADED[path] = (code, obj)
     return obj, code
 

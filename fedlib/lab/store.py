@@ -101,6 +101,9 @@ def component_key(fn, name: str) -> dict:
         ValueError: ``fn`` cannot be imported by that path, which worker processes need and the key names (a
             lambda, a closure, a ``functools.partial``, a method, or a function defined in ``__main__`` or a
             notebook); the message names ``name`` and says to define it at the top level of a module of your own.
+            A function of an earlier version of its module (imported again since, after an edit: its code differs
+            from the module's current one) is refused too; the same code imported again (a fresh module object)
+            is the same function.
     """
     import importlib
 
@@ -114,8 +117,11 @@ def component_key(fn, name: str) -> dict:
         found = getattr(importlib.import_module(mod), qual, None)
     except ImportError:
         found = None
-    if found is not fn:
+    if found is None:
         raise ValueError(hint)
+    if found is not fn and getattr(found, "__code__", None) != getattr(fn, "__code__", False):
+        raise ValueError(f"{name} {mod}:{qual}: the function given is not its module's current one (the module was "
+                         f"edited since it was imported): import it again, or name it by its path '{mod}:{qual}'")
     return {"path": f"{mod}:{qual}", "code": source_hash([mod])}
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from fedlib.lab.code_hash import source_hash
 from fedlib.lab.store import RECORD_CODE, ResultStore
 from fedlib.lab import datasets as own_data
+from fedlib.lab.own_components import load_own
 from fedlib.core import numpy_rng
 from fedlib.core.components import is_path, resolve
 from fedlib.core.validate import check_choice, check_float, check_instance, check_int, check_list
@@ -240,8 +241,10 @@ def system_run(s: Setup, data: TensorDataset, num_tiers: int, case: str, setting
     options; :func:`fedlib.dtfl.simulate`): each worker imports it by that path. Raises ``ValueError`` for another
     name, an unimportable path (naming it), or ``"authors"`` with M != 7."""
     own = is_path(scheduler)
-    if own or not isinstance(scheduler, str) or scheduler not in SCHEDULERS:
-        resolve(scheduler, "scheduler", tuple(SCHEDULERS))  # refused here, before any work, when not importable
+    if own:                                                # imported again after an edit: what runs is its source
+        load_own(scheduler, "scheduler", tuple(SCHEDULERS))
+    elif not isinstance(scheduler, str) or scheduler not in SCHEDULERS:
+        resolve(scheduler, "scheduler", tuple(SCHEDULERS))  # refused here, before any work, naming it
     opts = SCHEDULERS["ours" if own else scheduler]
     if scheduler == "authors" and num_tiers != 7:
         raise ValueError(f"scheduler='authors' reproduces the authors' code at M = 7, got num_tiers = {num_tiers}")

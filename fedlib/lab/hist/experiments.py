@@ -14,6 +14,7 @@ from fedlib.core.components import is_path
 from fedlib.lab.store import RECORD_CODE, ResultStore, component_key, path_key
 from fedlib.lab.parallel import torch_threads
 from fedlib.lab import datasets as own_data
+from fedlib.lab.own_components import load_own
 from fedlib.core.seeding import resolve_device
 from fedlib.core.validate import ParameterTypeError, check_bool, check_callable, check_float, check_instance, check_int, check_list
 from fedlib.data import TensorDataset, load_dataset
@@ -71,7 +72,8 @@ def _run_cached(cfg: HistConfig, store, device: str, force: bool, runner: Callab
     your own's :func:`fedlib.lab.store.component_key`, part of the record's config (None: :func:`run_hist`)."""
     ds = dataset if dataset is not None and dataset.name == cfg.dataset else _dataset(cfg.dataset)
     config = cfg.to_dict() if runner_key is None else {**cfg.to_dict(), "runner": runner_key}
-    if is_path(cfg.setting):                          # a partition of your own: keyed by its path and source
+    if is_path(cfg.setting):                          # a partition of your own: keyed by its path and source,
+        load_own(cfg.setting, "setting")              # run from that source (imported again after an edit)
         config["partition"] = path_key(cfg.setting)
     config.update(own_data.dataset_key(cfg.dataset))  # a dataset of your own: likewise ({} for the built-ins)
     with torch_threads(threads):

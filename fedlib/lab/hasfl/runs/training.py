@@ -55,6 +55,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from fedlib.lab.store import ResultStore
+from fedlib.lab.own_components import load_own
 from fedlib.core import numpy_rng
 from fedlib.core.components import is_path
 from fedlib.core.validate import ParameterTypeError, check_bool, check_choice, check_float, check_instance, check_int, check_list
@@ -311,7 +312,9 @@ def decide(problem: Problem, method: str, seed: int, batch: int | None = None, c
         ValueError: unknown method; ``batch`` / ``cut`` missing or out of range for HABS, HAMS, fixed.
     """
     check_problem(problem)
-    if not is_path(method):
+    if is_path(method):                      # imported again after an edit: the decision is its source's
+        load_own(method, "strategy", STRATEGIES)
+    else:
         check_choice("method", method, TRAIN_METHODS)
     check_int("seed", seed, 0)
     check_int("draw", draw, 0)
