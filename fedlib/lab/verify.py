@@ -206,6 +206,23 @@ def _fmt(v) -> str:
     return str(v)
 
 
+def print_rows(rows: list[dict], second: str, show_all: bool, with_notebook: bool) -> list[dict]:
+    """Print :func:`compare`'s rows as a table (every row, or with ``show_all`` False the off ones), then the count
+    line without its newline; ``second`` heads the second value's column. Returns the rows that are off."""
+    def name(r: dict) -> str:
+        return f"{r['notebook']}:{r['metric']}" if with_notebook else r["metric"]
+
+    width = max([len(name(r)) for r in rows] + [6])
+    print(f"\n{'metric'.ljust(width)}  {'committed':>12}  {second:>12}  {'tolerance':>12}  ok")
+    for r in rows:
+        if show_all or not r["ok"]:
+            print(f"{name(r).ljust(width)}  {_fmt(r['committed']):>12}  {_fmt(r['rerun']):>12}  "
+                  f"{r['tolerance']:>12}  {'ok' if r['ok'] else 'OFF'}")
+    off = [r for r in rows if not r["ok"]]
+    print(f"\n{len(rows) - len(off)} of {len(rows)} metrics within tolerance, {len(off)} off", end="")
+    return off
+
+
 def committed_dir(profile: str) -> Path:
     """Where ``profile``'s committed metrics live: ``figures/metrics`` (quick) or ``figures/<profile>/metrics``."""
     return REPO_ROOT / "figures" / ("" if profile == "quick" else profile) / "metrics"
@@ -247,15 +264,8 @@ def verify(profile: str, only: str | None, keep: str | None = None, show_all: bo
     for name, payload in committed.items():
         path = tmp / "figures" / "metrics" / f"{name}.json"
         rows += compare(name, payload, read_metrics(path) if path.is_file() else None)
-    width = max(len(f"{r['notebook']}:{r['metric']}") for r in rows)
-    print(f"\n{'metric'.ljust(width)}  {'committed':>12}  {'rerun':>12}  {'tolerance':>12}  ok")
-    for r in rows:
-        if show_all or not r["ok"]:
-            print(f"{(r['notebook'] + ':' + r['metric']).ljust(width)}  {_fmt(r['committed']):>12}  "
-                  f"{_fmt(r['rerun']):>12}  {r['tolerance']:>12}  {'ok' if r['ok'] else 'OFF'}")
-    off = [r for r in rows if not r["ok"]]
-    print(f"\n{len(rows) - len(off)} of {len(rows)} metrics within tolerance, {len(off)} off"
-          + ("" if status == 0 else "; a notebook failed"))
+    off = print_rows(rows, "rerun", show_all, with_notebook=True)
+    print("" if status == 0 else "; a notebook failed")
     return 0 if not off and status == 0 else 1
 
 
@@ -347,14 +357,8 @@ def compare_run(path: str, show_all: bool = True) -> int:
     committed = read_metrics(committed_path)
     rows = compare(notebook, committed, run)
     print(f"== {notebook} at '{profile}': {path} against {committed_path.relative_to(REPO_ROOT)}")
-    width = max([len(r["metric"]) for r in rows] + [6])
-    print(f"\n{'metric'.ljust(width)}  {'committed':>12}  {'this run':>12}  {'tolerance':>12}  ok")
-    for r in rows:
-        if show_all or not r["ok"]:
-            print(f"{r['metric'].ljust(width)}  {_fmt(r['committed']):>12}  {_fmt(r['rerun']):>12}  "
-                  f"{r['tolerance']:>12}  {'ok' if r['ok'] else 'OFF'}")
-    off = [r for r in rows if not r["ok"]]
-    print(f"\n{len(rows) - len(off)} of {len(rows)} metrics within tolerance, {len(off)} off")
+    off = print_rows(rows, "this run", show_all, with_notebook=False)
+    print()
     changes = verdict_changes(notebook, committed, run)
     print(f"\nverdict cells that would change ({notebook}'s claims, each file judged on the seeds it holds): "
           f"{len(changes) or 'none'}")
