@@ -75,12 +75,14 @@ def test_plan_status_refuses_to_write_a_committed_store_or_file(capsys, monkeypa
 
 
 def test_a_scratch_store_is_taken(monkeypatch, tmp_path):
-    (tmp_path / "0a1b.json").write_text("{}")
+    (tmp_path / "0a1b.json").write_text('{"schema": 1, "key": "0a1b", "config": {}, "code_hash": "c", "record": {}}')
     (tmp_path / "0a1b.lock").write_text("")
     (tmp_path / ".tmp-x.json").write_text("")
     assert cli.store_dir(str(tmp_path)) == tmp_path and cli.not_a_store(tmp_path) is None
     monkeypatch.setenv("FEDLIB_CACHE_DIR", str(tmp_path))
     assert cli.check_environment()["FEDLIB_CACHE_DIR"] == str(tmp_path)
+    (tmp_path / "0a1b.json").write_text("{}")          # named like a record, not one: no store (issue 70)
+    assert "its JSON files are not fedlib records (e.g. 0a1b.json" in cli.not_a_store(tmp_path)
 
 
 def test_fedlib_cache_dir_naming_a_metrics_folder_is_refused(monkeypatch):

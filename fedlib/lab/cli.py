@@ -108,7 +108,7 @@ def not_a_store(folder: Path) -> str | None:
     :data:`STORE_ENTRY` files: a metrics folder, a figures folder or a profile folder is not)."""
     other = sorted(p.name + ("/" if p.is_dir() else "") for p in folder.iterdir() if not STORE_ENTRY.match(p.name))
     if not other:
-        sample = sorted(folder.glob("*.json"))[:3]         # named like records: are they records? (a few read)
+        sample = sorted(p for p in folder.glob("*.json") if not p.name.startswith(".tmp-"))[:3]   # a few read
         if sample and not any(_record_file(p) for p in sample):
             return (f"{folder} is not a result store: its JSON files are not fedlib records (e.g. {sample[0].name}: "
                     f"no schema, key, config, code_hash and record)")
