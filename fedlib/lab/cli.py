@@ -34,7 +34,7 @@ from pathlib import Path
 
 from fedlib.lab.parallel import check_scheduler_address, notebook_threads
 from fedlib.lab.paths import REPO_ROOT, committing, env_flag
-from fedlib.lab.store import cache_only
+from fedlib.lab.store import cache_only, is_record
 
 BOOLEANS = {"FEDLIB_COMMIT": "write the committed figures and store (fedlib.lab.paths.committing)",
             "FEDLIB_CACHE_ONLY": "return stored records only (fedlib.lab.store.cache_only)",
@@ -119,12 +119,11 @@ def not_a_store(folder: Path) -> str | None:
 
 
 def _record_file(path: Path) -> bool:
-    """Whether ``path`` holds a result store's envelope (:func:`fedlib.lab.store.is_record`'s fields)."""
+    """Whether ``path`` holds a result store's envelope (:func:`fedlib.lab.store.is_record`)."""
     try:
-        env = json.loads(path.read_text())
+        return is_record(json.loads(path.read_text()))
     except (OSError, UnicodeDecodeError, ValueError):
         return False
-    return isinstance(env, dict) and type(env.get("schema")) is int and {"key", "config", "code_hash", "record"} <= set(env)
 
 
 def committed_folder(folder: Path | str) -> str | None:
