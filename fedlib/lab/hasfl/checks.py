@@ -228,24 +228,19 @@ def check_hasfl_explore(p: Mapping) -> None:
 
 
 def check_hasfl_your_method(p: Mapping) -> None:
-    """``hasfl_your_method``' parameters (module docstring), before the data, the pilot and any training: the
-    notebook's own, its :class:`TrainSettings` (:func:`fedlib.lab.hasfl.your_method.settings`, the training and the
-    pilot as ``hasfl_4_train_experiments``' first model), then ``strategy``, imported (:func:`fedlib.lab.hasfl.
-    your_method.check_strategy`). Raises ValueError / ParameterTypeError naming the parameter."""
+    """``hasfl_your_method``' parameters that no config holds (module docstring), before the data, the pilot and any
+    training: the benchmark, N, the data setting, the target, the draws, the seed, the device, then ``strategy``,
+    imported (:func:`fedlib.lab.hasfl.your_method.check_strategy`). The model and dataset are checked where the
+    notebook resolves the dataset, the training and the pilot by the :class:`~fedlib.lab.hasfl.runs.training.
+    TrainSettings` its problem cell builds before the data are loaded. Raises ValueError / ParameterTypeError naming
+    the parameter."""
     from fedlib.lab.hasfl import your_method
-    from fedlib.lab.hasfl.runs.experiments import resolve_dataset
 
-    check_choice("model", p["model"], tuple(_layers()))
-    check_float("width", p["width"], 0, 1, low_open=True)
-    dataset = resolve_dataset(p["dataset"], p["model"])
     check_choice("benchmark", p["benchmark"], your_method.BENCHMARKS)
     check_int("num_devices", p["num_devices"], 2)
     check_choice("setting", p["setting"], ("iid", "noniid"))
-    check_float("epochs", p["epochs"], 0, low_open=True)
     check_float("target_acc", p["target_acc"], 0, 1, low_open=True)
     check_int("num_draws", p["num_draws"], 1, extra=" (draws of each random strategy in the predicted comparison)")
     check_int("seed", p["seed"], 0)
     resolve_device(p["device"])
-    check_int("num_batches", p["num_batches"], 2)
-    your_method.settings(p, dataset)
     your_method.check_strategy(p["strategy"])
