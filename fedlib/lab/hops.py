@@ -7,7 +7,7 @@ run takes (DTFL's ``num_clients`` = 11 through ``dtfl_4_training``'s path, :clas
 path at the smoke profile, its design, clock and runs cells:
 :class:`TrainSettings` / :class:`TrainPlan`, the reference run's problem, then
 :func:`fedlib.lab.hasfl.runs.train_plan.decided_runs` -> the store -> :func:`fedlib.hasfl.training.train_run`,
-Fig. 5's runs only), in a temporary store that is removed
+for the plan's first run, Fig. 5's HASFL run), in a temporary store that is removed
 afterwards, and watches every call into ``fedlib`` (``sys.setprofile``). A function *receives* the value when
 one of its arguments is it: an argument of the parameter's name (or ``k``, ``K``, ``N``, ``num_devices``,
 ``num_clients``) equal to it, an object holding it as such an attribute, or a tuple that holds it beside other
@@ -186,7 +186,7 @@ def _hasfl(store_dir: str):
         b, cuts = [p["fixed_batch"]] * n, [p["fixed_cut"]] * n
         round_latency(problem.profile, b, cuts, devices, servers)
         theta(problem, b, cuts)
-        # the runs cell (Fig. 5's runs only)
+        # the runs cell: its first run (Fig. 5's HASFL run; the plan's other runs take the same path)
         for r in decided_runs(store, s, plan, [seed], p["target_acc"], data, "cpu", only_figures=("fig5",)):
             record = get_or_run(store, r["config"], partial(train_run, r["config"], data, "cpu", "loop"), "loop")
             if r["extend"] is not None and needs_extension(record, 1 / data.num_classes):
@@ -194,6 +194,7 @@ def _hasfl(store_dir: str):
             record = with_clock(dict(record, extended_from_epochs=None), r["problem"])
             decision_row(record, r["problem"], r["decision"], p["target_acc"], r["figs"], r["method"], r["sm"],
                          r["setting"], r["batch"], r["cut"], r["draw"], r["ss"].constants, r["scale"], r["fit"])
+            break                            # one run: under the profiler a run trains many times slower
     return run
 
 
