@@ -4,8 +4,10 @@
 It runs one small run along the path the notebook takes, with the parameter at a value no other setting of the
 run takes (DTFL's ``num_clients`` = 11 through ``dtfl_4_training``'s path, :class:`fedlib.lab.dtfl.experiments.Setup`
 -> :func:`fedlib.lab.dtfl.experiments.run_entry`; HASFL's ``num_devices`` = 11 through ``hasfl_4_train_experiments``'s
-path at the smoke profile, :func:`fedlib.lab.hasfl.runs.plan_status.settings_and_plan` ->
-:func:`fedlib.lab.hasfl.runs.train_plan.run_plan`, Fig. 5's runs only), in a temporary store that is removed
+path at the smoke profile, its design, clock and runs cells:
+:class:`TrainSettings` / :class:`TrainPlan`, the reference run's problem, then
+:func:`fedlib.lab.hasfl.runs.train_plan.decided_runs` -> the store -> :func:`fedlib.hasfl.training.train_run`,
+for the plan's first run, Fig. 5's HASFL run), in a temporary store that is removed
 afterwards, and watches every call into ``fedlib`` (``sys.setprofile``). A function *receives* the value when
 one of its arguments is it: an argument of the parameter's name (or ``k``, ``K``, ``N``, ``num_devices``,
 ``num_clients``) equal to it, an object holding it as such an attribute, or a tuple that holds it beside other
@@ -135,20 +137,64 @@ def _dtfl(store_dir: str):
 
 
 def _hasfl(store_dir: str):
-    from fedlib.data import load_dataset
+    from functools import partial
+
+    from fedlib.core import numpy_rng
+    from fedlib.data import DATASET_SHAPES, load_dataset
+    from fedlib.hasfl.bound.latency import round_latency, table_i
+    from fedlib.hasfl.bound.problem import Problem, theta
+    from fedlib.hasfl.training import train_run
+    from fedlib.split import model_profile, sample_system
     from fedlib.lab.hasfl import checks as hasfl_checks
     from fedlib.lab.hasfl.runs import experiments as hasfl_experiments
-    from fedlib.lab.hasfl.runs import plan_status, train_plan
+    from fedlib.lab.hasfl.runs.train_config import needs_extension, with_clock
+    from fedlib.lab.hasfl.runs.train_plan import TrainPlan, decided_runs, decision_row
+    from fedlib.lab.hasfl.runs.train_run import get_or_run
+    from fedlib.lab.hasfl.runs.training import TrainSettings, bound_constants, pilot, target_eps
 
     p = _parameters("hasfl", "hasfl_4_train_experiments", "num_devices")
     store = hasfl_experiments.result_store(store_dir)
     data = load_dataset("fashion-mnist")
 
-    def run():                               # hasfl_4_train_experiments' cells, Fig. 5's runs at one seed
+    def run():                               # hasfl_4_train_experiments' cells, Fig. 5's runs at the first seed
         hasfl_checks.check_hasfl_4_train_experiments(p)
-        settings, plan = plan_status.settings_and_plan(dict(p), "fashion-mnist")
-        train_plan.run_plan(store, settings, plan, [0], p["target_acc"], data, "cpu", progress=False,
-                            only_figures=("fig5",))
+        # the design cell
+        s = TrainSettings(model=p["models"][0], width=p["widths"][0], dataset="fashion-mnist",
+                          interval=p["interval"], optimizer=p["optimizer"], lr=p["lr"], epochs=p["epochs"],
+                          min_rounds=p["min_rounds"], max_rounds=p["max_rounds"], evals=p["evals"],
+                          test_subset=p["test_subset"], gamma=p["gamma"], pilot_steps=p["pilot_steps"],
+                          pilot_lr=p["pilot_lr"], pilot_batch=p["pilot_batch"], num_batches=p["num_batches"],
+                          power_iters=p["power_iters"], constants=p["constants"], eps_mode=p["eps_mode"],
+                          eps_factor=p["eps_factor"], stop_at_convergence=p["stop_at_convergence"],
+                          extend_epochs=p["extend_epochs"])
+        plan = TrainPlan(settings=tuple(p["settings"]), num_devices=p["num_devices"],
+                         batch_grid=tuple(p["batch_grid"]), fixed_cut=p["fixed_cut"], cut_grid=tuple(p["cut_grid"]),
+                         fixed_batch=p["fixed_batch"], models=tuple(p["models"]), widths=tuple(p["widths"]),
+                         device_counts=tuple(p["device_counts"]), n_methods=tuple(p["n_methods"]),
+                         fig9_settings=tuple(p["fig9_settings"]), fig9_draws=p["fig9_draws"],
+                         sweep_factors=tuple(p["sweep_factors"]) if p["sweep"] else (),
+                         sweep_methods=tuple(p["sweep_methods"]), calibrate_variance=p["calibrate_variance"],
+                         model_cut_grids=(tuple(tuple(g) for g in p["model_cut_grids"])
+                                          if p["calibrate_later_models"] else ()))
+        # the clock cell: the reference run on the first seed's system
+        n, seed = p["num_devices"], p["seeds"][0]
+        rec = pilot(store, s, seed, data)
+        constants = bound_constants(rec, "pilot")
+        devices, servers = sample_system(table_i(n), numpy_rng(seed, "system"))
+        problem = Problem(model_profile(s.model, *DATASET_SHAPES[s.dataset], width=s.width), devices, servers,
+                          constants, s.gamma, target_eps(rec, constants, s, n), s.interval)
+        b, cuts = [p["fixed_batch"]] * n, [p["fixed_cut"]] * n
+        round_latency(problem.profile, b, cuts, devices, servers)
+        theta(problem, b, cuts)
+        # the runs cell: its first run (Fig. 5's HASFL run; the plan's other runs take the same path)
+        for r in decided_runs(store, s, plan, [seed], p["target_acc"], data, "cpu", only_figures=("fig5",)):
+            record = get_or_run(store, r["config"], partial(train_run, r["config"], data, "cpu", "loop"), "loop")
+            if r["extend"] is not None and needs_extension(record, 1 / data.num_classes):
+                record = get_or_run(store, r["extend"], partial(train_run, r["extend"], data, "cpu", "loop"), "loop")
+            record = with_clock(dict(record, extended_from_epochs=None), r["problem"])
+            decision_row(record, r["problem"], r["decision"], p["target_acc"], r["figs"], r["method"], r["sm"],
+                         r["setting"], r["batch"], r["cut"], r["draw"], r["ss"].constants, r["scale"], r["fit"])
+            break                            # one run: under the profiler a run trains many times slower
     return run
 
 
