@@ -47,17 +47,12 @@ from fedlib.lab import paths, progress
 from fedlib.lab.cli import ArgumentParser, writable_dir
 from fedlib.lab.jupyter_setup import KERNEL_ENV
 from fedlib.lab.parallel import notebook_threads, pin_threads
-from fedlib.lab.params import _injected_names, declared_parameters, validate_parameters
-from fedlib.lab.paths import REPO_ROOT, committed_figures_dir
+from fedlib.lab.params import NOTEBOOK_DIR, _injected_names, declared_parameters, validate_parameters
+from fedlib.lab.paths import PROFILES, REPO_ROOT, committed_figures_dir
 from fedlib.lab.runlock import Busy, exclusive
 from fedlib.lab.story import display_path
 
-NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 PROFILE_DIR = NOTEBOOK_DIR / "profiles"
-PROFILES = ("smoke", "quick", "converged", "paper")
-#: profiles whose figures go to ``figures/<profile>/`` (run_all.sh); smoke writes to a temporary folder, quick to
-#: ``figures/``
-OWN_FIGURES = ("converged", "paper")
 
 
 WORKED_EXAMPLE = "_your_method"

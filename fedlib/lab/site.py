@@ -47,9 +47,8 @@ from pathlib import Path
 
 from fedlib.lab import progress
 from fedlib.lab.cli import ArgumentParser, committed_folder, existing_dir, positive_int
-from fedlib.lab.paths import REPO_ROOT
+from fedlib.lab.paths import PAPERS, REPO_ROOT
 
-PAPERS = ("hist", "dtfl", "hasfl")
 CONF_DIR = REPO_ROOT / "docs"
 """The folder of the site's Sphinx configuration, ``docs/conf.py`` (``sphinx-build -c``)."""
 from fedlib.lab.site_pages import (LEAD_TAG, WIDGET_VIEW, _text, add_lead, fold_plumbing,  # noqa: F401  (re-exported)
