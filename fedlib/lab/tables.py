@@ -33,11 +33,10 @@ import sys
 from pathlib import Path
 
 from fedlib.lab.cli import ArgumentParser
-from fedlib.lab.paths import REPO_ROOT
+from fedlib.lab.paths import PAPERS, REPO_ROOT
 from fedlib.lab.verdicts import MissingMetrics, counts_text, judge, judge_all, markdown_table
 from fedlib.lab.verify import flatten
 
-PAPERS = ("hist", "dtfl", "hasfl")
 BEGIN, END = "<!-- verdicts:begin -->", "<!-- verdicts:end -->"
 GLANCE_BEGIN, GLANCE_END = "<!-- glance:begin -->", "<!-- glance:end -->"
 
