@@ -34,7 +34,7 @@ from pathlib import Path
 
 from fedlib.lab.cli import ArgumentParser
 from fedlib.lab.paths import REPO_ROOT
-from fedlib.lab.verdicts import MissingMetrics, counts_text, judge, judge_all, markdown_table
+from fedlib.lab.verdicts import MissingMetrics, counts_text, judge, markdown_table
 from fedlib.lab.verify import flatten
 
 PAPERS = ("hist", "dtfl", "hasfl")
@@ -105,31 +105,47 @@ def paper_verdicts(paper: str, root: Path = REPO_ROOT) -> dict:
     seed_dirs = sorted(folder.parent.glob("seed[0-9]*/metrics")) if mod.PROFILE != "quick" else \
         sorted((root / "figures").glob("seed[0-9]*/metrics"))
     metrics, extra, paths = _sources(folder, seed_dirs, notebooks)
-    try:
-        claims = judge_all(mod.CLAIMS, metrics, extra_by_notebook=extra)
-    except MissingMetrics as exc:                # the file the user did not type, named
-        notebook = next(c.notebook for c in mod.CLAIMS if c.id == exc.claim)
-        raise ValueError(f"{(folder / f'{notebook}.json').relative_to(root)}: {exc}") from None
-    main_counts = counts_text(claims)
-    labels = []
+    for c in mod.CLAIMS:                         # the file the user did not type, named
+        if c.notebook not in metrics:
+            raise ValueError(f"{(folder / f'{c.notebook}.json').relative_to(root)}: "
+                             f"{MissingMetrics(c.id, f'the metrics of notebook {c.notebook}')}")
+    labels, more_cols = [], []
     for col in getattr(mod, "EXTRA_COLUMNS", ()):
         more, more_extra, more_paths = _sources(root / col["metrics"], [root / d for d in col.get("seed_dirs", ())],
                                                 notebooks)
-        if not more:
-            continue
-        labels.append(col["label"])
-        paths += more_paths
-        for v in claims:
-            c = next(c for c in mod.CLAIMS if c.id == v["id"])
+        if more:
+            labels.append(col["label"])
+            paths += more_paths
+            more_cols.append((col, more, more_extra))
+    claims = []
+    for c in mod.CLAIMS:
+        # the other columns first: a column at the paper's horizon or scale is evidence for the main cell's reason
+        cols, evidence = {}, {}
+        for col, more, more_extra in more_cols:
             if c.notebook not in more:
                 continue
-            if col.get("at_paper_horizon"):   # this column is at the paper's horizon: no "horizon" reason
-                c = dataclasses.replace(c, horizon="")
-            got = judge(c, more[c.notebook], more_extra.get(c.notebook, ()))
+            judged_c = dataclasses.replace(c, horizon="") if col.get("at_paper_horizon") else c
+            got = judge(judged_c, more[c.notebook], more_extra.get(c.notebook, ()))
             for variant in sorted(got["cells"], key=lambda k: c.variants.index(k)):   # the claim's column order
-                v["cells"][_column(variant, col["label"])] = got["cells"][variant]
+                cols[_column(variant, col["label"])] = got["cells"][variant]
+                for key, flag in (("horizon", "at_paper_horizon"), ("scale", "at_paper_scale")):
+                    if col.get(flag):
+                        evidence.setdefault(variant, {})[key] = (col["label"], got["cells"][variant])
+        try:
+            v = judge(c, metrics[c.notebook], extra.get(c.notebook, ()), evidence)
+        except MissingMetrics as exc:
+            raise ValueError(f"{(folder / f'{c.notebook}.json').relative_to(root)}: {exc}") from None
+        v["cells"].update(cols)
+        claims.append(v)
     return {"paper": paper, "profile": mod.PROFILE, "metrics": [str(p.relative_to(root)) for p in paths],
-            "counts": main_counts, "columns": labels, "claims": claims}
+            "counts": _main_counts(claims, labels), "columns": labels, "claims": claims}
+
+
+def _main_counts(claims: list[dict], labels: list[str]) -> str:
+    """The counts of the main profile's cells only (not the other columns')."""
+    main = [{**v, "cells": {k: x for k, x in v["cells"].items()
+                            if not any(k == lab or k.endswith(f" · {lab}") for lab in labels)}} for v in claims]
+    return counts_text(main)
 
 
 def _replace(text: str, begin: str, end: str, body: str, where: str) -> str:

@@ -52,9 +52,22 @@ def _table(verdicts: Sequence[dict], link: Callable[[str], str] | None, marks: d
     return lines
 
 
+_DIFFER = "the seeds' words differ ("
+
+
+def _seed_words(text: str) -> tuple[str, str]:
+    """A "seeds disagree" reason's text without its list of the seeds' words, and that list (`` (seed 0 holds,
+    seed 1 fails)``) to show beside its cell; any other text as it is and ``""``."""
+    if not text.startswith(_DIFFER) or ")" not in text:
+        return text, ""
+    words, _, tail = text[len(_DIFFER):].partition(")")
+    return _DIFFER[:-2] + tail, f" ({words})"
+
+
 def reasons_list(verdicts: Sequence[dict]) -> list[str]:
-    """The reasons of the cells whose word is not "holds", one line per distinct reason (its class and sentence,
-    then each claim and column it explains, with the word), and one line per cell with undecided seeds (each seed
+    """The reasons of the cells whose word is not "holds" (and the notes of holds that rest on a deviation), one
+    line per distinct reason (its class and sentence, then each claim and column it explains, with the word; for
+    seeds that disagree, each seed's word beside its cell), and one line per cell with undecided seeds (each seed
     and why)."""
     by_reason: dict[tuple, list[str]] = {}
     undecided = []
@@ -62,7 +75,8 @@ def reasons_list(verdicts: Sequence[dict]) -> list[str]:
         for col, c in v["cells"].items():
             where = f"*{v['text']}*" + ("" if col == "ours" else f" ({col})")
             if (r := c.get("reason")) and r["class"] != "undecided":
-                by_reason.setdefault((r["class"], r["text"]), []).append(f"{where} **{c['word']}**")
+                text, seeds = _seed_words(r["text"])   # the seeds' own words go beside the cell, not in the key
+                by_reason.setdefault((r["class"], text), []).append(f"{where} **{c['word']}**{seeds}")
             if c.get("undecided"):
                 seeds = "; ".join(f"{u['seed']}: {u['why']}" for u in c["undecided"])
                 undecided.append(f"- undecided, {where} **{c['word']}**: {seeds}.")
