@@ -267,3 +267,36 @@ def test_no_committed_reason_names_fedml_s_own_behaviour_as_the_deviation(commit
         for col, cell in cells[f"accuracy_vs_fedgkt_{setting}"].items():
             assert cell["word"] == "holds" and cell["reason"]["class"] == v.HOLDS_NOTE, col
 
+
+# --- the glance counts what the paper claims (issue 69, item 7) -----------------------------------------------
+
+def test_only_the_papers_rows_on_its_own_method_are_counted_the_rest_apart():
+    rule = v.AtLeast(target=1.0)
+    paper = v.Claim("p", "a claim", "Fig. 1", "p", "nb", rule, lambda m: m["x"], variants=("ours", "mine"),
+                    own_variants=("mine",))
+    narrower = v.Claim("n", "narrower", "Fig. 1", "p", "nb", rule, lambda m: {"ours": m["x"]["ours"]},
+                       reading="narrower")
+    check = v.Claim("k", "a check", "Fig. 1", "p", "nb", rule, lambda m: {"ours": m["x"]["ours"]}, kind="check")
+    m = {"x": {"ours": [2.0], "mine": [0.5]}}
+    out = [v.judge(c, m) for c in (paper, narrower, check)]
+    assert v.counts(out) == {"holds": 1}                               # the paper's row, its own method
+    assert v.counts(out, apart=True) == {"holds": 1, "fails": 1}       # the narrower row; our method's cell
+    table = v.markdown_table(out)
+    assert "narrower (Fig. 1) [narrower]" in table and "**fails** (measured disagreement) [ours]" in table
+    assert "counted apart" in table
+    with pytest.raises(ValueError, match="reading"):
+        v.Claim("c", "t", "f", "p", "nb", rule, lambda m: m, reading="broader")
+    with pytest.raises(ValueError, match="own_variants"):
+        v.Claim("c", "t", "f", "p", "nb", rule, lambda m: m, own_variants=("calibrated",))
+
+
+def test_the_committed_glance_counts_the_papers_rows(committed):
+    # HASFL as the paper defines it (pilot), on rows worded as the paper words them (issue 69's own count)
+    assert committed["hasfl"]["counts"] == "1 holds, 4 partly, 10 fails, 2 not robust across seeds, 2 not reached"
+    readings = {c["id"]: c["reading"] for c in committed["dtfl"]["claims"]}
+    assert readings["accuracy_vs_splitfed_iid"] == readings["accuracy_vs_splitfed_noniid"] == "duplicate"
+    assert readings["fig2_dtfl_first_global_models"] == "narrower"
+    assert all(c["reading"] == "paper" for c in committed["hist"]["claims"])
+    for c in committed["hasfl"]["claims"]:   # every HASFL-calibrated cell (in and out of sample) is ours
+        if c["kind"] == "paper":
+            assert set(c["cells"]) - {"pilot"} <= set(c["own_variants"]) and "pilot" not in c["own_variants"]

@@ -89,7 +89,8 @@ def paper_verdicts(paper: str, root: Path = REPO_ROOT) -> dict:
     metrics of ``paper``'s profile, and, for each of the claims module's ``EXTRA_COLUMNS`` (``({"label",
     "metrics", "seed_dirs"}, ...)``: another profile or machine), a column per variant named ``"<variant> ·
     <label>"``, judged alone on that folder's metrics (claims whose notebook has no metrics there get no cell).
-    ``counts`` counts the main profile's cells only.
+    ``counts`` counts the main profile's cells of the paper's rows on its own method only; ``counts_apart`` the
+    main profile's other cells (narrower readings, settings the paper does not show, duplicates, our methods).
 
     Raises:
         ValueError: unknown ``paper``, or a metrics file that is not valid JSON (naming the file).
@@ -138,14 +139,16 @@ def paper_verdicts(paper: str, root: Path = REPO_ROOT) -> dict:
         v["cells"].update(cols)
         claims.append(v)
     return {"paper": paper, "profile": mod.PROFILE, "metrics": [str(p.relative_to(root)) for p in paths],
-            "counts": _main_counts(claims, labels), "columns": labels, "claims": claims}
+            "counts": _main_counts(claims, labels), "counts_apart": _main_counts(claims, labels, apart=True),
+            "columns": labels, "claims": claims}
 
 
-def _main_counts(claims: list[dict], labels: list[str]) -> str:
-    """The counts of the main profile's cells only (not the other columns')."""
+def _main_counts(claims: list[dict], labels: list[str], apart: bool = False) -> str:
+    """The counts of the main profile's cells only (not the other columns'): the paper's rows, or with ``apart``
+    the rest (:func:`fedlib.lab.verdict_tables.counts`)."""
     main = [{**v, "cells": {k: x for k, x in v["cells"].items()
                             if not any(k == lab or k.endswith(f" · {lab}") for lab in labels)}} for v in claims]
-    return counts_text(main)
+    return counts_text(main, apart)
 
 
 def _replace(text: str, begin: str, end: str, body: str, where: str) -> str:
@@ -164,7 +167,8 @@ def generated(root: Path = REPO_ROOT) -> dict[Path, str]:
     """Every generated file's path and the text the generator writes there."""
     out: dict[Path, str] = {}
     judged: dict[str, dict] = {}
-    glance = ["| paper | verdicts on its claims | our scale | card |", "|---|---|---|---|"]
+    glance = ["| paper | verdicts on its claims as the paper words them (apart: narrower readings, settings it does not "
+              "show, duplicates, our methods) | our scale | card |", "|---|---|---|---|"]
     for paper in PAPERS:
         mod = importlib.import_module(f"fedlib.lab.{paper}.claims")
         v = judged[paper] = paper_verdicts(paper, root)
@@ -179,7 +183,8 @@ def generated(root: Path = REPO_ROOT) -> dict[Path, str]:
                 f"`python -m fedlib.lab.tables`.\n\n" + markdown_table(v["claims"], _nb_link(paper)))
         out[readme] = _replace(readme.read_text(), BEGIN, END, body, str(readme.relative_to(root)))
         glance.append(f"| {mod.SUMMARY['title']} ([{mod.SUMMARY['ref']}]({mod.SUMMARY['link']})) | "
-                      f"{v['counts']} | {mod.SUMMARY['scale']} | "
+                      f"{v['counts']}" + (f" (apart: {v['counts_apart']})" if v["counts_apart"] else "") +
+                      f" | {mod.SUMMARY['scale']} | "
                       f"[{paper.upper()}](notebooks/{paper}/README.md) |")
     top = root / "README.md"
     out[top] = _replace(top.read_text(), GLANCE_BEGIN, GLANCE_END, "\n".join(glance), "README.md")

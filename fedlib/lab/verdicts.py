@@ -90,6 +90,11 @@ run), at the paper's scale, on a run without the stated deviation, and on the sa
 deviates (``Claim.without_deviation``)."""
 
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+READINGS = ("paper", "narrower", "not in the paper", "duplicate")
+"""``Claim.reading``: a row worded as the paper words it, on its method and settings ("paper"); a narrower reading
+of a paper's claim; a setting or measure the paper does not show; a duplicate of another row (a baseline that
+computes what another computes). Only "paper" rows, on the paper's own method (not ``Claim.own_variants``), are
+counted as the paper's verdicts; the others are shown and counted apart (:func:`counts`)."""
 KINDS = ("paper", "check")
 """``Claim.kind``: a claim of the paper, or a check of the implementation (cannot contradict the paper)."""
 
@@ -125,6 +130,9 @@ class Claim:
         without_deviation: an ``extract`` of the same quantity from the same runs without the part that deviates
             (e.g. every baseline but FedGKT); ``None``: none can be read.
         deviating: the part that deviates, as the reason names it ("FedGKT"); needed with ``without_deviation``.
+        reading: one of :data:`READINGS`.
+        own_variants: the variants that are a method of ours, not the paper's (HASFL-calibrated): shown, counted
+            apart.
     """
     id: str
     text: str
@@ -145,6 +153,8 @@ class Claim:
     scale: str = ""
     without_deviation: Callable[[Mapping[str, Any]], Mapping[str, Sequence[Any]]] | None = None
     deviating: str = ""
+    reading: str = "paper"
+    own_variants: tuple[str, ...] = ()
 
     def __post_init__(self):
         if not isinstance(self.id, str) or not self.id.strip():
@@ -169,6 +179,11 @@ class Claim:
             raise ValueError(f"Claim {self.id!r}: registered must be '' or a date YYYY-MM-DD, got {self.registered!r}")
         if not isinstance(self.set_after_numbers, bool):
             raise ValueError(f"Claim {self.id!r}: set_after_numbers must be True or False, got {self.set_after_numbers!r}")
+        if self.reading not in READINGS:
+            raise ValueError(f"Claim {self.id!r}: reading must be one of {', '.join(READINGS)}, got {self.reading!r}")
+        if not isinstance(self.own_variants, tuple) or not set(self.own_variants) <= set(self.variants):
+            raise ValueError(f"Claim {self.id!r}: own_variants must be a tuple of its variants "
+                             f"({', '.join(self.variants)}), got {self.own_variants!r}")
         if self.kind not in KINDS:
             raise ValueError(f"Claim {self.id!r}: kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
         if isinstance(self.extreme_of, bool) or not isinstance(self.extreme_of, int) or self.extreme_of < 1:
@@ -352,7 +367,8 @@ def judge(claim: Claim, metrics: Mapping[str, Any], extra: Sequence[Mapping[str,
         cell["reason"] = reason(claim, values, words, cell["word"], labels, seen)
         cells[variant] = cell
     return {"id": claim.id, "text": claim.text, "figure": claim.figure, "paper": claim.paper,
-            "notebook": claim.notebook, "rule": claim.rule.describe(), "kind": claim.kind,
+            "notebook": claim.notebook, "rule": claim.rule.describe(), "kind": claim.kind, "reading": claim.reading,
+            "own_variants": list(claim.own_variants),
             "registered": claim.registered, "set_after_numbers": claim.set_after_numbers, "cells": cells}
 
 

@@ -355,7 +355,8 @@ def _accuracy_claims():
         figure="Sec. 1, Table 3 runs", paper="accuracy \"comparable to state-of-the-art FL methods\"",
         notebook="dtfl_5_baselines", rule=AtLeast(unit=" points", digits=2, target=-ACC_SE_POINTS),
         extract=_accuracy_vs(b, setting), why=_ACC_WHY.format(b=NAMES[b], extra=_ACC_EXTRA.get(b, "")),
-        variants=MODEL_VARIANTS, resolution=ACC_DIFF_SE_POINTS, deviation=FEDGKT_DIFFERS if b == "fedgkt" else "")
+        variants=MODEL_VARIANTS, resolution=ACC_DIFF_SE_POINTS, deviation=FEDGKT_DIFFERS if b == "fedgkt" else "",
+        reading="duplicate" if b == "splitfed" else "paper")
         for b in BASELINES for setting, label in (("iid", "IID"), ("noniid", "non-IID"))]
 
 
@@ -382,7 +383,7 @@ def _dynamic_claims():
                 "flexibility via multiple tiers'. The value is T(M = 1: every client at md1..md7, the training of "
                 "Table 1's top tier) / T(the scheduler at M = 7), the same seed and environment: holds at ≥ 1×, else "
                 "fails. Narrower than the row above (one static tier, not the best), beside it, not in its place.",
-            variants=MODEL_VARIANTS))
+            variants=MODEL_VARIANTS, reading="narrower"))
     return out
 
 
@@ -404,7 +405,7 @@ CLAIMS = (
           why="The row above without FedGKT, the one baseline whose accuracy is not a global model's: DTFL's time to "
               "target against the fastest of FedAvg, SplitFed and FedYogi, holds at ≥ 1×, else fails. Narrower than "
               "the paper's reading (every baseline), beside it, not in its place.",
-          variants=MODEL_VARIANTS),
+          variants=MODEL_VARIANTS, reading="narrower"),
     Claim(id="table1_best_tier_case1", text="Best single tier, case 1 (slow CPUs) is tier 1", figure="Table 1",
           paper="tier 1", notebook="dtfl_2_table1",
           rule=AtLeast(unit="×", digits=2, target=1.0, partly=1 / 1.07), extract=_best_tier("case1", 1),
@@ -458,7 +459,7 @@ CLAIMS = (
           extract=_dcor_trend("psnr_db"),
           why="the paper gives no leakage number: the attacker's PSNR over α = 0..0.75, holds when every step "
               "lowers it, partly when α = 0.75 is below α = 0",
-          variants=MODEL_VARIANTS),
+          variants=MODEL_VARIANTS, reading="not in the paper"),
     Claim(id="table5_shuffle_cost", text="Patch shuffling costs little accuracy", figure="Table 5",
           paper="\"minimal impact on accuracy\" (85.4 %)", notebook="dtfl_7_privacy",
           rule=AtMost(unit=" points", digits=1, target=1.0), extract=_shuffle_cost,
