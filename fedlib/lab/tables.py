@@ -87,8 +87,8 @@ def _column(variant: str, label: str) -> str:
 def paper_verdicts(paper: str, root: Path = REPO_ROOT) -> dict:
     """``{"paper", "profile", "metrics", "counts", "columns", "claims": [verdict, ...]}`` from the committed
     metrics of ``paper``'s profile, and, for each of the claims module's ``EXTRA_COLUMNS`` (``({"label",
-    "metrics", "seed_dirs"}, ...)``: another profile or machine), a column per variant named ``"<variant> ·
-    <label>"``, judged alone on that folder's metrics (claims whose notebook has no metrics there get no cell).
+    "metrics", "seed_dirs", "scale"}, ...)``: another profile or machine, and its scale in words), a column per
+    variant named ``"<variant> · <label>"``, judged alone on that folder's metrics (claims whose notebook has no metrics there get no cell).
     ``counts`` counts the main profile's cells of the paper's rows on its own method only; ``counts_apart`` the
     main profile's other cells (narrower readings, settings the paper does not show, duplicates, our methods).
 
@@ -177,7 +177,11 @@ def generated(root: Path = REPO_ROOT) -> dict[Path, str]:
         seeds = max((c["seeds"] for claim in v["claims"] for k, c in claim["cells"].items()
                      if not any(k.endswith(f" · {lab}") or k == lab for lab in v["columns"])), default=1)
         over = f" (a range: over the {seeds} seeds where a claim has several)" if seeds > 1 else " (one seed)"
-        body = (f"Profile `{v['profile']}`, from the committed metrics; each cell is the value{over} and the word of "
+        scales = "; ".join([f"the paper's: {mod.PAPER_SCALE}", f"main columns: {mod.SUMMARY['scale']}"] +
+                           [f"*{c['label']}*: {c['scale']}" for c in getattr(mod, "EXTRA_COLUMNS", ())
+                            if c["label"] in v["columns"]])
+        body = (f"Scale of each column: {scales}.\n\n"
+                f"Profile `{v['profile']}`, from the committed metrics; each cell is the value{over} and the word of "
                 f"the rule in "
                 f"[`fedlib/lab/verdicts.py`](../../fedlib/lab/verdicts.py). Regenerate with "
                 f"`python -m fedlib.lab.tables`.\n\n" + markdown_table(v["claims"], _nb_link(paper)))

@@ -60,6 +60,8 @@ the rules' margins stay :data:`ACC_SE`."""
 ACC_DIFF_SE_POINTS = round(100 * ACC_DIFF_SE, 2)
 """:data:`ACC_DIFF_SE` in percentage points (1.26)."""
 
+PAPER_SCALE = "CIFAR-10/100, CINIC-10 and HAM10000, ResNet-56 / ResNet-110 at full width"
+"""The paper's scale, as the README's verdict section states it above the table."""
 SCALE = ("Fashion-MNIST, ResNet-20 / ResNet-56 at width 0.25, 10 clients, 6,000 training samples, 36 rounds; the "
          "paper: CIFAR-10/100, CINIC-10 and HAM10000 at full width")
 """Our scale against the paper's, as every DTFL reason says it (no column at the paper's scale exists yet)."""
@@ -75,7 +77,9 @@ says so). Until they are adopted (issue 69, item 5), no run without them exists:
 
 GPU_CARD = "NVIDIA H200"
 """The card of the committed GPU seeds (``bench_dtfl.gpu`` in ``figures/converged/gpu/metrics/gpu_run.json``)."""
-EXTRA_COLUMNS = ({"label": f"GPU ({GPU_CARD})", "metrics": "figures/converged/gpu/metrics", "seed_dirs": ()},)
+EXTRA_COLUMNS = ({"label": f"GPU ({GPU_CARD})", "metrics": "figures/converged/gpu/metrics", "seed_dirs": (),
+                  "scale": "the same converged profile (our scale) at seeds 0-2 on one GPU, float32: another machine, "
+                           "not another scale"},)
 """Table 3 (``dtfl_5_baselines``) and ``dtfl_4_training`` at seeds 0-2 on one GPU (2026-11-26, float32, the same
 converged profile): judged alone, a column per model."""
 
