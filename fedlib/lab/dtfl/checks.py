@@ -97,14 +97,16 @@ def _authors(p: Mapping) -> None:
 
 
 def check_dtfl_1_profiles(p: Mapping) -> None:
-    """``dtfl_1_profiles``' parameters (module docstring; :func:`fedlib.lab.dtfl.experiments.check_profile_parameters`),
-    before any profile. Raises ValueError / ParameterTypeError naming the parameter."""
+    """``dtfl_1_profiles``' parameters (module docstring), before any profile: every name in ``models`` and
+    ``train_model`` a DTFL model (:data:`fedlib.dtfl.training.MODELS`), ``width`` in (0, 1], ``table2_tiers`` a valid
+    M (1..7), ``dataset`` known. Raises ValueError / ParameterTypeError naming the parameter."""
     from fedlib.lab.dtfl import experiments as dx
-    from fedlib.dtfl.training import MODELS
 
     check_list("models", p["models"], lambda k, v: check_choice(k, v, MODELS), distinct=True)
+    check_choice("train_model", p["train_model"], MODELS)
     check_float("width", p["width"], 0, 1, low_open=True)
-    dx.check_profile_parameters(p["models"], p["train_model"], p["width"], p["dataset"], p["table2_tiers"])
+    check_num_tiers(p["table2_tiers"], "table2_tiers")
+    dx.resolve_dataset(p["dataset"])
     check_int("threads", p["threads"], 0, extra=" (0: torch's default)")
 
 
@@ -114,7 +116,6 @@ def check_dtfl_2_table1(p: Mapping) -> None:
     from fedlib.lab.dtfl import experiments as dx
 
     _plumbing(p)
-    _setup(p)
     check_num_tiers(p["num_tiers"])
     dx.check_lists(cases=p["cases"])
 
@@ -125,7 +126,6 @@ def check_dtfl_3_fig3(p: Mapping) -> None:
     from fedlib.lab.dtfl import experiments as dx
 
     _plumbing(p)
-    _setup(p)
     dx.check_lists(cases=p["cases"], tiers_list=p["tiers_list"])
     _changes(p)
 
@@ -149,10 +149,8 @@ def check_dtfl_5_baselines(p: Mapping) -> None:
 
     _plumbing(p)
     _fraction("target_acc_noniid", p["target_acc_noniid"])
-    pairs = dc.parse_runs(p["runs"])
+    dc.parse_runs(p["runs"])
     dc.check_methods(p["methods"])
-    for model in dict(pairs):
-        _setup(p, model=model)
     _authors(p)
     _changes(p)
 
@@ -165,7 +163,6 @@ def check_dtfl_your_method(p: Mapping) -> None:
 
     _plumbing(p)
     check_choice("setting", p["setting"], ("iid", "noniid"))
-    _setup(p)
     check_num_tiers(p["num_tiers"])
     _changes(p)
     own.check_scheduler(p["scheduler"])
@@ -193,7 +190,6 @@ def check_dtfl_7_privacy(p: Mapping) -> None:
     """``dtfl_7_privacy``' parameters (module docstring), before the data and the runs (the attacker's sizes against
     the data's once it is loaded). Raises ValueError / ParameterTypeError naming the parameter."""
     _plumbing(p, target=False)   # Table 5 has no target accuracy
-    _setup(p)
     check_list("alphas", p["alphas"], lambda k, v: check_float(k, v, 0, 1, high_open=True), distinct=True)
     check_int("patches", p["patches"], 1, extra=" (1: no shuffling run)")
     check_int("cut", p["cut"], 1, MAX_TIERS, extra=" (modules md1..md_cut on every client)")

@@ -121,21 +121,6 @@ class Setup:
                           eval_every=self.eval_every, seed=seed)
 
 
-def check_profile_parameters(models, train_model: str, width: float, dataset: str, table2_tiers: int) -> str:
-    """The profile notebook's parameters taken together, before any work: every name in ``models`` and
-    ``train_model`` is a DTFL model (:data:`fedlib.dtfl.training.MODELS`), ``width`` > 0, ``table2_tiers`` a
-    valid M (1..7), ``dataset`` known. Returns the resolved dataset name (``auto`` -> a name).
-
-    Raises:
-        ValueError / ParameterTypeError: naming the parameter and its allowed values.
-    """
-    check_list("models", models, lambda k, v: check_choice(k, v, DTFL_MODELS))
-    check_choice("train_model", train_model, DTFL_MODELS)
-    check_float("width", width, 0, low_open=True)
-    check_num_tiers(table2_tiers, "table2_tiers")
-    return resolve_dataset(dataset)
-
-
 def check_lists(cases=None, tiers_list=None, settings=None) -> None:
     """The notebooks' list parameters, before any run: ``cases`` distinct names of :data:`fedlib.dtfl.timing.CASES`,
     ``tiers_list`` distinct M in 1..7 (each named ``tiers_list[i]``), ``settings`` distinct of ``iid`` / ``noniid``.
