@@ -170,8 +170,9 @@ def _line_styles(fig, strip=("", )) -> dict:
             label = ln.get_label()
             for s in strip:
                 label = label.split(s)[0] if s else label
-            if not label.startswith("_") and ln.get_marker() not in ("x", "None", None, ""):
-                out.setdefault(label, (_rgba(ln.get_color()), ln.get_marker()))
+            marker = ln.get_marker()                   # none: a faint reference line (Fig. 5's variants)
+            if not label.startswith("_") and marker != "x":
+                out.setdefault(label, (_rgba(ln.get_color()), None if marker in ("None", None, "") else marker))
     return out
 
 
@@ -249,3 +250,4 @@ def test_each_dtfl_method_has_one_colour_in_every_figure():
     plt.close("all")
     assert drawn == {m: _rgba(cp.method_colour(m)) for m in methods}
     assert len(set(drawn.values())) == len(methods)
+
