@@ -99,7 +99,7 @@ def legend_below(ax, ncol: int, fontsize: float = 6, title: str | None = None, l
     two_line = any("\n" in lab for lab in labels)
     ncol = 2 if two_line else ncol
     ax.legend([handles[i] for i in order], [labels[i] for i in order], fontsize=fontsize, ncol=ncol,
-              loc="upper center", bbox_to_anchor=(0.5, 0.0), borderaxespad=6.5 * fontsize / 6, title=title,
+              loc="upper center", bbox_to_anchor=(0.5, 0.0), borderaxespad=6.5 * 6 / fontsize, title=title,
               title_fontsize=fontsize)
     return -(-len(labels) // ncol) * (1 + two_line) + (title is not None)
 
