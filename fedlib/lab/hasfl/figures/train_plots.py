@@ -112,16 +112,19 @@ def _fit_height(fig, rows: int, lines: int):
 
 
 PAPER_METHODS = METHOD_ORDER[:5]
-"""The paper's methods in Fig. 5 (HASFL and its four benchmarks, Sec. VII): drawn bold with markers; the others
-(this collection's variants: the C1 benchmarks, HASFL-max, HASFL-calibrated) thin and pale, for reference."""
+"""The paper's methods in Fig. 5 (HASFL and its four benchmarks, Sec. VII): drawn bold with markers, as is a method
+of your own; this collection's variants (:data:`VARIANTS`) thin and pale, for reference."""
+
+VARIANTS = METHOD_ORDER[5:]
+"""This collection's variants of Fig. 5's methods: the C1 benchmarks, HASFL-max, HASFL-calibrated."""
 
 FIG5_TIME_LABEL = "simulated time (s; symlog axis: linear to 1 s, log above)"
 
 
 def fig5_accuracy_vs_time(entries: list[dict], models: tuple, settings: tuple, target_acc: float | None = None):
     """Fig. 5: accuracy vs simulated time for HASFL and the benchmarks, one panel per model and setting; the paper's
-    five methods (:data:`PAPER_METHODS`) bold with markers, any other method thin and pale without markers, listed
-    last in the legend (8 pt, so that it reads at the size JupyterLab shows the figure); a method has the same colour
+    five methods (:data:`PAPER_METHODS`) and any method of your own bold with markers, this collection's variants
+    (:data:`VARIANTS`) thin and pale without markers, listed last in the legend (8 pt, so that it reads at the size JupyterLab shows the figure); a method has the same colour
     in every panel (a panel may lack a variant, e.g. HASFL-max for a model) and in every other HASFL figure
     (:func:`method_style`); a run that never converged says so in the legend. The time axis is symlog (linear below
     1 s, where the runs start at 0, log above), as its label says. ``target_acc`` (a fraction): a dotted line at
@@ -135,14 +138,14 @@ def fig5_accuracy_vs_time(entries: list[dict], models: tuple, settings: tuple, t
                 ax.text(0.02, 100 * target_acc, f"target {100 * target_acc:.0f} %", color="0.3", fontsize=8,
                         va="bottom", transform=ax.get_yaxis_transform())
             groups = figure_groups(entries, "fig5", model=model, setting=setting)
-            faint = [label for label in groups if label not in PAPER_METHODS]
+            faint = [label for label in groups if label in VARIANTS]
             draw_groups(ax, groups, "sim_s", others, faint)
             ax.set_xscale("symlog", linthresh=1.0)
             ax.set_xlabel(FIG5_TIME_LABEL, fontsize=9)
             ax.set_ylabel("test accuracy (%)")
             ax.set_title(f"{model}, {setting}", fontsize=10)
             ax.grid(alpha=0.3)
-            title = "bold: the paper's methods · thin: variants" if faint else None
+            title = "bold: the paper's methods · thin: our variants" if faint else None
             lines = max(lines, legend_below(ax, 3, fontsize=8, title=title, last=faint))
     return _fit_height(fig, len(models), lines * 8 / 6)
 
