@@ -54,4 +54,9 @@ def not_a_dataset():
     return {"x_train": torch.zeros(2, 1, 28, 28)}
 
 
+def noisy():
+    """Broken: noise drawn from no fixed seed (another dataset at every load)."""
+    return _subset("noisy", lambda x: x + 0.1 * torch.randn(x.shape))
+
+
 NOT_CALLABLE = 3

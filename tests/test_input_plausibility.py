@@ -27,6 +27,16 @@ def test_a_unit_slip_is_refused_with_the_unit_expected_and_the_one_it_fits(value
         units.check_plausible("x", value, quantity, unit)
 
 
+@pytest.mark.parametrize("value, quantity, unit, words", [
+    (1.0004e12, "rate", "bit/s", "1.0004e+12 bit/s is 1.0004e+12 bit/s, above any real link rate (100 to 1e+12 bit/s)"),
+    (99.99, "rate", "bit/s", "99.99 bit/s is 99.99 bit/s, below any real link rate"),
+    (1e9 + 1, "samples", "samples", "1000000001 samples is outside the plausible number of samples"),
+])
+def test_a_value_just_past_its_bound_prints_with_the_digits_that_tell_them_apart(value, quantity, unit, words):
+    with pytest.raises(ValueError, match=re.escape(words)):
+        units.check_plausible("x", value, quantity, unit)
+
+
 def test_real_systems_pass_unchanged():
     """Table I's and DTFL's values, an H200-class device, a slow IoT radio: returned as given, in their unit."""
     for value, quantity, unit in ((1.0, "compute", "TFLOP/s"), (2000.0, "compute", "TFLOP/s"), (30.0, "compute",

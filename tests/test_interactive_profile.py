@@ -174,3 +174,27 @@ def test_run_all_in_a_kernel_redraws_the_committed_verdict_and_trains_nothing(st
         assert set(live_rows) == set(committed_rows.values())        # one seed judged: the very same rows
     assert any(number.search(r) for r in live_rows)
     assert wall < 600, wall
+
+
+@pytest.mark.parametrize("own", [True, False], ids=["notebook-file", "paper-file"])
+def test_a_wrong_type_from_a_profile_file_names_the_file_and_key(tmp_path, monkeypatch, own):
+    """A value the user never typed (a profile file's) that fails its type check is refused naming the file and the
+    key (issue 70, item 5); the notebook's own file is named where it sets the key, else the paper's."""
+    profiles = tmp_path / "profiles"
+    shutil.copytree(ROOT / "notebooks" / "profiles", profiles)
+    target = profiles / "quick" / ("dtfl_2_table1.yaml" if own else "dtfl.yaml")
+    target.write_text(target.read_text() + "\nrounds: '12'\n")
+    if not own:                                       # the notebook's file must not set it too
+        mine = profiles / "quick" / "dtfl_2_table1.yaml"
+        mine.write_text("\n".join(x for x in mine.read_text().splitlines() if not x.startswith("rounds:")) + "\n")
+    monkeypatch.setattr(notebooks, "PROFILE_DIR", profiles)
+    monkeypatch.setattr(paths, "_profile", paths._profile)
+    monkeypatch.setattr(paths, "_paper", paths._paper)
+    nb = ROOT / "notebooks" / "dtfl" / "dtfl_2_table1.ipynb"
+    with pytest.raises(TypeError, match=re.escape(f"rounds must be an int, got '12' (str) (the value of key 'rounds' "
+                                                  f"in {target})")):
+        setup_notebook(_namespace(nb, profile="quick"), "dtfl", "dtfl_2_table1")
+    typed = _namespace(nb, profile="converged", rounds="12")
+    typed["__annotations__"]["rounds"] = int                       # the cell's annotation, a str typed as its value
+    with pytest.raises(TypeError, match=r"rounds must be an int, got '12' \(str\)$"):   # typed in the cell: no file
+        setup_notebook(typed, "dtfl", "dtfl_2_table1")

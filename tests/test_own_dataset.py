@@ -115,7 +115,10 @@ def test_any_store_config_naming_your_dataset_is_keyed_by_its_source(tmp_path, m
     ("own_datasets:float64_images", ValueError, "x_train must be float32, got torch.float64"),
     ("own_datasets:labels_out_of_range", ValueError, "loading it raised ValueError: y_train must hold class labels 0..9"),
     ("own_datasets:tiny_images", ValueError, r"\[C, S, S\] = \[1, 4, 4\] do not fit model resnet20 \(image_size must"),
-], ids=["unimportable", "missing", "not-callable", "not-a-dataset", "not-square", "float64", "labels", "too-small"])
+    ("own_datasets:noisy", ValueError, "^dataset = 'own_datasets:noisy' is not deterministic: two loads gave different "
+                                       "x_train, x_test"),
+], ids=["unimportable", "missing", "not-callable", "not-a-dataset", "not-square", "float64", "labels", "too-small",
+        "not-deterministic"])
 def test_a_bad_dataset_is_refused_by_name_before_any_run(dataset, error, words, tmp_path):
     with pytest.raises(error, match=words) as err:
         map_jobs(compare_job, _jobs(dx.result_store(tmp_path), dataset))

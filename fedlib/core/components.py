@@ -4,6 +4,7 @@ pool, a Dask worker) imports the component itself."""
 from __future__ import annotations
 
 import importlib
+import inspect
 from typing import Callable
 
 import numpy as np
@@ -56,3 +57,37 @@ def check_output(who: str, what: str, value, n: int, low: int, high: int | None 
         allowed = f">= {low}" if high is None else f"in {low}..{high}"
         raise ValueError(f"{who} must give {what} as {n} integers {allowed}, got {a.tolist()!r} (dtype {a.dtype})")
     return a.astype(np.int64)
+
+
+class ComponentError(ValueError):
+    """A component of your own raised an error: the message names the component (its role and import path) and
+    the error it raised; the original exception is the ``__cause__``. A ``ValueError``, as a dataset of your own
+    that failed to load was before."""
+
+
+def call(fn: Callable, who: str, params: str, *args):
+    """``fn(*args)`` for a component of your own, its signature bound to ``args`` before it runs
+    (:func:`inspect.signature` ``.bind``) and anything it raises wrapped with its name.
+
+    Args:
+        fn: the component (a function, class or bound method). who: its role and path, for the messages
+            (``"partition 'my_cells:by_label'"``). params: the contract's parameters, for the messages
+            (``"(labels, num_clients, num_cells, rng)"``). args: the positional arguments the method passes.
+
+    Raises:
+        ParameterTypeError: ``fn`` cannot take ``args`` (its signature and the contract both named), before it
+            runs. ComponentError: ``fn`` raised (``"<who> raised IndexError: ..."``, the original as the cause).
+    """
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):                       # no signature to read (a builtin): called as it is
+        signature = None
+    if signature is not None:
+        try:
+            signature.bind(*args)
+        except TypeError as exc:
+            raise ParameterTypeError(f"{who} must take {params}; its signature is {signature} ({exc})") from None
+    try:
+        return fn(*args)
+    except Exception as exc:  # noqa: BLE001  (any failure of the user's component: named, the original kept)
+        raise ComponentError(f"{who} raised {type(exc).__name__}: {exc}") from exc

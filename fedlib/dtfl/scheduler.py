@@ -27,11 +27,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.components import check_output, resolve
+from ..core.components import call, check_output, resolve
 from ..core.validate import ParameterTypeError, check_float, check_int, check_mask, check_per_client
 from .timing import ResourceProfile, TimeModel
 
 EMA_ALPHA = 2 / 3
+
+#: the parameters a tier scheduler of your own takes (a :class:`TierScheduler` subclass): its construction,
+#: ``assign()`` and ``observe()``, each bound before it runs (:func:`fedlib.core.components.call`)
+SCHEDULER_PARAMS = "(time_model, num_clients, alpha, initial_tier, min_tier)"
+ASSIGN_PARAMS = "(mbps, samples, mask)"
+OBSERVE_PARAMS = "(tiers, client_s, mask)"
 #: the scheduler as the authors' code runs it (M = 7): never tier 1 (md1 only), every client starts at tier 2
 #: (md1..md2); ours: every tier allowed, clients start at tier M
 SCHEDULERS = {"ours": {"min_tier": 1, "initial_tier": None}, "authors": {"min_tier": 2, "initial_tier": 2}}
@@ -264,7 +270,12 @@ class SystemRun:
             check_int("fixed_tier", fixed_tier, 1, time_model.costs.num_tiers)
         self.fixed_tier = fixed_tier
         self.min_tier = check_int("min_tier", min_tier, 1, time_model.costs.num_tiers)
-        self.sched = factory(time_model, self.k, alpha, initial_tier, min_tier)
+        if scheduler is None:
+            self.sched = factory(time_model, self.k, alpha, initial_tier, min_tier)
+        else:                                             # yours: its signature bound first, its errors named
+            self.sched = call(factory, f"scheduler {self.name!r}", SCHEDULER_PARAMS, time_model, self.k, alpha,
+                              initial_tier, min_tier)
+        self.own = scheduler is not None
         missing = [a for a in ("observe", "assign", "initial_tier", "current") if not hasattr(self.sched, a)]
         if missing:
             raise ParameterTypeError(f"scheduler {self.name} lacks {missing}: subclass fedlib.dtfl.TierScheduler")
@@ -282,9 +293,10 @@ class SystemRun:
         if self.fixed_tier is not None:
             tiers = np.full(self.k, self.fixed_tier)
         else:
-            tiers = check_output(f"scheduler {self.name}'s assign() in round {r}", "tiers",
-                                 self.sched.assign(self.mbps[r - 1], self.n, here), self.k, self.min_tier,
-                                 self.tm.costs.num_tiers)
+            who = f"scheduler {self.name!r}'s assign() in round {r}"
+            args = (self.mbps[r - 1], self.n, here)
+            assigned = call(self.sched.assign, who, ASSIGN_PARAMS, *args) if self.own else self.sched.assign(*args)
+            tiers = check_output(who, "tiers", assigned, self.k, self.min_tier, self.tm.costs.num_tiers)
         self.out["tiers"][r - 1] = tiers
         return self.tm.costs.cuts[tiers.astype(np.int64) - 1], here
 
@@ -293,7 +305,11 @@ class SystemRun:
         i, tiers = r - 1, self.out["tiers"][r - 1].astype(np.int64)
         t = self.tm.times(tiers, self.cpus[i], self.mbps[i], self.n)
         t_c = t["T_c"] * np.exp(self.noise * self.rng.standard_normal(self.k))
-        self.sched.observe(tiers, t_c, self.part[i])
+        if self.own:
+            call(self.sched.observe, f"scheduler {self.name!r}'s observe() in round {r}", OBSERVE_PARAMS, tiers, t_c,
+                 self.part[i])
+        else:
+            self.sched.observe(tiers, t_c, self.part[i])
         self.out["T_c"][i], self.out["T_s"][i], self.out["T_com"][i] = t_c, t["T_s"], t["T_com"]
         self.out["T"][i] = np.maximum(t_c + t["T_com"], t["T_s"] + t["T_com"])
 

@@ -4,11 +4,22 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..core.components import check_output, is_path, resolve
+from ..core.components import call, check_output, is_path, resolve
 from ..core.seeding import numpy_rng
 from ..core.validate import ParameterTypeError, check_array, check_choice, check_int
 from ..data import partition
 from .config import HistConfig
+
+#: the parameters a client partition of your own takes (:func:`client_partition`)
+PARTITION_PARAMS = "(labels, num_clients, num_cells, rng)"
+
+
+def _same_parts(a, b) -> bool:
+    """Whether two outputs of a partition of your own hold the same index arrays in the same order (outputs that
+    are not lists or tuples are left to the shape check that follows)."""
+    if not (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple))):
+        return True
+    return len(a) == len(b) and all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(a, b))
 
 
 def client_partition(cfg: HistConfig, labels: np.ndarray) -> list[np.ndarray]:
@@ -17,13 +28,22 @@ def client_partition(cfg: HistConfig, labels: np.ndarray) -> list[np.ndarray]:
     ``noniid``: :func:`fedlib.data.partition.shards` over all U clients; ``cell_iid``:
     :func:`fedlib.data.partition.cell_iid_client_shards` (both through :func:`fedlib.data.partition.split`).
     A partition of your own, ``cfg.setting = "package.module:fn"``: ``fn(labels, num_clients, num_cells, rng)``
-    returns U non-empty index arrays into ``labels`` (checked). Client u is in cell u // (U/N).
+    returns U non-empty index arrays into ``labels`` (checked). Client u is in cell u // (U/N). It must be
+    deterministic given ``rng``: it is called twice with the same seed and refused if the two differ.
+
+    Raises (a partition of your own): ParameterTypeError (its signature cannot take the four arguments),
+    :class:`fedlib.core.components.ComponentError` (it raised: named, the original as the cause), ValueError (not
+    deterministic; not U non-empty index arrays into ``labels``).
     """
     if not isinstance(cfg, HistConfig):
         raise ParameterTypeError(f"cfg must be a HistConfig, got {type(cfg).__name__}")
     if is_path(cfg.setting):
-        parts = resolve(cfg.setting, "setting")(labels, cfg.num_clients, cfg.num_cells, numpy_rng(cfg.seed, "data"))
-        who = f"partition {cfg.setting}"
+        fn, who = resolve(cfg.setting, "setting"), f"partition {cfg.setting!r}"
+        parts, again = (call(fn, who, PARTITION_PARAMS, labels, cfg.num_clients, cfg.num_cells,
+                             numpy_rng(cfg.seed, "data")) for _ in range(2))
+        if not _same_parts(parts, again):
+            raise ValueError(f"{who} is not deterministic: two calls with the same seed ({cfg.seed}) gave different "
+                             f"clients; draw only from the rng it receives")
         if (not isinstance(parts, (list, tuple)) or len(parts) != cfg.num_clients
                 or not all(np.ndim(p) == 1 and len(p) for p in parts)):
             raise ValueError(f"{who} must return U = {cfg.num_clients} non-empty 1-D index arrays")

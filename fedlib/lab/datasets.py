@@ -60,8 +60,11 @@ def use_dataset(path: str) -> TensorDataset:
     """The dataset of your own named ``path`` = ``"package.module:function"`` (module docstring), loaded, checked
     and registered under ``path``; loaded again when its module's source changed since (the module re-imported).
 
+    It is loaded twice at its first load (and after each edit) and refused if the two differ: a record keyed by
+    the path and source must hold one dataset.
+
     Raises (each naming the path): ValueError (not an import path; the module cannot be imported; the function
-    raised, its error quoted; tensors of the wrong shape, dtype or size, labels outside the classes),
+    raised, its error quoted; two loads differ; tensors of the wrong shape, dtype or size, labels outside the classes),
     ParameterTypeError (it names no function, or returns something other than a ``fedlib.data.TensorDataset``).
     """
     if not is_path(path):
@@ -76,10 +79,16 @@ def use_dataset(path: str) -> TensorDataset:
     if cached is not None:                                # its module was edited: import the new version
         loader = reimport(path, "dataset", BUILT_IN)
     try:
-        data = loader()
+        data, again = loader(), loader()                  # twice: a dataset must be the same at every load
     except Exception as exc:  # noqa: BLE001  (any failure of the user's loader: quoted, named)
         raise ValueError(f"dataset = {path!r}: loading it raised {type(exc).__name__}: {exc}") from exc
     shape = check_dataset(path, data)
+    check_dataset(path, again)
+    differ = [f"{name}_{split}" for split in ("train", "test") for name in ("x", "y")
+              if not torch.equal(getattr(data, f"{name}_{split}"), getattr(again, f"{name}_{split}"))]
+    if differ:
+        raise ValueError(f"dataset = {path!r} is not deterministic: two loads gave different {', '.join(differ)}; "
+                         f"draw any random choice from a fixed seed")
     data = dataclasses.replace(data, name=path)           # the name the methods' configs and records carry
     DATASETS[path] = _registered(path)
     DATASET_KEYWORDS[path] = ()

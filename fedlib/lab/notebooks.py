@@ -223,6 +223,22 @@ def apply_profile(namespace: dict, paper: str, notebook: str, history: list[str]
     return out
 
 
+def _profile_source(name: str | None, namespace: dict, paper: str, notebook: str | None) -> str | None:
+    """The profile file (``notebooks/profiles/<profile>/<paper or notebook>.yaml``, shown relative to the
+    repository) that sets parameter ``name`` to the value ``namespace`` holds, or None: the file a user never typed,
+    which a type error names (the notebook's own file first, as it wins)."""
+    profile = namespace.get("profile")
+    if name is None or not isinstance(profile, str) or profile not in paths.PROFILES:
+        return None
+    for stem in ([notebook] if notebook else []) + [paper]:
+        path = PROFILE_DIR / profile / f"{stem}.yaml"
+        if path.is_file():
+            data = _read_yaml(path)
+            if name in data:
+                return _shown(path) if _same(data[name], namespace.get(name)) else None
+    return None
+
+
 def _profile_note(applied: dict, default_profile) -> str:
     profile = applied["profile"]
     if profile == default_profile:
@@ -280,7 +296,13 @@ def setup_notebook(namespace: dict, paper: str, notebook: str | None = None) -> 
     applied = None
     if notebook is not None:
         applied = apply_profile(namespace, paper, notebook)
-    params = validate_parameters(namespace, paper=paper)
+    try:
+        params = validate_parameters(namespace, paper=paper)
+    except ValueError as exc:                             # a value a profile file gave: name the file and key
+        source = _profile_source(getattr(exc, "parameter", None), namespace, paper, notebook)
+        if source is None:
+            raise
+        raise type(exc)(f"{exc} (the value of key {exc.parameter!r} in {source})") from None
     profile = paths.use_profile(params.get("profile", "quick"), paper)
     where = {"parameters": params, "profile": profile, "figures": paths.figures_dir(),
              "metrics": paths.metrics_dir(), "store": paths.cache_dir(), "reads": paths.read_only_stores(),

@@ -186,21 +186,31 @@ def validate_parameters(namespace: dict, history: list[str] | None = None, paper
     for name, kind in declared.items():
         if name not in namespace:
             raise ValueError(f"parameter {name} is declared but has no value: run the parameters cell first")
-        value = namespace[name]
-        if isinstance(kind, str):   # annotations kept as strings (from __future__ import annotations)
-            kind = {"int": int, "float": float, "str": str, "bool": bool, "list": list}.get(kind, kind)
-        origin, args = typing.get_origin(kind), typing.get_args(kind)
-        if kind is list or origin is list:
-            value = _as_list(name, value, allow_empty=name in empty_ok)
-            item = args[0] if args else _item_type(defaults.get(name))
-            if item in _SCALARS:
-                for i, v in enumerate(value):
-                    _check_scalar(f"{name}[{i}]", v, item)
-            namespace[name] = value
-        elif kind in _SCALARS:
-            _check_scalar(name, value, kind)
-        out[name] = value
+        try:
+            out[name] = _checked(namespace, name, kind, name in empty_ok, defaults.get(name))
+        except ValueError as exc:                         # ParameterTypeError too: the parameter named on it
+            exc.parameter = name
+            raise
     return out
+
+
+def _checked(namespace: dict, name: str, kind, allow_empty: bool, default) -> Any:
+    """``namespace[name]`` checked against its annotation ``kind`` (a list given as a string parsed and put back
+    into ``namespace``). Raises as :func:`validate_parameters`."""
+    value = namespace[name]
+    if isinstance(kind, str):   # annotations kept as strings (from __future__ import annotations)
+        kind = {"int": int, "float": float, "str": str, "bool": bool, "list": list}.get(kind, kind)
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if kind is list or origin is list:
+        value = _as_list(name, value, allow_empty=allow_empty)
+        item = args[0] if args else _item_type(default)
+        if item in _SCALARS:
+            for i, v in enumerate(value):
+                _check_scalar(f"{name}[{i}]", v, item)
+        namespace[name] = value
+    elif kind in _SCALARS:
+        _check_scalar(name, value, kind)
+    return value
 
 
 def declared_parameters(notebook: str | Path) -> dict[str, Any]:

@@ -61,6 +61,15 @@ def _g(x: float) -> str:
     return f"{x:.3g}"
 
 
+def _digits(x: float, *bounds: float) -> int:
+    """The fewest significant digits (3 to 17) at which ``x`` prints unlike each of ``bounds`` it differs from:
+    a value just outside a range never prints as its bound (1.0004e12 against 1e12: 5 digits)."""
+    for p in range(3, 18):
+        if all(f"{x:.{p}g}" != f"{b:.{p}g}" for b in bounds if b != x):
+            return p
+    return 17
+
+
 def suggestion(value: float, quantity: str, unit: str) -> str | None:
     """The unit in which ``value`` would be plausible, or None: the base unit when it is (the common slip), else
     the prefix nearest ``unit``'s."""
@@ -90,10 +99,12 @@ def check_plausible(name: str, value, quantity: str, unit: str) -> float:
     if lo <= si <= hi:
         return v
     if quantity in _COUNTS:
-        raise ValueError(f"{name}: {_g(v)} {unit} is outside the plausible {what} ({_g(lo)} to {_g(hi)} {unit})")
+        p = _digits(v, lo, hi)
+        raise ValueError(f"{name}: {v:.{p}g} {unit} is outside the plausible {what} ({_g(lo)} to {_g(hi)} {unit})")
     hint = suggestion(v, quantity, unit)
     side = "above" if si > hi else "below"
-    text = (f"{name}: {_g(v)} {unit} is {_g(si)} {base}, {side} any real {what} ({_g(lo)} to {_g(hi)} {base}); "
+    p = _digits(si, lo, hi)
+    text = (f"{name}: {v:.{p}g} {unit} is {si:.{p}g} {base}, {side} any real {what} ({_g(lo)} to {_g(hi)} {base}); "
             f"the input is in {unit}")
     if hint:
         text += f": did you give {hint}? ({_g(v)} {hint} = {_g(v * scale(quantity, hint) / scale(quantity, unit))} {unit})"

@@ -19,8 +19,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from ...core.components import check_output, is_path, resolve
+from ...core.components import call, check_output, is_path, resolve
 from ...core.validate import ParameterTypeError, check_instance
+from ...split import memory_bits
 from ..bound.problem import Decision, Problem, admissible_cuts, check_problem, feasible_cuts, theta
 from ..bound.theory import bound_floor
 from .bcd import bcd
@@ -57,10 +58,12 @@ def random_cuts(problem: Problem, b, rng: np.random.Generator, reachable: bool =
 
 def own_strategy(problem: Problem, path: str, rng: np.random.Generator) -> Decision:
     """The decision of the strategy ``path`` (``"package.module:fn"``) on ``problem``: b ``[N]`` >= 1 and cuts ``[N]``
-    in 1..L checked, Θ scored (eq. 42; inf where C1 is unreachable, ``info["infeasible"]`` says so). Raises
-    ValueError (unimportable, out of range: naming it) or ParameterTypeError (neither a Decision nor (b, cuts))."""
+    in 1..L checked, Θ scored (eq. 42; inf where memory C4 is violated or C1 is unreachable, ``info["infeasible"]``
+    says which, C4 first). Raises ValueError (unimportable, out of range: naming it), ParameterTypeError (its
+    signature cannot take ``(problem, rng)``; neither a Decision nor (b, cuts)) or
+    :class:`fedlib.core.components.ComponentError` (it raised: named, the original as the cause)."""
     fn = resolve(path, "strategy", STRATEGIES)
-    out = fn(problem, rng)
+    out = call(fn, f"strategy {path!r}", "(problem, rng)", problem, rng)
     if isinstance(out, Decision):
         b, cuts, info = out.b, out.cuts, dict(out.info)
     elif isinstance(out, (tuple, list)) and len(out) == 2:
@@ -72,7 +75,14 @@ def own_strategy(problem: Problem, path: str, rng: np.random.Generator) -> Decis
     b = check_output(f"strategy {path}", "b", b, n, 1)
     cuts = check_output(f"strategy {path}", "cuts", cuts, n, 1, problem.profile.num_layers)
     th = float(theta(problem, b, cuts))
-    if not np.isfinite(th):
+    need, have = memory_bits(problem.profile, b, cuts), problem.devices.memory_bits
+    over = np.flatnonzero(need >= have)
+    if len(over):                                         # C4 first: Θ is inf for it too, and it is the reason
+        i = int(over[0])
+        info["infeasible"] = (f"memory constraint C4: {len(over)} device(s) exceed their memory, e.g. device {i} "
+                              f"needs {need[i] / 8e6:.1f} MB at b = {b[i]}, cut {cuts[i]} and has "
+                              f"{have[i] / 8e6:.1f} MB")
+    elif not np.isfinite(th):
         info["infeasible"] = "convergence constraint C1: eps is at or below the bound's floor at these cuts"
     return Decision(b, cuts, th, {**info, "strategy": path})
 
@@ -126,6 +136,13 @@ def strategy(problem: Problem, name: str, rng: np.random.Generator) -> Decision:
     except ValueError as err:  # this random draw makes C1 or C4 unsatisfiable
         return Decision(b, cuts, np.inf, {"infeasible": str(err)})
     th = float(theta(problem, b, cuts))
-    if not np.isfinite(th):
+    need, have = memory_bits(problem.profile, b, cuts), problem.devices.memory_bits
+    over = np.flatnonzero(need >= have)
+    if len(over):                                         # C4 first: Θ is inf for it too, and it is the reason
+        i = int(over[0])
+        info["infeasible"] = (f"memory constraint C4: {len(over)} device(s) exceed their memory, e.g. device {i} "
+                              f"needs {need[i] / 8e6:.1f} MB at b = {b[i]}, cut {cuts[i]} and has "
+                              f"{have[i] / 8e6:.1f} MB")
+    elif not np.isfinite(th):
         info["infeasible"] = "convergence constraint C1: eps is at or below the bound's floor at these cuts"
     return Decision(b, cuts, th, info)
