@@ -145,8 +145,8 @@ def train_record(cfg: DtflConfig, data: TensorDataset, cuts, device: str = "cpu"
     A replay of a recorded schedule (module docstring): ``cuts`` and ``participants`` come from the tier scheduler
     run first over the time model (:func:`fedlib.dtfl.simulate`), and :func:`algorithm1` then trains round by round
     with them: the scheduler's recorded decision -> the local-loss round (:mod:`fedlib.dtfl.local_loss`) ->
-    aggregation (eq. 1). Since the simulated times never depend on the weights this equals :func:`dtfl` with the scheduler
-    deciding each round, and the record is keyed by the tiers its training saw.
+    aggregation (eq. 1). Since the simulated times never depend on the weights this equals :func:`dtfl` with the
+    scheduler deciding each round, and the record is keyed by the tiers its training saw.
 
     Raises:
         what :func:`run_dtfl` raises."""

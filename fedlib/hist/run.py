@@ -12,8 +12,8 @@ from ..core.seeding import numpy_rng, resolve_device, torch_generator
 from ..core.validate import ParameterTypeError, check_bool, check_int
 from ..data import TensorDataset, load_dataset
 from .config import HistConfig, comm_per_round
-from .engine import (MLPState, Prepared, Workspace, client_blocks, cloud_aggregate, distribute, edge_aggregate, evaluate,
-                     train_interval)
+from .engine import (MLPState, Prepared, Workspace, client_blocks, cloud_aggregate, distribute, edge_aggregate,
+                     evaluate, train_interval)
 from .model import make_mlp
 from .sampling import client_partition, draw_groups, pad_partition, sample_batch_indices
 

@@ -21,7 +21,8 @@ in ``copies`` mode) with the weights (eq. 7); per-device optimizer state is loca
 gradient comes back; the server part trains on the detached smashed data. The engine holds each device's auxiliary
 head (built by ``aux_head(cut, smashed_shape)``) and its optimizer state; the step at the cut, what the head
 computes and what the server receives, is the caller's, passed to each round as a :class:`LocalLossStep` (DTFL's:
-:mod:`fedlib.dtfl.local_loss`; the engine imports no paper). :func:`set_decision` changes batch sizes and cuts between rounds.
+:mod:`fedlib.dtfl.local_loss`; the engine imports no paper). :func:`set_decision` changes batch sizes and cuts
+between rounds.
 
 Grouping (2 CPU cores): per-device units (different weights) run in a plain per-device loop (``vmap`` over stacked
 weights ran at 0.8x such a loop on 2 cores: the run log).
@@ -201,8 +202,9 @@ def train_round(st: SplitState, xs: list, ys: list, weights=None, sync_copies: b
         ValueError: ``xs`` / ``ys`` not N entries each, a device whose xs[i] and ys[i] differ in size (or only one
             is ``None``) or are empty, a ``None`` entry outside ``copies`` mode, every entry ``None``, ``weights``
             (when given, in any mode) not N non-negative finite numbers summing to 1, a ``local_step`` missing with
-            ``local_loss`` or given without it; an input whose per-sample shape is not the model's ``(C, H, W)`` or on another device
-            than the model, labels that are not 1-D integers in 0..num_classes-1 (named with the device).
+            ``local_loss`` or given without it; an input whose per-sample shape is not the model's ``(C, H, W)`` or
+            on another device than the model, labels that are not 1-D integers in 0..num_classes-1 (named with the
+            device).
         ParameterTypeError: an input that is not a tensor or not of the model's dtype (e.g. float64 inputs to a
             float32 model).
     """
