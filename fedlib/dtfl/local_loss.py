@@ -34,7 +34,7 @@ from torch.func import functional_call
 from ..core.validate import check_callable, check_choice
 from ..split.backends import ALL_BACKENDS
 from ..split.engine import LocalLossStep
-from ..split.stacked import _put_buffers, _rows, _unit
+from ..split.stacked import gather_rows, grouped_unit, put_buffers
 from ..split.stacked_layers import call, per_device, to_grouped
 from ..split.stacked_ops import host_tensor
 
@@ -75,11 +75,11 @@ class StackedLocalLoss(LoopLocalLoss):
         pos = None if full else host_tensor(at, torch.int64, dev)
         rows_at = host_tensor(np.asarray(members)[at], torch.int64, dev)
         names = list(heads)
-        rows = _rows(st.aux[cut], rows_at, names, heads)
+        rows = gather_rows(st.aux[cut], rows_at, names, heads)
         xv = x.reshape(x.shape[0], g, -1, *x.shape[2:])                              # [b, G, C, H, W]
         z = x if full else xv.index_select(1, pos).reshape(x.shape[0], -1, *x.shape[2:])
-        out = per_device(call(_unit(st, ("aux", cut)), rows, z, k), k)               # [k, b, classes]
-        _put_buffers(st.aux[cut], rows, rows_at, names)
+        out = per_device(call(grouped_unit(st, ("aux", cut)), rows, z, k), k)          # [k, b, classes]
+        put_buffers(st.aux[cut], rows, rows_at, names)
         if self.client_loss is None:
             yz = y if full else y.index_select(0, pos)
             terms = [F.cross_entropy(out.flatten(0, 1), yz.flatten(), reduction="none").view(k, -1).mean(1).sum()]

@@ -146,7 +146,7 @@ def _new_cut(st: StackedState, cut: int, head: dict) -> None:
     st.aux_steps[cut] = np.zeros(n, dtype=np.int64)
 
 
-def _unit(st: StackedState, key) -> nn.Module:
+def grouped_unit(st: StackedState, key) -> nn.Module:
     """The grouped-layout template of unit ``key`` (an int j) or of the auxiliary head of cut c (``("aux", c)``)."""
     if key not in st.grouped:
         st.grouped[key] = grouped(st.templates[key] if isinstance(key, int) else st.aux_templates[key[1]],
@@ -154,13 +154,15 @@ def _unit(st: StackedState, key) -> nn.Module:
     return st.grouped[key]
 
 
-def _rows(stack: dict, idx: torch.Tensor, names: list, leaves: dict) -> dict:
+def gather_rows(stack: dict, idx: torch.Tensor, names: list, leaves: dict) -> dict:
     """Rows ``idx`` of a stacked unit: parameters through ``index_select`` of the leaf (differentiable), buffers
-    as copies (written back by :func:`_put_buffers`)."""
+    as copies (written back by :func:`put_buffers`)."""
     return {k: (leaves[k] if k in names else v).index_select(0, idx) for k, v in stack.items()}
 
 
-def _put_buffers(stack: dict, rows: dict, idx: torch.Tensor, names: list) -> None:
+def put_buffers(stack: dict, rows: dict, idx: torch.Tensor, names: list) -> None:
+    """Write the buffers of ``rows`` (:func:`gather_rows`' copies, e.g. BN running statistics updated by a forward
+    pass) back into rows ``idx`` of the stack; parameters (``names``) are left to the optimizer step."""
     for k, v in rows.items():
         if k not in names:
             stack[k].index_copy_(0, idx, v)
@@ -220,10 +222,10 @@ def train_round_stacked(st: StackedState, xs: list, ys: list, weights=None, sync
         y = torch.stack([ys[i] for i in members])
         cuts = st.cuts[members]
         for j in range(p):
-            rows = {**st.per[j], **leaves[j]} if whole else _rows(st.per[j], idx, st.pnames[j], leaves[j])
-            x = call(_unit(st, j), rows, x, g)
+            rows = {**st.per[j], **leaves[j]} if whole else gather_rows(st.per[j], idx, st.pnames[j], leaves[j])
+            x = call(grouped_unit(st, j), rows, x, g)
             if not whole:
-                _put_buffers(st.per[j], rows, idx, st.pnames[j])
+                put_buffers(st.per[j], rows, idx, st.pnames[j])
             at = np.flatnonzero(cuts == j + 1) if st.local_loss and j + 1 < L else []
             if len(at):
                 x, terms = local_step(st, j + 1, members, at, x, y, xs, ys, aux_leaves[j + 1])
