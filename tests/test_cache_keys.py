@@ -299,7 +299,7 @@ def test_the_hash_ignores_file_names_and_docstrings_and_sees_operators(tmp_path,
 
 
 @pytest.mark.parametrize("figure_module", ["fedlib/lab/hist/plots.py", "fedlib/lab/hasfl/figures/plots.py",
-                                           "fedlib/lab/hasfl/figures/train_plots.py", "fedlib/lab/dtfl/plots.py",
+                                           "fedlib/lab/hasfl/figures/train_plots.py",
                                            "fedlib/lab/dtfl/compare_plots.py", "fedlib/lab/plotting.py"])
 def test_editing_a_figure_module_keeps_every_store_hash(edits, figure_module):
     assert edits[figure_module] == [], f"editing {figure_module} invalidates {edits[figure_module]}'s cache"

@@ -1,6 +1,7 @@
 """fedlib.lab.map_jobs on any concurrent.futures.Executor and on a Dask cluster: DTFL's, HASFL's and HIST's records
 (with components of your own: a tier scheduler, a dataset, a client partition) do not depend on where, or in how
 many workers, they ran."""
+import dataclasses
 import multiprocessing
 import json
 import os
@@ -124,7 +125,7 @@ def _dtfl_jobs(store):
             for setting in ("iid", "noniid")]
     # a tier scheduler and a dataset of your own, named by import path: every worker imports them
     # (tests/own_components.py, tests/own_datasets.py)
-    own_data = dx.Setup(**{**dx.as_dict(s), "dataset": "own_datasets:flipped"})
+    own_data = dataclasses.replace(s, dataset="own_datasets:flipped")
     return jobs + [dict(jobs[0], num_tiers=7, scheduler="own_components:ConstantTier"), dict(jobs[0], s=own_data)]
 
 

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from fedlib.lab import cli, first_steps, notebooks, prune, runlock, site, tables, verify
-from fedlib.lab.hasfl.runs import plan_status
 from fedlib.lab.paths import REPO_ROOT
 
 
@@ -47,32 +46,6 @@ def scratch_locks(monkeypatch, tmp_path):
 
 
 # -- a folder given as a store holds records only; committed folders are not written ----------------------------
-
-def test_plan_status_refuses_a_metrics_folder_as_its_store(capsys, monkeypatch):
-    monkeypatch.setattr(plan_status, "profile_parameters", _never)
-    _refused(capsys, lambda: plan_status.main(["--store", "figures/converged/metrics"]),
-             "argument --store", "figures/converged/metrics is not a result store", "dtfl_1_profiles.json")
-
-
-def test_plan_status_refuses_a_folder_of_other_files_and_names_the_store_below(capsys, monkeypatch, tmp_path):
-    monkeypatch.setattr(plan_status, "profile_parameters", _never)
-    (tmp_path / "store").mkdir()
-    (tmp_path / "notes.txt").write_text("mine")
-    _refused(capsys, lambda: plan_status.main(["--store", str(tmp_path)]),
-             "--store", "notes.txt", f"did you mean {tmp_path / 'store'}")
-
-
-def test_plan_status_refuses_to_write_a_committed_store_or_file(capsys, monkeypatch):
-    monkeypatch.setattr(plan_status, "profile_parameters", _never)
-    monkeypatch.delenv("FEDLIB_COMMIT", raising=False)
-    monkeypatch.delenv("FEDLIB_CACHE_ONLY", raising=False)
-    _refused(capsys, lambda: plan_status.main(["--store", "figures/converged/store"]),
-             "--store", "figures/, a committed folder", "FEDLIB_CACHE_ONLY=1 reads it alone", "FEDLIB_COMMIT=1")
-    monkeypatch.setenv("FEDLIB_CACHE_ONLY", "1")       # reads the committed store alone, computes nothing: taken
-    with pytest.raises(pytest.fail.Exception, match="the command started its work"):
-        plan_status.main(["--store", "figures/converged/store"])
-    _refused(capsys, lambda: plan_status.main(["--json", "figures/rows.json"]), "--json", "figures/, a committed")
-
 
 def test_a_scratch_store_is_taken(monkeypatch, tmp_path):
     (tmp_path / "0a1b.json").write_text('{"schema": 1, "key": "0a1b", "config": {}, "code_hash": "c", "record": {}}')

@@ -23,7 +23,7 @@ from fedlib.lab import cli
 from fedlib.lab.paths import REPO_ROOT
 
 ENTRY_POINTS = {"fedlib.lab.bench", "fedlib.lab.jupyter_setup", "fedlib.lab.notebooks", "fedlib.lab.site",
-                "fedlib.lab.verify", "fedlib.lab.data", "fedlib.lab.first_steps", "fedlib.lab.hasfl.runs.plan_status",
+                "fedlib.lab.verify", "fedlib.lab.data", "fedlib.lab.first_steps",
                 "fedlib.lab.prune", "fedlib.lab.split.bench", "fedlib.lab.tables", "fedlib.lab.hops"}
 #: entry points whose unknown-flag case needs a positional argument first: none (fedlib.lab.data names the flag
 #: even with its NAME missing, as fedlib.lab.cli.ArgumentParser does everywhere)
@@ -39,9 +39,6 @@ CASES = [
     ("fedlib.lab.prune", ["--dir", TYPO], {}, (2,), "--dir"),
     ("fedlib.lab.prune", ["--rekey", "--dir", TYPO], {}, (2,), "--dir"),
     ("fedlib.lab.prune", ["--delete", "--dir", TYPO], {}, (2,), "--dir"),
-    ("fedlib.lab.hasfl.runs.plan_status", ["--store", TYPO], {}, (2,), "--store"),
-    ("fedlib.lab.hasfl.runs.plan_status", ["--json", "no_such_folder/rows.json"], {}, (2,), "--json"),
-    ("fedlib.lab.hasfl.runs.plan_status", ["--profile", "fast"], {}, (2,), "--profile"),
     ("fedlib.lab.tables", ["--check"], {}, (0, 1), ""),
     ("fedlib.lab.verify", ["--rules"], {}, (0,), ""),
     ("fedlib.lab.notebooks", ["--check", "--only", "hist"], {}, (0,), ""),
@@ -67,9 +64,6 @@ CASES = [
     ("fedlib.lab.verify", ["--rules"], {"FEDLIB_CACHE_DIR": "README.md"}, (2,), "FEDLIB_CACHE_DIR must name a folder"),
     ("fedlib.lab.notebooks", ["--check"], {"FEDLIB_THREADS": "two"}, (2,), "FEDLIB_THREADS"),
     # a folder that is no store, a committed folder as an output, an option that does not apply: refused
-    ("fedlib.lab.hasfl.runs.plan_status", ["--store", "figures/converged/metrics"], {}, (2,), "is not a result store"),
-    ("fedlib.lab.hasfl.runs.plan_status", ["--store", "figures/converged/store"], {}, (2,), "a committed folder"),
-    ("fedlib.lab.hasfl.runs.plan_status", ["--json", "figures/rows.json"], {}, (2,), "a committed folder"),
     ("fedlib.lab.prune", ["--dir", "figures/converged/metrics"], {}, (2,), "is not a result store"),
     ("fedlib.lab.verify", ["--rules"], {"FEDLIB_CACHE_DIR": "figures/metrics"}, (2,), "must name a result store"),
     ("fedlib.lab.first_steps", ["--paper", "hist", "--backend", "stacked"], {}, (2,), "--backend: applies to dtfl"),

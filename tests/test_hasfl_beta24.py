@@ -212,9 +212,6 @@ def test_every_argument_of_the_beta24_key_changes_it():
         assert config_key(beta24_config(**{**BASE, name: other})) != key, f"{name} is not in the key"
     pilot = constants_config("vgg16", "fashion-mnist", 200, 0.01, 16, 8, 10, 0, 0.25, 15)
     assert beta24_config(**BASE)["kind"] == "hasfl_beta24" != pilot["kind"]
-    for name, bad in (("setting", "dirichlet"), ("num_devices", 0), ("rounds", 0), ("holding", 1.0), ("lr", 0.0)):
-        with pytest.raises(ValueError, match=name):
-            beta24_config(**{**BASE, name: bad})
 
 
 @pytest.mark.parametrize("setting", ["iid", "noniid"])
@@ -298,10 +295,6 @@ def test_runs_train_only_a_decision_that_differs(monkeypatch):
     assert iid["note"].startswith("same b and cuts") and "converged_time_s" not in iid
     assert noniid["note"] == "trained" and noniid["target_acc"] == 0.5 and noniid["time_to_target_s"] == 5.0
     assert noniid["b_mean"] == pytest.approx(np.mean(trained[0]["b"]))
-    with pytest.raises(ValueError, match="targets"):
-        plan.beta24_runs(None, S, ["iid", "noniid"], {"iid": 0.6}, 3, 0, DATA)
-    with pytest.raises(ValueError, match="settings"):
-        plan.beta24_runs(None, S, ["iid", "iid"], {"iid": 0.6}, 3, 0, DATA)
 
 
 def test_the_beta24_key_covers_its_code(tmp_path, monkeypatch, fmnist, one_thread):

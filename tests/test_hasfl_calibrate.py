@@ -11,6 +11,7 @@ from fedlib.hasfl import HasflConstants
 from fedlib.lab.hasfl.runs import train_jobs, train_plan
 from fedlib.lab.hasfl.runs.calibrate import calibrated_constants, fit_calibration, fitted_rounds
 from fedlib.lab.hasfl.runs.training import TrainSettings, bound_constants
+from tests.hasfl_plan import run_plan
 
 # β = 1, γ = 0.1, I = 2, N = 2, b = 5, Σσ² = 10, ϑ = 2.4:
 #   v = βγ Σσ² (Σ_i 1/b_i) / N² = 0.1 x 10 x 0.4 / 4 = 0.1;  2ϑ/γ = 48
@@ -201,7 +202,7 @@ def _expected_fit():
 
 def test_plan_adds_the_other_constants_modes_and_records_kappa(monkeypatch):
     configs, problems = _fake(monkeypatch, {2: 20, 8: 30})
-    rows = [e["row"] for e in train_plan.run_plan(None, S, PLAN, [0], 0.6, DATA, progress=False)]
+    rows = [e["row"] for e in run_plan(None, S, PLAN, [0], 0.6, DATA, progress=False)]
     eps, kappa = _expected_fit()
     fig5 = {(r["method"], r["setting"]): r for r in rows if "fig5" in r["figures"]}
     assert {m for m, _ in fig5} == set(train_plan.STRATEGIES) | {"HASFL-max", "HASFL-calibrated"}
@@ -219,7 +220,7 @@ def test_plan_adds_the_other_constants_modes_and_records_kappa(monkeypatch):
 
     configs.clear()
     problems.clear()
-    rows = [e["row"] for e in train_plan.run_plan(None, TrainSettings(width=0.0625, constants="calibrated"), PLAN,
+    rows = [e["row"] for e in run_plan(None, TrainSettings(width=0.0625, constants="calibrated"), PLAN,
                                                   [0], 0.6, DATA, progress=False)]
     methods = {r["method"] for r in rows if "fig5" in r["figures"]}
     assert {"HASFL-pilot", "HASFL-max"} <= methods and "HASFL-calibrated" not in methods
@@ -245,7 +246,7 @@ def test_plan_adds_the_other_constants_modes_and_records_kappa(monkeypatch):
 def test_plan_out_of_sample_decides_seed_1_with_the_fit_of_seed_0(monkeypatch):
     from fedlib.lab.hasfl.runs.training import training_problem
     configs, problems = _fake(monkeypatch, {2: 20, 8: 30})
-    rows = [e["row"] for e in train_plan.run_plan(None, S, PLAN, [1], 0.6, DATA, progress=False, fit_seed=0,
+    rows = [e["row"] for e in run_plan(None, S, PLAN, [1], 0.6, DATA, progress=False, fit_seed=0,
                                                   only_figures=("fig5",))]
     eps, kappa = _expected_fit()
     assert rows and all("fig5" in r["figures"] and r["seed"] == 1 for r in rows)
@@ -274,17 +275,15 @@ def test_plan_out_of_sample_decides_seed_1_with_the_fit_of_seed_0(monkeypatch):
             and p.devices.flops.tolist() == own.devices.flops.tolist()]
     assert mine and all(p.constants.sigma2 == pytest.approx([4.0] * L) for p in mine)
     assert {round(float(p.constants.G2[0]), 9) for p in mine} == {2.0, 4.0}   # pilot point, max over points
-    with pytest.raises(ValueError, match="only_figures"):
-        train_plan.run_plan(None, S, PLAN, [1], 0.6, DATA, progress=False, only_figures=("fig12",))
 
 
 def test_plan_without_a_calibration(monkeypatch):
     _fake(monkeypatch, {2: 20, 8: None})                      # only cut 2 reaches the target
     with pytest.warns(UserWarning, match="HASFL-calibrated skipped"):
-        rows = [e["row"] for e in train_plan.run_plan(None, S, PLAN, [0], 0.6, DATA, progress=False)]
+        rows = [e["row"] for e in run_plan(None, S, PLAN, [0], 0.6, DATA, progress=False)]
     assert "HASFL-calibrated" not in {r["method"] for r in rows} and "HASFL-max" in {r["method"] for r in rows}
     with pytest.raises(ValueError, match=r"calibrated.*only \[2\]"):
-        train_plan.run_plan(None, TrainSettings(width=0.0625, constants="calibrated"), PLAN, [0], 0.6, DATA,
+        run_plan(None, TrainSettings(width=0.0625, constants="calibrated"), PLAN, [0], 0.6, DATA,
                             progress=False)
     table = train_plan.calibration_table(None, S, PLAN, [0], 0.6, DATA)
     assert table[0]["kappa"] is None and "only [2]" in table[0]["note"]
@@ -293,7 +292,7 @@ def test_plan_without_a_calibration(monkeypatch):
 def test_plan_calibrates_the_variance_term_on_the_fixed_batch_runs(monkeypatch):
     plan = train_plan.TrainPlan(**{**PLAN.__dict__, "batch_grid": (8, 16), "calibrate_variance": True})
     configs, problems = _fake(monkeypatch, {2: 20, 8: 30, (8, 8): 40})
-    rows = [e["row"] for e in train_plan.run_plan(None, S, plan, [0], 0.6, DATA, progress=False)]
+    rows = [e["row"] for e in run_plan(None, S, plan, [0], 0.6, DATA, progress=False)]
     # y = 2ϑ/(γR) = 9200 / R; v(b) = βγΣσ²/(bN) = 1.6 / (3b); s(c) = 2.25 c (see _expected_fit). Three runs,
     # three unknowns: (16, 2): ε − λ v(16) − 4.5 κ = 460; (16, 8): ε − λ v(16) − 18 κ = 306.67;
     # (8, 8): ε − λ v(8) − 18 κ = 230
@@ -323,7 +322,7 @@ def test_plan_calibrates_the_variance_term_on_the_fixed_batch_runs(monkeypatch):
 
 def test_plan_with_max_constants_adds_pilot_and_calibrated_variants(monkeypatch):
     _fake(monkeypatch, {2: 20, 8: 30})
-    rows = [e["row"] for e in train_plan.run_plan(None, TrainSettings(width=0.0625, constants="max"), PLAN, [0],
+    rows = [e["row"] for e in run_plan(None, TrainSettings(width=0.0625, constants="max"), PLAN, [0],
                                                   0.6, DATA, progress=False)]
     modes = {r["method"]: r["constants"] for r in rows}
     assert modes["HASFL"] == modes["HABS"] == modes["HAMS"] == "max"
@@ -336,7 +335,7 @@ def test_plan_with_max_constants_adds_pilot_and_calibrated_variants(monkeypatch)
 
 
 class Store:
-    """What _train_parallel and plan_status ask of a training store (key / has): a set of stored keys."""
+    """What _train_parallel asks of a training store (key / has): a set of stored keys."""
 
     def __init__(self):
         self.done = set()
@@ -363,7 +362,7 @@ def fake_calibrated_decisions(monkeypatch):
 def test_plan_with_workers_trains_each_config_once_in_the_pool_and_gives_the_same_rows(monkeypatch):
     configs, _ = _fake(monkeypatch, {2: 20, 8: 30})
     fake_calibrated_decisions(monkeypatch)
-    serial = [e["row"] for e in train_plan.run_plan(None, S, PLAN, [0], 0.6, DATA, progress=False)]
+    serial = [e["row"] for e in run_plan(None, S, PLAN, [0], 0.6, DATA, progress=False)]
     serial_configs = {json.dumps(c, sort_keys=True) for c in configs}
 
     store, waves = Store(), []
@@ -377,7 +376,7 @@ def test_plan_with_workers_trains_each_config_once_in_the_pool_and_gives_the_sam
     monkeypatch.setattr(train_jobs, "AnyBackendRecords", lambda s: s)   # the fake holds the training records
     data = SimpleNamespace(y_train=DATA.y_train, name="fake")
     configs.clear()
-    rows = [e["row"] for e in train_plan.run_plan(store, S, PLAN, [0], 0.6, data, progress=False, workers=2)]
+    rows = [e["row"] for e in run_plan(store, S, PLAN, [0], 0.6, data, progress=False, workers=2)]
     assert rows == serial
     assert len(waves) == 2 and all(len(w) == len(set(w)) for w in waves)        # each config once per wave
     assert set(waves[0]) | set(waves[1]) == serial_configs and not set(waves[0]) & set(waves[1])
@@ -389,10 +388,8 @@ def test_plan_with_workers_trains_each_config_once_in_the_pool_and_gives_the_sam
         prio[k] = min(prio.get(k, 9), train_plan.train_priority(r["figs"], r["scale"]))
     order = [prio[k] for k in waves[0]]
     assert order == sorted(order) and order[0] == 0 and order[-1] > 0, order
-    train_plan.run_plan(store, S, PLAN, [0], 0.6, data, progress=False, workers=2)
+    run_plan(store, S, PLAN, [0], 0.6, data, progress=False, workers=2)
     assert len(waves) == 2                                                    # all cached: no pool
-    with pytest.raises(ValueError, match="workers"):
-        train_plan.run_plan(store, S, PLAN, [0], 0.6, data, progress=False, workers=0)
 
 
 def test_a_later_model_is_calibrated_on_its_own_runs_and_sweeps_decide_on_scaled_systems(monkeypatch):
@@ -413,7 +410,7 @@ def test_a_later_model_is_calibrated_on_its_own_runs_and_sweeps_decide_on_scaled
     monkeypatch.setattr(train_plan, "pilot", lambda store, s, seed, data=None: PILOT if s.model == "vgg16" else pilot_r)
     plan = replace(PLAN, models=("vgg16", "resnet18"), widths=(0.0625, 0.125), model_cut_grids=((2, 6),),
                    sweep_factors=(4.0,), sweep_methods=("HASFL",), fig9_settings=("iid", "noniid"))
-    entries = train_plan.run_plan(None, S, plan, [0], 0.6, DATA, progress=False)
+    entries = run_plan(None, S, plan, [0], 0.6, DATA, progress=False)
     rows = [e["row"] for e in entries]
     own = [r for r in rows if "calibration" in r["figures"]]
     assert {(r["model"], r["setting"], r["batch"], r["cut"]) for r in own} == {("resnet18", "iid", 16, 2),
@@ -446,7 +443,7 @@ def test_without_its_own_grid_a_later_model_uses_the_first_models_fit(monkeypatc
                "per_point": [{"beta": 100.0, "sigma2": [2.0] * 10, "G2": [1.0] * 10}]}
     monkeypatch.setattr(train_plan, "pilot", lambda store, s, seed, data=None: PILOT if s.model == "vgg16" else pilot_r)
     plan = replace(PLAN, models=("vgg16", "resnet18"), widths=(0.0625, 0.125))
-    rows = [e["row"] for e in train_plan.run_plan(None, TrainSettings(width=0.0625, constants="calibrated"), plan,
+    rows = [e["row"] for e in run_plan(None, TrainSettings(width=0.0625, constants="calibrated"), plan,
                                                   [0], 0.6, DATA, progress=False)]
     resnet = [r for r in rows if r["model"] == "resnet18" and r["method"] == "HASFL"]
     eps, kappa = _expected_fit()

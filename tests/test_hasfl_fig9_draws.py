@@ -111,8 +111,6 @@ def test_further_draws_differ_from_draw_0_and_from_each_other():
         # a (C1) variant shares its paper strategy's stream at every draw: the same random batch sizes
         if m == "RBS+RMS(C1)":
             assert [d["b"] for d in got] == [decide(p, "RBS+RMS", 0, draw=k)["b"] for k in range(4)]
-    with pytest.raises(ValueError, match="draw"):
-        decide(p, "RBS+RMS", 0, draw=-1)
 
 
 def test_other_methods_do_not_depend_on_the_draw():

@@ -64,8 +64,6 @@ def test_run_length_is_the_same_number_of_device_samples():
     assert run_config(clamp, "iid", {"b": [1, 1], "cuts": [3, 3]}, 1, 60000)["rounds"] == 20     # 300 -> 20
     with pytest.raises(ValueError, match="max_rounds"):
         replace(s, min_rounds=10, max_rounds=5)
-    with pytest.raises(ValueError, match="setting"):
-        run_config(s, "dirichlet", {"b": [8], "cuts": [3]}, 0, 100)
 
 
 def test_decisions_fixed_habs_hams():
@@ -88,10 +86,6 @@ def test_decisions_fixed_habs_hams():
     assert d["b"] == [16] * 3 and d["cuts"] == [1] * 3 and d["theta"] is None
     with pytest.raises(ValueError, match="method"):
         decide(p, "HASFL2", 0)
-    with pytest.raises(ValueError, match="cut"):
-        decide(p, "fixed", 0, batch=16, cut=17)
-    with pytest.raises((ValueError, TypeError), match="batch"):
-        decide(p, "HAMS", 0)
 
 
 def test_random_benchmarks_draw_from_their_own_stream():
@@ -205,8 +199,6 @@ def test_summary_row_reads_the_record():
     assert row["time_to_target_s"] == 4.0 and row["epochs_to_target"] == 0.2 and row["rounds"] == 30
     assert row["final_test_acc"] == 0.69 and row["best_test_acc"] == 0.7 and row["b_mean"] == 6.0
     assert row["cut_max"] == 3 and row["seed"] == 2
-    with pytest.raises(ValueError, match="target_acc"):
-        summary_row(rec, {"b": [4], "cuts": [1], "theta": None}, 1.5)
     assert math.isclose(row["theta_pred_s"], 5.0)
 
 
@@ -343,16 +335,3 @@ def test_extend_epochs_is_checked(kw, match):
         TrainSettings(**dict(dict(epochs=3.0, stop_at_convergence=True), **kw))
 
 
-def test_train_checks_its_extension(fmnist):
-    """train's extend must be extension_config's output: a dict equal to config but for larger epochs and rounds."""
-    from fedlib.lab.hasfl.runs import experiments, train_config
-    s = TrainSettings(width=0.0625, epochs=1.0, evals=10, stop_at_convergence=True, extend_epochs=2.0)
-    problem = _problem()
-    config = run_config(s, "iid", decide(problem, "fixed", 0, 4, 3), 0, 600)
-    extend = train_config.extension_config(s, config, 600)
-    store = experiments.result_store()
-    with pytest.raises(TypeError, match="extend must be None or a dict"):
-        train_config.train(store, config, problem, fmnist, extend=2.0)
-    for bad, named in ((dict(extend, seed=1), "seed"), (dict(config), "epochs"), (dict(extend, rounds=50), "rounds")):
-        with pytest.raises(ValueError, match=f"extend must equal config .*{named}"):
-            train_config.train(store, config, problem, fmnist, extend=bad)

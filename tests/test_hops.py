@@ -37,3 +37,20 @@ def test_an_object_carries_the_value_as_a_field_not_as_a_property():
             return hops.SENTINEL
 
     assert not hops._carries(Derived())
+
+
+def test_a_notebooks_cells_hand_the_injected_value_on(tmp_path):
+    import json
+
+    cells = [{"cell_type": "code", "metadata": {"tags": ["parameters"]}, "source": ["num_clients: int = 3\n"]},
+             {"cell_type": "markdown", "metadata": {}, "source": ["The clients' data:"]},
+             {"cell_type": "code", "metadata": {}, "source": [
+                 "import numpy as np\n", "from fedlib.core import numpy_rng\n", "from fedlib.data import partition\n",
+                 "parts = partition.split(np.arange(200) % 10, num_clients, 'iid', numpy_rng(0, 'data'))\n"]}]
+    path = tmp_path / "tiny.ipynb"
+    path.write_text(json.dumps({"cells": cells}))
+    out = hops.trace(lambda: hops.run_cells(path, {"num_clients": hops.SENTINEL}))
+    # the injected value, not the cell's 3, reaches the partition, handed on by the notebook's own cell
+    assert "notebook.tiny:<module> -> data.partition:split" in out["hand_off_list"]
+    assert out["module_list"] == ["data.partition"]          # the tracer's harness (run_cells) is not counted
+    assert not hops.trace(lambda: hops.run_cells(path, {}))["functions"]

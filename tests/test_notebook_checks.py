@@ -182,7 +182,7 @@ def guard(monkeypatch, tmp_path):
     mods = {m: importlib.import_module(m) for m in (
         "fedlib.lab", "fedlib.lab.parallel", "fedlib.data", "fedlib.data.datasets", "fedlib.split",
         "fedlib.split.profile", "fedlib.lab.hist", "fedlib.lab.hist.experiments", "fedlib.lab.dtfl.experiments",
-        "fedlib.lab.hasfl.runs.experiments", "fedlib.lab.hasfl.runs.plan_status", "fedlib.lab.hasfl.runs.train_plan")}
+        "fedlib.lab.hasfl.runs.experiments", "fedlib.lab.hasfl.runs.train_plan")}
 
     def stop(what):
         def work(*args, **kwargs):
@@ -202,7 +202,7 @@ def guard(monkeypatch, tmp_path):
                             ("fedlib.split", "model_profiles", "model profiles"),
                             ("fedlib.split.profile", "model_profiles", "model profiles"),
                             ("fedlib.lab.hist", "run_sweep", "a sweep"), ("fedlib.lab.hist.experiments", "run_sweep", "a sweep"),
-                            ("fedlib.lab.hasfl.runs.train_plan", "run_plan", "the training plan")):
+                            ("fedlib.lab.hasfl.runs.train_plan", "decided_runs", "the training plan")):
         monkeypatch.setattr(mods[mod], attr, stop(what))
     monkeypatch.setattr(paths, "_profile", paths._profile)
     monkeypatch.delenv("FEDLIB_COMMIT", raising=False)

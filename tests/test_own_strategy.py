@@ -1,6 +1,5 @@
 """A HASFL benchmark strategy of your own, named by import path (fedlib.hasfl.optimiser.strategies.own_strategy via
 the lab's decide), and the public entry that trains a given decision into Fig. 5's summary row (train_decision)."""
-import re
 
 import numpy as np
 import pytest
@@ -70,18 +69,3 @@ def test_train_decision_gives_fig5s_summary_row(monkeypatch, fmnist, tmp_path):
     assert row["time_to_target_s"] == pytest.approx(sum(clock(r, d["b"], [2] * 3, r % p.interval == 0)
                                                         for r in range(1, 31)))
     assert out["curve"]["round"][-1] == 110
-
-
-def test_a_decision_of_the_wrong_size_is_refused_before_training(monkeypatch, fmnist, tmp_path):
-    def no_training(*args, **kwargs):
-        raise AssertionError("trained")
-    monkeypatch.setattr(hasfl_training, "run_split", no_training)
-    p, s = _problem(), TrainSettings(width=0.0625)
-    for bad, words in (({"method": "x", "b": [4, 4], "cuts": [2, 2, 2], "theta": None}, "must hold N = 3"),
-                       ({"method": "x", "b": [4, 4, 4], "cuts": [2, 2, 17], "theta": None},
-                        re.escape("decision['cuts'][2] must be an integer in [1, 16]")),
-                       ({"method": "x", "b": [0, 4, 4], "cuts": [2, 2, 2], "theta": None},
-                        re.escape("decision['b'][0] must be a positive integer"))):
-        with pytest.raises(ValueError, match=words):
-            train_decision(experiments.result_store(tmp_path), s, "iid", bad, p, 0, fmnist, 0.5)
-    assert not list(tmp_path.glob("*.json"))

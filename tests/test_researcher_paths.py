@@ -230,17 +230,31 @@ def test_jupyter_setup_installs_kernel_and_turns_autosave_off(tmp_path):
     assert server["MappingKernelManager"]["default_kernel_name"] == "fedlib"
 
 
-def test_converged_hasfl_plan_is_wholly_in_the_committed_store(tmp_path):
+def test_converged_hasfl_plan_is_wholly_in_the_committed_store(monkeypatch):
     """HASFL's converged redraw stays 100 % cache hits: every distinct training run of the converged plan (91, Figs.
-    2a-11) is in the committed store, and its pilots and decisions too (cache-only: a missing one raises instead of
+    2a-11; hasfl_4_train_experiments' design cell at the converged profile, decided as its runs cell decides them)
+    is in the committed store, and its pilots and decisions too (cache-only: a missing one raises instead of
     computing). DTFL's is shown by the Table 1 redraw above, HIST's quick store by test_hist_quick_redraw_..."""
-    env = {**_clean_env(), "FEDLIB_CACHE_ONLY": "1", "OMP_NUM_THREADS": "1"}
-    res = subprocess.run([sys.executable, "-m", "fedlib.lab.hasfl.runs.plan_status", "--profile", "converged", "--store",
-                          str(ROOT / "figures" / "converged" / "store"), "--json", str(tmp_path / "plan.json")],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
-    assert res.returncode == 0, res.stderr[-3000:]
-    rows = json.loads((tmp_path / "plan.json").read_text())
-    assert len(rows) >= 90 and all(r["stored"] for r in rows), [r for r in rows if not r["stored"]][:3]
+    from fedlib.data import load_dataset
+    from fedlib.lab.hasfl.runs import experiments, train_plan
+    from fedlib.lab.hasfl.runs.train_jobs import stored_run
+    from fedlib.lab.hasfl.runs.train_run import AnyBackendRecords
+    from fedlib.lab.hasfl.runs.training import TrainSettings
+    from fedlib.lab.notebooks import notebook_parameters
+    from fedlib.lab.params import declared_parameters
+
+    monkeypatch.setenv("FEDLIB_CACHE_ONLY", "1")
+    nb = ROOT / "notebooks" / "hasfl" / "hasfl_4_train_experiments.ipynb"
+    ns = dict(declared_parameters(nb), **notebook_parameters(nb, "converged"), TrainSettings=TrainSettings,
+              TrainPlan=train_plan.TrainPlan, load_dataset=load_dataset)
+    exec(next("".join(c["source"]) for c in json.loads(nb.read_text())["cells"]
+              if "plan = TrainPlan(" in "".join(c["source"])), ns)
+    store = experiments.result_store(str(ROOT / "figures" / "converged" / "store"))
+    runs = list(train_plan.decided_runs(store, ns["settings_"], ns["plan"], ns["seeds"], ns["target_acc"],
+                                        ns["data"], "cpu"))
+    rs = AnyBackendRecords(store)
+    missing = [r["config"] for r in runs if not stored_run(rs, r["config"], r["extend"], ns["data"])]
+    assert len({rs.key(r["config"]) for r in runs}) >= 90 and not missing, missing[:3]
 
 
 def test_hist_quick_redraw_reads_the_committed_store(tmp_path):

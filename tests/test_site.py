@@ -215,23 +215,31 @@ def test_cache_miss_line_is_one_line_naming_the_command_that_trains_it():
     assert site.cache_miss_line("x", "hist", "quick", "PapermillExecutionError: ZeroDivisionError: 1/0") is None
 
 
+def _child_runner(monkeypatch, stdout: str, stderr: str, partial: bool = False) -> list:
+    """subprocess.run as site._execute calls it, faked: the runner's child process fails with this output
+    (``partial``: leaving papermill's partial executed copy); returns the calls' argument lists and environments."""
+    calls = []
+
+    def run(args, env=None, capture_output=False, text=False):
+        calls.append((args, env))
+        out = Path(args[args.index("--out") + 1])
+        if partial:
+            (out / "hist").mkdir(parents=True, exist_ok=True)
+            (out / "hist" / "hist_1_experiments.ipynb").write_text("{}")
+        assert capture_output and text
+        return subprocess.CompletedProcess(args, 1, stdout, stderr)
+
+    monkeypatch.setattr(site.subprocess, "run", run)
+    return calls
+
+
 def test_an_expected_cache_miss_shows_one_line_not_the_runners_and_kernels_noise(monkeypatch, tmp_path, capfd):
-    """The runner prints [FAILED] ..., papermill logs, the kernel (a child process) writes
-    '[IPKernelApp] ERROR | KeyboardInterrupt' to the inherited stderr: all captured; _execute returns one line
-    and leaves no partial executed copy."""
-    from fedlib.lab import notebooks
-
-    def noisy(profile, out_dir, only=None, commit=False):
-        (Path(out_dir) / "hist").mkdir(parents=True, exist_ok=True)
-        (Path(out_dir) / "hist" / "hist_1_experiments.ipynb").write_text("{}")      # papermill's partial copy
-        print("[FAILED] hist/hist_1_experiments (7.8 s) PapermillExecutionError: CacheMiss: ...")
-        print("papermill ERROR", file=sys.stderr)
-        subprocess.run([sys.executable, "-c", "import sys; sys.stderr.write('[IPKernelApp] ERROR | "
-                        "KeyboardInterrupt\\n'); print('kernel stdout')"], check=True)
-        return [{"notebook": "hist_1_experiments", "paper": "hist", "seconds": 7.8, "status": "FAILED",
-                 "error": CACHE_MISS}]
-
-    monkeypatch.setattr(notebooks, "run_notebooks", noisy)
+    """The runner prints [FAILED] ..., papermill logs, the kernel writes '[IPKernelApp] ERROR | KeyboardInterrupt'
+    to its stderr: all captured (the runner is a child process); _execute returns one line, leaves no partial
+    executed copy and runs the runner cache-only, never committing, with this process's environment unchanged."""
+    calls = _child_runner(monkeypatch, f"[FAILED] hist/hist_1_experiments (7.8 s; 7.8 s since the first) {CACHE_MISS}\n"
+                          "kernel stdout\n", "papermill ERROR\n[IPKernelApp] ERROR | KeyboardInterrupt\n", partial=True)
+    monkeypatch.setenv("FEDLIB_COMMIT", "1")
     env = dict(os.environ)
     nb = ROOT / "notebooks" / "hist" / "hist_1_experiments.ipynb"
     reason = site._execute("hist", "quick", nb, tmp_path / "executed", tmp_path / "scratch")
@@ -239,21 +247,22 @@ def test_an_expected_cache_miss_shows_one_line_not_the_runners_and_kernels_noise
     assert seen.out == "" and seen.err == "", seen
     assert reason == site.cache_miss_line("hist_1_experiments", "hist", "quick", CACHE_MISS)
     assert not (tmp_path / "executed" / "hist" / "hist_1_experiments.ipynb").exists()
-    assert dict(os.environ) == env                               # FEDLIB_CACHE_ONLY and the rest restored
+    assert dict(os.environ) == env
+    [(args, child_env)] = calls
+    assert args[1:] == ["-m", "fedlib.lab.notebooks", "--profile", "quick", "--only", "hist_1_experiments", "--out",
+                        str(tmp_path / "executed")]
+    assert child_env["FEDLIB_CACHE_ONLY"] == "1" and "FEDLIB_COMMIT" not in child_env
+    assert child_env["FEDLIB_FIGURES_DIR"] == str(tmp_path / "scratch" / "quick")
 
 
-def test_an_unexpected_failure_keeps_the_captured_output_for_the_reader(monkeypatch, tmp_path, capfd):
-    from fedlib.lab import notebooks
-
-    def broken(profile, out_dir, only=None, commit=False):
-        print("Traceback: ZeroDivisionError in cell 4", file=sys.stderr)
-        return [{"notebook": "hist_1_experiments", "paper": "hist", "seconds": 1.0, "status": "FAILED",
-                 "error": "PapermillExecutionError: ZeroDivisionError: division by zero"}]
-
-    monkeypatch.setattr(notebooks, "run_notebooks", broken)
+def test_an_unexpected_failure_keeps_the_captured_output_for_the_reader(monkeypatch, tmp_path):
+    _child_runner(monkeypatch, "[FAILED] hist/hist_1_experiments (1.0 s; 1.0 s since the first) "
+                  "PapermillExecutionError: ZeroDivisionError: division by zero\n",
+                  "Traceback: ZeroDivisionError in cell 4\n")
     nb = ROOT / "notebooks" / "hist" / "hist_1_experiments.ipynb"
     reason = site._execute("hist", "quick", nb, tmp_path / "executed", tmp_path / "scratch")
-    assert reason.startswith("hist_1_experiments: failed: ") and "ZeroDivisionError in cell 4" in reason
+    assert reason.startswith("hist_1_experiments: failed: [FAILED] hist/hist_1_experiments")
+    assert "ZeroDivisionError in cell 4" in reason
 
 
 # --- executed copies: current or re-run -------------------------------------------------------------------------

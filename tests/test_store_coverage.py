@@ -134,6 +134,15 @@ DTFL_SETUP = dict(model="resnet20", width=0.125, num_clients=3, batch_size=20, t
                   rounds=2, eval_every=1)
 
 
+def _train_dtfl(store, data) -> None:
+    """A DTFL training run as the notebooks hand it to the store: its key (train_key), train_record computing it."""
+    from fedlib.dtfl.run import train_record
+    from fedlib.lab.dtfl import experiments
+    cfg, cuts = experiments.Setup(**DTFL_SETUP).config("iid", 0), [[3, 2, 1]] * 2
+    run_store, key, backend = experiments.train_key(store, cfg, cuts)
+    run_store.get_or_run(key, partial(train_record, cfg, data, cuts, "cpu", None, backend))
+
+
 @pytest.mark.parametrize("backend", ["loop", "stacked"])
 def test_dtfl_training_keys_cover_their_code(tracer, tmp_path, tiny, backend, monkeypatch):
     from fedlib.lab.dtfl import experiments
@@ -141,8 +150,7 @@ def test_dtfl_training_keys_cover_their_code(tracer, tmp_path, tiny, backend, mo
     if backend == "stacked":                      # the CPU resolves "auto" to the loop: force the stacked backend
         monkeypatch.setattr(training, "resolve_backend", lambda b, d: "stacked")
     store = experiments.result_store(str(tmp_path))
-    s = experiments.Setup(**DTFL_SETUP)
-    experiments.train(store, s, "iid", [[3, 2, 1]] * 2, 0, tiny)
+    _train_dtfl(store, tiny)
     assert (tracer.records[-1][1] != experiments.STORE_CODE) == (backend == "stacked")
     _assert_covered(tracer, ["dtfl_train"])
 
@@ -176,5 +184,5 @@ def test_the_tracer_sees_a_module_missing_from_a_key(tracer, tmp_path, tiny, mon
     from fedlib.lab.dtfl import experiments
     code = tuple(c for c in experiments.STORE_CODE if c != "fedlib.split.engine")
     store = store_mod.ResultStore(str(tmp_path), code=code)
-    experiments.train(store, experiments.Setup(**DTFL_SETUP), "iid", [[3, 2, 1]] * 2, 0, tiny)
+    _train_dtfl(store, tiny)
     assert tracer.uncovered()["dtfl_train"] == ["fedlib.split.engine"]

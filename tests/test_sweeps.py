@@ -136,11 +136,3 @@ def test_dask_local_cluster_sweep_equals_sequential(sequential, tmp_path, monkey
             distributed.Client(cluster) as client:
         recs = experiments.run_sweep(_configs(), store, device="cpu", progress=False, executor=client.get_executor())
     assert [_comparable(r) for r in recs] == [_comparable(r) for r in sequential]
-
-
-def test_run_sweep_rejects_bad_configs_and_executors(tmp_path):
-    store = ResultStore(tmp_path)
-    with pytest.raises(TypeError, match="configs"):
-        experiments.run_sweep([{"method": "hist"}], store, progress=False)
-    with pytest.raises(TypeError, match="executor"):
-        experiments.run_sweep(_configs()[:1], store, progress=False, executor=object())

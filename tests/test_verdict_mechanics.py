@@ -140,11 +140,14 @@ def _reason(rule, values, **kw):
 
 def test_every_reason_class_follows_the_written_order():
     assert _reason(v.AtLeast(target=1.0), [2.0]) is None                                   # holds: no reason
+    assert _reason(v.AtLeast(target=1.0), [2.0], deviation="d")["class"] == "rests on a deviation"
     assert _reason(v.Better(margin=0.5), [0.2])["class"] == "within resolution"            # a tie
     assert _reason(v.AtLeast(target=1.0), [0.95], resolution=0.1)["class"] == "within resolution"
-    # beyond the resolution: a stated deviation first, then the horizon, then the measurement
-    assert _reason(v.AtLeast(target=1.0), [0.5], resolution=0.1, deviation="d", horizon="h")["text"] == "d"
-    assert _reason(v.AtLeast(target=1.0), [0.5], horizon="h") == {"class": "horizon", "text": "h"}
+    # beyond the resolution, with no other run: the deviation and the horizon are untested, not asserted
+    assert _reason(v.AtLeast(target=1.0), [0.5], resolution=0.1, deviation="d", horizon="h") == \
+        {"class": "deviation, untested", "text": "d; no run without the deviation exists"}
+    assert _reason(v.AtLeast(target=1.0), [0.5], horizon="h") == \
+        {"class": "horizon, untested", "text": "h; no run to the paper's horizon exists"}
     assert _reason(v.AtLeast(target=1.0), [0.5])["class"] == "measured disagreement"
     assert _reason(v.AtLeast(target=1.0), [0.5, 2.0])["class"] == "seeds disagree"
     assert _reason(v.AtLeast(target=1.0), [v.Unjudged("nothing")])["class"] == "undecided"

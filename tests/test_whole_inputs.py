@@ -43,13 +43,15 @@ def test_hist_smoothness_clients_above_the_clients_is_refused_before_any_work():
 
 
 def test_dtfl_profile_parameters_name_the_unknown_model():
+    from fedlib.lab.dtfl.checks import check_dtfl_1_profiles
+    p = dict(models=["resnet20"], train_model="resnet20", width=0.5, dataset="fashion-mnist", table2_tiers=6, threads=1)
     with pytest.raises(ValueError, match="train_model must be one of .*resnet20.*got 'resnet21'"):
-        dx.check_profile_parameters(["resnet20"], "resnet21", 0.5, "fashion-mnist", 6)
+        check_dtfl_1_profiles(dict(p, train_model="resnet21"))
     with pytest.raises(ValueError, match="models"):
-        dx.check_profile_parameters(["resnet20", "vgg16"], "resnet20", 0.5, "fashion-mnist", 6)
-    with pytest.raises(ValueError, match="num_tiers|M"):
-        dx.check_profile_parameters(["resnet20"], "resnet20", 0.5, "fashion-mnist", 8)
-    assert dx.check_profile_parameters(["resnet20"], "resnet20", 0.5, "fashion-mnist", 6) == "fashion-mnist"
+        check_dtfl_1_profiles(dict(p, models=["resnet20", "vgg16"]))
+    with pytest.raises(ValueError, match="table2_tiers"):
+        check_dtfl_1_profiles(dict(p, table2_tiers=8))
+    check_dtfl_1_profiles(p)
 
 
 @pytest.fixture(scope="module")

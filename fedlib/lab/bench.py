@@ -25,7 +25,7 @@ Fashion-MNIST) of
 each timed call one global round of E steps (edge aggregations included; evaluation excluded), each variant run
 once untimed, then ``--repeats`` times interleaved (:mod:`fedlib.lab.benchtime`: median, interquartile range and
 min-max of each rate and of each ratio within a repeat), plus the roofline: client-steps/s at the machine's
-measured large-matmul GFLOP/s (:func:`fedlib.lab.roofline.matmul_gflops`) counting only the FLOPs a step needs
+measured large-matmul GFLOP/s (:func:`fedlib.lab.benchtime.matmul_gflops`) counting only the FLOPs a step needs
 (:func:`fedlib.hist.step_flops`). A step's counted work is float32 matmuls (two forward, three backward), the
 same operation as the probe at a size where it runs near the machine's peak, so the probe serves as the ceiling
 here (measured fractions 0.62-0.75, ``notebooks/hist/RUN_LOG.md``); a fraction above 1 would say the probe
@@ -44,9 +44,8 @@ import numpy as np
 import torch
 
 from fedlib import __version__
-from fedlib.lab.benchtime import machine, rate_spread, ratio_spread, time_interleaved
+from fedlib.lab.benchtime import machine, matmul_gflops, rate_spread, ratio_spread, time_interleaved
 from fedlib.lab.cli import ArgumentParser, positive_int
-from fedlib.lab.roofline import matmul_gflops
 
 #: ``bench hist``: output name -> what it times
 HIST_BASELINES = {"per_client_loop": "the per-client loop: literal nn.Module + torch.optim.SGD per client "

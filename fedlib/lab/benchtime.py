@@ -102,3 +102,26 @@ def machine(device: torch.device | str) -> dict:
     if device.type == "cuda":
         out["gpu"] = torch.cuda.get_device_name(device)
     return out
+
+
+def matmul_gflops(n: int = 2048, reps: int = 10, device: torch.device | str = "cpu") -> float:
+    """The machine's large-matmul throughput, the roofline of ``python -m fedlib.lab.bench hist`` (whose steps are
+    matmuls; ``bench sfl`` reports none: for convolutions it is no ceiling, :mod:`fedlib.lab.split.bench` says why):
+    best-of-3 GFLOP/s of an ``n x n`` float32 matmul (2n³ FLOPs each, ``reps`` per timing) on ``device``, timed by
+    :func:`torch.utils.benchmark.timer` (which synchronises CUDA).
+
+    Raises:
+        ValueError: ``n`` or ``reps`` < 1.
+    """
+    if n < 1 or reps < 1:
+        raise ValueError(f"n and reps must be >= 1, got n={n}, reps={reps}")
+    a = torch.randn(n, n, device=device)
+    b = torch.randn(n, n, device=device)
+    a @ b
+    best = 0.0
+    for _ in range(3):
+        start = timer()
+        for _ in range(reps):
+            a @ b
+        best = max(best, 2 * n ** 3 * reps / (timer() - start) / 1e9)
+    return best

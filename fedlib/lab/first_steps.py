@@ -41,11 +41,10 @@ import torch
 
 from fedlib import __version__
 from fedlib.lab.cli import ArgumentParser
+from fedlib.lab.paths import PAPERS
 from fedlib.core.seeding import resolve_device
 from fedlib.split.backends import ALL_BACKENDS, resolve_backend
 from fedlib.core.validate import check_choice, check_int
-
-PAPERS = ("hist", "dtfl", "hasfl")
 
 
 def _state_mib(tensors) -> float:

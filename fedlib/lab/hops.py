@@ -2,22 +2,28 @@
 ``python -m fedlib.lab.hops {dtfl,hasfl}``.
 
 It runs one small run along the path the notebook takes, with the parameter at a value no other setting of the
-run takes (DTFL's ``num_clients`` = 11 through ``dtfl_4_training``'s path, :class:`fedlib.lab.dtfl.experiments.Setup`
--> :func:`fedlib.lab.dtfl.experiments.run_entry`; HASFL's ``num_devices`` = 11 through ``hasfl_4_train_experiments``'s
-path at the smoke profile, :func:`fedlib.lab.hasfl.runs.plan_status.settings_and_plan` ->
-:func:`fedlib.lab.hasfl.runs.train_plan.run_plan`, Fig. 5's runs only), in a temporary store that is removed
-afterwards, and watches every call into ``fedlib`` (``sys.setprofile``). A function *receives* the value when
-one of its arguments is it: an argument of the parameter's name (or ``k``, ``K``, ``N``, ``num_devices``,
-``num_clients``) equal to it, an object holding it as such an attribute, or a tuple that holds it beside other
-values (a positional job), a dict or list of such (keyword jobs). It reports the modules and functions that
+run takes (DTFL's ``num_clients`` = 11: ``dtfl_4_training``'s own code cells, executed in order at the smoke profile
+with one setting, one seed and 2 rounds, as papermill runs them: the notebook builds its ``DtflConfig``, the
+schedule (:func:`fedlib.lab.dtfl.experiments.system_run`) and hands :func:`fedlib.dtfl.run.train_record` to the
+store through :func:`fedlib.lab.parallel.get_or_run_all`; HASFL's ``num_devices`` = 11 through
+``hasfl_4_train_experiments``'s path at the smoke profile, its design, clock and runs cells:
+:class:`TrainSettings` / :class:`TrainPlan`, the reference run's problem, then
+:func:`fedlib.lab.hasfl.runs.train_plan.decided_runs` -> the store -> :func:`fedlib.hasfl.training.train_run`,
+for the plan's first run, Fig. 5's HASFL run), in a temporary store, figures and metrics folder that are removed
+afterwards, and watches every call into ``fedlib`` (``sys.setprofile``; a notebook cell hands a value on as
+``notebook.<name>``). A function *receives* the value when one of its arguments is it: an argument of the
+parameter's name (or ``k``, ``K``, ``N``, ``num_devices``, ``num_clients``) equal to it, an object holding it as such
+an attribute, or a tuple that holds it beside other values (a positional job), a dict or list of such (keyword
+jobs). It reports the modules and functions that
 received it, the hand-offs (distinct caller -> callee pairs where the callee receives it) and the checks of the
 value itself (distinct call sites of a :mod:`fedlib.core.validate` check whose checked value it is, or of a
 config's ``__post_init__`` that holds it; a check of another input's length against it is not counted).
-The notebook's own parameter checks (``fedlib.lab.<paper>.checks``) run first, as in the notebook.
 """
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -62,15 +68,16 @@ def trace(run) -> dict:
             try:
                 rel = Path(code.co_filename).resolve().relative_to(ROOT)
                 names[code] = f"{'.'.join(rel.with_suffix('').parts)}:{code.co_qualname}"
-            except ValueError:
-                names[code] = None
+            except ValueError:               # a notebook's cell (run_cells) hands values on; anything else: not ours
+                notebook = code.co_filename.endswith(".ipynb")
+                names[code] = f"notebook.{Path(code.co_filename).stem}:{code.co_qualname}" if notebook else None
         return names[code]
 
     def profile(frame, event, arg):
         if event != "call":
             return
         here = where(frame)
-        if here is None:
+        if here is None or here.startswith("lab.hops:"):      # not ours, or this tracer's own harness
             return
         code = frame.f_code
         args = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
@@ -98,6 +105,7 @@ def trace(run) -> dict:
     modules = sorted({f.split(":")[0] for f in received_outside_checks})
     return {"modules": len(modules), "functions": len(received_outside_checks), "hand_offs": len(edges),
             "checks": len(checks), "module_list": modules, "function_list": sorted(received_outside_checks),
+            "hand_off_list": [f"{a} -> {b}" for a, b in sorted(edges)],
             "check_list": [f"{a} -> {b}" for a, b in sorted(checks)]}
 
 
@@ -114,41 +122,106 @@ def _parameters(paper: str, notebook: str, name: str) -> dict:
     return params
 
 
-def _dtfl(store_dir: str):
-    from fedlib.lab import map_jobs
-    from fedlib.lab.dtfl import checks as dtfl_checks
-    from fedlib.lab.dtfl import experiments as dx
+def run_cells(path: Path, params: dict) -> None:
+    """Execute the notebook ``path``'s code cells in order in a fresh namespace, with ``params`` injected after its
+    parameters cell as papermill injects them (``In`` holds the cells run so far, which
+    :func:`fedlib.lab.notebooks.setup_notebook` reads to tell typed values from the profile's); each cell is
+    compiled under the notebook's file name (:func:`trace` names its calls ``notebook.<name>``)."""
+    from papermill.translators import translate_parameters
 
-    p = _parameters("dtfl", "dtfl_4_training", "num_clients")
-    store = dx.result_store(store_dir)
+    history = [""]
+    namespace = {"__name__": "__main__", "In": history}
+    for cell in json.loads(path.read_text())["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        sources = ["".join(cell["source"])]
+        if "parameters" in cell["metadata"].get("tags", []):
+            sources.append(translate_parameters("python3", "python", params, "Parameters"))
+        for source in sources:
+            history.append(source)
+            exec(compile(source, str(path), "exec"), namespace)
+
+
+def _dtfl(store_dir: str):
+    nb = ROOT.parent / "notebooks" / "dtfl" / "dtfl_4_training.ipynb"
+    params = {"profile": "smoke", "num_clients": SENTINEL, "seeds": [0], "settings": ["iid"], "rounds": 2,
+              "workers": 1, "device": "cpu"}
+    folders = {"FEDLIB_CACHE_DIR": "store", "FEDLIB_FIGURES_DIR": "figures", "FEDLIB_METRICS_DIR": "metrics"}
 
     def run():                               # dtfl_4_training's cells, one seed and setting, 2 rounds
-        dtfl_checks.check_dtfl_4_training(p)
-        setup = dx.Setup(model=p["model"], width=p["width"], dataset="fashion-mnist", num_clients=p["num_clients"],
-                         batch_size=p["batch_size"], lr=p["lr"], train_subset=p["train_subset"],
-                         test_subset=p["test_subset"], rounds=2)
-        jobs = [dict(store=store, s=setup, num_tiers=p["num_tiers"], case="all", setting="iid", seed=0,
-                     target_acc=p["target_acc"], change_every=p["change_every"], change_frac=p["change_frac"],
-                     device="cpu")]
-        map_jobs(dx.run_entry, jobs, 1)
+        before = {k: os.environ.get(k) for k in folders}
+        os.environ.update({k: str(Path(store_dir) / v) for k, v in folders.items()})
+        try:
+            with contextlib.redirect_stdout(sys.stderr):     # the notebook's printing; the report is stdout's
+                run_cells(nb, params)
+        finally:
+            for k, v in before.items():
+                if v is None:
+                    del os.environ[k]
+                else:
+                    os.environ[k] = v
     return run
 
 
 def _hasfl(store_dir: str):
-    from fedlib.data import load_dataset
+    from functools import partial
+
+    from fedlib.core import numpy_rng
+    from fedlib.data import DATASET_SHAPES, load_dataset
+    from fedlib.hasfl.bound.latency import round_latency, table_i
+    from fedlib.hasfl.bound.problem import Problem, theta
+    from fedlib.hasfl.training import train_run
+    from fedlib.split import model_profile, sample_system
     from fedlib.lab.hasfl import checks as hasfl_checks
     from fedlib.lab.hasfl.runs import experiments as hasfl_experiments
-    from fedlib.lab.hasfl.runs import plan_status, train_plan
+    from fedlib.lab.hasfl.runs.train_config import needs_extension, with_clock
+    from fedlib.lab.hasfl.runs.train_plan import TrainPlan, decided_runs, decision_row
+    from fedlib.lab.hasfl.runs.train_run import get_or_run
+    from fedlib.lab.hasfl.runs.training import TrainSettings, bound_constants, pilot, target_eps
 
     p = _parameters("hasfl", "hasfl_4_train_experiments", "num_devices")
     store = hasfl_experiments.result_store(store_dir)
     data = load_dataset("fashion-mnist")
 
-    def run():                               # hasfl_4_train_experiments' cells, Fig. 5's runs at one seed
+    def run():                               # hasfl_4_train_experiments' cells, Fig. 5's runs at the first seed
         hasfl_checks.check_hasfl_4_train_experiments(p)
-        settings, plan = plan_status.settings_and_plan(dict(p), "fashion-mnist")
-        train_plan.run_plan(store, settings, plan, [0], p["target_acc"], data, "cpu", progress=False,
-                            only_figures=("fig5",))
+        # the design cell
+        s = TrainSettings(model=p["models"][0], width=p["widths"][0], dataset="fashion-mnist",
+                          interval=p["interval"], optimizer=p["optimizer"], lr=p["lr"], epochs=p["epochs"],
+                          min_rounds=p["min_rounds"], max_rounds=p["max_rounds"], evals=p["evals"],
+                          test_subset=p["test_subset"], gamma=p["gamma"], pilot_steps=p["pilot_steps"],
+                          pilot_lr=p["pilot_lr"], pilot_batch=p["pilot_batch"], num_batches=p["num_batches"],
+                          power_iters=p["power_iters"], constants=p["constants"], eps_mode=p["eps_mode"],
+                          eps_factor=p["eps_factor"], stop_at_convergence=p["stop_at_convergence"],
+                          extend_epochs=p["extend_epochs"])
+        plan = TrainPlan(settings=tuple(p["settings"]), num_devices=p["num_devices"],
+                         batch_grid=tuple(p["batch_grid"]), fixed_cut=p["fixed_cut"], cut_grid=tuple(p["cut_grid"]),
+                         fixed_batch=p["fixed_batch"], models=tuple(p["models"]), widths=tuple(p["widths"]),
+                         device_counts=tuple(p["device_counts"]), n_methods=tuple(p["n_methods"]),
+                         fig9_settings=tuple(p["fig9_settings"]), fig9_draws=p["fig9_draws"],
+                         sweep_factors=tuple(p["sweep_factors"]) if p["sweep"] else (),
+                         sweep_methods=tuple(p["sweep_methods"]), calibrate_variance=p["calibrate_variance"],
+                         model_cut_grids=(tuple(tuple(g) for g in p["model_cut_grids"])
+                                          if p["calibrate_later_models"] else ()))
+        # the clock cell: the reference run on the first seed's system
+        n, seed = p["num_devices"], p["seeds"][0]
+        rec = pilot(store, s, seed, data)
+        constants = bound_constants(rec, "pilot")
+        devices, servers = sample_system(table_i(n), numpy_rng(seed, "system"))
+        problem = Problem(model_profile(s.model, *DATASET_SHAPES[s.dataset], width=s.width), devices, servers,
+                          constants, s.gamma, target_eps(rec, constants, s, n), s.interval)
+        b, cuts = [p["fixed_batch"]] * n, [p["fixed_cut"]] * n
+        round_latency(problem.profile, b, cuts, devices, servers)
+        theta(problem, b, cuts)
+        # the runs cell: its first run (Fig. 5's HASFL run; the plan's other runs take the same path)
+        for r in decided_runs(store, s, plan, [seed], p["target_acc"], data, "cpu", only_figures=("fig5",)):
+            record = get_or_run(store, r["config"], partial(train_run, r["config"], data, "cpu", "loop"), "loop")
+            if r["extend"] is not None and needs_extension(record, 1 / data.num_classes):
+                record = get_or_run(store, r["extend"], partial(train_run, r["extend"], data, "cpu", "loop"), "loop")
+            record = with_clock(dict(record, extended_from_epochs=None), r["problem"])
+            decision_row(record, r["problem"], r["decision"], p["target_acc"], r["figs"], r["method"], r["sm"],
+                         r["setting"], r["batch"], r["cut"], r["draw"], r["ss"].constants, r["scale"], r["fit"])
+            break                            # one run: under the profiler a run trains many times slower
     return run
 
 
@@ -162,9 +235,9 @@ def main(argv=None) -> int:
         "How far a notebook parameter travels into fedlib: one small run of the notebook's path with the parameter "
         "at 11, in a temporary store (removed afterwards); prints the modules, functions, hand-offs and checks that "
         "receive it, as JSON."))
-    parser.add_argument("paper", choices=sorted(PATHS), help="dtfl: num_clients (dtfl_4_training's path); hasfl: "
+    parser.add_argument("paper", choices=sorted(PATHS), help="dtfl: num_clients (dtfl_4_training's cells at smoke); hasfl: "
                         "num_devices (hasfl_4_train_experiments' path at the smoke profile, Fig. 5's runs)")
-    parser.add_argument("--list", action="store_true", help="also list the modules, functions and checks")
+    parser.add_argument("--list", action="store_true", help="also list the modules, functions, hand-offs and checks")
     args = parser.parse_args(argv)
     name, driver = PATHS[args.paper]
     with tempfile.TemporaryDirectory(prefix="fedlib-hops-") as tmp:

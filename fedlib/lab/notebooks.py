@@ -47,17 +47,12 @@ from fedlib.lab import paths, progress
 from fedlib.lab.cli import ArgumentParser, writable_dir
 from fedlib.lab.jupyter_setup import KERNEL_ENV
 from fedlib.lab.parallel import notebook_threads, pin_threads
-from fedlib.lab.params import _injected_names, declared_parameters, validate_parameters
-from fedlib.lab.paths import REPO_ROOT, committed_figures_dir
+from fedlib.lab.params import NOTEBOOK_DIR, _injected_names, declared_parameters, sibling_parameters, validate_parameters
+from fedlib.lab.paths import PROFILES, REPO_ROOT, committed_figures_dir
 from fedlib.lab.runlock import Busy, exclusive
 from fedlib.lab.story import display_path
 
-NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 PROFILE_DIR = NOTEBOOK_DIR / "profiles"
-PROFILES = ("smoke", "quick", "converged", "paper")
-#: profiles whose figures go to ``figures/<profile>/`` (run_all.sh); smoke writes to a temporary folder, quick to
-#: ``figures/``
-OWN_FIGURES = ("converged", "paper")
 
 
 WORKED_EXAMPLE = "_your_method"
@@ -112,8 +107,6 @@ def notebook_parameters(notebook: Path, profile: str) -> dict:
             (``notebooks/profiles/<profile>/<paper>.yaml``: :func:`has_profile`); the notebook's own file names a
             parameter the notebook does not declare.
     """
-    import papermill as pm
-
     if not isinstance(notebook, (str, Path)):
         raise TypeError(f"notebook must be a path (str or pathlib.Path), got {type(notebook).__name__}")
     notebook = Path(notebook)
@@ -124,10 +117,10 @@ def notebook_parameters(notebook: Path, profile: str) -> dict:
     if not has_profile(notebook, profile):
         raise ValueError(f"profile {profile!r} has no {PROFILE_DIR / profile / (notebook.parent.name + '.yaml')}: "
                          f"{notebook.parent.name} is not defined at {profile!r}")
-    declared = set(pm.inspect_notebook(str(notebook)))
+    declared = set(declared_parameters(notebook))
     shared_path = PROFILE_DIR / profile / f"{notebook.parent.name}.yaml"
     shared = _read_yaml(shared_path)
-    siblings = _paper_parameters(notebook.parent)
+    siblings = sibling_parameters(notebook.parent.name)
     stray = sorted(set(shared) - siblings)
     if stray:        # a key no notebook of the paper declares would apply to none: a misspelt name
         raise ValueError(f"{_shown(shared_path)} sets {', '.join(stray)}, which no "
@@ -144,11 +137,6 @@ def notebook_parameters(notebook: Path, profile: str) -> dict:
 def _shown(path: Path) -> str:
     """``path`` relative to the repository when inside it."""
     return str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else str(path)
-
-
-def _paper_parameters(folder: Path) -> set:
-    """Every parameter some notebook of the paper folder ``folder`` declares."""
-    return {n for nb in sorted(folder.glob("*.ipynb")) for n in declared_parameters(nb)}
 
 
 def check_profiles(profile: str, notebooks: list[Path]) -> None:

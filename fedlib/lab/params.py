@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import json
 import typing
 from pathlib import Path
 from typing import Any, Mapping
@@ -36,7 +35,6 @@ PAPERMILL_COMMENT = "# Parameters"
 """First line of the cell papermill injects (tag ``injected-parameters``) with the parameters it was given."""
 
 NOTEBOOK_DIR = paths.REPO_ROOT / "notebooks"
-PAPERS = ("hist", "hasfl", "dtfl")
 
 _SCALARS = {int: "an int", float: "a float (or int)", str: "a string", bool: "True or False"}
 
@@ -215,33 +213,27 @@ def _checked(namespace: dict, name: str, kind, allow_empty: bool, default) -> An
 
 def declared_parameters(notebook: str | Path) -> dict[str, Any]:
     """``{name: default}`` of a notebook file's parameters cell (the cell tagged ``parameters``; each line
-    ``name: type = value``), read without running it; a default that is not a literal maps to None.
+    ``name: type = value``), read without running it by papermill (``papermill.inspect_notebook``); a default
+    that is not a literal maps to None.
 
     Raises:
-        FileNotFoundError: no such notebook. ValueError: it has no parameters cell, or the cell is not Python.
+        FileNotFoundError: no such notebook. ValueError: it has no parameters cell.
     """
+    import papermill as pm
+
     path = Path(notebook)
     if not path.is_file():
         raise FileNotFoundError(f"notebook: no file {path}")
-    cells = json.loads(path.read_text())["cells"]
-    for cell in cells:
-        if cell.get("cell_type") == "code" and "parameters" in cell.get("metadata", {}).get("tags", []):
-            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-            tree = _parse(source)
-            if tree is None:
-                raise ValueError(f"{path}: the parameters cell is not valid Python")
-            out = {}
-            for node in tree.body:
-                if isinstance(node, (ast.AnnAssign, ast.Assign)):
-                    targets = [node.target] if isinstance(node, ast.AnnAssign) else node.targets
-                    for t in targets:
-                        if isinstance(t, ast.Name):
-                            try:
-                                out[t.id] = ast.literal_eval(node.value) if node.value is not None else None
-                            except ValueError:
-                                out[t.id] = None
-            return out
-    raise ValueError(f"{path}: no cell tagged 'parameters'")
+    found = pm.inspect_notebook(str(path))
+    if not found:
+        raise ValueError(f"{path}: no cell tagged 'parameters'")
+    out = {}
+    for name, parameter in found.items():
+        try:
+            out[name] = ast.literal_eval(parameter["default"])
+        except (ValueError, SyntaxError):
+            out[name] = None
+    return out
 
 
 def parameter_values(nb) -> dict:
@@ -270,6 +262,6 @@ def sibling_parameters(paper: str) -> frozenset:
     Raises:
         ValueError: ``paper`` is not one of hist, hasfl, dtfl.
     """
-    if paper not in PAPERS:
-        raise ValueError(f"paper must be one of {', '.join(PAPERS)}, got {paper!r}")
+    if paper not in paths.PAPERS:
+        raise ValueError(f"paper must be one of {', '.join(paths.PAPERS)}, got {paper!r}")
     return _siblings(paper)

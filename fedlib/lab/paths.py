@@ -78,11 +78,6 @@ def active_profile() -> str:
     return _profile
 
 
-def active_paper() -> str | None:
-    """The paper set by :func:`use_profile` (None until then: library code that names none)."""
-    return _paper
-
-
 def writes_committed_store(profile: str, paper: str | None) -> bool:
     """Whether a committing run (:func:`committing`) of ``paper`` at ``profile`` writes its new records into the
     committed store ``figures/<profile>/store/``: at quick only for :data:`QUICK_STORE_PAPERS` (or when no paper is

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import IO, Iterable
 
-from fedlib.lab.paths import REPO_ROOT
+from fedlib.lab.paths import committed_figures_dir
 
 HEARTBEAT_S = 60.0
 """Seconds between two heartbeat lines of a notebook that is still running."""
@@ -29,10 +29,8 @@ HEARTBEAT_S = 60.0
 def metrics_file(notebook: str, profile: str) -> Path | None:
     """The committed metrics file of ``notebook`` at ``profile``: ``figures/metrics/<notebook>.json`` (quick),
     ``figures/<profile>/metrics/<notebook>.json`` (converged, paper); None at smoke (nothing committed)."""
-    if profile == "smoke":
-        return None
-    base = REPO_ROOT / "figures" if profile == "quick" else REPO_ROOT / "figures" / profile
-    return base / "metrics" / f"{notebook}.json"
+    folder = committed_figures_dir(profile)
+    return None if folder is None else folder / "metrics" / f"{notebook}.json"
 
 
 def last_wall_s(notebook: str, profile: str) -> float | None:

@@ -33,23 +33,19 @@ Links to files outside the site become plain text; figures are copied in.
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 from fedlib.lab import progress
 from fedlib.lab.cli import ArgumentParser, committed_folder, existing_dir, positive_int
-from fedlib.lab.paths import REPO_ROOT
+from fedlib.lab.paths import PAPERS, REPO_ROOT
 
-PAPERS = ("hist", "dtfl", "hasfl")
 CONF_DIR = REPO_ROOT / "docs"
 """The folder of the site's Sphinx configuration, ``docs/conf.py`` (``sphinx-build -c``)."""
 from fedlib.lab.site_pages import (LEAD_TAG, WIDGET_VIEW, _text, add_lead, fold_plumbing,  # noqa: F401  (re-exported)
@@ -142,54 +138,25 @@ def cache_miss_line(notebook: str, paper: str, profile: str, error: str) -> str 
             f"`./run_all.sh --profile {profile} --only {paper}` trains it")
 
 
-@contextlib.contextmanager
-def _captured():
-    """Everything written to stdout and stderr in the block, this process's and its child processes' (the
-    kernels'), collected instead of shown: ``with _captured() as out: ...; out[0]`` is the text."""
-    result = [""]
-    py_out, py_err = io.StringIO(), io.StringIO()
-    with tempfile.TemporaryFile() as tmp:
-        for stream in (sys.stdout, sys.stderr):
-            stream.flush()
-        saved = {fd: os.dup(fd) for fd in (1, 2)}
-        try:
-            for fd in saved:
-                os.dup2(tmp.fileno(), fd)
-            with contextlib.redirect_stdout(py_out), contextlib.redirect_stderr(py_err):
-                yield result
-        finally:
-            for stream in (sys.__stdout__, sys.__stderr__):
-                with contextlib.suppress(Exception):
-                    stream.flush()
-            for fd, dup in saved.items():
-                os.dup2(dup, fd)
-                os.close(dup)
-            tmp.seek(0)
-            result[0] = py_out.getvalue() + py_err.getvalue() + tmp.read().decode(errors="replace")
-
-
 def _execute(paper: str, profile: str, nb: Path, executed: Path, scratch: Path) -> str:
-    """Execute one notebook cache-only (the notebook runner, :func:`fedlib.lab.notebooks.run_notebooks`) into
-    ``executed/<paper>/``, its output captured; returns '' or the one line that says why it is not rendered."""
-    from fedlib.lab.notebooks import run_notebooks
-    env_keys = ("FEDLIB_CACHE_ONLY", "FEDLIB_FIGURES_DIR", "FEDLIB_COMMIT")
-    saved = {k: os.environ.get(k) for k in env_keys}
-    os.environ.update(FEDLIB_CACHE_ONLY="1", FEDLIB_FIGURES_DIR=str(scratch / profile))
-    os.environ.pop("FEDLIB_COMMIT", None)
-    try:
-        with _captured() as out:
-            row = run_notebooks(profile, executed, only=nb.stem)[0]
-    finally:
-        for k, v in saved.items():
-            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
-    if row["status"] == "ok":
+    """Execute one notebook cache-only into ``executed/<paper>/`` by the notebook runner (``python -m
+    fedlib.lab.notebooks`` in a child process: its output and its kernels' are captured by :mod:`subprocess`, none
+    of it shown); returns '' or the one line that says why it is not rendered."""
+    env = {k: v for k, v in os.environ.items() if k != "FEDLIB_COMMIT"}
+    env.update(FEDLIB_CACHE_ONLY="1", FEDLIB_FIGURES_DIR=str(scratch / profile))
+    run = subprocess.run([sys.executable, "-m", "fedlib.lab.notebooks", "--profile", profile, "--only", nb.stem,
+                          "--out", str(executed)], env=env, capture_output=True, text=True)
+    if run.returncode == 0:
         return ""
     (executed / paper / nb.name).unlink(missing_ok=True)     # a failed run's partial copy is no page
-    line = cache_miss_line(nb.stem, paper, profile, row["error"])
+    output = (run.stdout + run.stderr).strip()
+    said = [line for line in output.splitlines() if line.startswith(("[FAILED]", "[skipped]", "error:"))]
+    error = said[-1] if said else ""
+    line = cache_miss_line(nb.stem, paper, profile, error)
     if line:
         return line
-    tail = "\n".join(out[0].strip().splitlines()[-15:])
-    return f"{nb.stem}: failed: {row['error'][:300]}" + (f"\n{tail}" if tail else "")
+    tail = "\n".join(output.splitlines()[-15:])
+    return f"{nb.stem}: failed: {error[:300]}" + (f"\n{tail}" if tail else "")
 
 
 def remote_scripts(html_dir: str | Path) -> dict[str, list[str]]:
@@ -304,9 +271,7 @@ def build_site(out: str | Path, executed: str | Path | None = None, profile: str
                 i = to_run.index(nb) + 1
                 print(progress.start_line(f"{paper}/{nb.stem}", i, len(to_run), None, [None] * (len(to_run) - i),
                                           what=f"started (cache-only, {prof})"), file=sys.stderr, flush=True)
-                # the kernels' output is captured (_captured: fds 1 and 2): the heartbeat writes to a copy of stderr
-                with os.fdopen(os.dup(2), "w", buffering=1) as log, \
-                        progress.Heartbeat(f"[{i}/{len(to_run)}] {paper}/{nb.stem}", stream=log):
+                with progress.Heartbeat(f"[{i}/{len(to_run)}] {paper}/{nb.stem}", stream=sys.stderr):
                     reason = _execute(paper, prof, nb, base, REPO_ROOT / ".scratch" / "site")
                 times["execute"] += time.perf_counter() - t
                 print(f"[{i}/{len(to_run)}] {paper}/{nb.stem} {'rendered' if not reason else 'not rendered'} "

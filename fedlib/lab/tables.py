@@ -33,11 +33,10 @@ import sys
 from pathlib import Path
 
 from fedlib.lab.cli import ArgumentParser
-from fedlib.lab.paths import REPO_ROOT
-from fedlib.lab.verdicts import MissingMetrics, counts_text, judge, judge_all, markdown_table
+from fedlib.lab.paths import PAPERS, REPO_ROOT
+from fedlib.lab.verdicts import MissingMetrics, counts_text, judge, markdown_table
 from fedlib.lab.verify import flatten
 
-PAPERS = ("hist", "dtfl", "hasfl")
 BEGIN, END = "<!-- verdicts:begin -->", "<!-- verdicts:end -->"
 GLANCE_BEGIN, GLANCE_END = "<!-- glance:begin -->", "<!-- glance:end -->"
 
@@ -87,9 +86,10 @@ def _column(variant: str, label: str) -> str:
 def paper_verdicts(paper: str, root: Path = REPO_ROOT) -> dict:
     """``{"paper", "profile", "metrics", "counts", "columns", "claims": [verdict, ...]}`` from the committed
     metrics of ``paper``'s profile, and, for each of the claims module's ``EXTRA_COLUMNS`` (``({"label",
-    "metrics", "seed_dirs"}, ...)``: another profile or machine), a column per variant named ``"<variant> ·
-    <label>"``, judged alone on that folder's metrics (claims whose notebook has no metrics there get no cell).
-    ``counts`` counts the main profile's cells only.
+    "metrics", "seed_dirs", "scale"}, ...)``: another profile or machine, and its scale in words), a column per
+    variant named ``"<variant> · <label>"``, judged alone on that folder's metrics (claims whose notebook has no metrics there get no cell).
+    ``counts`` counts the main profile's cells of the paper's rows on its own method only; ``counts_apart`` the
+    main profile's other cells (narrower readings, settings the paper does not show, duplicates, our methods).
 
     Raises:
         ValueError: unknown ``paper``, or a metrics file that is not valid JSON (naming the file).
@@ -105,31 +105,49 @@ def paper_verdicts(paper: str, root: Path = REPO_ROOT) -> dict:
     seed_dirs = sorted(folder.parent.glob("seed[0-9]*/metrics")) if mod.PROFILE != "quick" else \
         sorted((root / "figures").glob("seed[0-9]*/metrics"))
     metrics, extra, paths = _sources(folder, seed_dirs, notebooks)
-    try:
-        claims = judge_all(mod.CLAIMS, metrics, extra_by_notebook=extra)
-    except MissingMetrics as exc:                # the file the user did not type, named
-        notebook = next(c.notebook for c in mod.CLAIMS if c.id == exc.claim)
-        raise ValueError(f"{(folder / f'{notebook}.json').relative_to(root)}: {exc}") from None
-    main_counts = counts_text(claims)
-    labels = []
+    for c in mod.CLAIMS:                         # the file the user did not type, named
+        if c.notebook not in metrics:
+            raise ValueError(f"{(folder / f'{c.notebook}.json').relative_to(root)}: "
+                             f"{MissingMetrics(c.id, f'the metrics of notebook {c.notebook}')}")
+    labels, more_cols = [], []
     for col in getattr(mod, "EXTRA_COLUMNS", ()):
         more, more_extra, more_paths = _sources(root / col["metrics"], [root / d for d in col.get("seed_dirs", ())],
                                                 notebooks)
-        if not more:
-            continue
-        labels.append(col["label"])
-        paths += more_paths
-        for v in claims:
-            c = next(c for c in mod.CLAIMS if c.id == v["id"])
+        if more:
+            labels.append(col["label"])
+            paths += more_paths
+            more_cols.append((col, more, more_extra))
+    claims = []
+    for c in mod.CLAIMS:
+        # the other columns first: a column at the paper's horizon or scale is evidence for the main cell's reason
+        cols, evidence = {}, {}
+        for col, more, more_extra in more_cols:
             if c.notebook not in more:
                 continue
-            if col.get("at_paper_horizon"):   # this column is at the paper's horizon: no "horizon" reason
-                c = dataclasses.replace(c, horizon="")
-            got = judge(c, more[c.notebook], more_extra.get(c.notebook, ()))
+            judged_c = dataclasses.replace(c, horizon="") if col.get("at_paper_horizon") else c
+            got = judge(judged_c, more[c.notebook], more_extra.get(c.notebook, ()))
             for variant in sorted(got["cells"], key=lambda k: c.variants.index(k)):   # the claim's column order
-                v["cells"][_column(variant, col["label"])] = got["cells"][variant]
+                cols[_column(variant, col["label"])] = got["cells"][variant]
+                for key, flag in (("horizon", "at_paper_horizon"), ("scale", "at_paper_scale")):
+                    if col.get(flag):
+                        evidence.setdefault(variant, {})[key] = (col["label"], got["cells"][variant])
+        try:
+            v = judge(c, metrics[c.notebook], extra.get(c.notebook, ()), evidence)
+        except MissingMetrics as exc:
+            raise ValueError(f"{(folder / f'{c.notebook}.json').relative_to(root)}: {exc}") from None
+        v["cells"].update(cols)
+        claims.append(v)
     return {"paper": paper, "profile": mod.PROFILE, "metrics": [str(p.relative_to(root)) for p in paths],
-            "counts": main_counts, "columns": labels, "claims": claims}
+            "counts": _main_counts(claims, labels), "counts_apart": _main_counts(claims, labels, apart=True),
+            "columns": labels, "claims": claims}
+
+
+def _main_counts(claims: list[dict], labels: list[str], apart: bool = False) -> str:
+    """The counts of the main profile's cells only (not the other columns'): the paper's rows, or with ``apart``
+    the rest (:func:`fedlib.lab.verdict_tables.counts`)."""
+    main = [{**v, "cells": {k: x for k, x in v["cells"].items()
+                            if not any(k == lab or k.endswith(f" · {lab}") for lab in labels)}} for v in claims]
+    return counts_text(main, apart)
 
 
 def _replace(text: str, begin: str, end: str, body: str, where: str) -> str:
@@ -148,7 +166,8 @@ def generated(root: Path = REPO_ROOT) -> dict[Path, str]:
     """Every generated file's path and the text the generator writes there."""
     out: dict[Path, str] = {}
     judged: dict[str, dict] = {}
-    glance = ["| paper | verdicts on its claims | our scale | card |", "|---|---|---|---|"]
+    glance = ["| paper | verdicts on its claims as the paper words them (apart: narrower readings, settings it does not "
+              "show, duplicates, our methods) | our scale | card |", "|---|---|---|---|"]
     for paper in PAPERS:
         mod = importlib.import_module(f"fedlib.lab.{paper}.claims")
         v = judged[paper] = paper_verdicts(paper, root)
@@ -157,13 +176,18 @@ def generated(root: Path = REPO_ROOT) -> dict[Path, str]:
         seeds = max((c["seeds"] for claim in v["claims"] for k, c in claim["cells"].items()
                      if not any(k.endswith(f" · {lab}") or k == lab for lab in v["columns"])), default=1)
         over = f" (a range: over the {seeds} seeds where a claim has several)" if seeds > 1 else " (one seed)"
-        body = (f"Profile `{v['profile']}`, from the committed metrics; each cell is the value{over} and the word of "
+        scales = "; ".join([f"the paper's: {mod.PAPER_SCALE}", f"main columns: {mod.SUMMARY['scale']}"] +
+                           [f"*{c['label']}*: {c['scale']}" for c in getattr(mod, "EXTRA_COLUMNS", ())
+                            if c["label"] in v["columns"]])
+        body = (f"Scale of each column: {scales}.\n\n"
+                f"Profile `{v['profile']}`, from the committed metrics; each cell is the value{over} and the word of "
                 f"the rule in "
                 f"[`fedlib/lab/verdicts.py`](../../fedlib/lab/verdicts.py). Regenerate with "
                 f"`python -m fedlib.lab.tables`.\n\n" + markdown_table(v["claims"], _nb_link(paper)))
         out[readme] = _replace(readme.read_text(), BEGIN, END, body, str(readme.relative_to(root)))
         glance.append(f"| {mod.SUMMARY['title']} ([{mod.SUMMARY['ref']}]({mod.SUMMARY['link']})) | "
-                      f"{v['counts']} | {mod.SUMMARY['scale']} | "
+                      f"{v['counts']}" + (f" (apart: {v['counts_apart']})" if v["counts_apart"] else "") +
+                      f" | {mod.SUMMARY['scale']} | "
                       f"[{paper.upper()}](notebooks/{paper}/README.md) |")
     top = root / "README.md"
     out[top] = _replace(top.read_text(), GLANCE_BEGIN, GLANCE_END, "\n".join(glance), "README.md")

@@ -48,13 +48,30 @@ def _table(verdicts: Sequence[dict], link: Callable[[str], str] | None, marks: d
         cells = [_cell(c, most[col]) if (c := v["cells"].get(col)) else "–" for col in cols]
         nb = link(v["notebook"]) if link else f"`{v['notebook']}`"
         mark = marks.get(v["registered"], "") if v.get("set_after_numbers") else ""
-        lines.append("| " + " | ".join([f"{v['text']} ({v['figure']}){mark}", v["paper"], *cells, nb]) + " |")
+        reading = "" if v.get("reading", "paper") == "paper" else f" [{v['reading']}]"
+        own = v.get("own_variants") or []
+        cells = [f"{x} [ours]" if col in own and x != "–" else x for col, x in zip(cols, cells)]
+        lines.append("| " + " | ".join([f"{v['text']} ({v['figure']}){mark}{reading}", v["paper"], *cells, nb]) +
+                     " |")
     return lines
 
 
+_DIFFER = "the seeds' words differ ("
+
+
+def _seed_words(text: str) -> tuple[str, str]:
+    """A "seeds disagree" reason's text without its list of the seeds' words, and that list (`` (seed 0 holds,
+    seed 1 fails)``) to show beside its cell; any other text as it is and ``""``."""
+    if not text.startswith(_DIFFER) or ")" not in text:
+        return text, ""
+    words, _, tail = text[len(_DIFFER):].partition(")")
+    return _DIFFER[:-2] + tail, f" ({words})"
+
+
 def reasons_list(verdicts: Sequence[dict]) -> list[str]:
-    """The reasons of the cells whose word is not "holds", one line per distinct reason (its class and sentence,
-    then each claim and column it explains, with the word), and one line per cell with undecided seeds (each seed
+    """The reasons of the cells whose word is not "holds" (and the notes of holds that rest on a deviation), one
+    line per distinct reason (its class and sentence, then each claim and column it explains, with the word; for
+    seeds that disagree, each seed's word beside its cell), and one line per cell with undecided seeds (each seed
     and why)."""
     by_reason: dict[tuple, list[str]] = {}
     undecided = []
@@ -62,7 +79,8 @@ def reasons_list(verdicts: Sequence[dict]) -> list[str]:
         for col, c in v["cells"].items():
             where = f"*{v['text']}*" + ("" if col == "ours" else f" ({col})")
             if (r := c.get("reason")) and r["class"] != "undecided":
-                by_reason.setdefault((r["class"], r["text"]), []).append(f"{where} **{c['word']}**")
+                text, seeds = _seed_words(r["text"])   # the seeds' own words go beside the cell, not in the key
+                by_reason.setdefault((r["class"], text), []).append(f"{where} **{c['word']}**{seeds}")
             if c.get("undecided"):
                 seeds = "; ".join(f"{u['seed']}: {u['why']}" for u in c["undecided"])
                 undecided.append(f"- undecided, {where} **{c['word']}**: {seeds}.")
@@ -83,6 +101,11 @@ def markdown_table(verdicts: Sequence[dict], link: Callable[[str], str] | None =
     if checks:
         parts.append("**Checks of the implementation** (facts of the architecture or of our code; they cannot "
                      "contradict the paper):\n\n" + "\n".join(_table(checks, link, marks)))
+    if any(v.get("reading", "paper") != "paper" or v.get("own_variants") for v in claims):
+        parts.append("Rows marked [narrower] (a narrower reading of a claim), [not in the paper] (a setting or measure "
+                     "the paper does not show) or [duplicate] (a baseline that computes what another row's computes), "
+                     "and cells marked [ours] (a method of ours, not the paper's), are shown and counted apart from "
+                     "the paper's verdicts.")
     if marks:
         when = "; ".join(f"{m} on {d}" for d, m in marks.items())
         parts.append(f"The rule was set after the numbers it judges were known (at least the first seed's): {when}. "
@@ -95,18 +118,27 @@ def markdown_table(verdicts: Sequence[dict], link: Callable[[str], str] | None =
     return "\n\n".join(parts)
 
 
-def counts(verdicts: Sequence[dict]) -> dict[str, int]:
-    """How many cells of the paper's claims carry each word (every variant counts; checks of the implementation
-    do not)."""
+def is_papers(v: dict, column: str) -> bool:
+    """Whether a cell counts as the paper's verdict: a claim of the paper (not a check), read as the paper words
+    it (``reading`` "paper"), in a column of the paper's own method (not one of ``own_variants``)."""
+    return (v.get("kind", "paper") == "paper" and v.get("reading", "paper") == "paper"
+            and column not in v.get("own_variants", ()))
+
+
+def counts(verdicts: Sequence[dict], apart: bool = False) -> dict[str, int]:
+    """How many cells of the paper's claims carry each word: the paper's rows on its own method
+    (:func:`is_papers`), or, with ``apart``, the other rows of the paper's claims (narrower readings, settings the
+    paper does not show, duplicates, our own methods). Checks of the implementation count in neither."""
     out = {w: 0 for w in WORDS}
     for v in verdicts:
         if v.get("kind", "paper") != "paper":
             continue
-        for c in v["cells"].values():
-            out[c["word"]] += 1
+        for col, c in v["cells"].items():
+            if is_papers(v, col) != apart:
+                out[c["word"]] += 1
     return {w: n for w, n in out.items() if n}
 
 
-def counts_text(verdicts: Sequence[dict]) -> str:
-    """``"3 holds, 1 partly, 2 not robust across seeds"``."""
-    return ", ".join(f"{n} {w}" for w, n in counts(verdicts).items())
+def counts_text(verdicts: Sequence[dict], apart: bool = False) -> str:
+    """``"3 holds, 1 partly, 2 not robust across seeds"`` (:func:`counts`)."""
+    return ", ".join(f"{n} {w}" for w, n in counts(verdicts, apart).items())

@@ -30,25 +30,36 @@ mark them so (†). A later change of a rule or its wording is listed with its r
 - A seed that cannot be judged at all (:class:`Unjudged`: its metrics lack a value the claim needs) is undecided
   with a reason, like a bound that admits two words. It is named in the cell, never dropped.
 - Several seeds: each seed is judged alone. The cell's word is the common word of the *decided* seeds; **not
-  robust across seeds** only when decided seeds disagree; undecided seeds are shown beside the word ("fails; 1 of
-  3 seeds undecided") with their reasons; no decided seed at all is **not reached**. The word never depends on the
-  order of the seeds.
+  robust across seeds** only when decided seeds disagree and one of them supports the claim: seeds that tie
+  (a :class:`Better` value within its margin) or fail, none holding, read **fails**, the ties named in the reason.
+  Undecided seeds are shown beside the word ("fails; 1 of 3 seeds undecided") with their reasons; no decided seed
+  at all is **not reached**. The word never depends on the order of the seeds.
+- Every rule rounds its value to :data:`RESOLUTION_DIGITS` decimals before it meets a threshold.
 - Columns that differ by how a quantity is estimated (pilot vs calibrated constants, in vs out of sample) are
   separate *variants* of one claim: each gets its own cell, judged alone; nothing averages them.
 - Claims of ``kind="check"`` are facts of the architecture or of our own code that cannot contradict the paper
   (the smashed data shrinks with depth): they are checks of the implementation, listed apart from the paper's
   claims.
 
-Reasons (:func:`reason`), one rule for every cell whose word is not "holds", first match wins:
+Reasons (:func:`reason`), one rule for every cell whose word is not "holds", from evidence, first match wins: a
+reason names a cause only where a run shows it, and says "untested" where no run can.
 
-1. *within resolution*: the decided values lie within ``Claim.resolution`` of the threshold that separates the
-   word from "holds" (a Better tie within its margin is this class by definition): the measurement cannot tell.
-2. *stated deviation*: the claim names a deviation of our setup that bears on it (``Claim.deviation``).
-3. *horizon*: the profile stops before the paper's horizon (``Claim.horizon``).
-4. *seeds disagree* (not robust) or *measured disagreement* (anything else): our numbers contradict the claim at
-   this scale.
+1. *horizon*: a run at the paper's horizon (the paper-horizon column) gives another word. Where it gives the same
+   word, the reason is that column's reason, at the paper's horizon.
+2. *within resolution*: every seed that misses lies within the resolution of the threshold that separates its
+   word from "holds": the standard error of the difference compared (``Claim.resolution``,
+   :func:`difference_se`), times :func:`extreme_factor` when the value is the smallest or largest of many noisy
+   differences (``Claim.extreme_of``). A :class:`Better` tie within its margin is this class by definition.
+3. *stated deviation*: a run without the deviation (``Claim.deviation``) gives another word; *deviation, untested*
+   where no such run exists, unless the same runs without the deviating part (``Claim.without_deviation``) give
+   the same word: then the deviation is not the reason.
+4. *horizon, untested*: the profile stops before the paper's horizon (``Claim.horizon``) and no longer run exists.
+5. *scale*: the paper-scale column gives another word; where it gives the same, the reason says "not the scale";
+   where none exists and ``Claim.scale`` says ours differs, the reason says the scale is untested.
+6. *seeds disagree* (not robust) or *measured disagreement* (anything else): our numbers contradict the claim.
 
-"not reached" always carries the undecided seeds' reasons.
+A "holds" on a claim that names a deviation carries the note *rests on a deviation*. "not reached" always carries
+the undecided seeds' reasons.
 
 :func:`judge` raises :class:`UnknownClaim` for a rule or claim it does not know and :class:`MissingMetrics`
 (naming the claim and the missing keys) when the metrics lack what the rule needs: no verdict is ever printed from
@@ -64,14 +75,26 @@ from typing import Any, Callable, Mapping, Sequence
 
 from fedlib.lab.verdict_rules import (RESOLUTION_DIGITS, RULES, UNDECIDED, WORDS, AtLeast, AtMost,  # noqa: F401  (re-exported)
                                       Better, Censored, MissingMetrics, Rule, Trend, Unjudged,  # noqa: F401  (re-exported)
-                                      UnknownClaim, accuracy_se)  # noqa: F401  (re-exported)
+                                      UnknownClaim, accuracy_se, difference_se, extreme_factor)  # noqa: F401  (re-exported)
 from fedlib.lab.verdict_tables import columns, counts, counts_text, markdown_table  # noqa: F401  (re-exported)
 
-REASONS = ("within resolution", "stated deviation", "horizon", "seeds disagree", "measured disagreement",
-           "undecided")
-"""The reason classes (module docstring), in the order :func:`reason` tries them."""
+REASONS = ("undecided", "horizon", "within resolution", "stated deviation", "deviation, untested",
+           "horizon, untested", "scale", "seeds disagree", "measured disagreement")
+"""The reason classes of a word weaker than "holds" (module docstring), in the order :func:`reason` tries them (a
+cell whose paper-horizon column gives the same word takes that column's class)."""
+HOLDS_NOTE = "rests on a deviation"
+"""The class of the note a "holds" carries when the claim names a stated deviation (:func:`reason`)."""
+EVIDENCE = ("horizon", "scale", "no deviation", "without")
+"""The keys of :func:`reason`'s ``evidence``: the same claim and variant judged at the paper's horizon (a longer
+run), at the paper's scale, on a run without the stated deviation, and on the same runs without the part that
+deviates (``Claim.without_deviation``)."""
 
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+READINGS = ("paper", "narrower", "not in the paper", "duplicate")
+"""``Claim.reading``: a row worded as the paper words it, on its method and settings ("paper"); a narrower reading
+of a paper's claim; a setting or measure the paper does not show; a duplicate of another row (a baseline that
+computes what another computes). Only "paper" rows, on the paper's own method (not ``Claim.own_variants``), are
+counted as the paper's verdicts; the others are shown and counted apart (:func:`counts`)."""
 KINDS = ("paper", "check")
 """``Claim.kind``: a claim of the paper, or a check of the implementation (cannot contradict the paper)."""
 
@@ -99,7 +122,17 @@ class Claim:
         resolution: the smallest difference from the rule's threshold that the measurement can tell (same unit as
             the value; e.g. :func:`accuracy_se`); ``None``: exact (a count, a model's prediction).
         horizon: where the profile stops before the paper's horizon, when it does (a sentence; empty: it does not).
-        deviation: a stated deviation of our setup that bears on this claim (a sentence; empty: none).
+        deviation: a stated deviation of our setup that bears on this claim (a sentence; empty: none). Never a
+            behaviour the project has shown to be the authors' own.
+        extreme_of: how many noisy differences the value is the smallest (or largest) of (1: one difference); the
+            resolution is ``resolution`` × :func:`extreme_factor` of it.
+        scale: how our scale differs from the paper's (a sentence; empty: the paper's own scale).
+        without_deviation: an ``extract`` of the same quantity from the same runs without the part that deviates
+            (e.g. every baseline but FedGKT); ``None``: none can be read.
+        deviating: the part that deviates, as the reason names it ("FedGKT"); needed with ``without_deviation``.
+        reading: one of :data:`READINGS`.
+        own_variants: the variants that are a method of ours, not the paper's (HASFL-calibrated): shown, counted
+            apart.
     """
     id: str
     text: str
@@ -116,6 +149,12 @@ class Claim:
     resolution: float | None = None
     horizon: str = ""
     deviation: str = ""
+    extreme_of: int = 1
+    scale: str = ""
+    without_deviation: Callable[[Mapping[str, Any]], Mapping[str, Sequence[Any]]] | None = None
+    deviating: str = ""
+    reading: str = "paper"
+    own_variants: tuple[str, ...] = ()
 
     def __post_init__(self):
         if not isinstance(self.id, str) or not self.id.strip():
@@ -123,7 +162,7 @@ class Claim:
         for name in ("text", "figure", "paper", "notebook"):
             if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
                 raise ValueError(f"Claim {self.id!r}: {name} must be a non-empty text, got {getattr(self, name)!r}")
-        for name in ("why", "horizon", "deviation", "registered"):
+        for name in ("why", "horizon", "deviation", "registered", "scale", "deviating"):
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"Claim {self.id!r}: {name} must be a text ('' for none), got {getattr(self, name)!r}")
         if not isinstance(self.rule, Rule):
@@ -140,8 +179,21 @@ class Claim:
             raise ValueError(f"Claim {self.id!r}: registered must be '' or a date YYYY-MM-DD, got {self.registered!r}")
         if not isinstance(self.set_after_numbers, bool):
             raise ValueError(f"Claim {self.id!r}: set_after_numbers must be True or False, got {self.set_after_numbers!r}")
+        if self.reading not in READINGS:
+            raise ValueError(f"Claim {self.id!r}: reading must be one of {', '.join(READINGS)}, got {self.reading!r}")
+        if not isinstance(self.own_variants, tuple) or not set(self.own_variants) <= set(self.variants):
+            raise ValueError(f"Claim {self.id!r}: own_variants must be a tuple of its variants "
+                             f"({', '.join(self.variants)}), got {self.own_variants!r}")
         if self.kind not in KINDS:
             raise ValueError(f"Claim {self.id!r}: kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+        if isinstance(self.extreme_of, bool) or not isinstance(self.extreme_of, int) or self.extreme_of < 1:
+            raise ValueError(f"Claim {self.id!r}: extreme_of must be a positive integer (how many differences the "
+                             f"value is the extreme of), got {self.extreme_of!r}")
+        if self.without_deviation is not None and (not callable(self.without_deviation) or not self.deviation
+                                                   or not self.deviating.strip()):
+            raise ValueError(f"Claim {self.id!r}: without_deviation must be an extract function, given with the "
+                             f"deviation it removes and the part that deviates (deviating), got "
+                             f"{self.without_deviation!r}, deviating={self.deviating!r}")
         if self.resolution is not None and (isinstance(self.resolution, bool) or
                                             not isinstance(self.resolution, (int, float)) or
                                             not math.isfinite(self.resolution) or self.resolution < 0):
@@ -149,11 +201,15 @@ class Claim:
                              f"got {self.resolution!r}")
 
     def fingerprint(self) -> str:
-        """Ten hex digits of what the rule says and measures (words, rule, variants, kind, extract's name): a
-        change of any of them needs an entry in the paper's run log (``tests/test_claims_provenance.py``)."""
+        """Ten hex digits of what the rule says and measures (words, rule, variants, kind, extract's name, and what
+        its reasons read: resolution, horizon, deviation, extreme_of, without_deviation): a change of any of them
+        needs an entry in the paper's run log (``tests/test_claims_provenance.py``)."""
         parts = (self.id, self.text, self.figure, self.paper, self.notebook, repr(self.rule), self.why,
                  repr(self.variants), self.kind, repr(self.resolution), self.horizon, self.deviation,
                  getattr(self.extract, "__qualname__", repr(self.extract)))
+        if self.extreme_of != 1 or self.without_deviation is not None:   # later fields, when set (``scale`` is the
+            parts += (repr(self.extreme_of), self.deviating,        # paper's, not the claim's: not in it)
+                      getattr(self.without_deviation, "__qualname__", repr(self.without_deviation)))
         return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:10]
 
 
@@ -176,6 +232,18 @@ def registered(claims: Sequence[Claim], dates: Mapping[str, tuple[str, bool]]) -
         datetime.date.fromisoformat(day)
         out.append(dataclasses.replace(c, registered=day, set_after_numbers=bool(after)))
     return tuple(out)
+
+
+def at_scale(claims: Sequence[Claim], scale: str) -> tuple[Claim, ...]:
+    """``claims`` with ``scale`` (how our scale differs from the paper's, a sentence) set on each: the reasons say
+    the paper's scale is untested where no column at that scale exists.
+
+    Raises:
+        ValueError: an empty ``scale`` (a paper judged at its own scale sets none)."""
+    import dataclasses
+    if not isinstance(scale, str) or not scale.strip():
+        raise ValueError(f"scale must be a sentence saying how ours differs from the paper's, got {scale!r}")
+    return tuple(dataclasses.replace(c, scale=scale) for c in claims)
 
 
 # --- judging ----------------------------------------------------------------------------------------------------
@@ -223,22 +291,35 @@ def _undecided_why(rule: Rule, value) -> str:
     return "a sequence with bounded points admits more than one word"
 
 
-def aggregate(words: Sequence[str]) -> str:
+def aggregate(words: Sequence[str], tie: str | None = None) -> str:
     """The cell's word from the seeds' words: the decided seeds' common word, **not robust across seeds** when
-    decided seeds disagree, **not reached** when no seed is decided. Independent of the order of ``words``."""
+    decided seeds disagree, **not reached** when no seed is decided. ``tie``: the word that means a tie under the
+    rule (:class:`Better`'s "partly"): seeds that tie or fail, none holding, read **fails** (no seed supports the
+    claim; :func:`reason` names the ties). Independent of the order of ``words``."""
     decided = {w for w in words if w != UNDECIDED}
     if not decided:
         return UNDECIDED
+    if tie is not None and decided == {tie, "fails"}:
+        return "fails"
     return decided.pop() if len(decided) == 1 else "not robust across seeds"
 
 
-def judge(claim: Claim, metrics: Mapping[str, Any], extra: Sequence[Mapping[str, Any]] = ()) -> dict:
+def tie_word(rule: Rule) -> str | None:
+    """The word that means a tie within the measurement's resolution under ``rule``: :class:`Better`'s "partly"
+    (``|v| <= margin``); ``None`` for the other rules, whose "partly" is the claimed direction by less."""
+    return "partly" if isinstance(rule, Better) else None
+
+
+def judge(claim: Claim, metrics: Mapping[str, Any], extra: Sequence[Mapping[str, Any]] = (),
+          evidence: Mapping[str, Mapping[str, tuple[str, dict]]] | None = None) -> dict:
     """Apply ``claim.rule`` to ``claim.extract(metrics)``.
 
     ``extra``: the same notebook's metrics of further seeds, each run alone at one seed (e.g.
     ``figures/converged/seed1/metrics/``). Their values join the seeds of each variant. An extra source that lacks
     what the claim needs is an undecided seed of every variant, named with the reason (never dropped), while
-    ``metrics`` itself must hold the claim.
+    ``metrics`` itself must hold the claim. ``evidence``: ``{variant: {key: (label, cell)}}``, the cells of other
+    columns that bear on each cell's reason (keys in :data:`EVIDENCE`; :func:`fedlib.lab.tables.paper_verdicts`
+    passes the paper-horizon and paper-scale columns); ``claim.without_deviation`` adds its own.
 
     Returns:
         ``{"id", "text", "figure", "paper", "notebook", "rule", "kind", "registered", "set_after_numbers",
@@ -254,6 +335,7 @@ def judge(claim: Claim, metrics: Mapping[str, Any], extra: Sequence[Mapping[str,
         raise UnknownClaim(f"claim {claim.id!r}: unknown rule {claim.rule!r}; rules: {', '.join(RULES)}")
     found = {k: (list(vs), _labels(metrics, len(vs), "the run" if len(vs) == 1 else "seed"))
              for k, vs in _extract(claim, metrics).items()}
+    without = _without(claim, metrics, extra)
     for j, more in enumerate(extra):
         try:
             got = _extract(claim, more)
@@ -277,12 +359,28 @@ def judge(claim: Claim, metrics: Mapping[str, Any], extra: Sequence[Mapping[str,
         undecided = [{"seed": lab, "why": _undecided_why(claim.rule, v)}
                      for lab, v, w in zip(labels, values, words) if w == UNDECIDED]
         cell = {"values": [_plain(v) for v in values], "seeds": len(values), "labels": labels, "words": words,
-                "undecided": undecided, "number": _range(claim.rule, values), "word": aggregate(words)}
-        cell["reason"] = reason(claim, values, words, cell["word"], labels)
+                "undecided": undecided, "number": _range(claim.rule, values),
+                "word": aggregate(words, tie_word(claim.rule))}
+        seen = dict((evidence or {}).get(variant, {}))
+        if variant in without:
+            seen["without"] = without[variant]
+        cell["reason"] = reason(claim, values, words, cell["word"], labels, seen)
         cells[variant] = cell
     return {"id": claim.id, "text": claim.text, "figure": claim.figure, "paper": claim.paper,
-            "notebook": claim.notebook, "rule": claim.rule.describe(), "kind": claim.kind,
+            "notebook": claim.notebook, "rule": claim.rule.describe(), "kind": claim.kind, "reading": claim.reading,
+            "own_variants": list(claim.own_variants),
             "registered": claim.registered, "set_after_numbers": claim.set_after_numbers, "cells": cells}
+
+
+def _without(claim: Claim, metrics: Mapping[str, Any], extra: Sequence[Mapping[str, Any]]) -> dict:
+    """``{variant: (label, cell)}``: the claim judged on ``claim.without_deviation`` (the same runs without the part
+    that deviates), every seed as in :func:`judge`; empty when the claim has no such reading."""
+    if claim.without_deviation is None:
+        return {}
+    import dataclasses
+    plain = dataclasses.replace(claim, extract=claim.without_deviation, without_deviation=None, deviation="",
+                                deviating="")
+    return {k: (f"without {claim.deviating}", c) for k, c in judge(plain, metrics, extra)["cells"].items()}
 
 
 # --- reasons ----------------------------------------------------------------------------------------------------
@@ -301,42 +399,122 @@ def _distance(rule: Rule, value) -> float | None:
     return abs(value - rule.threshold())
 
 
-def reason(claim: Claim, values: Sequence[Any], words: Sequence[str], word: str,
-           labels: Sequence[str] | None = None) -> dict | None:
-    """Why a cell's word is not "holds": ``{"class": one of REASONS, "text": a sentence}``; ``None`` for holds.
+def _res_text(rule: Rule, res: float) -> str:
+    if rule.unit in (" %", "%"):     # a difference of accuracies is in points, whatever the accuracies' unit
+        return f"{res:.2f} points" if rule.unit == " %" else f"{100 * res:.2f} points"
+    return Rule.fmt(rule, res)
 
-    The rule (module docstring), first match wins: *within resolution* when every decided seed's value lies
-    within ``claim.resolution`` of the threshold (a Better tie within its margin always does); *stated
-    deviation* when ``claim.deviation`` is set; *horizon* when ``claim.horizon`` is set; else *seeds disagree*
-    (not robust) or *measured disagreement*. "not reached": *undecided*, with each seed's reason.
+
+def _at(ev: tuple[str, dict]) -> str:
+    label, cell = ev
+    return f"{label}: {cell['number']} {cell['word']}"
+
+
+def reason(claim: Claim, values: Sequence[Any], words: Sequence[str], word: str,
+           labels: Sequence[str] | None = None,
+           evidence: Mapping[str, tuple[str, dict]] | None = None) -> dict | None:
+    """Why a cell's word is not "holds", from evidence: ``{"class": one of REASONS, "text": a sentence}``; for holds
+    ``None``, or, when the claim names a stated deviation, the note ``{"class": HOLDS_NOTE, ...}`` (a holds that
+    rests on a deviation shows it).
+
+    ``evidence``: ``{key: (label, cell)}`` with keys in :data:`EVIDENCE`: the same claim and variant judged on other
+    runs (a cell of :func:`judge`, with its ``word`` and ``reason``). The rule, first match wins:
+
+    1. *undecided* ("not reached"): each seed's reason.
+    2. *horizon*: the claim stops before the paper's horizon (``claim.horizon``) and the run at the paper's horizon
+       gives another word. Where it gives the same word, the reason is that column's reason, said to be at the
+       paper's horizon (after 3).
+    3. *within resolution*: every decided seed that misses lies within the resolution of the threshold that
+       separates its word from "holds": ``claim.resolution`` (the standard error of the difference compared) ×
+       :func:`extreme_factor` (``claim.extreme_of``) for a value that is the extreme of many noisy differences. A
+       cell whose only misses are ties of a :class:`Better` rule is within resolution by definition.
+    4. *stated deviation*: a run without the deviation gives another word. *deviation, untested*: no such run,
+       unless the same runs without the part that deviates (``without``) give the same word: then the deviation
+       does not decide the word and the rule goes on (the text says so).
+    5. *horizon, untested*: ``claim.horizon`` and no run at the paper's horizon.
+    6. *scale*: the run at the paper's scale gives another word; the same word is said ("not the scale").
+    7. *seeds disagree* (not robust) or *measured disagreement*, with the ties named when seeds tied or failed
+       (:func:`aggregate`) and the scale left untested where ``claim.scale`` says ours differs.
     """
-    if word == "holds":
-        return None
+    evidence = dict(evidence or {})
+    unknown = set(evidence) - set(EVIDENCE)
+    if unknown:
+        raise ValueError(f"evidence keys must be among {', '.join(EVIDENCE)}, got {sorted(unknown)}")
     labels = list(labels) if labels is not None else [f"seed #{i + 1}" for i in range(len(values))]
+    rule = claim.rule
+    if word == "holds":
+        if not claim.deviation:
+            return None
+        nd = evidence.get("no deviation")
+        tested = f"a run without it: {_at(nd)}" if nd else "untested: no run without it"
+        return {"class": HOLDS_NOTE, "text": f"{claim.deviation} ({tested})"}
     if word == UNDECIDED:
-        whys = "; ".join(f"{lab}: {_undecided_why(claim.rule, v)}" for lab, v in zip(labels, values))
+        whys = "; ".join(f"{lab}: {_undecided_why(rule, v)}" for lab, v in zip(labels, values))
         return {"class": "undecided", "text": f"no seed decides ({whys})"}
     decided = [(v, w) for v, w in zip(values, words) if w != UNDECIDED]
-    rule = claim.rule
-    res = claim.resolution
-    if isinstance(rule, Better) and word == "partly":
+    horizon = evidence.get("horizon") if claim.horizon else None
+    if horizon and horizon[1]["word"] != word:
+        return {"class": "horizon", "text": f"a run to the paper's horizon gives another word ({_at(horizon)}); "
+                                            f"{claim.horizon}"}
+    tie = tie_word(rule)
+    ties = [lab for lab, w in zip(labels, words) if tie is not None and w == tie]
+    if tie is not None and word == tie:
         return {"class": "within resolution",
                 "text": f"a tie within ±{rule.fmt(rule.margin)}, the resolution of the measurement"}
-    if res is not None and decided:
+    if claim.resolution is not None and decided:
+        res = claim.resolution * extreme_factor(claim.extreme_of)
         dist = [_distance(rule, v) for v, w in decided if w != "holds"]
         if dist and all(d is not None and round(d, RESOLUTION_DIGITS) <= res for d in dist):
+            over = "" if claim.extreme_of == 1 else \
+                (f" (the value is the extreme of {claim.extreme_of} differences: {extreme_factor(claim.extreme_of):.2f}"
+                 f" × the standard error of one, {_res_text(rule, claim.resolution)})")
             return {"class": "within resolution",
-                    "text": f"every seed that misses does so by at most "
-                            f"{f'{res:.2f} points' if rule.unit == ' %' else Rule.fmt(rule, res)}, the resolution of "
-                            f"the measurement"}
+                    "text": f"every seed that misses does so by at most {_res_text(rule, res)}, the resolution of "
+                            f"the difference measured{over}"}
+    if horizon:
+        r = horizon[1].get("reason") or {"class": "measured disagreement", "text": "the claim does not hold there"}
+        return {"class": r["class"], "text": f"at the paper's horizon too ({_at(horizon)}): {r['text']}"}
+    notes = []
     if claim.deviation:
-        return {"class": "stated deviation", "text": claim.deviation}
+        nd, wo = evidence.get("no deviation"), evidence.get("without")
+        if nd and nd[1]["word"] != word:
+            return {"class": "stated deviation", "text": f"{claim.deviation}; a run without it gives another word "
+                                                         f"({_at(nd)})"}
+        if nd:
+            notes.append(f"not the deviation: a run without it gives the same word ({_at(nd)})")
+        elif wo and wo[1]["word"] == word:
+            notes.append(f"not the deviation: the word is the same {wo[0]} ({_at(wo)})")
+        else:
+            moved = f"; {wo[0]} the word is {wo[1]['word']}" if wo else ""
+            return {"class": "deviation, untested", "text": f"{claim.deviation}{moved}; no run without the deviation "
+                                                            f"exists"}
     if claim.horizon:
-        return {"class": "horizon", "text": claim.horizon}
+        return {"class": "horizon, untested", "text": f"{claim.horizon}; no run to the paper's horizon exists"}
+    scale = evidence.get("scale")
+    if scale and scale[1]["word"] != word:
+        return {"class": "scale", "text": f"the paper's scale gives another word ({_at(scale)})"}
+    if scale:
+        notes.append(f"not the scale: the paper's scale gives the same word ({_at(scale)})")
+    elif claim.scale:
+        notes.append(f"the paper's scale is untested (ours: {claim.scale})")
+    if claim.extreme_of > 1 and claim.resolution is not None and not isinstance(rule, Trend):
+        res = claim.resolution * extreme_factor(claim.extreme_of)
+        if abs(rule.threshold()) < res:   # equal gaps would put the extreme this far off: the threshold is unresolved
+            beyond = [lab for (v, w), lab in zip(zip(values, words), labels) if w not in ("holds", UNDECIDED)
+                      and (d := _distance(rule, v.value if isinstance(v, Censored) else v)) is not None and d > res]
+            notes.insert(0, f"the value is the extreme of {claim.extreme_of} noisy differences, resolved to "
+                            f"{_res_text(rule, res)} ({extreme_factor(claim.extreme_of):.2f} × "
+                            f"{_res_text(rule, claim.resolution)}), more than the claim's {rule.fmt(rule.threshold())}: "
+                            f"it cannot resolve the claim, only misses beyond that"
+                            + (f" ({', '.join(beyond)})" if beyond else " (none)"))
+    if ties:
+        notes.insert(0, f"no seed supports the claim: {', '.join(ties)} tie within ±{rule.fmt(rule.margin)}, the "
+                        f"others fail")
+    tail = "".join(f"; {n}" for n in notes)
     if word == "not robust across seeds":
         by = ", ".join(f"{lab} {w}" for lab, w in zip(labels, words) if w != UNDECIDED)
-        return {"class": "seeds disagree", "text": f"the seeds' words differ ({by})"}
-    return {"class": "measured disagreement", "text": "our numbers at this scale do not show the claim"}
+        return {"class": "seeds disagree", "text": f"the seeds' words differ ({by}){tail}"}
+    return {"class": "measured disagreement", "text": f"our numbers do not show the claim{tail}"}
 
 
 def _plain(v):

@@ -2,7 +2,9 @@
 
 Every DTFL notebook calls its function here right after :func:`fedlib.lab.notebooks.setup_notebook` (which checks
 each parameter's *type* against the parameters cell); these check each parameter's *range*, *choices* and the
-*combinations* the runs need, so that no run starts on a value a later cell or a job would refuse. Each takes the
+*combinations* the runs need, so that no run starts on a value a later cell or a job would refuse. A parameter a
+config holds is checked by that config (:class:`fedlib.lab.dtfl.experiments.Setup`, and through it
+:class:`fedlib.dtfl.DtflConfig`), built before any work, by the notebook itself or here. Each takes the
 notebook's namespace (``globals()``) and raises ``ValueError`` (:class:`fedlib.core.validate.ParameterTypeError`
 for a wrong type) naming the notebook's parameter and what it allows. They compute nothing: the checks are the
 library's own (:mod:`fedlib.core.validate`, :class:`fedlib.lab.dtfl.experiments.Setup`,
@@ -14,7 +16,7 @@ Ranges (the paper's values, DTFL App. A.3 and Sec. 4, in brackets):
 - ``dataset``: ``auto``, a name of :data:`fedlib.data.DATASET_SHAPES` or a dataset of your own by import path
   ``"module:function"`` (:mod:`fedlib.lab.datasets`, checked and fitted to the model first); ``model`` / ``train_model`` / ``models``
   / the models of ``runs``: :data:`fedlib.dtfl.training.MODELS` [ResNet-56 / 110]; ``width``: (0, 1] [1.0].
-- ``num_clients``: >= 2 where the notebook says so (Tables 1, 3, Figs. 2-3) [10], else >= 1 (Table 5) [20];
+- ``num_clients``: >= 1 (:class:`fedlib.dtfl.DtflConfig`'s range) [10; Table 5: 20];
   ``clients_list``: distinct K >= 1 [20, 50, 100, 200].
 - ``batch_size`` >= 1 [100]; ``lr`` > 0 [1e-3]; ``train_subset``, ``test_subset`` >= 0 (0: all; the data's
   size is checked once it is loaded); ``rounds`` >= 1 (Table 4: >= 0, 0 = from ``client_rounds``);
@@ -72,31 +74,14 @@ SETUP_FIELDS = ("model", "width", "num_clients", "batch_size", "lr", "train_subs
 """The fields of :class:`fedlib.lab.dtfl.experiments.Setup` a notebook sets (``dataset`` aside: resolved first)."""
 
 
-def _setup(p: Mapping, min_clients: int, **per_run) -> None:
-    """The Setup fields under the notebook's names, then the :class:`fedlib.lab.dtfl.experiments.Setup` of a run (its own
-    checks); ``per_run``: the fields a notebook sets per run (``model`` of ``runs``; Table 4's K, subset, rounds)."""
+def _setup(p: Mapping, **per_run) -> None:
+    """The :class:`fedlib.lab.dtfl.experiments.Setup` of a run built from the notebook's parameters, for a notebook
+    that builds its own only after loading the data: the Setup checks its fields, and
+    :class:`fedlib.dtfl.DtflConfig` the training's, under the notebook's names. ``per_run``: the fields a notebook
+    sets per run (``model`` of ``runs``; Table 4's K, subset, rounds)."""
     from fedlib.lab.dtfl import experiments as dx
-    from fedlib.dtfl.training import MODELS
 
-    dataset = dx.resolve_dataset(p["dataset"])
-    if "model" in p:
-        check_choice("model", p["model"], MODELS)
-    check_float("width", p["width"], 0, 1, low_open=True)
-    if "num_clients" in p:
-        check_int("num_clients", p["num_clients"], min_clients)
-    check_int("batch_size", p["batch_size"], 1)
-    check_float("lr", p["lr"], 0, low_open=True)
-    for name in ("train_subset", "test_subset"):
-        if name in p:
-            check_int(name, p[name], 0, extra=" (0: all)")
-    check_int("rounds", p["rounds"], 0 if "client_rounds" in p else 1,
-              extra=" (0: from client_rounds)" if "client_rounds" in p else "")
-    if "eval_every" in p:
-        check_int("eval_every", p["eval_every"], 1)
-    for name in ("core_gflops", "server_gflops"):
-        check_float(name, p[name], 0, low_open=True)
-    check_float("noise", p["noise"], 0)
-    dx.Setup(dataset=dataset, **{**{n: p[n] for n in SETUP_FIELDS if n in p}, **per_run})
+    dx.Setup(dataset=dx.resolve_dataset(p["dataset"]), **{**{n: p[n] for n in SETUP_FIELDS if n in p}, **per_run})
 
 
 def _changes(p: Mapping) -> None:
@@ -112,14 +97,16 @@ def _authors(p: Mapping) -> None:
 
 
 def check_dtfl_1_profiles(p: Mapping) -> None:
-    """``dtfl_1_profiles``' parameters (module docstring; :func:`fedlib.lab.dtfl.experiments.check_profile_parameters`),
-    before any profile. Raises ValueError / ParameterTypeError naming the parameter."""
+    """``dtfl_1_profiles``' parameters (module docstring), before any profile: every name in ``models`` and
+    ``train_model`` a DTFL model (:data:`fedlib.dtfl.training.MODELS`), ``width`` in (0, 1], ``table2_tiers`` a valid
+    M (1..7), ``dataset`` known. Raises ValueError / ParameterTypeError naming the parameter."""
     from fedlib.lab.dtfl import experiments as dx
-    from fedlib.dtfl.training import MODELS
 
     check_list("models", p["models"], lambda k, v: check_choice(k, v, MODELS), distinct=True)
+    check_choice("train_model", p["train_model"], MODELS)
     check_float("width", p["width"], 0, 1, low_open=True)
-    dx.check_profile_parameters(p["models"], p["train_model"], p["width"], p["dataset"], p["table2_tiers"])
+    check_num_tiers(p["table2_tiers"], "table2_tiers")
+    dx.resolve_dataset(p["dataset"])
     check_int("threads", p["threads"], 0, extra=" (0: torch's default)")
 
 
@@ -129,7 +116,6 @@ def check_dtfl_2_table1(p: Mapping) -> None:
     from fedlib.lab.dtfl import experiments as dx
 
     _plumbing(p)
-    _setup(p, 2)
     check_num_tiers(p["num_tiers"])
     dx.check_lists(cases=p["cases"])
 
@@ -140,18 +126,17 @@ def check_dtfl_3_fig3(p: Mapping) -> None:
     from fedlib.lab.dtfl import experiments as dx
 
     _plumbing(p)
-    _setup(p, 2)
     dx.check_lists(cases=p["cases"], tiers_list=p["tiers_list"])
     _changes(p)
 
 
 def check_dtfl_4_training(p: Mapping) -> None:
-    """``dtfl_4_training``' parameters (module docstring), before the data and the runs. Raises ValueError /
-    ParameterTypeError naming the parameter."""
+    """``dtfl_4_training``' parameters that no config holds (module docstring), before the data and the runs; the
+    training's and the time model's are checked by the notebook's :class:`fedlib.lab.dtfl.experiments.Setup`, built
+    before the data. Raises ValueError / ParameterTypeError naming the parameter."""
     from fedlib.lab.dtfl import experiments as dx
 
     _plumbing(p)
-    _setup(p, 2)
     check_num_tiers(p["num_tiers"])
     dx.check_lists(settings=p["settings"])
     _changes(p)
@@ -164,10 +149,8 @@ def check_dtfl_5_baselines(p: Mapping) -> None:
 
     _plumbing(p)
     _fraction("target_acc_noniid", p["target_acc_noniid"])
-    pairs = dc.parse_runs(p["runs"])
+    dc.parse_runs(p["runs"])
     dc.check_methods(p["methods"])
-    for model in dict(pairs):
-        _setup(p, 2, model=model)
     _authors(p)
     _changes(p)
 
@@ -180,7 +163,6 @@ def check_dtfl_your_method(p: Mapping) -> None:
 
     _plumbing(p)
     check_choice("setting", p["setting"], ("iid", "noniid"))
-    _setup(p, 2)
     check_num_tiers(p["num_tiers"])
     _changes(p)
     own.check_scheduler(p["scheduler"])
@@ -198,7 +180,7 @@ def check_dtfl_6_scaling(p: Mapping) -> None:
     rounds_of, _ = dc.scaling_rounds(p["clients_list"], p["rounds"], p["client_rounds"], p["fraction"],
                                      p["samples_per_client"], float("inf"))   # the data's size: once loaded
     for k, r in rounds_of.items():
-        _setup(p, 1, num_clients=k, train_subset=p["samples_per_client"] * k, rounds=r,
+        _setup(p, num_clients=k, train_subset=p["samples_per_client"] * k, rounds=r,
                eval_every=dc.eval_interval(r, p["evals"]))
     _authors(p)
     _changes(p)
@@ -208,7 +190,6 @@ def check_dtfl_7_privacy(p: Mapping) -> None:
     """``dtfl_7_privacy``' parameters (module docstring), before the data and the runs (the attacker's sizes against
     the data's once it is loaded). Raises ValueError / ParameterTypeError naming the parameter."""
     _plumbing(p, target=False)   # Table 5 has no target accuracy
-    _setup(p, 1)
     check_list("alphas", p["alphas"], lambda k, v: check_float(k, v, 0, 1, high_open=True), distinct=True)
     check_int("patches", p["patches"], 1, extra=" (1: no shuffling run)")
     check_int("cut", p["cut"], 1, MAX_TIERS, extra=" (modules md1..md_cut on every client)")

@@ -262,7 +262,6 @@ def own_baseline_entry(store: ResultStore, s: Setup, data: TensorDataset, baseli
             as :func:`check_record` after the run, before anything is stored."""
     check_baseline(baseline, "method")
     check_choice("charged_as", charged_as, METHODS[1:])
-    check_float("target_acc", target_acc, 0, 1, low_open=True)
     fn, code = load_own(baseline, "method", METHODS)
     t0 = time.perf_counter()
     sim, part = baseline_system(s, data, charged_as, setting, seed, case, change_every, change_frac, fraction)
@@ -273,12 +272,8 @@ def own_baseline_entry(store: ResultStore, s: Setup, data: TensorDataset, baseli
     store, config, backend = keyed_by_backend(store, config, device)
     rec = store.get_or_run(config, functools.partial(_own_record, baseline, fn, cfg, data, s.rounds, part, device,
                                                      backend))
-    row = dict(method=baseline, M=None, case=case_name(case), tier=None, setting=setting, seed=seed, model=s.model,
-               num_clients=s.num_clients, fraction=fraction, target_acc=target_acc,
-               **time_to_target(rec, sim, target_acc), final_test_acc=rec["test_acc"][-1],
-               best_test_acc=max(rec["test_acc"]), rounds=rec["round"][-1], sim_total_s=float(np.sum(sim["round_s"])),
-               mean_tier=None, **plateau(rec), elapsed_s=rec["elapsed_s"][-1], wall_s=time.perf_counter() - t0,
-               charged_as=charged_as, baseline_code=code)
+    row = dict(baseline_row(rec, sim, cfg, baseline, setting, target_acc, t0, case, fraction), charged_as=charged_as,
+               baseline_code=code)
     return {"row": row, "record": rec, "sim": sim}
 
 

@@ -1,6 +1,6 @@
 """DTFL experiments for the notebooks: a setup shared by a notebook's runs (:class:`Setup`), the simulated system
-of one run (profiles, tiers, times; :func:`system_run`), its training through the result store (:func:`train`),
-and one metrics row (:func:`run_entry`): time to the target accuracy and its computation / communication parts.
+of one run (profiles, tiers, times; :func:`system_run`), the store key of its training (:func:`train_key`), and
+one metrics row (:func:`run_row`): time to the target accuracy and its computation / communication parts.
 
 Time to target (Table 1, Fig. 3): Σ over rounds 1..r of the round time (the straggler's T_k, eq. 5), r = the
 first evaluated round whose global test accuracy is >= ``target_acc``; its parts are the straggler's
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -26,7 +26,7 @@ from fedlib.split import MODELS
 from fedlib.dtfl.scheduler import EMA_ALPHA, SCHEDULERS, profile_schedule, sample_participants, simulate
 from fedlib.dtfl.tiers import check_num_tiers
 from fedlib.dtfl.timing import CASES, ResourceProfile, TimeModel, case_profiles, tier_costs
-from fedlib.dtfl.training import MODELS as DTFL_MODELS, DtflConfig, check_cuts, check_participants, client_data, keyed_by_backend, subset
+from fedlib.dtfl.training import MODELS as DTFL_MODELS, DtflConfig, client_data, keyed_by_backend, subset
 from fedlib.dtfl.run import train_record
 
 STORE_CODE = ("fedlib.dtfl.tiers", "fedlib.dtfl.training", "fedlib.dtfl.run", "fedlib.dtfl.local_loss",
@@ -104,6 +104,7 @@ class Setup:
                                 lambda ch, size, classes: MODELS[self.model](ch, size, classes, width=self.width),
                                 self.width)
         check_choice("dataset", self.dataset, tuple(DATASET_SHAPES))
+        check_float("width", self.width, 0, 1, low_open=True)
         check_int("rounds", self.rounds, 1)
         for name in ("core_gflops", "server_gflops"):
             check_float(name, getattr(self, name), 0, low_open=True)
@@ -118,21 +119,6 @@ class Setup:
                           batch_size=self.batch_size, lr=self.lr, partition="iid" if setting == "iid" else "dirichlet",
                           alpha=0.5, train_subset=self.train_subset, test_subset=self.test_subset,
                           eval_every=self.eval_every, seed=seed)
-
-
-def check_profile_parameters(models, train_model: str, width: float, dataset: str, table2_tiers: int) -> str:
-    """The profile notebook's parameters taken together, before any work: every name in ``models`` and
-    ``train_model`` is a DTFL model (:data:`fedlib.dtfl.training.MODELS`), ``width`` > 0, ``table2_tiers`` a
-    valid M (1..7), ``dataset`` known. Returns the resolved dataset name (``auto`` -> a name).
-
-    Raises:
-        ValueError / ParameterTypeError: naming the parameter and its allowed values.
-    """
-    check_list("models", models, lambda k, v: check_choice(k, v, DTFL_MODELS))
-    check_choice("train_model", train_model, DTFL_MODELS)
-    check_float("width", width, 0, low_open=True)
-    check_num_tiers(table2_tiers, "table2_tiers")
-    return resolve_dataset(dataset)
 
 
 def check_lists(cases=None, tiers_list=None, settings=None) -> None:
@@ -186,16 +172,13 @@ def system_inputs(s: Setup, data: TensorDataset, case: str, setting: str, seed: 
     Raises:
         ValueError / ParameterTypeError: an unknown case; typed clients not K ResourceProfiles, or with
         ``change_every`` > 0 (naming them)."""
-    check_instance("s", s, Setup)
-    check_instance("data", data, TensorDataset, "a fedlib.data.TensorDataset")
     rng = numpy_rng(seed, "system")
-    profiles = typed_clients(case, s.num_clients, change_every)
-    if profiles is None:
+    if isinstance(case, str):
         profiles = case_profiles(case)
         idx = profile_schedule(s.num_clients, s.rounds, len(profiles), change_every, change_frac, rng)
     else:                                                  # client k keeps its typed profile k
+        profiles = typed_clients(case, s.num_clients, change_every)
         idx = np.tile(np.arange(s.num_clients), (s.rounds, 1))
-    check_float("fraction", fraction, 0, 1, low_open=True)
     part = (None if fraction == 1 else
             sample_participants(s.num_clients, s.rounds, fraction, numpy_rng(seed, "system/participants")))
     ds = subset(data, s.train_subset, s.test_subset)
@@ -203,13 +186,10 @@ def system_inputs(s: Setup, data: TensorDataset, case: str, setting: str, seed: 
     return {"profiles": profiles, "profile_idx": idx, "participants": part, "samples": samples, "rng": rng}
 
 
-def typed_clients(case, num_clients: int, change_every: int = 0) -> tuple | None:
-    """``case`` as K typed client profiles (a list or tuple of :class:`fedlib.dtfl.ResourceProfile`), or None for a
-    case name. Raises ValueError naming ``case`` when the list does not hold K = ``num_clients`` profiles, and
+def typed_clients(case, num_clients: int, change_every: int = 0) -> tuple:
+    """``case`` as K typed client profiles (a list or tuple of :class:`fedlib.dtfl.ResourceProfile`). Raises ValueError naming ``case`` when the list does not hold K = ``num_clients`` profiles, and
     when ``change_every`` > 0 (typed clients keep their profile), and for a CPU count or link speed outside the
     plausible range of its unit (:mod:`fedlib.lab.units`)."""
-    if isinstance(case, str):
-        return None
     items = check_list("case", case, lambda k, v: check_instance(k, v, ResourceProfile,
                                                                  "a fedlib.dtfl.ResourceProfile(cpus, mbps)"))
     if len(items) != num_clients:
@@ -264,38 +244,19 @@ def train_key(store: ResultStore, cfg: DtflConfig, cuts, participants=None, devi
     engine's backend where it is not the loop (:func:`fedlib.dtfl.training.keyed_by_backend`: on CUDA the stacked
     backend trains, into a store whose code hash covers it).
 
-    Raises:
-        ValueError / ParameterTypeError: ``cuts`` not ``[R, K]`` tiers 1..7, ``participants`` not ``[R, K]``."""
-    check_instance("cfg", cfg, DtflConfig)
-    cuts = check_cuts(cuts, cfg.num_clients)
+    The cuts and participants are those of a schedule (:func:`system_run`); :func:`fedlib.dtfl.run.train_record`
+    checks them where it uses them."""
     config = dict(kind="dtfl_train", **cfg.to_dict(), cuts=[list(map(int, c)) for c in cuts],
                   **own_data.dataset_key(cfg.dataset))
     if participants is not None:
-        participants = check_participants(participants, len(cuts), cfg.num_clients)
         config["participants"] = np.asarray(participants).astype(int).tolist()
     return keyed_by_backend(store, config, device)
 
 
-def train(store: ResultStore, s: Setup, setting: str, cuts, seed: int, data: TensorDataset,
-          device: str = "cpu", participants=None) -> dict:
-    """:func:`fedlib.dtfl.run.train_record` of ``s``'s config for ``setting`` and ``seed`` with ``cuts`` ``[R, K]``
-    (and ``participants``) through ``store``, keyed by :func:`train_key`."""
-    check_instance("s", s, Setup)
-    cfg = s.config(setting, seed)
-    check_instance("data", data, TensorDataset, "a fedlib.data.TensorDataset")
-    store, config, backend = train_key(store, cfg, cuts, participants, device)
-    return store.get_or_run(config, functools.partial(train_record, cfg, data, cuts, device, participants, backend))
-
-
 def time_to_target(record: dict, sim: dict, target: float) -> dict:
     """Rounds, simulated time and its computation / communication parts to the first evaluation with test
-    accuracy >= ``target`` (module docstring); values ``None`` when never reached."""
-    check_float("target", target, 0, 1, low_open=True)
-    for name, value, keys in (("record", record, ("round", "test_acc")), ("sim", sim, ("round_s", "comp_s", "comm_s"))):
-        check_instance(name, value, dict)
-        missing = [k for k in keys if k not in value]
-        if missing:
-            raise ValueError(f"{name} lacks {missing} (expected a run record and its system_run)")
+    accuracy >= ``target`` (module docstring); values ``None`` when never reached. ``record`` a training record
+    (``round``, ``test_acc``), ``sim`` its :func:`system_run`."""
     for r, acc in zip(record["round"], record["test_acc"]):
         if acc >= target:
             return {"rounds_to_target": r, "time_to_target_s": float(np.sum(sim["round_s"][:r])),
@@ -316,13 +277,15 @@ def run_entry(store: ResultStore, s: Setup, data: TensorDataset | None = None, *
     ``best_test_acc``, ``rounds``, ``sim_total_s``, ``mean_tier``, the plateau of :func:`plateau`, ``elapsed_s``
     (the training record's own time, s: a redraw from the store keeps it) and ``wall_s`` (this call's wall time, s:
     a cache lookup takes well under a second)."""
-    check_float("target_acc", target_acc, 0, 1, low_open=True)
     t0 = time.perf_counter()
     data = dataset_by_name(s.dataset) if data is None else data
     sim = system_run(s, data, num_tiers, case, setting, seed, fixed_tier, change_every, change_frac, fraction,
                      scheduler)
-    rec = train(store, s, setting, sim["cuts"], seed, data, device, sim["participants"])
-    row = run_row(rec, sim, s.config(setting, seed), setting, num_tiers, target_acc, t0, case, fixed_tier, fraction,
+    cfg = s.config(setting, seed)
+    store, config, backend = train_key(store, cfg, sim["cuts"], sim["participants"], device)
+    rec = store.get_or_run(config, functools.partial(train_record, cfg, data, sim["cuts"], device,
+                                                     sim["participants"], backend))
+    row = run_row(rec, sim, cfg, setting, num_tiers, target_acc, t0, case, fixed_tier, fraction,
                   scheduler)
     return {"row": row, "record": rec, "sim": sim}
 
@@ -349,11 +312,9 @@ def plateau(record: dict) -> dict:
     last two evaluations): ``plateau_acc`` (their mean test accuracy), ``plateau_spread`` (max − min, fraction)
     and ``plateau_rise`` (the least-squares line's rise over those rounds, slope × (last − first round); the
     ``converged`` profile asks FedAvg for |rise| <= 0.01: its level moves by at most a point over the last fifth,
-    whatever the evaluation-to-evaluation jitter). Raises ``ValueError`` for a record without rounds."""
-    check_instance("record", record, dict)
-    rounds, acc = np.asarray(record.get("round", [])), np.asarray(record.get("test_acc", []), dtype=float)
-    if len(rounds) < 2 or len(acc) != len(rounds):
-        raise ValueError("record must hold 'round' and 'test_acc' of at least two evaluations")
+    whatever the evaluation-to-evaluation jitter). ``record``: a training record (round 0 and the last evaluated at
+    least)."""
+    rounds, acc = np.asarray(record["round"]), np.asarray(record["test_acc"], dtype=float)
     sel = rounds > 0.8 * rounds[-1]
     if sel.sum() < 2:
         sel = np.arange(len(rounds)) >= len(rounds) - 2
@@ -382,18 +343,9 @@ def _builtin_dataset(name: str) -> TensorDataset:
     return load_dataset(name)
 
 
-entry_job = run_entry
-"""A job for :func:`fedlib.lab.map_jobs`: :func:`run_entry`, whose ``data`` defaults to the dataset of ``s``
-loaded by name in each worker."""
-
-
 def setup_note(s: Setup, paper: str) -> str:
     """Provenance line for a figure: what differs from the paper's run ``paper``."""
     subset_text = f"first {s.train_subset} training" if s.train_subset else "all training"
     return (f"{s.dataset} instead of {paper}; {s.model} (width {s.width:g}); {s.num_clients} clients, batch "
             f"{s.batch_size}, {s.rounds} rounds, {subset_text} / {s.test_subset or 'all'} test samples; client CPU "
             f"{s.core_gflops:g} GFLOP/s per core, server {s.server_gflops:g} GFLOP/s per client copy")
-
-
-def as_dict(s: Setup) -> dict:
-    return asdict(s)

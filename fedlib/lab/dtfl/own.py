@@ -1,6 +1,6 @@
 """A tier scheduler of your own against DTFL's and FedAvg (``dtfl_your_method``): the scheduler checked by its
-import path, the three methods' simulated systems without training (the time model, eq. 5), the rounds' figure,
-one comparison row per method and the sentences of the notebook's "What it shows", computed from the rows.
+import path, one comparison row per method and the sentences of the notebook's "What it shows", computed from the
+rows (the three methods' simulated systems and the rounds' figure are the notebook's own cells).
 
 A scheduler of your own is a :class:`fedlib.dtfl.TierScheduler` subclass in a module of your own, named
 ``"package.module:Class"``; DTFL runs with it exactly as with its own (the same clients, profiles, profile changes,
@@ -13,20 +13,14 @@ source. Nothing here is a claim of the paper: :func:`what_it_shows` states numbe
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.ticker import MaxNLocator
 
-from fedlib.core.validate import check_instance, check_list
-from fedlib.data import TensorDataset
 from fedlib.dtfl import TierScheduler
 from fedlib.dtfl.scheduler import SCHEDULERS
-from fedlib.lab.dtfl.compare import baseline_system
-from fedlib.lab.dtfl.compare_plots import line_style, method_colour, method_label
-from fedlib.lab.dtfl.experiments import Setup, system_run
+from fedlib.lab.dtfl.compare_plots import method_label
 from fedlib.lab.own_components import check_own
-from fedlib.lab.plotting import new_figure
 from fedlib.lab.story import markdown
 
-__all__ = ["check_scheduler", "systems", "round_times_figure", "compare", "what_it_shows"]
+__all__ = ["check_scheduler", "compare", "what_it_shows"]
 
 
 def check_scheduler(scheduler) -> str:
@@ -41,59 +35,11 @@ def check_scheduler(scheduler) -> str:
     return scheduler
 
 
-def systems(s: Setup, data: TensorDataset, scheduler: str, setting: str, seed: int, num_tiers: int,
-            change_every: int, change_frac: float) -> dict[str, dict]:
-    """The simulated system of DTFL, DTFL with ``scheduler`` and FedAvg on one setting, without training: each
-    method's ``round_s`` ``[R]`` (s), ``comp_s`` / ``comm_s`` ``[R]`` (the straggler's parts, s) and, for the
-    two DTFL runs, ``tiers`` ``[R, K]``. The same system (profiles, changes, N_k, time noise) for all three
-    (:func:`fedlib.lab.dtfl.experiments.system_run`, :func:`fedlib.lab.dtfl.compare.baseline_system`).
-
-    Raises:
-        ValueError / ParameterTypeError: as :func:`check_scheduler` and ``system_run`` (naming the parameter)."""
-    check_instance("s", s, Setup)
-    check_scheduler(scheduler)
-    out = {}
-    for method, sched in (("dtfl", "ours"), (scheduler, scheduler)):
-        out[method] = system_run(s, data, num_tiers, "all", setting, seed, change_every=change_every,
-                                 change_frac=change_frac, scheduler=sched)
-    out["fedavg"], _ = baseline_system(s, data, "fedavg", setting, seed, change_every=change_every,
-                                       change_frac=change_frac)
-    return out
-
-
-def round_times_figure(sims: dict[str, dict], change_every: int):
-    """Left: each method's simulated time per round (s, the straggler's, eq. 5); right: the mean tier of the
-    clients per round for the DTFL runs (M: least offloading; 1: only the first module on the client). Grey
-    dotted lines: the rounds before which clients change profile (every ``change_every`` rounds)."""
-    fig, axes = new_figure(ncols=2, width=4.6)
-    rounds = None
-    for m, sim in sims.items():
-        t = np.asarray(sim["round_s"], float)
-        rounds = np.arange(1, len(t) + 1)
-        kw = dict(color=method_colour(m), ls=line_style(m), ms=2.5, label=method_label(m))
-        axes[0, 0].plot(rounds, t, "o", **kw)
-        if "tiers" in sim:
-            axes[0, 1].plot(rounds, np.asarray(sim["tiers"], float).mean(axis=1), "o", **kw)
-    for ax in axes[0]:
-        if change_every and rounds is not None:
-            for r in range(change_every + 1, len(rounds) + 1, change_every):
-                ax.axvline(r - 0.5, color="0.6", lw=0.7, ls=":")
-        ax.set(xlabel="round")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.legend(fontsize=6, loc="best")
-    axes[0, 0].set(ylabel="simulated round time (s)", title="time per round (the straggler's)")
-    axes[0, 1].set(ylabel="mean tier of the clients", title="tiers assigned (dotted: profiles change)")
-    fig.tight_layout()
-    return fig
-
-
 def compare(rows: list[dict], sims: dict[str, dict]) -> list[dict]:
     """One row per method (means over the seeds of the trained ``rows``, :func:`fedlib.lab.dtfl.compare.compare_job`'s
     rows): ``method``, ``mean_round_s`` (the untrained system's mean round time, s, from ``sims``), the trained
     runs' ``time_to_target_s`` (None where a seed misses the target), ``final_test_acc``, ``sim_total_s`` and
     ``time_ratio`` = time to target / DTFL's (> 1: slower than DTFL; None where either misses)."""
-    keys = ("method", "seed", "time_to_target_s", "final_test_acc", "sim_total_s")
-    rows = check_list("rows", rows, lambda k, r: r if isinstance(r, dict) and set(keys) <= set(r) else _missing(k, r, keys))
     out = []
     for m in dict.fromkeys(r["method"] for r in rows):
         g = [r for r in rows if r["method"] == m]
@@ -106,11 +52,6 @@ def compare(rows: list[dict], sims: dict[str, dict]) -> list[dict]:
     for r in out:
         r["time_ratio"] = None if not ref or r["time_to_target_s"] is None else r["time_to_target_s"] / ref
     return out
-
-
-def _missing(name: str, row, keys: tuple):
-    raise ValueError(f"{name} must be a run row holding {list(keys)} (fedlib.lab.dtfl.compare.compare_job's), got "
-                     f"{row if not isinstance(row, dict) else sorted(row)!r}")
 
 
 def what_it_shows(comparison: list[dict], scheduler: str, target_acc: float):

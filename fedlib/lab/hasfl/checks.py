@@ -7,9 +7,10 @@ each parameter's *type* against the parameters cell); these check each parameter
 and raises ``ValueError`` (:class:`fedlib.core.validate.ParameterTypeError` for a wrong type) naming the
 notebook's parameter and what it allows. They compute nothing (no model is profiled: cut ranges come from
 :data:`fedlib.lab.hasfl.runs.training.NUM_LAYERS`); the checks are the library's own (:mod:`fedlib.core.validate`,
-:class:`fedlib.lab.hasfl.runs.training.TrainSettings`, :class:`fedlib.lab.hasfl.runs.train_plan.TrainPlan` through
-:func:`fedlib.lab.hasfl.runs.plan_status.settings_and_plan`, :func:`fedlib.lab.hasfl.runs.experiments.check_sensitivity`,
-:func:`fedlib.lab.hasfl.runs.plan_analysis.committed_fit`) under the notebook's names.
+:func:`fedlib.lab.hasfl.runs.experiments.check_sensitivity`, :func:`fedlib.lab.hasfl.runs.plan_analysis.committed_fit`)
+under the notebook's names. The training notebooks' settings and plan are checked once, where they enter: by the
+:class:`fedlib.lab.hasfl.runs.training.TrainSettings` and :class:`fedlib.lab.hasfl.runs.train_plan.TrainPlan` their
+design cell builds before any work; the ranges below are theirs too.
 
 Ranges (the paper's Table I values in brackets):
 
@@ -133,26 +134,18 @@ def check_hasfl_3_optimiser(p: Mapping) -> None:
 
 
 def check_hasfl_4_train_experiments(p: Mapping) -> None:
-    """``hasfl_4_train_experiments``' parameters (module docstring), before the data and the training plan: the
-    notebook's own, then its :class:`TrainSettings` and :class:`TrainPlan`
-    (:func:`fedlib.lab.hasfl.runs.plan_status.settings_and_plan`). Raises ValueError / ParameterTypeError naming the
-    parameter."""
-    from fedlib.lab.hasfl.runs.experiments import resolve_dataset
-    from fedlib.lab.hasfl.runs.plan_status import settings_and_plan
-
-    models = check_list("models", p["models"], lambda k, v: check_choice(k, v, tuple(_layers())))
-    check_list("widths", p["widths"], lambda k, v: check_float(k, v, 0, 1, low_open=True))
-    dataset = resolve_dataset(p["dataset"], models[0])
-    check_int("num_devices", p["num_devices"], 2)
-    check_float("epochs", p["epochs"], 0, low_open=True)
+    """``hasfl_4_train_experiments``' parameters that no config holds (module docstring): the seeds, targets,
+    device and workers, the sweep's factors (also when ``sweep`` is off) and the combinations of switches; the
+    rest is checked where it enters, by the notebook's :class:`~fedlib.lab.hasfl.runs.train_plan.TrainPlan` and
+    :class:`~fedlib.lab.hasfl.runs.training.TrainSettings`, built before the data are loaded. Raises ValueError /
+    ParameterTypeError naming the parameter."""
+    check_list("models", p["models"], lambda k, v: check_choice(k, v, tuple(_layers())))  # the first picks the data
     check_list("seeds", p["seeds"], lambda k, v: check_int(k, v, 0, extra=" (seeds: distinct integers)"),
                distinct=True)
     for name in ("target_acc", "target_acc_noniid"):
         check_float(name, p[name], 0, 1, low_open=True)
     resolve_device(p["device"])
     check_int("workers", p["workers"], 1)
-    check_int("num_batches", p["num_batches"], 2)
-    check_int("fig9_draws", p["fig9_draws"], 1, extra=" (draws of Fig. 9's random benchmarks per N)")
     check_list("sweep_factors", p["sweep_factors"], lambda k, v: check_float(k, v, 0, low_open=True), distinct=True)
     if p["constants"] == "calibrated":   # the fit of the decisions (fedlib.lab.hasfl.runs.train_plan.plan_calibration)
         if len(p["cut_grid"]) < 2:
@@ -162,10 +155,9 @@ def check_hasfl_4_train_experiments(p: Mapping) -> None:
             raise ValueError(f"calibrate_variance = True with constants = 'calibrated' fits the variance term on at "
                              f"least 2 batch sizes of batch_grid, got {p['batch_grid']}: give 2 or more, or set "
                              "calibrate_variance = False")
-    if p["calibrate_later_models"] and len(p["model_cut_grids"]) != len(models) - 1:
+    if p["calibrate_later_models"] and len(p["model_cut_grids"]) != len(p["models"]) - 1:
         raise ValueError(f"calibrate_later_models = True needs model_cut_grids with one cut grid per later model "
-                         f"({len(models) - 1}: {models[1:]}), got {p['model_cut_grids']}")
-    settings_and_plan(p, dataset)
+                         f"({len(p['models']) - 1}: {p['models'][1:]}), got {p['model_cut_grids']}")
 
 
 def check_hasfl_5_train_figures(p: Mapping) -> None:
@@ -236,24 +228,19 @@ def check_hasfl_explore(p: Mapping) -> None:
 
 
 def check_hasfl_your_method(p: Mapping) -> None:
-    """``hasfl_your_method``' parameters (module docstring), before the data, the pilot and any training: the
-    notebook's own, its :class:`TrainSettings` (:func:`fedlib.lab.hasfl.your_method.settings`, the training and the
-    pilot as ``hasfl_4_train_experiments``' first model), then ``strategy``, imported (:func:`fedlib.lab.hasfl.
-    your_method.check_strategy`). Raises ValueError / ParameterTypeError naming the parameter."""
+    """``hasfl_your_method``' parameters that no config holds (module docstring), before the data, the pilot and any
+    training: the benchmark, N, the data setting, the target, the draws, the seed, the device, then ``strategy``,
+    imported (:func:`fedlib.lab.hasfl.your_method.check_strategy`). The model and dataset are checked where the
+    notebook resolves the dataset, the training and the pilot by the :class:`~fedlib.lab.hasfl.runs.training.
+    TrainSettings` its problem cell builds before the data are loaded. Raises ValueError / ParameterTypeError naming
+    the parameter."""
     from fedlib.lab.hasfl import your_method
-    from fedlib.lab.hasfl.runs.experiments import resolve_dataset
 
-    check_choice("model", p["model"], tuple(_layers()))
-    check_float("width", p["width"], 0, 1, low_open=True)
-    dataset = resolve_dataset(p["dataset"], p["model"])
     check_choice("benchmark", p["benchmark"], your_method.BENCHMARKS)
     check_int("num_devices", p["num_devices"], 2)
     check_choice("setting", p["setting"], ("iid", "noniid"))
-    check_float("epochs", p["epochs"], 0, low_open=True)
     check_float("target_acc", p["target_acc"], 0, 1, low_open=True)
     check_int("num_draws", p["num_draws"], 1, extra=" (draws of each random strategy in the predicted comparison)")
     check_int("seed", p["seed"], 0)
     resolve_device(p["device"])
-    check_int("num_batches", p["num_batches"], 2)
-    your_method.settings(p, dataset)
     your_method.check_strategy(p["strategy"])

@@ -53,15 +53,24 @@ def setup(profile: str = "converged", dataset: str = "auto", seed: int = 0, stor
 
     Raises:
         ValueError: unknown profile; a pilot record missing from a committed store."""
-    from fedlib.lab.paths import committed_store_dir
+    from fedlib.lab.notebooks import notebook_parameters
+    from fedlib.lab.params import declared_parameters
+    from fedlib.lab.paths import REPO_ROOT, committed_store_dir
     from fedlib.split import model_profile
     from fedlib.data import DATASET_SHAPES
-    from fedlib.lab.hasfl.runs import experiments, plan_analysis, plan_status
-    from fedlib.lab.hasfl.runs.training import pilot
+    from fedlib.lab.hasfl.runs import experiments, plan_analysis
+    from fedlib.lab.hasfl.runs.training import TrainSettings, pilot
 
-    params = plan_status.profile_parameters(profile)
-    dataset = experiments.resolve_dataset(dataset, params["models"][0])
-    s, _ = plan_status.settings_and_plan(params, dataset)
+    nb = REPO_ROOT / "notebooks" / "hasfl" / "hasfl_4_train_experiments.ipynb"
+    p = dict(declared_parameters(nb), **notebook_parameters(nb, profile))    # the plan's parameters at the profile
+    dataset = experiments.resolve_dataset(dataset, p["models"][0])
+    s = TrainSettings(model=p["models"][0], width=p["widths"][0], dataset=dataset, interval=p["interval"],
+                      optimizer=p["optimizer"], lr=p["lr"], epochs=p["epochs"], min_rounds=p["min_rounds"],
+                      max_rounds=p["max_rounds"], evals=p["evals"], test_subset=p["test_subset"], gamma=p["gamma"],
+                      pilot_steps=p["pilot_steps"], pilot_lr=p["pilot_lr"], pilot_batch=p["pilot_batch"],
+                      num_batches=p["num_batches"], power_iters=p["power_iters"], constants=p["constants"],
+                      eps_mode=p["eps_mode"], eps_factor=p["eps_factor"],
+                      stop_at_convergence=p["stop_at_convergence"], extend_epochs=p["extend_epochs"])
     committed = committed_store_dir(profile)
     if store is None:
         store = experiments.result_store(None if committed is None else str(committed))

@@ -3,30 +3,20 @@ the paper's benchmarks, on one problem (41).
 
 A strategy of your own is a function ``fn(problem, rng)`` of a :class:`fedlib.hasfl.Problem` and a seeded numpy
 Generator that returns a :class:`fedlib.hasfl.Decision` or ``(b, cuts)``, named by import path
-``"package.module:fn"`` (:func:`fedlib.hasfl.optimiser.strategies.own_strategy`). Here it gets (a) its predicted Θ
-(eq. 42) beside HASFL's and the four benchmarks' (:func:`predicted`), and (b) its decision trained as a Fig. 5 run
-is trained, beside HASFL's and one benchmark's (:func:`trained`, through
-:func:`fedlib.lab.hasfl.runs.train_plan.train_decision`). Nothing here decides, trains or scores on its own: the
-pilot, the problem, the decisions, the runs and the clock are the training plan's, so HASFL's and the benchmark's
-runs are those of ``hasfl_4_train_experiments`` at the same settings (cache hits where it ran). A strategy of your
-own decides no claim of the paper: :func:`what_it_shows` states its numbers and no verdict.
+``"package.module:fn"`` (:func:`fedlib.hasfl.optimiser.strategies.own_strategy`). The notebook builds the problem,
+compares the predicted Θ (eq. 42) of HASFL, the four benchmarks and yours, and trains three decisions as Fig. 5
+runs are trained (:func:`fedlib.lab.hasfl.runs.train_plan.train_decision`) in its own cells; this module holds the
+check of your strategy, its source as the notebook shows it, and the closing sentences. A strategy of your own
+decides no claim of the paper: :func:`what_it_shows` states its numbers and no verdict.
 """
 from __future__ import annotations
 
 import inspect
 from typing import Mapping
 
-from fedlib.core.components import is_path, resolve
-from fedlib.core.validate import check_choice, check_int, check_list
-from fedlib.data import TensorDataset
-from fedlib.hasfl.bound.problem import Problem
+from fedlib.core.components import resolve
 from fedlib.hasfl.optimiser.strategies import PAPER_STRATEGIES, STRATEGIES
-from fedlib.lab.hasfl.runs.experiments import compare_strategies
-from fedlib.lab.hasfl.runs.train_plan import train_decision
 from fedlib.lab.own_components import check_own
-from fedlib.lab.hasfl.runs.training import (TrainSettings, bound_constants, decide, pilot, target_eps,
-                                            training_problem)
-from fedlib.lab.store import ResultStore
 from fedlib.lab.story import markdown
 
 #: the paper's four benchmarks (Sec. VII-A), one of which is trained beside HASFL and yours
@@ -45,76 +35,9 @@ def check_strategy(strategy) -> str:
     return strategy
 
 
-def settings(p: Mapping, dataset: str) -> TrainSettings:
-    """The :class:`TrainSettings` of the notebook's parameters ``p`` (its names are the fields'; ``dataset`` already
-    resolved): the training, the pilot and ε as ``hasfl_4_train_experiments`` sets them for its first model.
-
-    Raises:
-        KeyError: a parameter missing from ``p``. ValueError / ParameterTypeError: as :class:`TrainSettings`."""
-    return TrainSettings(model=p["model"], width=p["width"], dataset=dataset, interval=p["interval"],
-                         optimizer=p["optimizer"], lr=p["lr"], epochs=p["epochs"], min_rounds=p["min_rounds"],
-                         max_rounds=p["max_rounds"], evals=p["evals"], test_subset=p["test_subset"],
-                         gamma=p["gamma"], pilot_steps=p["pilot_steps"], pilot_lr=p["pilot_lr"],
-                         pilot_batch=p["pilot_batch"], num_batches=p["num_batches"], power_iters=p["power_iters"],
-                         constants="pilot", eps_mode="slack", eps_factor=p["eps_factor"],
-                         stop_at_convergence=p["stop_at_convergence"], extend_epochs=p["extend_epochs"])
-
-
-def problem(store: ResultStore, s: TrainSettings, num_devices: int, seed: int, data: TensorDataset) -> Problem:
-    """Problem (41) as the training plan builds it for a Fig. 5 run: the pilot constants of ``s`` at ``seed`` (the
-    cached pilot, :func:`fedlib.lab.hasfl.runs.training.pilot`), ε by ``s.eps_factor`` and ``num_devices`` devices
-    of Table I drawn from the ``system`` stream of ``seed`` (:func:`fedlib.lab.hasfl.runs.training.training_problem`)."""
-    record = pilot(store, s, seed, data)
-    constants = bound_constants(record, "pilot")
-    return training_problem(s, constants, target_eps(record, constants, s, num_devices), num_devices, seed)
-
-
 def source(strategy: str):
     """The source of the function ``strategy`` names, as a markdown code block (its module's text, as written)."""
     return markdown(f"```python\n{inspect.getsource(resolve(strategy, 'strategy', STRATEGIES)).rstrip()}\n```")
-
-
-def predicted(problem: Problem, strategy: str, num_draws: int, seed: int) -> list[dict]:
-    """Θ of HASFL, the four benchmarks and ``strategy`` on ``problem``
-    (:func:`fedlib.lab.hasfl.runs.experiments.compare_strategies`: a random strategy, yours included, drawn
-    ``num_draws`` times, its first draw the decision :func:`trained` trains).
-
-    Returns:
-        One row per method: ``method``, ``N``, ``theta`` (mean over the draws that reach ε, s; None when none
-        does), ``theta_std``, ``unreachable`` (of its draws, those with ε unreachable: Θ = ∞; HASFL has one
-        draw, the others ``num_draws``) and ``theta_ratio`` (Θ / HASFL's Θ; None where either is None).
-    """
-    check_strategy(strategy)
-    rows = compare_strategies(problem, num_draws, seed, PAPER_STRATEGIES + (strategy,))
-    hasfl = rows[0]["theta"]
-    return [{"method": r["method"], "N": r["N"], "theta": r["theta"], "theta_std": r["theta_std"],
-             "unreachable": r["infeasible"], "theta_ratio": r["theta"] / hasfl if r["theta"] and hasfl else None}
-            for r in rows]
-
-
-def plot_rows(rows: list[dict]) -> list[dict]:
-    """:func:`predicted`'s rows in the names :func:`fedlib.lab.hasfl.figures.plots.fig_strategies` reads."""
-    return [dict(r, infeasible=r["unreachable"]) for r in rows]
-
-
-def trained(store: ResultStore, s: TrainSettings, setting: str, problem: Problem, seed: int, data: TensorDataset,
-            target_acc: float, methods: list, device: str = "auto") -> list[dict]:
-    """Each of ``methods`` (names of the paper's strategies or import paths) decided on ``problem`` at ``seed``
-    (:func:`fedlib.lab.hasfl.runs.training.decide`) and trained on ``setting`` as a Fig. 5 run is
-    (:func:`fedlib.lab.hasfl.runs.train_plan.train_decision`: a cache hit when that b and those cuts were trained
-    before, whoever decided them).
-
-    Returns:
-        One :func:`train_decision` entry per method, in order: ``row`` (Fig. 5's summary row), ``decision``,
-        ``curve``.
-
-    Raises:
-        ValueError: ``methods`` empty or repeated; as :func:`decide` and :func:`train_decision`."""
-    methods = check_list("methods", methods, lambda k, v: v if is_path(v) else check_choice(k, v, STRATEGIES),
-                         distinct=True)
-    check_int("seed", seed, 0)
-    return [train_decision(store, s, setting, decide(problem, m, seed), problem, seed, data, target_acc, device)
-            for m in methods]
 
 
 def _ratio(a, b):
@@ -122,7 +45,8 @@ def _ratio(a, b):
 
 
 def summary(predicted_rows: list[dict], trained_rows: list[dict], strategy: str, benchmark: str) -> dict:
-    """The numbers of the notebook's closing sentence, from :func:`predicted`'s and :func:`trained`'s rows:
+    """The numbers of the notebook's closing sentence, from its predicted rows (``method``, ``theta_ratio``,
+    ``theta``) and its trained runs' rows (:func:`fedlib.lab.hasfl.runs.train_plan.decision_row`):
     ``theta_ratio`` (your Θ / HASFL's; None when ε is unreachable at your decision), ``theta_best_benchmark``
     (the benchmark of lowest finite Θ, or None) and its ``theta_best_ratio``, ``time_to_target_ratio`` and
     ``benchmark_time_to_target_ratio`` (time to the target, yours / HASFL's and the benchmark's / HASFL's; None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from concurrent.futures import Executor, as_completed
-from typing import Callable, Iterable
+from typing import Callable
 
 import numpy as np
 
@@ -15,8 +15,6 @@ from fedlib.lab.store import RECORD_CODE, ResultStore, component_key, path_key
 from fedlib.lab.parallel import torch_threads
 from fedlib.lab import datasets as own_data
 from fedlib.lab.own_components import load_own
-from fedlib.core.seeding import resolve_device
-from fedlib.core.validate import ParameterTypeError, check_bool, check_callable, check_float, check_instance, check_int, check_list
 from fedlib.data import TensorDataset, load_dataset
 from fedlib.hist.config import HistConfig
 from fedlib.hist.run import run_hist
@@ -30,22 +28,6 @@ STORE_CODE = ("fedlib.hist.config", "fedlib.hist.engine", "fedlib.hist.estimate"
 constants: :mod:`.estimate`, :mod:`.theory`), core's :data:`fedlib.lab.RECORD_CODE` and data. Editing them invalidates HIST's cached runs (and
 nothing else does). The figure module (:mod:`.plots`), the literal test reference (:mod:`.reference`) and the
 package's ``__init__`` (re-exports only) compute no record, so a figure edit redraws from the cache."""
-
-
-def _check_record(name: str, record, keys: tuple) -> None:
-    """``record`` is a dict holding ``keys`` (a run record or a summary row), else an error naming ``name``."""
-    check_instance(name, record, dict, "a run record (dict)")
-    missing = [k for k in keys if k not in record]
-    if missing:
-        raise ValueError(f"{name} lacks {missing}: expected a record of fedlib.hist.run_hist (or a row of summarize)")
-
-
-def _check_records(name: str, records, keys: tuple) -> list:
-    """A non-empty list of records, each holding ``keys``."""
-    records = check_list(name, records)
-    for i, r in enumerate(records):
-        _check_record(f"{name}[{i}]", r, keys)
-    return records
 
 
 def result_store(root: str | None = None) -> ResultStore:
@@ -112,29 +94,10 @@ def run_sweep(configs: list[HistConfig], store, dataset: TensorDataset | None = 
         The result records, in ``configs`` order.
 
     Raises:
-        TypeError: ``configs`` holds something other than :class:`HistConfig`, or ``executor`` is not an
-            ``Executor``.
         ValueError: a runner of your own that cannot be imported by its path (a lambda, a closure, one defined
             in a notebook): :func:`fedlib.lab.store.component_key`.
     """
-    if isinstance(configs, (str, dict)) or not isinstance(configs, Iterable):
-        raise ParameterTypeError(f"configs must be a list of HistConfig instances, got {type(configs).__name__}")
-    configs = list(configs)
-    bad = [type(c).__name__ for c in configs if not isinstance(c, HistConfig)]
-    if bad:
-        raise ParameterTypeError(f"configs must be HistConfig instances, got {sorted(set(bad))}")
-    if not configs:
-        raise ValueError("configs must hold at least one HistConfig, got an empty list")
-    check_callable("store.get_or_run", getattr(store, "get_or_run", None), allow_none=False)
-    check_instance("dataset", dataset, TensorDataset, "a fedlib.data.TensorDataset", allow_none=True)
-    resolve_device(device)
-    check_bool("force", force)
-    check_bool("progress", progress)
-    check_callable("runner", runner, allow_none=False)
     runner_key = None if runner is run_hist else component_key(runner, "runner")
-    threads = check_int("threads", threads, 1)
-    if executor is not None and not callable(getattr(executor, "submit", None)):
-        raise TypeError(f"executor must be a concurrent.futures.Executor (with submit), got {type(executor).__name__}")
     if executor is None:
         return [_run_cached(c, store, device, force, runner, dataset, threads, progress, runner_key)
                 for c in tqdm(configs, desc="runs", disable=not progress)]
@@ -148,13 +111,8 @@ def run_sweep(configs: list[HistConfig], store, dataset: TensorDataset | None = 
 
 def comm_to_target(record: dict, target_acc: float) -> float | None:
     """Per-client communication (L0) at the first global round whose test accuracy is >= ``target_acc``;
-    ``None`` if the run never reaches it (HIST Fig. 3's y-axis).
-
-    Raises:
-        ValueError: ``target_acc`` NaN or outside (0, 1].
-    """
-    check_float("target_acc", target_acc, 0, 1, low_open=True)
-    _check_record("record", record, ("test_acc", "comm_client_L0"))
+    ``None`` if the run never reaches it (HIST Fig. 3's y-axis). ``record``: a record of
+    :func:`fedlib.hist.run_hist`; ``target_acc`` a fraction in (0, 1] (the notebook's checked parameter)."""
     for acc, comm in zip(record["test_acc"], record["comm_client_L0"]):
         if acc >= target_acc:
             return comm
@@ -163,12 +121,7 @@ def comm_to_target(record: dict, target_acc: float) -> float | None:
 
 def summarize(records: list[dict], target_acc: float) -> list[dict]:
     """One metrics row per record: method, setting, N, H, E, seed, final_test_acc, target_acc, comm_to_target,
-    best_test_acc, comm_total_L0, global_rounds, elapsed_s.
-
-    Raises:
-        ValueError: ``target_acc`` NaN or outside (0, 1], ``records`` empty or not run records."""
-    check_float("target_acc", target_acc, 0, 1, low_open=True)
-    _check_records("records", records, ("config", "test_acc", "comm_client_L0", "elapsed_s"))
+    best_test_acc, comm_total_L0, global_rounds, elapsed_s (``records``: of :func:`fedlib.hist.run_hist`)."""
     rows = []
     for r in records:
         c = r["config"]
@@ -182,7 +135,6 @@ def summarize(records: list[dict], target_acc: float) -> list[dict]:
 
 def seed_groups(records: list[dict]) -> list[list[dict]]:
     """Records grouped by their config without the seed, in first-seen order (one group = one curve with a band)."""
-    _check_records("records", records, ("config",))
     groups: dict[str, list[dict]] = {}
     for r in records:
         key = repr(sorted((k, v) for k, v in r["config"].items() if k != "seed"))
@@ -194,14 +146,8 @@ def seed_band(group: list[dict], x: str, y: str = "test_acc") -> tuple[np.ndarra
     """``(x, mean, min, max)`` of ``y`` over the seeds of one group (their ``x`` values must agree).
 
     Raises:
-        ValueError: the seeds' x values differ (not one curve); ``group`` empty; ``x`` or ``y`` not a list of the
-            records.
+        ValueError: the seeds' x values differ (not one curve).
     """
-    _check_records("group", group, ())
-    for name, key in (("x", x), ("y", y)):
-        if not all(isinstance(r.get(key), list) for r in group):
-            raise ValueError(f"{name} must name a list of every record of group, got {key!r} (lists: "
-                             f"{sorted(k for k, v in group[0].items() if isinstance(v, list))})")
     xs = np.asarray(group[0][x], dtype=float)
     if any(not np.array_equal(np.asarray(r[x], dtype=float), xs) for r in group):
         raise ValueError(f"records of one group have different {x!r} values; they are not one curve")
@@ -213,8 +159,6 @@ def summarize_seeds(rows: list[dict]) -> list[dict]:
     """One row per config over its seeds (rows from :func:`summarize`): the seeds, ``final_test_acc`` mean /
     min / max / sd (population), ``comm_to_target`` mean / min / max over the seeds that reach the target and
     ``reached`` (how many of them do)."""
-    _check_records("rows", rows, ("method", "setting", "N", "H", "E", "global_rounds", "seed", "final_test_acc",
-                                  "comm_to_target", "target_acc"))
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
         groups.setdefault(tuple(r[k] for k in ("method", "setting", "N", "H", "E", "global_rounds")), []).append(r)

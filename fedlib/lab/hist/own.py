@@ -14,7 +14,6 @@ import numpy as np
 from fedlib.core.validate import check_float, check_int, check_list
 from fedlib.hist.config import METHODS, HistConfig, comm_per_round, rounds_for_budget
 from fedlib.lab.hist.claims import ACC_RESOLUTION
-from fedlib.lab.hist.experiments import _check_records
 from fedlib.lab.story import markdown
 
 __all__ = ["partition_configs", "compare", "what_it_shows"]
@@ -48,7 +47,6 @@ def compare(rows: list[dict]) -> list[dict]:
     """One row per setting and N from :func:`fedlib.lab.hist.summarize`'s rows (means over the seeds): HIST's and
     HFedAvg's final test accuracy, HIST's lead in points, each one's communication to the target (None where a
     seed misses it) and their ratio HFedAvg / HIST."""
-    rows = _check_records("rows", rows, ("method", "setting", "N", "seed", "final_test_acc", "comm_to_target"))
     out = []
     for setting in dict.fromkeys(r["setting"] for r in rows):
         for n in sorted({r["N"] for r in rows if r["setting"] == setting}):

@@ -18,7 +18,7 @@ each call. Each rate is reported as its median, interquartile range and min-max 
 over the per-client loop is the ratio within each repeat, reported the same way.
 
 No roofline. An earlier version reported the engine's fraction of a "roofline": samples/s at the machine's
-large-matmul GFLOP/s (:func:`fedlib.lab.roofline.matmul_gflops`) for the convolution and matmul FLOPs that
+large-matmul GFLOP/s (:func:`fedlib.lab.benchtime.matmul_gflops`) for the convolution and matmul FLOPs that
 :func:`fedlib.split.model_profile` counts (``FlopCounterMode``: the direct-convolution count). The fraction came out
 above 1 (105.5 % at width 1 on a 2-core AMD EPYC, ``notebooks/hasfl/RUN_LOG.md``; 1.72 in a later run on an AMD
 EPYC with AVX-512), so it bounded nothing: oneDNN's convolution kernels are not limited to what one large matmul

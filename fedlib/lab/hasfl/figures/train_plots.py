@@ -1,6 +1,6 @@
 """What HASFL's training figures share (``hasfl_5_train_figures`` draws Figs. 2a, 3a, 6, 9-11 with these;
 ``hasfl_your_method`` draws Fig. 5 too): the accuracy curves of one figure's runs (entries ``{"row", "curve"}`` of a
-plan's runs, :func:`fedlib.lab.hasfl.runs.train_plan.run_plan`), each method in its style, with the legend below
+plan's runs, :func:`fedlib.lab.hasfl.runs.train_plan.decision_row`), each method in its style, with the legend below
 the panel; Fig. 5; the quantities of Fig. 6's bars and Fig. 9's points. Curves of several seeds are drawn as their
 mean with a min-max band (interpolated on a common x grid)."""
 from __future__ import annotations

@@ -21,14 +21,13 @@ import math
 from dataclasses import replace
 
 from fedlib.lab.store import ResultStore
-from fedlib.core.validate import check_choice, check_float, check_int, check_list
 from fedlib.data import TensorDataset
 from fedlib.split import time_to_target
 from fedlib.hasfl.bound.theory import HasflConstants, bound_floor, rounds_needed
 from fedlib.lab.hasfl.runs.experiments import beta24_config, estimated_beta24
 from fedlib.lab.hasfl.runs.train_config import extension_config, run_config, summary_row, train
 from fedlib.lab.hasfl.runs.train_jobs import _train_parallel
-from fedlib.lab.hasfl.runs.training import TrainSettings, bound_constants, check_settings_data, decide, floors_by_cut, pilot, target_eps, training_problem
+from fedlib.lab.hasfl.runs.training import TrainSettings, bound_constants, decide, floors_by_cut, pilot, target_eps, training_problem
 
 #: the moving average's holding parameter of the deciding β: [24]'s ``config.py`` default (module docstring)
 HOLDING = 0.0
@@ -95,21 +94,8 @@ def beta24_decisions(store: ResultStore, s: TrainSettings, settings: list[str], 
         ``theta`` (predicted Θ, s), ``note`` (says when b and cuts equal the decision under the Hessian β, else
         None), or
         ``unreachable`` (the optimiser's message).
-
-    Raises:
-        ValueError / ParameterTypeError: bad ``s``, ``data``, ``settings``, ``num_devices``, ``seed``, ``holding``.
     """
-    settings = _check(s, data, settings, num_devices, seed, holding)
     return [row for row, _, _ in _decided(store, s, settings, num_devices, seed, data, holding)]
-
-
-def _check(s, data, settings, num_devices, seed, holding) -> list[str]:
-    check_settings_data(s, data)
-    settings = check_list("settings", settings, lambda k, v: check_choice(k, v, ("iid", "noniid")), distinct=True)
-    check_int("num_devices", num_devices, 1)
-    check_int("seed", seed, 0)
-    check_float("holding", holding, 0, 1, high_open=True)
-    return settings
 
 
 def beta24_runs(store: ResultStore, s: TrainSettings, settings: list[str], targets: dict, num_devices: int,
@@ -129,16 +115,7 @@ def beta24_runs(store: ResultStore, s: TrainSettings, settings: list[str], targe
         :func:`fedlib.lab.hasfl.runs.train_config.summary_row` (``method`` = :data:`METHOD`, ``model``, ``width``,
         ``setting``, ``N``, ``eps``, ``floor``, ``rounds_pred``, ``rounds_to_target``, the decision's summary and
         the run's times and accuracies); an untrained row has ``note`` saying why (same decision, or ε unreachable).
-
-    Raises:
-        ValueError / ParameterTypeError: as :func:`beta24_decisions`; a setting without a target in ``targets``.
     """
-    settings = _check(s, data, settings, num_devices, seed, holding)
-    if not isinstance(targets, dict):
-        raise ValueError(f"targets must map each setting to its target accuracy, got {type(targets).__name__}")
-    for setting in settings:
-        check_float(f"targets[{setting!r}]", targets.get(setting), 0, 1, low_open=True)
-    check_int("workers", workers, 1)
     decided = _decided(store, s, settings, num_devices, seed, data, holding)
     jobs = []
     for row, problem, decision in decided:

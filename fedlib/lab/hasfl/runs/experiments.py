@@ -13,7 +13,7 @@ from fedlib.lab.datasets import check_dataset_name, dataset_key
 from fedlib.lab.store import RECORD_CODE, ResultStore
 from fedlib.core.components import is_path
 from fedlib.core import numpy_rng
-from fedlib.core.validate import check_choice, check_float, check_int
+from fedlib.core.validate import check_float, check_int
 from fedlib.data import DATASET_SHAPES, resolve_dataset as _resolve
 from fedlib.split import model_profile, sample_system
 from fedlib.hasfl.bound.beta24 import beta24_record
@@ -89,21 +89,9 @@ def beta24_config(model: str, dataset: str, setting: str, num_devices: int, shar
     """The result-store key of [24]'s β on a federated pilot (:func:`fedlib.hasfl.bound.beta24.beta24_pilot`):
     ``model`` at ``width`` on ``dataset``, ``num_devices`` nodes holding the training runs' partition of
     ``setting`` (``iid`` / ``noniid``: ``shards_per_client`` label shards each) of ``seed``, ``rounds`` rounds of
-    ``interval`` local SGD steps (``lr``, ``batch_size``), moving average with holding parameter ``holding``.
-
-    Raises:
-        ValueError / ParameterTypeError: a value out of range, naming it.
+    ``interval`` local SGD steps (``lr``, ``batch_size``), moving average with holding parameter ``holding``. The
+    values are a :class:`~fedlib.lab.hasfl.runs.training.TrainSettings`' and a plan's, checked there.
     """
-    check_choice("model", model, tuple(PAPER_DATASET))
-    check_choice("dataset", dataset, tuple(DATASET_SHAPES))
-    check_choice("setting", setting, ("iid", "noniid"))
-    for name, value in (("num_devices", num_devices), ("shards_per_client", shards_per_client),
-                        ("interval", interval), ("rounds", rounds), ("batch_size", batch_size)):
-        check_int(name, value, 1)
-    check_int("seed", seed, 0)
-    check_float("lr", lr, 0, low_open=True)
-    check_float("holding", holding, 0, 1, high_open=True)
-    check_float("width", width, 0, low_open=True)
     return dict(kind="hasfl_beta24", model=model, dataset=dataset, setting=setting, num_devices=num_devices,
                 shards_per_client=shards_per_client, interval=interval, rounds=rounds, lr=lr, batch_size=batch_size,
                 holding=holding, seed=seed, width=width)
@@ -153,14 +141,6 @@ def compare_strategies(problem: Problem, num_draws: int, seed: int, strategies=S
         One row per strategy: ``method``, ``theta`` (mean over feasible draws, s), ``theta_std``, ``infeasible``
         (draws with Θ = inf), ``solve_s``, ``N``, and for HASFL its decision (``b``, ``cuts``).
     """
-    from fedlib.core.components import is_path
-    from fedlib.core.validate import check_choice, check_int, check_list
-    from fedlib.hasfl.bound.problem import check_problem
-    check_problem(problem)
-    check_int("num_draws", num_draws, 1)
-    check_int("seed", seed, 0)
-    strategies = check_list("strategies", strategies, lambda k, v: v if is_path(v) else check_choice(k, v, STRATEGIES),
-                            distinct=True)
     rows = []
     for name in strategies:
         t0 = time.perf_counter()
@@ -185,6 +165,6 @@ def check_sensitivity(factors, device_counts) -> tuple[list, list]:
     Raises:
         ValueError / ParameterTypeError: naming ``factors[i]`` / ``device_counts[i]``.
     """
-    from fedlib.core.validate import check_float, check_int, check_list
+    from fedlib.core.validate import check_list
     return (check_list("factors", factors, lambda k, v: check_float(k, v, 0, low_open=True), distinct=True),
             check_list("device_counts", device_counts, lambda k, v: check_int(k, v, 1), distinct=True))

@@ -10,9 +10,9 @@ from dataclasses import replace
 import numpy as np
 
 from fedlib.lab.store import ResultStore
-from fedlib.core.validate import check_choice, check_float, check_instance, check_int, check_list
+from fedlib.core.validate import check_choice
 from fedlib.data import TensorDataset
-from fedlib.hasfl.bound.problem import Problem, check_problem
+from fedlib.hasfl.bound.problem import Problem
 from fedlib.hasfl.bound.theory import HasflConstants
 from fedlib.hasfl.optimiser.bcd import bcd
 from fedlib.lab.hasfl.runs.calibrate import calibrated_constants
@@ -113,12 +113,8 @@ def claim_ratios(rows: list[dict]) -> list[dict]:
     other's converged time by the paper's rule / the method's, each the mean over the seeds whose run converged;
     None when either has no converged run) and
     ``conv_acc_gain`` (converged accuracy, method minus other) and ``note``. ``ratio``
-    is None when either run never reached the target (``note`` says which). Raises ``ValueError`` /
-    ``ParameterTypeError`` when ``rows`` is not a non-empty list of :func:`run_plan` rows."""
-    for i, r in enumerate(check_list("rows", rows, lambda k, v: check_instance(k, v, dict, "a run_plan row"))):
-        if missing := [k for k in ("figures", "method", "model", "setting", "time_to_target_s", "final_test_acc")
-                       if k not in r]:
-            raise ValueError(f"rows[{i}] lacks {missing}: expected the rows of run_plan (entry['row'])")
+    is None when either run never reached the target (``note`` says which). ``rows``: the training notebooks'
+    rows (:func:`fedlib.lab.hasfl.runs.train_plan.decision_row`)."""
 
     def mean(vals):
         vals = [v for v in vals if v is not None]
@@ -241,14 +237,9 @@ def eps_sweep(problem: Problem, points: int = 25, top: float = 10.0) -> list[dic
     Returns:
         One row per ε, ascending: ``eps``, ``eps_over_floor1`` (ε / the cut-1 floor), ``rule`` (True for the
         project's ε), ``b_mean``, ``b_min``, ``b_max``, ``cuts`` (sorted distinct), ``L_c``, ``theta`` (s), or
-        ``b_mean`` None and ``unreachable`` (the optimiser's C1 / C4 message).
-
-    Raises:
-        ValueError: ``points`` < 2 or ``top`` <= 1.
+        ``b_mean`` None and ``unreachable`` (the optimiser's C1 / C4 message). ``points`` >= 2 and ``top`` > 1 are
+        the notebook's (``eps_sweep_points``, checked there).
     """
-    check_problem(problem)
-    check_int("points", points, 2)
-    check_float("top", top, 1, low_open=True)
     floors = floors_by_cut(problem, 64)
     lo, hi = floors[problem.allowed_cuts[0] - 1], floors[problem.allowed_cuts[-1] - 1]
     grid = sorted(set(np.geomspace(lo * 1.001, top * max(hi, lo), points).tolist()) | {1.1 * lo})
@@ -276,7 +267,6 @@ def decisions_by_beta(store: ResultStore, s: TrainSettings, num_devices: int, se
         ``cuts`` (sorted distinct), ``theta`` (s), or ``unreachable`` (the optimiser's message); the online row
         says ``unreachable`` when γ > 1/β_online (Theorem 1's step size) or the pilot recorded no online β.
     """
-    check_instance("s", s, TrainSettings)
     rec = pilot(store, s, seed, data)
     base = bound_constants(rec, "pilot")
     rows = []
@@ -300,7 +290,6 @@ def pilot_eps_sweep(store: ResultStore, s: TrainSettings, num_devices: int, seed
                     points: int = 25) -> list[dict]:
     """:func:`eps_sweep` of the problem the plan decides on for ``s`` (its model and width, the pilot constants
     of ``seed``, ``num_devices`` devices of the Table I system of ``seed``; a cache hit of the pilot)."""
-    check_instance("s", s, TrainSettings)
     rec = pilot(store, s, seed, data)
     consts = bound_constants(rec, "pilot")
     return eps_sweep(training_problem(s, consts, target_eps(rec, consts, s, num_devices), num_devices, seed), points)

@@ -1,4 +1,4 @@
-"""Training a HASFL plan's runs in worker processes (:func:`fedlib.lab.hasfl.runs.train_plan.run_plan` with ``workers`` > 1):
+"""Training a HASFL plan's runs in worker processes (:func:`fedlib.lab.hasfl.runs.train_plan.train_in_workers`):
 one job per not yet stored run config (or the extension it needs), started in :data:`TRAIN_ORDER`, costliest first
 within a group; each worker loads the dataset once and trains through the result store, so the rows are then built
 from cache hits.
@@ -36,7 +36,7 @@ def train_job(store: ResultStore, config: dict, problem, dataset: str, device: s
 
 TRAIN_ORDER = (("fig5", "fig6"), ("fig2a", "fig3a", "calibration"), ("fig10", "fig11"), ("fig9",),
                ("fig7", "fig8"))
-"""The order in which :func:`fedlib.lab.hasfl.runs.train_plan.run_plan` trains with workers: the headline runs first (Figs. 5 / 6 on Table I),
+"""The order in which :func:`fedlib.lab.hasfl.runs.train_plan.train_in_workers` trains: the headline runs first (Figs. 5 / 6 on Table I),
 then the calibration's inputs, Figs. 10 / 11, Fig. 9 and Figs. 7-8; costliest first within a group. Choice
 (ours): a profile that takes longer than one sitting (``converged`` on 2 cores) resumes from the store, so the
 runs that test the paper's main claim are the first to exist."""

@@ -1,7 +1,7 @@
 """The runs behind HASFL's training figures, shared between figures (Fig. 10's fixed batch sizes are Fig. 2a's
 runs, Fig. 11's fixed cuts Fig. 3a's, Fig. 9's N = 20 is Fig. 5's): :class:`TrainPlan` lists them,
-:func:`run_plan` trains them through the result store (an interrupted plan resumes from its cache) and returns
-one entry per run with its metrics row and its curve. With the ``"calibrated"`` constants (ours,
+:func:`decided_runs` decides each on its problem; ``hasfl_4_train_experiments``' runs cell trains them through the
+result store (an interrupted plan resumes from its cache) and reads each into its metrics row (:func:`decision_row`). With the ``"calibrated"`` constants (ours,
 :mod:`fedlib.lab.hasfl.runs.calibrate`) the decisions use the bound fitted to the plan's IID fixed-cut and fixed-batch
 runs (:func:`plan_calibration`, :func:`calibration_table`)."""
 from __future__ import annotations
@@ -9,10 +9,8 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, replace
 
-from tqdm.auto import tqdm
 
 from fedlib.lab.store import ResultStore
-from fedlib.core.validate import check_bool, check_choice, check_float, check_instance, check_int, check_list
 from fedlib.data import TensorDataset
 from fedlib.split import time_to_target
 from fedlib.lab.hasfl.runs.calibrate import CalibrationFit, calibrated_constants, fit_calibration, fitted_rounds
@@ -23,9 +21,9 @@ from fedlib.hasfl.optimiser.strategies import STRATEGIES
 from fedlib.hasfl.bound.theory import HasflConstants, bound_floor, rounds_needed
 from fedlib.lab.hasfl.runs.train_config import extension_config, run_config, summary_row, train
 from fedlib.lab.hasfl.runs.train_jobs import TRAIN_ORDER, _train_parallel, stored_run, train_job, train_priority  # noqa: F401 (re-exported)
-from fedlib.lab.hasfl.runs.training import TrainSettings, bound_constants, check_plan, check_settings_data, decide, pilot, target_eps, training_problem
+from fedlib.lab.hasfl.runs.training import TrainSettings, bound_constants, check_plan, decide, pilot, target_eps, training_problem
 from fedlib.hasfl.bound.latency import SCALE_KEYS
-from fedlib.hasfl.bound.problem import Problem, check_problem
+from fedlib.hasfl.bound.problem import Problem
 
 #: the paper's random benchmarks whose Fig. 9 points are drawn ``TrainPlan.fig9_draws`` times at each N (draw k
 #: decides from its own seed stream, :func:`fedlib.lab.hasfl.runs.training.decision_stream`; draw 0 is the plan's
@@ -84,12 +82,6 @@ class TrainPlan:
     def __post_init__(self):
         for name, value in check_plan(self).items():         # lists as tuples; raises naming the field
             object.__setattr__(self, name, value)
-
-
-def _check_inputs(store, s, plan, data) -> None:
-    """``s``, ``plan`` and ``data`` of :func:`run_plan` and the calibration (``store``, ``data`` duck-typed)."""
-    check_settings_data(s, data)
-    check_instance("plan", plan, TrainPlan)
 
 
 def calibrated_models(plan: TrainPlan) -> list[int]:
@@ -198,9 +190,6 @@ def plan_calibration(store: ResultStore, s: TrainSettings, plan: TrainPlan, seed
         has fewer than 2) reach ``target_acc`` (naming them and the target), or the runs do not determine the
         fit (:func:`fedlib.lab.hasfl.runs.calibrate.fit_calibration`).
     """
-    _check_inputs(store, s, plan, data)
-    check_int("seed", seed, 0)
-    check_float("target_acc", target_acc, 0, 1, low_open=True)
     runs = calibration_runs(plan, model_index)
     s0, n = replace(s, model=plan.models[model_index], width=plan.widths[model_index]), plan.num_devices
     rec = pilot(store, s0, seed, data)
@@ -288,74 +277,16 @@ def train_in_workers(store: ResultStore, s: TrainSettings, plan: TrainPlan, seed
             _train_parallel(store, runs, data, device, workers)
 
 
-def run_plan(store: ResultStore, s: TrainSettings, plan: TrainPlan, seeds: list[int], target_acc: float,
-             data: TensorDataset, device: str = "auto", progress: bool = True,
-             calibration_target: float | None = None, workers: int = 1, fit_seed: int | None = None,
-             only_figures: tuple = ()) -> list[dict]:
-    """Decide and train every run of ``plan`` for every seed (cache hits when already trained).
-
-    Decisions use ``s.constants``; the variants (:data:`VARIANT_MODES`) their own mode. The calibrated problem of (settings, N, seed) = that model's pilot constants with G_j² x κ, σ_j² x λ
-    and C1's ε = the fitted ε, (ε, κ, λ) from
-    :func:`plan_calibration` at ``calibration_target`` (default ``target_acc``; pass the IID target when calling
-    once per setting's target, so that every call decides the same). A calibrated variant whose calibration
-    fails (fewer than 2 cuts or batch sizes reach the target) is skipped with a warning. ``workers`` > 1 trains
-    the runs in that many processes (:func:`fedlib.lab.map_jobs`, one torch thread each): first every run whose
-    decision needs no calibration, then the calibrated ones; the rows are then built from the store.
-    ``fit_seed`` (None: each seed its own): the seed whose calibration (fit and pilot constants) decides every
-    seed's calibrated runs, e.g. 0 for an out-of-sample reading at seed 1 (the fit's runs are trained at
-    ``fit_seed``). ``only_figures``: train and return only the runs of these figures (e.g. ``("fig5",)``).
-
-    Returns:
-        One entry per (run, seed): ``row`` (:func:`fedlib.lab.hasfl.runs.train_config.summary_row` + ``figures``, ``method``,
-        ``model``, ``setting``, ``N``, ``batch``, ``cut``, ``draw`` (Fig. 9's draw of a :data:`DRAWN_METHODS`
-        benchmark, else 0), ``constants`` (the decision's mode), ``eps`` (C1's ε:
-        the fitted ε when calibrated), ``kappa``, ``lambda`` (κ, λ when calibrated, else None), ``rounds_pred``: Corollary 1's
-        rounds to ε for the decision, None when ε is unreachable; ``floor``: the bound's floor for the decision;
-        ``rounds_to_target``: measured), ``decision`` and ``curve`` (``epoch``, ``sim_s``, ``round``,
-        ``test_acc`` lists).
-
-    Raises:
-        ValueError: bad seeds / target / workers (naming them), no feasible decision for HASFL (C1 / C4
-        message), or ``s.constants == "calibrated"`` and the calibration fails (fewer than 2 cuts or batch sizes
-        reach the calibration target, :func:`plan_calibration`).
-    """
-    _check_inputs(store, s, plan, data)
-    seeds = check_list("seeds", seeds, lambda n, v: check_int(n, v, 0), distinct=True)
-    check_float("target_acc", target_acc, 0, 1, low_open=True)
-    check_bool("progress", progress)
-    check_int("workers", workers, 1)
-    if fit_seed is not None:
-        check_int("fit_seed", fit_seed, 0, extra=" or None")
-    only_figures = tuple(check_list("only_figures", list(only_figures), lambda k, v: check_choice(k, v, FIGURES),
-                                    min_len=0, distinct=True))
-    calibration_target = target_acc if calibration_target is None else calibration_target
-    check_float("calibration_target", calibration_target, 0, 1, low_open=True)
-    args = (store, s, plan, seeds, calibration_target, data, device)
-    extra = dict(fit_seed=fit_seed, only_figures=only_figures)
-    if workers > 1:
-        train_in_workers(*args, workers, **extra)
-    out = []
-    total = sum(1 for j in _jobs(plan, s) if not only_figures or set(j.figures) & set(only_figures)) * len(seeds)
-    bar = tqdm(total=total, desc="HASFL training runs", disable=not progress)
-    for r in decided_runs(*args, **extra):
-        bar.update()
-        problem, decision, fit = r["problem"], r["decision"], r["fit"]
-        record = train(store, r["config"], problem, data, device, r["extend"])
-        row = decision_row(record, problem, decision, target_acc, r["figs"], r["method"], r["sm"], r["setting"],
-                           r["batch"], r["cut"], r["draw"], r["ss"].constants, r["scale"], fit)
-        out.append({"row": row, "decision": decision,
-                    "curve": {k: record[k] for k in ("epoch", "sim_s", "round", "test_acc")}})
-    bar.close()
-    return out
-
-
 def decision_row(record: dict, problem: Problem, decision: dict, target_acc: float, figures, method: str,
                  s: TrainSettings, setting: str, batch: int | None = None, cut: int | None = None, draw: int = 0,
                  constants: str | None = None, scale: tuple | None = None, fit: CalibrationFit | None = None) -> dict:
-    """The metrics row of one trained decision, as :func:`run_plan` writes it (module docstring of
-    :func:`run_plan`'s Returns): :func:`fedlib.lab.hasfl.runs.train_config.summary_row` with the labels, C1's ε,
-    Corollary 1's predicted rounds to ε (None when ε is unreachable), the bound's floor at the decision and the
-    measured rounds to ``target_acc``. ``constants``: the decision's constants mode (default ``s.constants``)."""
+    """The metrics row of one trained decision, as the training notebooks write it:
+    :func:`fedlib.lab.hasfl.runs.train_config.summary_row` + ``figures``, ``method``, ``model``, ``width``,
+    ``setting``, ``N``, ``batch``, ``cut``, ``draw`` (Fig. 9's draw of a :data:`DRAWN_METHODS` benchmark, else 0),
+    ``constants`` (the decision's mode, default ``s.constants``), ``scale_key`` / ``scale_factor`` (Figs. 7-8),
+    ``eps`` (C1's ε: the fitted ε when calibrated), ``kappa``, ``lambda`` (κ, λ when calibrated, else None),
+    ``rounds_pred`` (Corollary 1's rounds to ε for the decision, None when ε is unreachable), ``floor`` (the bound's
+    floor at the decision) and ``rounds_to_target`` (measured, to ``target_acc``)."""
     pred = rounds_needed(problem.constants, problem.gamma, decision["b"], decision["cuts"],
                          problem.interval, problem.eps) if decision["theta"] is not None else None
     return summary_row(record, decision, target_acc, figures=list(figures), method=method,
@@ -382,23 +313,10 @@ def train_decision(store: ResultStore, s: TrainSettings, setting: str, decision:
     ``problem``'s clock (T_S, eq. 38, plus T_A, eq. 39, on aggregation rounds).
 
     Returns:
-        ``{"row", "decision", "curve"}`` as one entry of :func:`run_plan` (``row``: :func:`decision_row`, whose
+        ``{"row", "decision", "curve"}`` (``row``: :func:`decision_row`, whose
         ``method`` is ``decision["method"]``; ``curve``: the ``epoch``, ``sim_s`` (s), ``round``, ``test_acc``
         lists).
-
-    Raises:
-        ValueError: ``setting`` unknown; ``decision`` without N = ``problem.num_devices`` batch sizes >= 1 and cuts
-            in 1..L (naming them); ``target_acc`` outside (0, 1).
     """
-    check_problem(problem)
-    check_instance("decision", decision, dict)
-    n, L = problem.num_devices, problem.profile.num_layers
-    for key, high in (("b", None), ("cuts", L)):
-        check_list(f"decision[{key!r}]", decision.get(key), lambda k, v, high=high: check_int(k, v, 1, high))
-        if len(decision[key]) != n:
-            raise ValueError(f"decision[{key!r}] must hold N = {n} entries (problem.num_devices), got "
-                             f"{len(decision[key])}")
-    check_float("target_acc", target_acc, 0, 1, low_open=True)
     config = run_config(s, setting, decision, seed, len(data.y_train))
     record = train(store, config, problem, data, device, extension_config(s, config, len(data.y_train)))
     row = decision_row(record, problem, decision, target_acc, figures, decision.get("method", "yours"), s, setting)
@@ -420,9 +338,6 @@ def calibration_table(store: ResultStore, s: TrainSettings, plan: TrainPlan, see
         largest floor of these runs, :func:`bound_vs_training`'s rule; R ∝ 1/(ε − floor)). A seed whose
         calibration fails gives one row with ``kappa`` None and ``note`` = why.
     """
-    _check_inputs(store, s, plan, data)
-    seeds = check_list("seeds", seeds, lambda n, v: check_int(n, v, 0), distinct=True)
-    check_float("target_acc", target_acc, 0, 1, low_open=True)
     return [dict(model=plan.models[k], **row) for k in calibrated_models(plan) for seed in seeds
             for row in _calibration_rows(store, s, plan, seed, target_acc, data, device, k)]
 

@@ -58,14 +58,14 @@ from fedlib.lab.store import ResultStore
 from fedlib.lab.own_components import load_own
 from fedlib.core import numpy_rng
 from fedlib.core.components import is_path
-from fedlib.core.validate import ParameterTypeError, check_bool, check_choice, check_float, check_instance, check_int, check_list
+from fedlib.core.validate import check_bool, check_choice, check_float, check_int, check_list
 from fedlib.data import TensorDataset
 from fedlib.split import model_profile, sample_system
 from fedlib.lab.hasfl.runs.experiments import DATASET_SHAPES, constants_config, estimated_constants
 from fedlib.hasfl.bound.latency import table_i
 from fedlib.hasfl.optimiser.p2 import solve_p2
 from fedlib.hasfl.optimiser.refinement import habs_batches
-from fedlib.hasfl.bound.problem import Problem, check_problem, eps_with_slack, theta
+from fedlib.hasfl.bound.problem import Problem, eps_with_slack, theta
 from fedlib.hasfl.optimiser.strategies import STRATEGIES, draw_stream, strategy
 from fedlib.hasfl.bound.theory import HasflConstants, bound_floor
 from fedlib.lab.hasfl.runs.train_run import converged_index, split_config, train_record  # noqa: F401 (re-exported)
@@ -83,17 +83,19 @@ class TrainSettings:
     """Hyper-parameters shared by a notebook's training runs (see the module docstring for the choices).
 
     Attributes:
-        model, width: cuttable model and channel multiplier (> 0). dataset: data name (``fashion-mnist``, ...) or
-            a dataset of your own by import path ``"module:function"`` (:mod:`fedlib.lab.datasets`: checked and
-            fitted to the model here, loaded by each worker by its path, its records keyed by its path and source).
+        model, width: cuttable model and channel multiplier (in (0, 1]; 1 is the paper's model). dataset: data
+            name (``fashion-mnist``, ...) or a dataset of your own by import path ``"module:function"``
+            (:mod:`fedlib.lab.datasets`: checked and fitted to the model here, loaded by each worker by its path, its
+            records keyed by its path and source).
         interval: I (rounds between eq. 7 aggregations). optimizer, lr, momentum: the training optimiser.
         epochs: device samples per run / |D_train| (> 0); min_rounds / max_rounds: clamp of the rounds (0 = no
         cap). evals: evaluations per run (>= 5, the rule's window). stop_at_convergence: end a run where the
         convergence rule fires (module docstring). extend_epochs: 0 (off) or the longer cap (> ``epochs``, needs
         ``stop_at_convergence``) of a run whose rule has not fired at ``epochs`` (module docstring, "Extension").
         test_subset: evaluate on the first n test samples (0 = the full test set). shards_per_client: non-IID
-            shards (HASFL: 40 shards, 2 per device). gamma: the bound's step size. pilot_*: the pilot run of
-            :func:`fedlib.hasfl.pilot_constants`. constants: one of :data:`CONSTANTS_MODES` (``"pilot"``,
+            shards (HASFL: 40 shards, 2 per device). gamma: the bound's step size. pilot_*, num_batches (>= 2: two
+            minibatches per estimation point), power_iters: the pilot run of :func:`fedlib.hasfl.pilot_constants`.
+            constants: one of :data:`CONSTANTS_MODES` (``"pilot"``,
             ``"max"``, ``"calibrated"``). eps_mode: ``"grad_norm"`` or ``"slack"``; eps_factor: its factor (> 0)
             (not used with ``"calibrated"``: ε is fitted).
 
@@ -138,13 +140,14 @@ class TrainSettings:
         check_choice("optimizer", self.optimizer, ("sgd", "adam"))
         check_choice("constants", self.constants, CONSTANTS_MODES)
         check_choice("eps_mode", self.eps_mode, ("grad_norm", "slack"))
-        for name in ("width", "lr", "epochs", "gamma", "pilot_lr", "eps_factor"):
+        check_float("width", self.width, 0, 1, low_open=True)
+        for name in ("lr", "epochs", "gamma", "pilot_lr", "eps_factor"):
             check_float(name, getattr(self, name), 0, low_open=True)
         check_float("momentum", self.momentum, 0, 1, high_open=True)
         check_bool("stop_at_convergence", self.stop_at_convergence)
         for name, low in (("interval", 1), ("min_rounds", 1), ("max_rounds", 0), ("evals", 5), ("test_subset", 0),
                           ("shards_per_client", 1),
-                          ("pilot_steps", 0), ("pilot_batch", 1), ("num_batches", 1), ("power_iters", 1)):
+                          ("pilot_steps", 0), ("pilot_batch", 1), ("num_batches", 2), ("power_iters", 1)):
             check_int(name, getattr(self, name), low)
         check_float("extend_epochs", self.extend_epochs, 0)
         if self.extend_epochs and self.extend_epochs <= self.epochs:
@@ -163,8 +166,9 @@ N_METHODS = STRATEGIES + tuple(f"HASFL-{m}" for m in CONSTANTS_MODES)
 
 def check_plan(plan) -> dict:
     """The list fields of a :class:`fedlib.lab.hasfl.runs.train_plan.TrainPlan` as tuples, after checking every field: the
-    settings (``iid`` / ``noniid``), models, widths, grids, device counts and Fig. 9's methods are non-empty lists
-    without repeats of known names / integers >= 1, cuts within the first model's layers, ``fig9_draws`` >= 1.
+    settings (``iid`` / ``noniid``), models, widths (in (0, 1]), grids, device counts and Fig. 9's methods are
+    non-empty lists without repeats of known names / integers >= 1, cuts within the first model's layers,
+    ``fig9_draws`` >= 1, ``num_devices`` >= 2.
 
     Raises:
         ValueError / ParameterTypeError: naming the field, its allowed values and the value given."""
@@ -177,7 +181,7 @@ def check_plan(plan) -> dict:
     positive = lambda k, v: check_int(k, v, 1)   # noqa: E731
     items("settings", lambda k, v: check_choice(k, v, ("iid", "noniid")))
     models = items("models", lambda k, v: check_choice(k, v, tuple(NUM_LAYERS)), distinct=False)
-    widths = items("widths", lambda k, v: check_float(k, v, 0, low_open=True), distinct=False)
+    widths = items("widths", lambda k, v: check_float(k, v, 0, 1, low_open=True), distinct=False)
     if len(widths) != len(models):
         raise ValueError(f"widths must have one entry per model ({len(models)}), got {list(widths)}")
     if len(set(zip(models, widths))) != len(models):
@@ -206,18 +210,11 @@ def check_plan(plan) -> dict:
                                                     lambda k, v, top=top, text=text: check_int(k, v, 1, top, extra=text),
                                                     min_len=2, distinct=True)),)
         check_int(f"fixed_cut (calibration of {model})", plan.fixed_cut, 1, top, extra=text)
-    for name in ("fixed_batch", "num_devices"):
-        check_int(name, getattr(plan, name), 1)
+    check_int("fixed_batch", plan.fixed_batch, 1)
+    check_int("num_devices", plan.num_devices, 2)
     for name in ("compare_constants", "calibrate_variance"):
         check_bool(name, getattr(plan, name))
     return out
-
-
-def check_settings_data(s, data) -> None:
-    """``s`` a :class:`TrainSettings` and ``data`` training data (duck-typed: a ``y_train``; tests pass fakes)."""
-    check_instance("s", s, TrainSettings)
-    if not hasattr(data, "y_train"):
-        raise ParameterTypeError(f"data must be a fedlib.data.TensorDataset, got {type(data).__name__}")
 
 
 # --- constants, target and problem ------------------------------------------------------------------------------
@@ -261,10 +258,6 @@ def training_problem(s: TrainSettings, constants: HasflConstants, eps: float, nu
     """Problem (41) on a Table I system of ``num_devices`` devices (``system`` stream of ``seed``) with the
     profile of the trained model (``s.model`` at ``s.width`` and the dataset's input shape); ``scale``: Table I
     ranges multiplied by factors (:func:`fedlib.hasfl.bound.latency.table_i`, Figs. 7-8)."""
-    check_instance("s", s, TrainSettings)
-    check_instance("constants", constants, HasflConstants)
-    check_int("num_devices", num_devices, 1)
-    check_int("seed", seed, 0)
     ch, size, classes = DATASET_SHAPES[s.dataset]
     devices, servers = sample_system(table_i(num_devices, scale), numpy_rng(seed, "system"))
     profile = model_profile(s.model, ch, size, classes, width=s.width)
@@ -283,11 +276,7 @@ def decision_stream(method: str, draw: int = 0) -> str:
     (a ``(C1)`` variant its paper strategy's, :func:`draw_stream`) for draw 0, today's and the only one before
     draws existed, and the separate stream ``system/<method>/draw<k>`` for draw k >= 1 (Fig. 9's further draws,
     ``TrainPlan.fig9_draws``). Only the decision's stream changes with the draw: the data partition, the initial
-    model and the system are drawn from the ``data``, ``model`` and ``system`` streams of the same seed.
-
-    Raises:
-        ValueError / ParameterTypeError: ``draw`` not an integer >= 0."""
-    check_int("draw", draw, 0)
+    model and the system are drawn from the ``data``, ``model`` and ``system`` streams of the same seed."""
     return f"system/{draw_stream(method)}" + (f"/draw{draw}" if draw else "")
 
 
@@ -309,21 +298,15 @@ def decide(problem: Problem, method: str, seed: int, batch: int | None = None, c
         ``{"method", "b": [N], "cuts": [N], "theta": predicted Θ (s; None when ε is unreachable), "note"}``.
 
     Raises:
-        ValueError: unknown method; ``batch`` / ``cut`` missing or out of range for HABS, HAMS, fixed.
+        ValueError: unknown method. ``batch`` / ``cut`` (HABS, HAMS, fixed) are a plan's, checked there
+        (:class:`fedlib.lab.hasfl.runs.train_plan.TrainPlan`).
     """
-    check_problem(problem)
     if is_path(method):                      # imported again after an edit: the decision is its source's
         load_own(method, "strategy", STRATEGIES)
     else:
         check_choice("method", method, TRAIN_METHODS)
-    check_int("seed", seed, 0)
-    check_int("draw", draw, 0)
-    n, L = problem.num_devices, problem.profile.num_layers
+    n = problem.num_devices
     note, original = "", problem
-    if method in ("HABS", "fixed"):
-        check_int("cut", cut, 1, L)
-    if method in ("HAMS", "fixed"):
-        check_int("batch", batch, 1)
     if method in STRATEGIES or is_path(method):
         d = strategy(problem, method, numpy_rng(seed, decision_stream(method, draw)))
         b, cuts = d.b, d.cuts
