@@ -46,6 +46,9 @@ EXPECTED = {
     # log10(max_N bound / (2 L f_gap)): non-iid 348991930.57 / (2 * 185.386 * 2.2964); cell-iid 116672494.82 / ...
     "thm1_bound_informative": {"fully non-iid": [math.log10(348991930.5721911 / (2 * 185.38607788085938 * 2.296398639678955))],
                                "cell-iid": [math.log10(116672494.82174285 / (2 * 107.13455200195312 * 2.296398639678955))]},
+    # condition (12) at N = 3 cells of 20 (Ñ = 0.15): the first term 1/(32 E sqrt(2) L) binds at (H, E) = (5, 5) and
+    # at (80, 1200), so the ratio is 5 / 1200 = 1/240 whatever L
+    "thm1_h_e_bounded": {"fully non-iid": [math.log10(1 / 240)], "cell-iid": [math.log10(1 / 240)]},
 }
 
 
@@ -64,7 +67,7 @@ def test_every_claim_is_judged_and_words_as_documented(committed):
     # seed 0; the accuracy margin is the standard error (0.43 points): N = 4 -> 5 rises by less than it, a tie
     assert words["fig2_hist_degrades_n5"] == {"fully non-iid": "partly", "cell-iid": "partly"}
     assert words["sec3b_loads_1_over_n"] == {"fully non-iid": "holds", "cell-iid": "holds"}
-    assert words["thm1_h_e_bounded"] == {"fully non-iid": "not reached", "cell-iid": "not reached"}
+    assert words["thm1_h_e_bounded"] == {"fully non-iid": "holds", "cell-iid": "holds"}
     assert words["thm1_bound_informative"] == {"fully non-iid": "fails", "cell-iid": "fails"}
     assert {c.notebook for c in hc.CLAIMS} == {"hist_1_experiments", "hist_2_figures", "hist_3_bounds"}
     assert all(c.why for c in hc.CLAIMS) and len({c.id for c in hc.CLAIMS}) == len(hc.CLAIMS)
@@ -160,3 +163,45 @@ def test_the_paper_profile_is_judged_in_its_own_columns_without_a_horizon_reason
     assert peak["fully non-iid"]["word"] == peak["fully non-iid · paper profile"]["word"] == "fails"
     assert peak["fully non-iid"]["reason"]["class"] == peak["fully non-iid · paper profile"]["reason"]["class"]
     assert peak["fully non-iid"]["reason"]["text"].startswith("at the paper's horizon too (paper profile: ")
+
+
+def test_condition_12_ratio_by_hand_at_a_grid_where_another_term_binds(monkeypatch):
+    """γ_max of (12) at L = 2, N = 3 cells of 20 clients (Ñ = 0.15), by hand. The notebook's grid: at (H, E) = (5, 5)
+    the terms are 1/(32·5·√2·2) = 0.0022097, 0.15/(3·5·2) = 0.005, 1/(3·25·2) = 0.006667, 1/(4·5·2) = 0.025 (the
+    first binds); at (80, 1200): 9.2071e-6, 3.125e-4, 2.6042e-5, 1.0417e-4 (the first). A grid of H 10..100 at
+    E/H = 1 only: at (100, 100) the third term binds, 1/(3·10⁴·2) = 1.6667e-5, against 1/(32·10·√2·2) = 0.0011049
+    at (10, 10): log10(1.6667e-5 / 0.0011049) = -1.8215."""
+    metrics = {"constants": {"noniid": {"L": 2.0}, "cell_iid": {"L": 2.0}}}
+    got = hc.h_e_limits(metrics)
+    assert got == {"fully non-iid": [pytest.approx(math.log10(9.2071e-6 / 0.0022097), abs=1e-4)],
+                   "cell-iid": [pytest.approx(math.log10(1 / 240), abs=1e-9)]}
+    monkeypatch.setitem(hc.BOUNDS_GRID, "H", (10, 40, 100))
+    monkeypatch.setitem(hc.BOUNDS_GRID, "E_over_H", (1,))
+    assert hc.h_e_limits(metrics)["fully non-iid"] == [pytest.approx(-1.8215, abs=1e-4)]
+    with pytest.raises(KeyError, match="none of the settings"):
+        hc.h_e_limits({"constants": {"other": {"L": 2.0}}})
+
+
+def test_condition_12_grid_is_the_notebooks_and_the_judged_profiles_keep_it():
+    import yaml
+    nb = json.loads((METRICS.parents[1] / "notebooks" / "hist" / "hist_3_bounds.ipynb").read_text())
+    params = next("".join(c["source"]) for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
+    values = {line.split(":")[0]: line.split("=", 1)[1].split("#")[0].strip() for line in params.splitlines()
+              if "=" in line and not line.startswith("#")}
+    assert json.loads(values["H_grid"]) == list(hc.BOUNDS_GRID["H"])
+    assert json.loads(values["E_over_H_grid"]) == list(hc.BOUNDS_GRID["E_over_H"])
+    assert int(values["num_clients"]) == hc.BOUNDS_GRID["num_clients"] and 3 in json.loads(values["num_cells"])
+    for f in [p for profile in ("quick", "paper")   # the profiles whose committed metrics the claim reads
+              for p in (METRICS.parents[1] / "notebooks" / "profiles" / profile).glob("hist*.yaml")]:
+        keys = set(yaml.safe_load(f.read_text()) or {})
+        assert not keys & {"H_grid", "E_over_H_grid", "num_clients", "num_cells"}, f
+
+
+def test_condition_12_row_is_a_check_the_same_in_the_paper_profile_column():
+    from fedlib.lab.tables import paper_verdicts
+    c = next(c for c in hc.CLAIMS if c.id == "thm1_h_e_bounded")
+    assert c.kind == "check" and "0.01 violates (12)" in c.why
+    cells = {c["id"]: c["cells"] for c in paper_verdicts("hist")["claims"]}["thm1_h_e_bounded"]
+    for col in ("fully non-iid · paper profile", "cell-iid · paper profile"):
+        assert cells[col]["values"] == [pytest.approx(math.log10(1 / 240), abs=1e-9)]
+        assert cells[col]["word"] == "holds"

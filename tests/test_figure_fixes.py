@@ -170,8 +170,9 @@ def _line_styles(fig, strip=("", )) -> dict:
             label = ln.get_label()
             for s in strip:
                 label = label.split(s)[0] if s else label
-            if not label.startswith("_") and ln.get_marker() not in ("x", "None", None, ""):
-                out.setdefault(label, (_rgba(ln.get_color()), ln.get_marker()))
+            marker = ln.get_marker()                   # none: a faint reference line (Fig. 5's variants)
+            if not label.startswith("_") and marker != "x":
+                out.setdefault(label, (_rgba(ln.get_color()), None if marker in ("None", None, "") else marker))
     return out
 
 
@@ -249,3 +250,37 @@ def test_each_dtfl_method_has_one_colour_in_every_figure():
     plt.close("all")
     assert drawn == {m: _rgba(cp.method_colour(m)) for m in methods}
     assert len(set(drawn.values())) == len(methods)
+
+
+# --- the provenance footer can be left out of a figure exported for a paper --------------------------------------
+
+def _saved_texts(fig, tmp_path, monkeypatch) -> list[str]:
+    from fedlib.lab.plotting import savefig
+    monkeypatch.setenv("FEDLIB_FIGURES_DIR", str(tmp_path))
+    paths = savefig(fig, "footer_probe", formats=("png",))
+    assert [p.name for p in paths] == ["footer_probe.png"] and paths[0].stat().st_size > 0
+    return [t.get_text() for t in fig.texts]
+
+
+@pytest.mark.parametrize("raw, drawn", [("", True), ("0", True), ("1", False), ("true", False)])
+def test_the_provenance_footer_is_switched_off_by_fedlib_no_footer(tmp_path, monkeypatch, raw, drawn):
+    from fedlib.lab.plotting import caption
+    monkeypatch.setenv("FEDLIB_NO_FOOTER", raw)
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    caption(fig, "fashion-mnist", "converged", "N = 20")
+    texts = _saved_texts(fig, tmp_path, monkeypatch)
+    expected = ["dataset: fashion-mnist · profile: converged · fedlib "] if drawn else []
+    assert [t.split("fedlib ")[0] + "fedlib " for t in texts] == expected
+    assert drawn == any("differs from the paper: N = 20" in t for t in texts)
+    plt.close(fig)
+
+
+def test_a_bad_fedlib_no_footer_is_refused(monkeypatch):
+    from fedlib.lab.plotting import caption
+    monkeypatch.setenv("FEDLIB_NO_FOOTER", "maybe")
+    fig = plt.figure()
+    with pytest.raises(ValueError, match="^FEDLIB_NO_FOOTER must be 1, true or yes .*got 'maybe'"):
+        caption(fig, "fashion-mnist", "converged")
+    assert fig.texts == []
+    plt.close(fig)

@@ -102,6 +102,29 @@ def test_fig5_keeps_a_methods_colour_and_marker_in_every_panel():
     plt.close(fig)
 
 
+def test_fig5_draws_the_papers_methods_bold_and_the_variants_faint_in_an_announced_symlog_axis():
+    curve = {"sim_s": [0.0, 1.0, 2.0], "test_acc": [0.1, 0.5, 0.7]}
+    methods = ("HASFL-calibrated", "HASFL", "RBS+RMS(C1)", "RBS+HAMS", "mine:strategy")   # a variant first
+    entries = [{"row": {"method": m, "figures": ["fig5"], "model": "vgg16", "setting": "iid"},
+                "curve": dict(curve, test_acc=[0.1, 0.5, 0.7 - 0.05 * k])} for k, m in enumerate(methods)]
+    fig = train_plots.fig5_accuracy_vs_time(entries, ("vgg16",), ("iid",))
+    ax = fig.axes[0]
+    lines = {ln.get_label(): ln for ln in ax.lines}
+    for m in ("HASFL", "RBS+HAMS", "mine:strategy"):                            # a method of your own: bold
+        assert lines[m].get_marker() != "None" and lines[m].get_alpha() is None and lines[m].get_linewidth() == 1.3
+    for m in ("HASFL-calibrated", "RBS+RMS(C1)"):
+        assert lines[m].get_marker() == "None" and lines[m].get_alpha() == 0.55 and lines[m].get_linewidth() == 0.9
+    legend = ax.get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["HASFL", "RBS+HAMS", "mine:strategy", "HASFL-calibrated",
+                                                          "RBS+RMS(C1)"]
+    assert min(t.get_fontsize() for t in legend.get_texts()) >= 8
+    assert legend.get_title().get_text() == "bold: the paper's methods · thin: our variants"
+    assert ax.get_xscale() == "symlog" and "symlog" in ax.get_xlabel()
+    paper_only = train_plots.fig5_accuracy_vs_time(entries[1:2], ("vgg16",), ("iid",))
+    assert paper_only.axes[0].get_legend().get_title().get_text() == ""          # no variant: no key to explain
+    plt.close("all")
+
+
 def test_strategies_says_when_a_method_has_no_feasible_draw():
     rows = [{"method": "HASFL", "theta": 3200.0, "theta_std": 0.0, "infeasible": 0},
             {"method": "RBS+HAMS", "theta": 12000.0, "theta_std": 2000.0, "infeasible": 1},

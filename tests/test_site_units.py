@@ -211,3 +211,44 @@ def test_an_explorer_at_its_blocks_state_shows_the_blocks_table_on_the_site(pape
     out = next(c for c in page["cells"] if c.get("outputs") and c["source"] == code["source"])["outputs"][0]
     for md in (lead["source"], out["data"]["text/markdown"]):
         assert table[0] in md and "At this page's defaults" in md
+
+
+# --- progress of the notebooks a build runs -----------------------------------------------------------------------
+
+def test_a_build_numbers_the_notebooks_it_runs_in_order_and_counts_the_work_left(tmp_path, monkeypatch, capsys):
+    """build_site with nothing executed: every notebook is run (the child runner faked: a cache miss, so none is
+    rendered; Sphinx faked too). The start lines count 1, 2, ... N in the order they run (paper by paper, as the
+    pages are built), each names its last committed run where the committed metrics hold one, and each end line's
+    "left to run" is the notebooks not run yet."""
+    import subprocess
+
+    from fedlib.lab import progress
+    from fedlib.lab.notebooks import list_notebooks
+    from fedlib.lab.paths import PAPERS
+
+    def run(args, **kwargs):
+        if "fedlib.lab.notebooks" in args:
+            return subprocess.CompletedProcess(args, 1, "[FAILED] x CacheMiss: FEDLIB_CACHE_ONLY=1: no stored record\n", "")
+        return subprocess.CompletedProcess(args, 0, "", "")          # sphinx-build
+
+    monkeypatch.setattr(site.subprocess, "run", run)
+    (tmp_path / "executed").mkdir()
+    res = site.build_site(tmp_path / "out", executed=tmp_path / "executed", profile="quick")
+    order = [nb for paper in PAPERS for nb in list_notebooks(None) if nb.parent.name == paper]
+    n = len(order)
+    assert n >= 3 and set(res["pages"]) == {nb.stem for nb in order} and "ok" not in res["pages"].values()
+    err = capsys.readouterr().err.splitlines()
+    starts = [ln for ln in err if " started (cache-only, quick)" in ln]
+    ends = [ln for ln in err if " not rendered (" in ln]
+    assert len(starts) == len(ends) == n
+    for i, (nb, start, end) in enumerate(zip(order, starts, ends), 1):
+        label = f"[{i}/{n}] {nb.parent.name}/{nb.stem}"
+        assert start.startswith(f"{label} started (cache-only, quick)"), (i, start)
+        assert end.startswith(f"{label} not rendered (") and end.endswith(f"; {n - i} left to run)"), (i, end)
+        last = progress.last_wall_s(nb.stem, "quick")
+        if last is None:
+            assert "last committed run" not in start, start
+        else:
+            assert f"(cache-only, quick) (last committed run {progress.duration(last)})" in start, start
+        assert start.endswith("; the last one") if i == n else f"; {n - i} after it" in start, start
+    assert any(progress.last_wall_s(nb.stem, "quick") is not None for nb in order)   # a time is shown somewhere

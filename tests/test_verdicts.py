@@ -226,3 +226,24 @@ def test_tables_name_the_metrics_file_and_key_that_stand_in_the_way(tmp_path, ed
     with pytest.raises(ValueError) as err:
         tables.paper_verdicts("hist", tmp_path)
     assert words in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_live_verdict_of_fewer_seeds_than_the_committed_block_says_which_seeds_it_judges(monkeypatch):
+    import types
+    fake = types.SimpleNamespace(CLAIMS=(
+        v.Claim("a", "first", "Fig. 1", "p", "nb", v.AtLeast(), lambda m: {"ours": [m["ok"]]}),), PROFILE="quick")
+    monkeypatch.setattr(story, "_claims", lambda paper: fake)
+    head = "**This run** (seed 0 only; the committed block above judges seeds 0, 1):\n\n| claim |"
+    assert str(story.verdict_section("hist", "nb", {"ok": 2.0, "seeds": [0]}, committed=[1, 0])).startswith(head)
+    assert str(story.verdict_section("hist", "nb", {"ok": 2.0, "seed": 0}, committed=[0, 1])).startswith(head)
+    three = str(story.verdict_section("hist", "nb", {"ok": 2.0, "seeds": [2, 0]}, committed=[0, 1, 2]))
+    assert three.startswith("**This run** (seeds 0, 2 only; the committed block above judges seeds 0, 1, 2)")
+    for metrics, committed in (({"ok": 2.0, "seeds": [0, 1]}, [0, 1]), ({"ok": 2.0, "seeds": [0]}, [0]),
+                               ({"ok": 2.0}, [0, 1]), ({"ok": 2.0, "seeds": [0]}, [])):
+        shown = str(story.verdict_section("hist", "nb", metrics, committed=committed))
+        assert shown.startswith("| claim |") and "This run" not in shown, (metrics, committed)
+    # the committed block's seeds from the verdict file: dtfl_2_table1's Table 1 claim judges seeds 0 and 1
+    assert story.committed_seeds("dtfl", "dtfl_2_table1") == [0, 1]
+    assert story.committed_seeds("dtfl", "no_such_notebook") == []
+    shown = str(story.verdict_section("hist", "nb", {"ok": 2.0, "seeds": [0]}))     # "nb": no committed rows
+    assert shown.startswith("| claim |")

@@ -38,7 +38,8 @@ from fedlib.lab.store import cache_only, is_record
 
 BOOLEANS = {"FEDLIB_COMMIT": "write the committed figures and store (fedlib.lab.paths.committing)",
             "FEDLIB_CACHE_ONLY": "return stored records only (fedlib.lab.store.cache_only)",
-            "FEDLIB_SLOW": "run the test suite's larger property sets"}
+            "FEDLIB_SLOW": "run the test suite's larger property sets",
+            "FEDLIB_NO_FOOTER": "leave the provenance footer out of the figures (fedlib.lab.plotting.caption)"}
 FOLDERS = {"FEDLIB_FIGURES_DIR": "figures", "FEDLIB_METRICS_DIR": "metrics", "FEDLIB_CACHE_DIR": "the result store",
            "FEDLIB_DATA_DIR": "datasets"}
 ENVIRONMENT = {**BOOLEANS, **{k: f"folder: {v}" for k, v in FOLDERS.items()},
@@ -57,6 +58,7 @@ def check_environment() -> dict:
     """
     readers = {"FEDLIB_COMMIT": committing, "FEDLIB_CACHE_ONLY": cache_only,
                "FEDLIB_SLOW": lambda: env_flag("FEDLIB_SLOW", BOOLEANS["FEDLIB_SLOW"]),
+               "FEDLIB_NO_FOOTER": lambda: env_flag("FEDLIB_NO_FOOTER", BOOLEANS["FEDLIB_NO_FOOTER"]),
                "FEDLIB_THREADS": notebook_threads,
                "FEDLIB_DASK_SCHEDULER": lambda: check_scheduler_address(os.environ["FEDLIB_DASK_SCHEDULER"])}
     out = {}

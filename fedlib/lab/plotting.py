@@ -14,6 +14,7 @@ import numpy as np
 
 from fedlib import __version__
 from fedlib.lab import paths
+from fedlib.lab.paths import env_flag
 from fedlib.core.validate import ParameterTypeError, check_bool, check_str
 
 
@@ -37,8 +38,20 @@ def savefig(fig, name: str, formats: tuple[str, ...] = ("png", "pdf"), dpi: int 
     return out
 
 
+NO_FOOTER = "FEDLIB_NO_FOOTER"
+"""The environment variable that leaves the provenance footer out of every figure (:func:`caption`), for a figure
+exported into a paper: ``FEDLIB_NO_FOOTER=1`` (read by :func:`fedlib.lab.paths.env_flag`); unset, it is drawn."""
+
+
 def caption(fig, dataset: str, profile: str, differs: str = "") -> None:
-    """Write the provenance line under a figure: dataset, profile, what differs from the paper, version."""
+    """Write the provenance line under a figure: dataset, profile, what differs from the paper, version. Nothing
+    when ``FEDLIB_NO_FOOTER`` is on (:data:`NO_FOOTER`): the figure as a paper would show it.
+
+    Raises:
+        ValueError: ``FEDLIB_NO_FOOTER`` holds anything but ``0``/``1``/``true``/``false``/``yes``/``no``/empty.
+    """
+    if env_flag(NO_FOOTER, "leave the provenance footer out of the figures"):
+        return
     text = f"dataset: {dataset} · profile: {profile} · fedlib {__version__}"
     if differs:
         text += f"\ndiffers from the paper: {differs}"

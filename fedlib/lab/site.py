@@ -252,9 +252,11 @@ def build_site(out: str | Path, executed: str | Path | None = None, profile: str
     pages, bodies = {}, {}
     profiles = {paper: profile or site_profile(paper) for paper in PAPERS}
     bases = {paper: Path(executed) if executed else REPO_ROOT / ".executed" / profiles[paper] for paper in PAPERS}
-    # the notebooks this build executes (cache-only), known before the first: its progress lines count them
-    to_run = [n for n in nbs if n.parent.name in PAPERS and execute_missing
-              and not is_current(bases[n.parent.name] / n.parent.name / n.name, n, profiles[n.parent.name])]
+    # the notebooks this build executes (cache-only), known before the first and in the order it runs them (paper
+    # by paper, as the loop below): its progress lines count them, and what is left is the work after each
+    to_run = [n for paper in PAPERS for n in nbs if n.parent.name == paper and execute_missing
+              and not is_current(bases[paper] / paper / n.name, n, profiles[paper])]
+    last = {n: progress.last_wall_s(n.stem, profiles[n.parent.name]) for n in to_run}
     if to_run:
         print(f"site: {len(to_run)} of {len(nbs)} notebooks have no current executed copy; each runs once, cache-only "
               f"(all of them on a fresh clone: about 8 min on 2 cores); the others are rendered as executed", file=sys.stderr, flush=True)
@@ -269,9 +271,10 @@ def build_site(out: str | Path, executed: str | Path | None = None, profile: str
             if nb in to_run:
                 t = time.perf_counter()
                 i = to_run.index(nb) + 1
-                print(progress.start_line(f"{paper}/{nb.stem}", i, len(to_run), None, [None] * (len(to_run) - i),
-                                          what=f"started (cache-only, {prof})"), file=sys.stderr, flush=True)
-                with progress.Heartbeat(f"[{i}/{len(to_run)}] {paper}/{nb.stem}", stream=sys.stderr):
+                print(progress.start_line(f"{paper}/{nb.stem}", i, len(to_run), last[nb],
+                                          [last[n] for n in to_run[i:]], what=f"started (cache-only, {prof})"),
+                      file=sys.stderr, flush=True)
+                with progress.Heartbeat(f"[{i}/{len(to_run)}] {paper}/{nb.stem}", last[nb], stream=sys.stderr):
                     reason = _execute(paper, prof, nb, base, REPO_ROOT / ".scratch" / "site")
                 times["execute"] += time.perf_counter() - t
                 print(f"[{i}/{len(to_run)}] {paper}/{nb.stem} {'rendered' if not reason else 'not rendered'} "

@@ -162,10 +162,16 @@ def _claims(paper: str):
 
 
 def verdict_section(paper: str, notebook: str, metrics: Mapping[str, Any],
-                    link: Callable[[str], str] | None = None) -> _Markdown:
+                    link: Callable[[str], str] | None = None,
+                    committed: Sequence[int] | None = None) -> _Markdown:
     """The **Verdict** of this run: the claims that ``notebook`` decides, judged on ``metrics`` (the dict the
     notebook just wrote) by :mod:`fedlib.lab.verdicts`. Metrics that lack what a claim needs give a sentence
     naming the claim and what is missing, and no verdict for any claim (nothing from partial data).
+
+    When this run judges fewer seeds (``metrics["seeds"]``, or ``metrics["seed"]``) than the committed block above
+    it (``committed``: its seeds; None reads them from ``figures/verdicts/<paper>.json``, :func:`committed_seeds`),
+    the table is headed by the seeds each judges: ``**This run** (seed 0 only; the committed block above judges
+    seeds 0, 1)``.
 
     Raises:
         ValueError: unknown ``paper``. :class:`fedlib.lab.verdicts.UnknownClaim`: ``notebook`` decides no claim.
@@ -177,7 +183,40 @@ def verdict_section(paper: str, notebook: str, metrics: Mapping[str, Any],
         return _Markdown(f"**No verdict from this run.** {e}. The profile the paper's verdicts are read at, "
                          f"`{mod.PROFILE}` (`-p profile {mod.PROFILE}`), computes it.")
     rules = "\n".join(f"- *{v['text']}*: {v['rule']}." for v in verdicts)
-    return _Markdown(markdown_table(verdicts, link) + f"\n\nRules ({_rule_doc()}):\n\n" + rules)
+    text = markdown_table(verdicts, link) + f"\n\nRules ({_rule_doc()}):\n\n" + rules
+    ours = _run_seeds(metrics)
+    theirs = sorted(committed_seeds(paper, notebook) if committed is None else committed)
+    if ours and len(ours) < len(theirs) and set(ours) <= set(theirs):
+        text = (f"**This run** ({_seed_words(ours)} only; the committed block above judges "
+                f"{_seed_words(theirs)}):\n\n" + text)
+    return _Markdown(text)
+
+
+def _run_seeds(metrics: Mapping[str, Any]) -> list[int]:
+    """The seeds a metrics dict names (``seeds``, else ``seed``), sorted; [] when it names none."""
+    seeds = metrics.get("seeds", [metrics["seed"]] if "seed" in metrics else [])
+    return sorted(s for s in seeds if isinstance(s, int)) if isinstance(seeds, (list, tuple)) else []
+
+
+def _seed_words(seeds: Sequence[int]) -> str:
+    """``seed 0`` or ``seeds 0, 1``."""
+    return ("seed " if len(seeds) == 1 else "seeds ") + ", ".join(str(s) for s in seeds)
+
+
+def committed_seeds(paper: str, notebook: str) -> list[int]:
+    """The seeds the committed verdict block of ``notebook`` judges: every ``seed N`` label of its claims' cells in
+    ``figures/verdicts/<paper>.json`` (written by ``python -m fedlib.lab.tables``), sorted; [] when the file or the
+    notebook's rows are absent."""
+    import json
+
+    try:
+        data = json.loads((paths.REPO_ROOT / "figures" / "verdicts" / f"{paper}.json").read_text())
+    except (OSError, ValueError):
+        return []
+    labels = {label for row in data.get("claims", []) if row.get("notebook") == notebook
+              for cell in row.get("cells", {}).values() for label in cell.get("labels", [])}
+    return sorted(int(label.split()[1]) for label in labels
+                  if label.startswith("seed ") and label.split()[1].isdigit())
 
 
 VERDICT_BEGIN, VERDICT_END = "<!-- verdict:begin -->", "<!-- verdict:end -->"

@@ -56,6 +56,21 @@ def random_cuts(problem: Problem, b, rng: np.random.Generator, reachable: bool =
     return np.array([rng.choice(np.flatnonzero(row)) + 1 for row in ok], dtype=np.int64)
 
 
+def infeasible(problem: Problem, b: np.ndarray, cuts: np.ndarray, th: float) -> str | None:
+    """Why the decision ``(b [N], cuts [N])`` with Θ = ``th`` (s, eq. 42) is infeasible, or None: memory C4 first
+    (some device's :func:`fedlib.split.memory_bits` at its b and cut reaches its memory: Θ is inf for it too, and it
+    is the reason), else C1 (Θ inf: ε at or below the bound's floor at these cuts)."""
+    need, have = memory_bits(problem.profile, b, cuts), problem.devices.memory_bits
+    over = np.flatnonzero(need >= have)
+    if len(over):
+        i = int(over[0])
+        return (f"memory constraint C4: {len(over)} device(s) exceed their memory, e.g. device {i} needs "
+                f"{need[i] / 8e6:.1f} MB at b = {b[i]}, cut {cuts[i]} and has {have[i] / 8e6:.1f} MB")
+    if not np.isfinite(th):
+        return "convergence constraint C1: eps is at or below the bound's floor at these cuts"
+    return None
+
+
 def own_strategy(problem: Problem, path: str, rng: np.random.Generator) -> Decision:
     """The decision of the strategy ``path`` (``"package.module:fn"``) on ``problem``: b ``[N]`` >= 1 and cuts ``[N]``
     in 1..L checked, Θ scored (eq. 42; inf where memory C4 is violated or C1 is unreachable, ``info["infeasible"]``
@@ -75,15 +90,9 @@ def own_strategy(problem: Problem, path: str, rng: np.random.Generator) -> Decis
     b = check_output(f"strategy {path}", "b", b, n, 1)
     cuts = check_output(f"strategy {path}", "cuts", cuts, n, 1, problem.profile.num_layers)
     th = float(theta(problem, b, cuts))
-    need, have = memory_bits(problem.profile, b, cuts), problem.devices.memory_bits
-    over = np.flatnonzero(need >= have)
-    if len(over):                                         # C4 first: Θ is inf for it too, and it is the reason
-        i = int(over[0])
-        info["infeasible"] = (f"memory constraint C4: {len(over)} device(s) exceed their memory, e.g. device {i} "
-                              f"needs {need[i] / 8e6:.1f} MB at b = {b[i]}, cut {cuts[i]} and has "
-                              f"{have[i] / 8e6:.1f} MB")
-    elif not np.isfinite(th):
-        info["infeasible"] = "convergence constraint C1: eps is at or below the bound's floor at these cuts"
+    reason = infeasible(problem, b, cuts, th)
+    if reason:
+        info["infeasible"] = reason
     return Decision(b, cuts, th, {**info, "strategy": path})
 
 
@@ -136,13 +145,7 @@ def strategy(problem: Problem, name: str, rng: np.random.Generator) -> Decision:
     except ValueError as err:  # this random draw makes C1 or C4 unsatisfiable
         return Decision(b, cuts, np.inf, {"infeasible": str(err)})
     th = float(theta(problem, b, cuts))
-    need, have = memory_bits(problem.profile, b, cuts), problem.devices.memory_bits
-    over = np.flatnonzero(need >= have)
-    if len(over):                                         # C4 first: Θ is inf for it too, and it is the reason
-        i = int(over[0])
-        info["infeasible"] = (f"memory constraint C4: {len(over)} device(s) exceed their memory, e.g. device {i} "
-                              f"needs {need[i] / 8e6:.1f} MB at b = {b[i]}, cut {cuts[i]} and has "
-                              f"{have[i] / 8e6:.1f} MB")
-    elif not np.isfinite(th):
-        info["infeasible"] = "convergence constraint C1: eps is at or below the bound's floor at these cuts"
+    reason = infeasible(problem, b, cuts, th)
+    if reason:
+        info["infeasible"] = reason
     return Decision(b, cuts, th, info)

@@ -41,12 +41,16 @@ def fixed_labels(entries: list[dict]) -> list[str]:
     return [f"b = {b}, cut {c}" for b, c in fixed] + list(dict.fromkeys(rest))
 
 
-def _band(ax, entries: list[dict], xkey: str, style: dict, label: str, scale: float = 1.0, ls: str = "-") -> None:
+def _band(ax, entries: list[dict], xkey: str, style: dict, label: str, scale: float = 1.0, ls: str = "-",
+          faint: bool = False) -> None:
     """Mean curve of the seeds in ``entries`` with a min-max band (when more than one seed) in ``style``
-    (:func:`method_style`)."""
+    (:func:`method_style`); ``faint``: a thin, half-transparent line without markers, under the others (a method
+    shown for reference beside the ones a figure is about)."""
     curves = [(np.asarray(e["curve"][xkey], float) * scale, np.asarray(e["curve"]["test_acc"]) * 100)
               for e in entries]
     kw = dict(color=style["color"], lw=1.3, ls=ls, marker=style["marker"], mfc=style["mfc"], ms=3.5, markevery=0.1)
+    if faint:
+        kw.update(lw=0.9, alpha=0.55, marker=None, zorder=1.5)
     if len(curves) == 1:
         ax.plot(*curves[0], label=label, **kw)
         return
@@ -60,12 +64,14 @@ def _signature(entries: list[dict], xkey: str) -> tuple:
     return tuple((tuple(np.round(e["curve"][xkey], 9)), tuple(np.round(e["curve"]["test_acc"], 9))) for e in entries)
 
 
-def draw_groups(ax, groups: dict, xkey: str, others=()) -> None:
+def draw_groups(ax, groups: dict, xkey: str, others=(), faint=()) -> None:
     """One curve per method in its :func:`method_style` (``others``: the figure's labels outside the registry, in
     the order they are numbered); a method whose curves equal an earlier method's (same decisions, so the same run)
     is drawn dashed over it, and the panel names the pairs ("X = Y: identical runs"), so that no curve hides. A
     method whose runs never met the paper's convergence rule says so in its legend label, on a second line so that
-    the legend keeps its width (``"RBS+RMS\nnever converged (504 rounds)"``, :func:`never_converged`)."""
+    the legend keeps its width (``"RBS+RMS\nnever converged (504 rounds)"``, :func:`never_converged`). The labels
+    in ``faint`` are drawn thin and pale, without markers (:func:`_band`), and listed after the others in the
+    legend."""
     seen, same = {}, []
     for label, es in groups.items():
         sig = _signature(es, xkey)
@@ -76,21 +82,26 @@ def draw_groups(ax, groups: dict, xkey: str, others=()) -> None:
         else:
             seen[sig] = label
         never = never_converged([e["row"] for e in es])
-        _band(ax, es, xkey, method_style(label, others), label + (f"\n{never}" if never else ""), ls=ls)
+        _band(ax, es, xkey, method_style(label, others), label + (f"\n{never}" if never else ""), ls=ls,
+              faint=label in faint)
     if same:
         ax.text(0.98, 0.02, "identical runs (dashed over):\n" + "\n".join(same), transform=ax.transAxes,
-                ha="right", va="bottom", fontsize=6, bbox=dict(fc="w", ec="0.7", alpha=0.9))
+                ha="right", va="bottom", fontsize=7, bbox=dict(fc="w", ec="0.7", alpha=0.9))
 
 
-def legend_below(ax, ncol: int) -> int:
+def legend_below(ax, ncol: int, fontsize: float = 6, title: str | None = None, last=()) -> int:
     """The panel's legend below its x-axis label (a fixed offset in points, whatever the panel's height: the curves
     fill the panel), in ``ncol`` columns, or 2 where a label has a second line ("never converged (30 rounds)"), so
-    that the legend is no wider than its panel. Returns the legend's height in text lines."""
-    labels = ax.get_legend_handles_labels()[1]
+    that the legend is no wider than its panel; ``fontsize`` in points, ``title`` above the entries, the labels
+    starting with one of ``last`` after the others. Returns the legend's height in text lines."""
+    handles, labels = ax.get_legend_handles_labels()
+    order = sorted(range(len(labels)), key=lambda i: labels[i].startswith(tuple(last)))
     two_line = any("\n" in lab for lab in labels)
     ncol = 2 if two_line else ncol
-    ax.legend(fontsize=6, ncol=ncol, loc="upper center", bbox_to_anchor=(0.5, 0.0), borderaxespad=6.5)
-    return -(-len(labels) // ncol) * (1 + two_line)
+    ax.legend([handles[i] for i in order], [labels[i] for i in order], fontsize=fontsize, ncol=ncol,
+              loc="upper center", bbox_to_anchor=(0.5, 0.0), borderaxespad=6.5 * 6 / fontsize, title=title,
+              title_fontsize=fontsize)
+    return -(-len(labels) // ncol) * (1 + two_line) + (title is not None)
 
 
 def _fit_height(fig, rows: int, lines: int):
@@ -100,27 +111,43 @@ def _fit_height(fig, rows: int, lines: int):
     return fig
 
 
+PAPER_METHODS = METHOD_ORDER[:5]
+"""The paper's methods in Fig. 5 (HASFL and its four benchmarks, Sec. VII): drawn bold with markers, as is a method
+of your own; this collection's variants (:data:`VARIANTS`) thin and pale, for reference."""
+
+VARIANTS = METHOD_ORDER[5:]
+"""This collection's variants of Fig. 5's methods: the C1 benchmarks, HASFL-max, HASFL-calibrated."""
+
+FIG5_TIME_LABEL = "simulated time (s; symlog axis: linear to 1 s, log above)"
+
+
 def fig5_accuracy_vs_time(entries: list[dict], models: tuple, settings: tuple, target_acc: float | None = None):
-    """Fig. 5: accuracy vs simulated time for HASFL and the benchmarks, one panel per model and setting; a method
-    has the same colour and marker in every panel (a panel may lack a variant, e.g. HASFL-max for a model) and in
-    every other HASFL figure (:func:`method_style`); a run that never converged says so in the legend.
-    ``target_acc`` (a fraction): a dotted line at that accuracy, where the time to target is read."""
+    """Fig. 5: accuracy vs simulated time for HASFL and the benchmarks, one panel per model and setting; the paper's
+    five methods (:data:`PAPER_METHODS`) and any method of your own bold with markers, this collection's variants
+    (:data:`VARIANTS`) thin and pale without markers, listed last in the legend (8 pt, so that it reads at the size JupyterLab shows the figure); a method has the same colour
+    in every panel (a panel may lack a variant, e.g. HASFL-max for a model) and in every other HASFL figure
+    (:func:`method_style`); a run that never converged says so in the legend. The time axis is symlog (linear below
+    1 s, where the runs start at 0, log above), as its label says. ``target_acc`` (a fraction): a dotted line at
+    that accuracy, where the time to target is read."""
     fig, axes = new_figure(len(settings), len(models))
     others, lines = fixed_labels(entries), 0               # lines: of the tallest legend
     for row_axes, model in zip(axes, models):
         for ax, setting in zip(row_axes, settings):
             if target_acc is not None:
                 ax.axhline(100 * target_acc, color="0.4", ls=":", lw=1)
-                ax.text(0.02, 100 * target_acc, f"target {100 * target_acc:.0f} %", color="0.3", fontsize=7,
+                ax.text(0.02, 100 * target_acc, f"target {100 * target_acc:.0f} %", color="0.3", fontsize=8,
                         va="bottom", transform=ax.get_yaxis_transform())
-            draw_groups(ax, figure_groups(entries, "fig5", model=model, setting=setting), "sim_s", others)
+            groups = figure_groups(entries, "fig5", model=model, setting=setting)
+            faint = [label for label in groups if label in VARIANTS]
+            draw_groups(ax, groups, "sim_s", others, faint)
             ax.set_xscale("symlog", linthresh=1.0)
-            ax.set_xlabel("simulated time (s)")
+            ax.set_xlabel(FIG5_TIME_LABEL, fontsize=9)
             ax.set_ylabel("test accuracy (%)")
-            ax.set_title(f"{model}, {setting}", fontsize=9)
+            ax.set_title(f"{model}, {setting}", fontsize=10)
             ax.grid(alpha=0.3)
-            lines = max(lines, legend_below(ax, 4))
-    return _fit_height(fig, len(models), lines)
+            title = "bold: the paper's methods · thin: our variants" if faint else None
+            lines = max(lines, legend_below(ax, 3, fontsize=8, title=title, last=faint))
+    return _fit_height(fig, len(models), lines * 8 / 6)
 
 
 FIG6_QUANTITIES = {
