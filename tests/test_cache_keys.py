@@ -40,7 +40,8 @@ NOT_NEEDED = {"hasfl": {"fedlib.split.resnet_cifar": "DTFL's CIFAR ResNets, impo
                            for m in ("fedlib.split.stacked", "fedlib.split.stacked_ops", "fedlib.split.stacked_layers")}},
               "dtfl": {**{m: "the engine's stacked backend: its source enters the keys of the records it computes "
                           "(fedlib.dtfl.training.keyed_by_backend adds fedlib.split.backends.STACKED_CODE), not "
-                          "those of the loop backend" for m in ("fedlib.split.stacked", "fedlib.split.stacked_ops")},
+                          "those of the loop backend (fedlib.dtfl.local_loss holds DTFL's step for both backends)"
+                          for m in ("fedlib.split.stacked", "fedlib.split.stacked_ops", "fedlib.split.stacked_layers")},
                        "fedlib.dtfl.scheduler": "imported by fedlib.dtfl.run.dtfl only (the scheduler deciding each "
                                                 "round, a run never stored): a stored run replays the tiers decided "
                                                 "ahead, which enter its config"}}

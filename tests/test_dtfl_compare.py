@@ -217,18 +217,42 @@ def test_privacy_hooks_reach_the_client_loss_and_the_server(fmnist):
         run_dtfl(cfg, ds, [[1, 2, 2]], smashed_transform=zero)
 
 
-def test_engine_hooks_need_local_loss(fmnist):
+@pytest.mark.parametrize("backend", ["loop", "stacked"])
+def test_engine_takes_a_local_loss_step_with_local_loss_only(fmnist, backend):
+    """The engine refuses DTFL's local-loss step (with or without its privacy hooks) in a run without local loss,
+    and a local-loss run without a step, on both backends; with both it trains."""
     import torch
-    from fedlib.split import SplitConfig, build_model, init_state, train_round
+    from fedlib.dtfl.local_loss import local_loss_step
+    from fedlib.dtfl.tiers import aux_head_factory
+    from fedlib.split import SplitConfig, build_model
+    from fedlib.split.backends import split_backend
+    f = split_backend(backend)
     cfg = SplitConfig(model="resnet20", width=0.25, num_devices=1, batch_sizes=(4,), cuts=(2,), mode="copies",
                       optimizer="adam", lr=1e-3)
-    st = init_state(cfg, build_model(cfg, 1, 28, 10), (1, 28, 28))
+    st = f.init_state(cfg, build_model(cfg, 1, 28, 10), (1, 28, 28))
     x, y = fmnist.x_train[:4], fmnist.y_train[:4]
-    with pytest.raises(ValueError, match="local_loss"):
-        train_round(st, [x], [y], smashed_transform=lambda z: z)
-    with pytest.raises(ValueError, match="local_loss"):
-        train_round(st, [x], [y], client_loss=lambda out, y_, x_, z: out.sum())
-    assert torch.isfinite(torch.tensor(train_round(st, [x], [y])))
+    for step in (local_loss_step(backend, smashed_transform=lambda z: z),
+                 local_loss_step(backend, client_loss=lambda out, y_, x_, z: out.sum())):
+        with pytest.raises(ValueError, match="local_step needs local_loss=True"):
+            f.train_round(st, [x], [y], local_step=step)
+    assert torch.isfinite(torch.tensor(f.train_round(st, [x], [y])))
+    local = SplitConfig(model="resnet20", width=0.25, num_devices=1, batch_sizes=(4,), cuts=(2,), mode="copies",
+                        optimizer="adam", lr=1e-3, local_loss=True)
+    st = f.init_state(local, build_model(local, 1, 28, 10), (1, 28, 28), aux_head=aux_head_factory(10))
+    with pytest.raises(ValueError, match="local_loss=True needs a local_step"):
+        f.train_round(st, [x], [y])
+    assert st.round == 0
+    assert torch.isfinite(torch.tensor(f.train_round(st, [x], [y], local_step=local_loss_step(backend))))
+
+
+def test_hooks_of_an_end_to_end_method_are_refused(fmnist):
+    """The privacy hooks act at the cut of DTFL's local loss: FedAvg / SplitFed (gradient through the cut) refuse
+    them, naming the method."""
+    from fedlib.dtfl import DtflConfig
+    from fedlib.dtfl.run import run_engine
+    cfg = DtflConfig(model="resnet20", width=0.25, num_clients=3, batch_size=10, channels_last=False)
+    with pytest.raises(ValueError, match="method 'splitfed' trains end to end"):
+        run_engine(cfg, _tiny(fmnist), [[2, 2, 2]], "splitfed", smashed_transform=lambda z: z)
 
 
 def test_authors_scheduler_run_sees_our_system_and_never_tier_1(fmnist):

@@ -14,27 +14,6 @@ from pathlib import Path
 
 FEDLIB = Path(__file__).resolve().parents[1] / "fedlib"
 
-#: cycles left in place on purpose, each with the reason. All three are in the method layer, in modules that the
-#: committed records are keyed by (each store's STORE_CODE / TRAIN_CODE hashes their syntax trees): moving a
-#: function or an import between the two modules changes the keys of every record of those stores, so breaking a
-#: cycle here needs a checked re-key (retrain a sample with the old and the new code, bit-identical, then
-#: ``python -m fedlib.lab.prune --rekey``: issue 68 item 8), not an edit on its own. None is in the lab.
-KNOWN_CYCLES = {
-    # split.models imports DTFL's CIFAR ResNets from split.resnet_cifar (an import at the bottom of models), which
-    # imports models' layer helpers (_check_shape, _scale, resnet_init): keys every DTFL and HASFL record
-    frozenset({"fedlib.split.models", "fedlib.split.resnet_cifar"}):
-        "keys every DTFL and HASFL record: needs a checked re-key (issue 68 item 8)",
-    # data.folders imports the loader helpers of data.datasets; datasets' registry imports folders inside a
-    # function on first use (_folder_loader): fedlib.data keys every store's records
-    frozenset({"fedlib.data.datasets", "fedlib.data.folders"}):
-        "keys every paper's records: needs a checked re-key (issue 68 item 8)",
-    # hist.engine names hist.run's Prepared in an annotation (an import under TYPE_CHECKING, never run), hist.run
-    # calls the engine: both key every HIST record
-    frozenset({"fedlib.hist.engine", "fedlib.hist.run"}):
-        "keys every HIST record: needs a checked re-key (issue 68 item 8)",
-}
-
-
 def module_name(path: Path, root: Path) -> str:
     """The dotted name of ``path`` under ``root``'s parent (``root`` is the top package's folder)."""
     parts = path.relative_to(root.parent).with_suffix("").parts
@@ -116,18 +95,13 @@ def _describe(component: frozenset[str], graph: dict[str, set[str]]) -> str:
 
 
 def test_fedlib_has_no_import_cycle():
+    # no cycle is known or allowed: the three the method layer held (split models / resnet_cifar, data datasets /
+    # folders, hist engine / run) were broken by moving the shared piece into a module both import (split.blocks,
+    # data.tensors, hist.engine's Prepared), with one checked re-key of the stores (notebooks/RUN_LOG.md, 2026-12-07)
     graph = import_graph(FEDLIB)
     found = cycles(graph)
-    unknown = [c for c in found if c not in KNOWN_CYCLES]
-    print(f"\nimport graph: {len(graph)} modules, {sum(map(len, graph.values()))} edges, {len(found)} cycles "
-          f"({len(found) - len(unknown)} known)")
-    assert unknown == [], "import cycles:\n" + "\n".join(_describe(c, graph) for c in unknown)
-
-
-def test_every_known_cycle_is_still_there():
-    # a known cycle that was broken leaves the list (it then guards against its return like any other)
-    found = set(cycles(import_graph(FEDLIB)))
-    assert set(KNOWN_CYCLES) <= found, set(KNOWN_CYCLES) - found
+    print(f"\nimport graph: {len(graph)} modules, {sum(map(len, graph.values()))} edges, {len(found)} cycles")
+    assert found == [], "import cycles:\n" + "\n".join(_describe(c, graph) for c in found)
 
 
 def _tree(tmp_path: Path, files: dict[str, str]) -> Path:

@@ -16,7 +16,8 @@ from fedlib.split import (SplitConfig, aggregate, build_model, global_model, glo
                           set_decision, train_round)
 from fedlib.split.records import client_partition, converged_at, draw_batches, run_split, time_to_target
 from fedlib.lab.split.reference import Reference
-from fedlib.split.backends import BACKENDS, backend_functions, device_aux
+from fedlib.dtfl.local_loss import local_loss_step
+from fedlib.split.backends import BACKENDS, device_aux, split_backend
 from fedlib.split.stacked import StackedState
 
 
@@ -40,11 +41,12 @@ def run_both(ds, rounds=4, tol=1e-5, backend="loop", absent=(), **kw):
                 interval=1, lr=0.05, seed=1)
     base.update(kw)
     cfg = SplitConfig(**base)
-    f = backend_functions(backend)
+    f = split_backend(backend)
     shape = tuple(ds.x_train.shape[1:])
     model = build_model(cfg, shape[0], shape[1], 10)
     head = aux_head if cfg.local_loss else None
-    st = f["init_state"](cfg, model, shape, aux_head=head)
+    st = f.init_state(cfg, model, shape, aux_head=head)
+    step = local_loss_step(backend) if cfg.local_loss else None
     ref = Reference(cfg, model, [None if c == len(model) else _aux_like(st, i) for i, c in enumerate(cfg.cuts)]
                     if cfg.local_loss else None)
     parts = [torch.from_numpy(p) for p in client_partition(cfg, ds.y_train)]
@@ -54,9 +56,9 @@ def run_both(ds, rounds=4, tol=1e-5, backend="loop", absent=(), **kw):
         xs, ys = [ds.x_train[i].to(torch.get_default_dtype()) for i in idx], [ds.y_train[i] for i in idx]
         for i in (absent[(r - 1) % len(absent)] if absent else ()):
             xs[i] = ys[i] = None
-        assert f["train_round"](st, xs, ys) == pytest.approx(ref.round(xs, ys), abs=tol)
+        assert f.train_round(st, xs, ys, local_step=step) == pytest.approx(ref.round(xs, ys), abs=tol)
         if r % cfg.interval == 0:
-            f["aggregate"](st)
+            f.aggregate(st)
             ref.aggregate()
     return st, ref
 
@@ -73,7 +75,7 @@ def _aux_like(st, i):
 
 
 def assert_same(st, ref, atol=1e-5):
-    gm = backend_functions("stacked" if isinstance(st, StackedState) else "loop")["global_model"]
+    gm = split_backend("stacked" if isinstance(st, StackedState) else "loop").global_model
     g1, g2 = gm(st).state_dict(), ref.global_model().state_dict()
     assert g1.keys() == g2.keys()
     for k in g1:

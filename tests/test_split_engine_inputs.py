@@ -74,11 +74,11 @@ def test_train_round_names_a_malformed_batch(xs_sizes, ys_sizes, needle):
 
 
 def _state(backend, mode="copies"):
-    from fedlib.split.backends import backend_functions
-    fns = backend_functions(backend)
+    from fedlib.split.backends import split_backend
+    fns = split_backend(backend)
     cfg = _cfg((4, 4, 4), mode=mode)
     torch.manual_seed(0)
-    return fns, fns["init_state"](cfg, build_model(cfg, 1, 28, 10), SHAPE)
+    return fns, fns.init_state(cfg, build_model(cfg, 1, 28, 10), SHAPE)
 
 
 BACKENDS = ("loop", "stacked")
@@ -90,7 +90,7 @@ def test_every_device_absent_is_named_before_torch_sees_the_round(backend):
     torch.cat's 'expected a non-empty list')."""
     fns, st = _state(backend)
     with pytest.raises(ValueError, match="at least one device must train"):
-        fns["train_round"](st, [None] * 3, [None] * 3)
+        fns.train_round(st, [None] * 3, [None] * 3)
     assert st.round == 0
 
 
@@ -102,7 +102,7 @@ def test_inputs_of_another_dtype_are_refused_naming_the_dtypes(backend):
     fns, st = _state(backend)
     xs, ys = _batches((4, 4, 4))
     with pytest.raises(ParameterTypeError, match=r"xs\[0\] must have the model's dtype torch.float32, got torch.float64"):
-        fns["train_round"](st, [x.double() for x in xs], ys)
+        fns.train_round(st, [x.double() for x in xs], ys)
     assert st.round == 0
 
 
@@ -111,7 +111,7 @@ def test_inputs_on_another_device_are_refused(backend):
     fns, st = _state(backend)
     xs, ys = _batches((4, 4, 4))
     with pytest.raises(ValueError, match=r"on the model's device cpu, got meta and cpu"):
-        fns["train_round"](st, [xs[0].to("meta"), *xs[1:]], ys)
+        fns.train_round(st, [xs[0].to("meta"), *xs[1:]], ys)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -122,7 +122,7 @@ def test_bad_weights_are_refused_in_every_mode(backend, mode, weights):
     round (outside ``copies`` mode the round does not use them, so they once passed unseen)."""
     fns, st = _state(backend, mode)
     with pytest.raises(ValueError, match="weights"):
-        fns["train_round"](st, *_batches((4, 4, 4)), weights=weights)
+        fns.train_round(st, *_batches((4, 4, 4)), weights=weights)
     assert st.round == 0
 
 

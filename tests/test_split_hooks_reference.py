@@ -1,5 +1,6 @@
 """The split engine's hooks against the literal per-device reference (fedlib.lab.split.reference.Reference), float64:
-``train_round(client_loss=, smashed_transform=)`` (DTFL Sec. 4.4), non-uniform weights (eq. 7, server copies,
+DTFL's local-loss step with its privacy hooks (``fedlib.dtfl.local_loss``, Sec. 4.4: ``client_loss``,
+``smashed_transform``), non-uniform weights (eq. 7, server copies,
 auxiliary heads, global model) and ``set_decision`` changing cuts and batch sizes between rounds (HASFL's
 reassignments, DTFL's tier changes), in both modes. Engine == reference on every parameter and buffer to 1e-10."""
 import pytest
@@ -8,11 +9,12 @@ import torch.nn.functional as F
 from torch import nn
 
 from fedlib.core.seeding import torch_generator
+from fedlib.dtfl.local_loss import local_loss_step
 from fedlib.dtfl.privacy import distance_correlation, patch_shuffle
 from fedlib.split import SplitConfig, build_model
 from fedlib.split.records import client_partition, draw_batches
 from fedlib.lab.split.reference import Reference
-from fedlib.split.backends import BACKENDS, backend_functions, device_aux
+from fedlib.split.backends import BACKENDS, device_aux, split_backend
 from fedlib.split.stacked import StackedState
 
 pytestmark = pytest.mark.usefixtures("one_thread", "float64")
@@ -61,26 +63,27 @@ def run_both(ds, rounds=4, weights=None, decisions=None, hooks=False, sit_out=No
     model = build_model(cfg, shape[0], shape[1], 10)
     head = aux_head if cfg.local_loss else None
     ref = Reference(cfg, model, aux_head=head, input_shape=shape)       # heads built by the reference itself
-    f = backend_functions(backend)
-    st = f["init_state"](cfg, model, shape, aux_head=head)
+    f = split_backend(backend)
+    st = f.init_state(cfg, model, shape, aux_head=head)
     loss_fn = client_loss if hooks else None
     t_eng, t_ref = ((ShuffleNoise(7), ShuffleNoise(7)) if hooks is True else
                     (flip_scale, flip_scale) if hooks == "deterministic" else (None, None))
+    step = local_loss_step(backend, loss_fn, t_eng) if cfg.local_loss else None
     parts = [torch.from_numpy(p) for p in client_partition(cfg, ds.y_train)]
     gen = torch_generator(cfg.seed, "data")
     for r in range(1, rounds + 1):
         if r in (decisions or {}):
             b, cuts = decisions[r]
-            f["set_decision"](st, b, cuts, weights, seed=cfg.seed)
+            f.set_decision(st, b, cuts, weights, seed=cfg.seed)
             ref.set_decision(b, cuts, weights, seed=cfg.seed)
         idx = draw_batches(parts, st.b, gen)
         xs, ys = [ds.x_train[i].to(torch.get_default_dtype()) for i in idx], [ds.y_train[i] for i in idx]
         for i in (sit_out or {}).get(r, ()):           # copies mode: device i sits this round out
             xs[i] = ys[i] = None
-        eng = f["train_round"](st, xs, ys, weights, client_loss=loss_fn, smashed_transform=t_eng)
+        eng = f.train_round(st, xs, ys, weights, local_step=step)
         assert eng == pytest.approx(ref.round(xs, ys, weights, loss_fn, t_ref), abs=ATOL)
         if r % cfg.interval == 0:
-            f["aggregate"](st, weights)
+            f.aggregate(st, weights)
             ref.aggregate(weights)
     return st, ref, weights
 
@@ -88,7 +91,7 @@ def run_both(ds, rounds=4, weights=None, decisions=None, hooks=False, sit_out=No
 def assert_same(st, ref, weights):
     assert list(st.cuts) == ref.cuts and st.per_device == ref.lc
     stacked = isinstance(st, StackedState)
-    gm = backend_functions("stacked" if stacked else "loop")["global_model"]
+    gm = split_backend("stacked" if stacked else "loop").global_model
     g1, g2 = gm(st, weights).state_dict(), ref.global_model(weights).state_dict()
     assert g1.keys() == g2.keys()
     for k in g1:

@@ -81,7 +81,7 @@ def test_layout_round_trip():
 def test_channels_last_convolution_keeps_nhwc_storage():
     """A channels-last grouped convolution returns NHWC storage (what the variant is for), and the stacked_cl
     backend builds its units that way."""
-    from fedlib.split.backends import backend_functions
+    from fedlib.split.backends import split_backend
     from fedlib.split import SplitConfig, build_model
     conv = grouped(nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU()), channels_last=True)
     params = {k: torch.stack([v.detach()] * G) for k, v in nn.Sequential(nn.Conv2d(3, 4, 3, padding=1),
@@ -90,5 +90,5 @@ def test_channels_last_convolution_keeps_nhwc_storage():
     assert out.is_contiguous(memory_format=torch.channels_last) and not out.is_contiguous()
     cfg = SplitConfig(model="vgg16", width=0.0625, num_devices=2, batch_sizes=(2, 2), cuts=(3, 3), seed=0)
     for backend, want in (("stacked", False), ("stacked_cl", True)):
-        st = backend_functions(backend)["init_state"](cfg, build_model(cfg, 1, 28, 10), (1, 28, 28))
+        st = split_backend(backend).init_state(cfg, build_model(cfg, 1, 28, 10), (1, 28, 28))
         assert st.layout["channels_last"] is want

@@ -6,6 +6,7 @@ import torch
 
 from fedlib.core.validate import ParameterTypeError, check_mask, check_per_client
 from fedlib.dtfl import TierScheduler, TimeModel, aux_head_factory, tier_costs
+from fedlib.dtfl.local_loss import LoopLocalLoss
 from fedlib.lab.dtfl import experiments as dx
 from fedlib.split import MODELS, SplitConfig, init_state, model_profiles, train_round
 
@@ -108,13 +109,13 @@ def test_train_round_checks_inputs_and_labels(split_state, x_shape, labels, matc
     ys = [torch.zeros(4, dtype=torch.int64), torch.tensor(labels)]
     before = {k: v.clone() for k, v in split_state.units[0][1].items()}
     with pytest.raises(ValueError, match=match):
-        train_round(split_state, xs, ys)
+        train_round(split_state, xs, ys, local_step=LoopLocalLoss())
     assert all(torch.equal(before[k], v) for k, v in split_state.units[0][1].items())   # nothing trained
 
 
 def test_train_round_refuses_float_labels(split_state):
     with pytest.raises(ValueError, match=r"ys\[0\] must be a 1-D int64 tensor of class labels, got torch.float32"):
-        train_round(split_state, [torch.zeros(4, 1, 28, 28)] * 2, [torch.zeros(4)] * 2)
+        train_round(split_state, [torch.zeros(4, 1, 28, 28)] * 2, [torch.zeros(4)] * 2, local_step=LoopLocalLoss())
 
 
 def _tiny(name="fashion-mnist", n=40, labels=None):

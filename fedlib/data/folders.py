@@ -26,7 +26,7 @@ import torchvision
 from PIL import Image
 from torchvision.transforms import functional as TF
 
-from .datasets import DatasetNotFoundError, TensorDataset, _normalise, _root
+from .tensors import DatasetNotFoundError, TensorDataset, _normalise, _root
 from ..core.validate import check_bool, check_float, check_int
 
 __all__ = ["CINIC10_CLASSES", "CINIC10_MEAN_STD", "HAM10000_CLASSES", "cinic10_available", "load_cinic10",

@@ -2,10 +2,11 @@
 scheduler and its time model).
 
 Source: the DTFL paper. :mod:`.run` is Algorithm 1 top-down; :mod:`.tiers` (the tier rule for any M, auxiliary
-heads), :mod:`.timing` (per-tier costs, resource profiles, eq. 5), :mod:`.scheduler` (TierScheduler, profile
-dynamics, the system simulation), :mod:`.training` (config, clients' data), the baselines :mod:`.baselines` and
-:mod:`.fedgkt` with their time model :mod:`.baseline_time`, :mod:`.privacy` (distance correlation, patch
-shuffling, the reconstruction attack). Models: :func:`fedlib.split.resnet_cifar` (md1..md8).
+heads), :mod:`.local_loss` (the local-loss step at the cut, for either backend of the split engine),
+:mod:`.timing` (per-tier costs, resource profiles, eq. 5), :mod:`.scheduler` (TierScheduler, profile dynamics, the
+system simulation), :mod:`.training` (config, clients' data), the baselines :mod:`.baselines` and :mod:`.fedgkt`
+with their time model :mod:`.baseline_time`, :mod:`.privacy` (distance correlation, patch shuffling, the
+reconstruction attack). Models: :func:`fedlib.split.resnet_cifar` (md1..md8).
 """
 from .baseline_time import MethodCosts, method_costs, method_times, simulate_method
 from .baselines import BASELINE_CUTS, YogiConfig, run_baseline, yogi_update

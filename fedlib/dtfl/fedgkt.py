@@ -38,7 +38,7 @@ from ..core.validate import (ParameterTypeError, check_bool, check_callable, che
                              check_int)
 from ..data import TensorDataset
 from ..split import evaluate
-from ..split.models import _check_shape, _scale, resnet_init
+from ..split.blocks import _check_shape, _scale, resnet_init
 from ..split.resnet_cifar import resnet_cifar
 from .training import MODELS, DtflConfig, check_participants, client_data, subset
 
@@ -57,7 +57,7 @@ def _width(width) -> float:
 def gkt_client_model(in_channels: int, image_size: int, num_classes: int, width: float = 1.0) -> nn.Sequential:
     """FedGKT's client model (module docstring): ``nn.Sequential`` of 3 units [stem, two stage-1 bottleneck
     blocks, classifier]; features = ``net[:2](x)`` (``[B, 64·w, H, W]``), logits = ``net(x)``. torchvision's
-    ResNet initialisation (:func:`fedlib.split.models.resnet_init`).
+    ResNet initialisation (:func:`fedlib.split.blocks.resnet_init`).
 
     Raises:
         ValueError / ParameterTypeError: a shape below its minimum (naming it), width not finite > 0.

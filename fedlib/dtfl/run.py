@@ -3,6 +3,22 @@ step naming its lines; :func:`run_dtfl` runs it for a schedule of tiers, :func:`
 deciding each round; :class:`EngineRun` holds the steps on the shared split engine (:mod:`fedlib.split.engine`,
 ``mode="copies"``), which the engine baselines (:mod:`fedlib.dtfl.baselines`) run through the same loop.
 
+**The loop every stored run goes through** (:func:`train_record` -> :func:`run_dtfl` -> :func:`run_engine` ->
+:func:`algorithm1`), round r = 1..R:
+
+1. the tier scheduler's decision for round r (line 2): the round's cuts ``[K]`` and participants ``[K]``,
+   replayed from the recorded schedule (:class:`Schedule`; see "The stored runs replay a recorded schedule" below)
+   and sent to the clients with their tiers' auxiliary networks (:meth:`EngineRun.download`);
+2. the local-loss round (lines 3-11, 15-20; :meth:`EngineRun.local_epoch`): one local epoch of every participant
+   on the split engine, each client's part md1..md_{m_k} trained by DTFL's local-loss step
+   (:mod:`fedlib.dtfl.local_loss`, passed to the engine as a :class:`fedlib.split.LocalLossStep`: the auxiliary
+   network's cross-entropy at the cut, no gradient back from the server) and the server part on the detached
+   smashed data;
+3. aggregation (lines 12-13; :meth:`EngineRun.aggregate`): eq. 1, the N_k-weighted average of the participants'
+   full models, and each tier's auxiliary network averaged among its clients;
+
+then every ``eval_every`` rounds the global model is evaluated into the record (:meth:`EngineRun.evaluate`).
+
 Engine mapping: the engine's cut of client k is its tier's module count (:func:`fedlib.dtfl.client_modules`);
 one engine step = every client with a batch left in its epoch trains one batch (clients with fewer batches sit
 the remaining steps out); server copies are not averaged between steps (``sync_copies=False``); after the epoch
@@ -44,9 +60,10 @@ from ..core.seeding import resolve_device, torch_generator
 from ..core.validate import check_bool, check_callable, check_choice, check_instance
 from ..data import TensorDataset
 from ..split import SplitConfig, build_model, evaluate
-from ..split.backends import ALL_BACKENDS, backend_functions, device_aux, resolve_backend, set_device_aux
+from ..split.backends import ALL_BACKENDS, device_aux, resolve_backend, set_device_aux, split_backend
 from ..split.config import NUM_UNITS
 from ..split.ops import weighted_mean
+from .local_loss import local_loss_step
 from .tiers import aux_head_factory
 from .training import (TOP_CUT, AtCut, DtflConfig, Functional, check_cuts, check_participants, client_data,
                        evaluate_heads, subset)
@@ -60,7 +77,7 @@ def algorithm1(run: "EngineRun", schedule) -> dict:
     for r in range(1, schedule.rounds + 1):                 # line 1: for each round
         cuts, here = schedule.tiers(r)                       # line 2: m^(r) <- TierScheduler (lines 21-35)
         run.download(cuts)                                   # line 2: client k gets md1..md_{m_k} + its tier's aux
-        run.local_epoch(here)                                # lines 3-11, 15-20: ClientUpdate (local loss) | server
+        run.local_epoch(here)                                # lines 3-11, 15-20: ClientUpdate (.local_loss) | server
         run.aggregate(here)                                  # lines 12-13: eq. 1; tier models from w^(r+1)
         schedule.observe(r)                                  # lines 5, 22-23: the measured client time into the EMA
         if r % run.cfg.eval_every == 0 or r == schedule.rounds:
@@ -97,7 +114,8 @@ def run_dtfl(cfg: DtflConfig, data: TensorDataset, cuts, device: str = "cpu", pr
             keep_model: also return the final global model under ``"model"`` (an ``nn.Module``: not JSON).
             participants: ``[R, K]`` bools, the clients sampled in each round (Table 4; None = all): the others
                 sit the round out and the global model is the N_k-weighted average over the round's participants.
-            client_loss, smashed_transform: the privacy hooks of :func:`fedlib.split.train_round` (Sec. 4.4);
+            client_loss, smashed_transform: the privacy hooks of DTFL's local-loss step (Sec. 4.4,
+                :mod:`fedlib.dtfl.local_loss`);
                 with ``smashed_transform`` every client must keep one cut for the whole run, and the evaluated
                 global model applies ``eval_transform`` (default: ``smashed_transform`` itself; give a copy with
                 its own generator so that evaluations do not shift the training draws) at that cut, since the
@@ -126,8 +144,9 @@ def train_record(cfg: DtflConfig, data: TensorDataset, cuts, device: str = "cpu"
 
     A replay of a recorded schedule (module docstring): ``cuts`` and ``participants`` come from the tier scheduler
     run first over the time model (:func:`fedlib.dtfl.simulate`), and :func:`algorithm1` then trains round by round
-    with them. Since the simulated times never depend on the weights this equals :func:`dtfl` with the scheduler
-    deciding each round, and the record is keyed by the tiers its training saw.
+    with them: the scheduler's recorded decision -> the local-loss round (:mod:`fedlib.dtfl.local_loss`) ->
+    aggregation (eq. 1). Since the simulated times never depend on the weights this equals :func:`dtfl` with the
+    scheduler deciding each round, and the record is keyed by the tiers its training saw.
 
     Raises:
         what :func:`run_dtfl` raises."""
@@ -198,14 +217,19 @@ class EngineRun:
             check_callable(name, fn)
         check_bool("keep_model", keep_model)
         check_choice("backend", backend, ALL_BACKENDS + ("auto",))
+        if (client_loss is not None or smashed_transform is not None) and method != "dtfl":
+            raise ValueError("client_loss / smashed_transform need local_loss=True (no gradient crosses the cut): "
+                             f"method {method!r} trains end to end")
         self.cfg, self.local, self.progress, self.keep_model = cfg, method == "dtfl", progress, keep_model
-        self.client_loss, self.smashed_transform, self.server_update = client_loss, smashed_transform, server_update
+        self.smashed_transform, self.server_update = smashed_transform, server_update
         self.eval_transform = smashed_transform if eval_transform is None else eval_transform
         self.fixed_cut = int(first_cuts[0])
         self.t0 = time.perf_counter()
         dev = self.dev = resolve_device(device)
         used = resolve_backend(backend, dev)
-        f = self.f = backend_functions(used)
+        f = self.f = split_backend(used)
+        # DTFL's local-loss step at each client's cut (fedlib.dtfl.local_loss), plugged into the engine's round
+        self.step = local_loss_step(used, client_loss, smashed_transform) if self.local else None
         ds = subset(data, cfg.train_subset, cfg.test_subset)
         parts = client_data(cfg, ds.y_train.numpy())
         sizes = np.array([len(p) for p in parts], dtype=float)
@@ -219,7 +243,7 @@ class EngineRun:
                            cuts=tuple(int(c) for c in first_cuts), interval=1, lr=cfg.lr, eps=cfg.eps,
                            optimizer="adam", mode="copies", local_loss=self.local, rounds=1, seed=cfg.seed)
         assert NUM_UNITS[cfg.model] == 8
-        self.st = f["init_state"](scfg, build_model(scfg, shape[0], shape[1], ds.num_classes), shape, dev,
+        self.st = f.init_state(scfg, build_model(scfg, shape[0], shape[1], ds.num_classes), shape, dev,
                                   aux_head_factory(ds.num_classes) if self.local else None,
                                   channels_last=cfg.channels_last)
         self.bank = {}                                                                  # tier head per cut
@@ -237,7 +261,7 @@ class EngineRun:
         """Round's cuts ``[K]``: clients changing tier get their new tier's averaged auxiliary network."""
         st = self.st
         changed = np.flatnonzero(cuts != st.cuts)
-        self.f["set_decision"](st, (self.b,) * self.k, cuts, weights=self.weights, seed=self.cfg.seed)
+        self.f.set_decision(st, (self.b,) * self.k, cuts, weights=self.weights, seed=self.cfg.seed)
         for i in changed:
             if self.local and int(cuts[i]) in self.bank:
                 set_device_aux(st, i, self.bank[int(cuts[i])])
@@ -248,21 +272,20 @@ class EngineRun:
         order = [p[torch.randperm(len(p), generator=self.gen)].to(dev) for p in self.parts]  # aligned streams
         order = [o if here[i] else o[:0] for i, o in enumerate(order)]
         steps = max(-(-len(p) // b) for p in order)
-        self.before = self.f["global_units"](self.st, self.weights) if self.server_update is not None else None
+        self.before = self.f.global_units(self.st, self.weights) if self.server_update is not None else None
         for s in range(steps):
             idx = [o[s * b:(s + 1) * b] if s * b < len(o) else None for o in order]
             xs = [None if i is None else self.x_train[i] for i in idx]
             ys = [None if i is None else self.y_train[i] for i in idx]
-            self.loss = self.f["train_round_nosync"](self.st, xs, ys, self.weights, sync_copies=False,
-                                                     client_loss=self.client_loss,
-                                                     smashed_transform=self.smashed_transform)
+            self.loss = self.f.train_round_nosync(self.st, xs, ys, self.weights, sync_copies=False,
+                                                  local_step=self.step)
 
     def aggregate(self, here) -> None:
         """Eq. 1 over the participants ``here`` (weights N_k/N renormalised), then ``server_update``; each tier's
         auxiliary network averaged among its participants and kept for the tier."""
         st, w_round = self.st, np.where(here, self.weights, 0.0)
         w_round = w_round / w_round.sum()
-        self.f["aggregate"](st, w_round)                          # eq. 1 + aux heads within each tier
+        self.f.aggregate(st, w_round)                          # eq. 1 + aux heads within each tier
         if self.server_update is not None:
             self.server_update(st, self.before, w_round)
         if self.local:
@@ -274,7 +297,7 @@ class EngineRun:
     def evaluate(self, r: int) -> None:
         """Round r's test accuracy and loss of the global model (and of the top tier's head: the md8 lag)."""
         rec, local = self.rec, self.local
-        model = self.f["global_model"](self.st, self.weights)
+        model = self.f.global_model(self.st, self.weights)
         top = self.bank.get(TOP_CUT) if local and self.smashed_transform is None else None
         if self.smashed_transform is not None:
             c = self.fixed_cut
@@ -296,5 +319,5 @@ class EngineRun:
 
     def finish(self) -> dict:
         if self.keep_model:
-            self.rec["model"] = self.f["global_model"](self.st, self.weights)
+            self.rec["model"] = self.f.global_model(self.st, self.weights)
         return self.rec

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-if TYPE_CHECKING:
-    from .run import Prepared
+from .config import HistConfig
 
 
 @dataclass
@@ -31,6 +29,24 @@ class MLPState:
     def sq_norm(self) -> float:
         """‖x‖² over all parameters (the quantity in the last term of HIST eq. 13)."""
         return float(sum((t.double() ** 2).sum() for t in (self.w1, self.b1, self.w2, self.b2)))
+
+
+@dataclass
+class Prepared:
+    """What the engine trains on (built by :func:`fedlib.hist.prepare`): a run's data on its device (training
+    inputs ``[n, d]``, labels ``[n]``, test set), the padded client partition (``client_index [U, max_n]``,
+    ``sizes [U]``), the initial global model and the data provenance."""
+
+    cfg: HistConfig
+    device: torch.device
+    x_train: torch.Tensor
+    y_train: torch.Tensor
+    x_test: torch.Tensor
+    y_test: torch.Tensor
+    client_index: torch.Tensor
+    sizes: torch.Tensor
+    init: MLPState
+    source: str = ""
 
 
 def distribute(glob: MLPState, groups: torch.Tensor, clients_per_cell: int) -> MLPState:
@@ -135,7 +151,7 @@ def client_blocks(num_clients: int, bytes_per_client: int, device: torch.device,
     return [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def train_interval(state: MLPState, p: "Prepared", idx: torch.Tensor, blocks: list[slice], ws: Workspace,
+def train_interval(state: MLPState, p: Prepared, idx: torch.Tensor, blocks: list[slice], ws: Workspace,
                    train_output_bias: bool) -> torch.Tensor:
     """H client steps (eq. 4) of every client between two edge aggregations, block by block.
 

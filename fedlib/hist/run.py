@@ -3,7 +3,6 @@ the result record (:func:`run_hist`)."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import torch
 from tqdm import tqdm
@@ -13,26 +12,10 @@ from ..core.seeding import numpy_rng, resolve_device, torch_generator
 from ..core.validate import ParameterTypeError, check_bool, check_int
 from ..data import TensorDataset, load_dataset
 from .config import HistConfig, comm_per_round
-from .engine import MLPState, Workspace, client_blocks, cloud_aggregate, distribute, edge_aggregate, evaluate, train_interval
+from .engine import (MLPState, Prepared, Workspace, client_blocks, cloud_aggregate, distribute, edge_aggregate,
+                     evaluate, train_interval)
 from .model import make_mlp
 from .sampling import client_partition, draw_groups, pad_partition, sample_batch_indices
-
-
-@dataclass
-class Prepared:
-    """A run's data on its device (training inputs ``[n, d]``, labels ``[n]``, test set), the padded client
-    partition (``client_index [U, max_n]``, ``sizes [U]``), the initial global model and the data provenance."""
-
-    cfg: HistConfig
-    device: torch.device
-    x_train: torch.Tensor
-    y_train: torch.Tensor
-    x_test: torch.Tensor
-    y_test: torch.Tensor
-    client_index: torch.Tensor
-    sizes: torch.Tensor
-    init: MLPState
-    source: str = ""
 
 
 def prepare(cfg: HistConfig, dataset: TensorDataset | None = None, device: str = "auto") -> "Prepared":

@@ -30,8 +30,9 @@ import numpy as np
 
 from fedlib.lab.cli import ArgumentParser, writable_dir    # the project's convention: repeated or unknown options named
 
-from fedlib.data.datasets import (CIFAR, DATASETS, DEBIAN_FASHION_MNIST, DatasetNotFoundError, data_dir, load_cifar,
-                                  load_dataset, prepare_fashion_mnist)
+from fedlib.data.datasets import (CIFAR, DATASETS, DEBIAN_FASHION_MNIST, DatasetNotFoundError, load_cifar, load_dataset,
+                                  prepare_fashion_mnist)
+from fedlib.data.tensors import data_dir
 
 #: CIFAR-10's classes in its label order (alphabetical)
 CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")

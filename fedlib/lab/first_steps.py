@@ -94,11 +94,12 @@ def _hist(steps: int, device: str) -> dict:
 
 def _dtfl(steps: int, device: str, active: int, backend: str = "loop") -> dict:
     from fedlib.data import load_fashion_mnist
+    from fedlib.dtfl.local_loss import local_loss_step
     from fedlib.dtfl.tiers import aux_head_factory
     from fedlib.split import SplitConfig, build_model
-    from fedlib.split.backends import backend_functions
-    f = backend_functions(backend)
-    init_state, train_round = f["init_state"], f["train_round"]
+    from fedlib.split.backends import split_backend
+    f = split_backend(backend)
+    init_state, train_round, local_step = f.init_state, f.train_round, local_loss_step(backend)
     data = load_fashion_mnist()
     k, b = 200, 100
     tiers = tuple(1 + i % 7 for i in range(k))
@@ -115,7 +116,7 @@ def _dtfl(steps: int, device: str, active: int, backend: str = "loop") -> dict:
         for j in range(active):              # other clients each step: their optimiser state is created as it runs
             i = (s * active + j) % k
             xs[i], ys[i] = x[i * b:(i + 1) * b], y[i * b:(i + 1) * b]
-        return train_round(st, xs, ys, weights, sync_copies=False)
+        return train_round(st, xs, ys, weights, sync_copies=False, local_step=local_step)
 
     times, loss = _timed_steps(step, steps)
     state = _state_mib(_engine_tensors(st))
@@ -135,9 +136,9 @@ def _dtfl(steps: int, device: str, active: int, backend: str = "loop") -> dict:
 def _hasfl(steps: int, device: str, backend: str = "loop") -> dict:
     from fedlib.data import load_fashion_mnist
     from fedlib.split import SplitConfig, build_model
-    from fedlib.split.backends import backend_functions
-    f = backend_functions(backend)
-    init_state, train_round = f["init_state"], f["train_round"]
+    from fedlib.split.backends import split_backend
+    f = split_backend(backend)
+    init_state, train_round = f.init_state, f.train_round
     data = load_fashion_mnist()
     n, b, cut = 50, 16, 8
     cfg = SplitConfig(model="vgg16", width=1.0, num_devices=n, batch_sizes=(b,) * n, cuts=(cut,) * n, interval=15,

@@ -32,7 +32,7 @@ Environment variables (each overrides the rule above):
 """
 from __future__ import annotations
 
-from fedlib.data.datasets import data_dir  # noqa: F401  (the data folder is the method layer's: re-exported)
+from fedlib.data.tensors import data_dir  # noqa: F401  (the data folder is the method layer's: re-exported)
 
 import os
 from pathlib import Path

@@ -105,6 +105,17 @@ REKEYED = {
     "4e61286ef8e17445": "hist",
     # HIST's store before it hashed fedlib.core.components (which its partition code imports): no code changed
     "636e740f798c5863": "hist",
+    # before fedlib had no import cycle (fedlib.split.blocks, fedlib.data.tensors, HIST's Prepared in
+    # fedlib.hist.engine), DTFL's local-loss step became its own module behind the engine's LocalLossStep
+    # (fedlib.dtfl.local_loss; the engine's backends typed classes, fedlib.split.backends.split_backend), and
+    # components of your own were called through fedlib.core.components.call (HIST's partition checked for
+    # determinism): a HIST run, an HFedAvg run, HIST's pilot constants, DTFL runs (changing tiers, sampled clients,
+    # and on the stacked backend), FedAvg, FedYogi (loop and stacked), FedGKT, SplitFed, three privacy runs, HASFL's
+    # VGG-16 pilot and [24]'s beta, HASFL training runs (loop and stacked) and three committed records (HIST quick,
+    # DTFL and HASFL converged) retrained with the old and the new code on one machine are bit-identical (run log,
+    # 2026-12-07)
+    "4cca463d8800f8d6": "hist", "6c305b175bf91b44": "dtfl", "5e20949efa45b762": "dtfl_stacked",
+    "0691d55457b42679": "hasfl", "03b214754bf1d03b": "hasfl_train", "5c19913e237e8391": "hasfl_train_stacked",
 }
 """Code hashes of earlier fedlib whose records are valid under the current code: ``{old hash: store name}``."""
 

@@ -16,9 +16,16 @@ the stacked modules' source (:data:`STACKED_CODE`), and the loop backend's recor
 """
 from __future__ import annotations
 
+from typing import Callable, Protocol
+
 import torch
+from torch import nn
 
 from ..core.validate import check_choice
+from . import engine, stacked
+from .config import SplitConfig
+from .engine import LocalLossStep
+from .stacked_ops import assign_rows
 
 #: the stacked backend's variants: backend name -> options of :func:`.stacked.init_stacked` (the grouped layout's,
 #: :mod:`.stacked_layers`). ``stacked_cl``: channels-last (NHWC) grouped convolutions.
@@ -52,35 +59,81 @@ def resolve_backend(backend: str, device: torch.device | str) -> str:
     return "stacked" if torch.device(device).type == "cuda" else "loop"
 
 
-def backend_functions(backend: str) -> dict:
-    """The round's functions of ``backend`` (``"loop"``: :mod:`.engine`; ``"stacked"``: :mod:`.stacked`), by the
-    engine's names: ``init_state``, ``train_round``, ``aggregate``, ``set_decision``, ``global_units``,
-    ``global_model`` (a stacked variant's ``init_state`` with its options); and ``train_round_nosync``: a round without the host syncs its backend can skip (stacked:
-    the loss comes back as a 0-d device tensor and the label range is not checked, so the caller checks the
-    labels once beforehand; loop: ``train_round`` itself).
+class SplitBackend(Protocol):
+    """A backend of the split engine: the round's functions over its own state, each as the engine's function of
+    the same name (:mod:`.engine`: arguments, shapes, errors). Implementations: :class:`LoopBackend` and
+    :class:`StackedBackend`, returned by :func:`split_backend`."""
+
+    name: str
+
+    def init_state(self, cfg: SplitConfig, model: nn.Sequential, input_shape: tuple, device="cpu",
+                   aux_head: Callable | None = None, channels_last: bool = False): ...
+
+    def train_round(self, st, xs: list, ys: list, weights=None, sync_copies: bool = True,
+                    local_step: LocalLossStep | None = None) -> float: ...
+
+    def train_round_nosync(self, st, xs: list, ys: list, weights=None, sync_copies: bool = True,
+                           local_step: LocalLossStep | None = None, **options) -> float | torch.Tensor: ...
+
+    def aggregate(self, st, weights=None) -> None: ...
+
+    def set_decision(self, st, b, cuts, weights=None, seed: int = 0) -> None: ...
+
+    def global_units(self, st, weights=None) -> list[dict]: ...
+
+    def global_model(self, st, weights=None) -> nn.Sequential: ...
+
+
+class LoopBackend:
+    """The ``"loop"`` backend (:mod:`.engine`): one dict of tensors per device and unit. Its
+    ``train_round_nosync`` is ``train_round`` (the loop syncs once per round either way)."""
+
+    name = "loop"
+    init_state = staticmethod(engine.init_state)
+    train_round = staticmethod(engine.train_round)
+    train_round_nosync = staticmethod(engine.train_round)
+    aggregate = staticmethod(engine.aggregate)
+    set_decision = staticmethod(engine.set_decision)
+    global_units = staticmethod(engine.global_units)
+    global_model = staticmethod(engine.global_model)
+
+
+class StackedBackend:
+    """A stacked backend (:mod:`.stacked`): per-device state stacked ``[N, ...]``; ``name`` one of
+    :data:`STACKED_VARIANTS` or :data:`COMPILED_VARIANTS`, whose options its ``init_state`` passes on.
+    ``train_round_nosync``: a round without host syncs (the loss comes back as a 0-d device tensor and the label
+    range is not checked, so the caller checks the labels once beforehand); further keywords go to
+    :func:`.stacked.train_round_stacked` (``per_device_loss``)."""
+
+    train_round = staticmethod(stacked.train_round_stacked)
+    aggregate = staticmethod(stacked.aggregate_stacked)
+    set_decision = staticmethod(stacked.set_decision_stacked)
+    global_units = staticmethod(stacked.global_units_stacked)
+    global_model = staticmethod(stacked.global_model_stacked)
+
+    def __init__(self, name: str = "stacked"):
+        self.name = name
+        self.options = {**STACKED_VARIANTS, **COMPILED_VARIANTS}[name]
+
+    def init_state(self, cfg: SplitConfig, model: nn.Sequential, input_shape: tuple, device="cpu",
+                   aux_head: Callable | None = None, channels_last: bool = False):
+        return stacked.init_stacked(cfg, model, input_shape, device, aux_head, channels_last, **self.options)
+
+    def train_round_nosync(self, st, xs: list, ys: list, weights=None, sync_copies: bool = True,
+                           local_step: LocalLossStep | None = None, **options) -> torch.Tensor:
+        return stacked.train_round_stacked(st, xs, ys, weights, sync_copies, local_step, sync=False,
+                                           check_labels=False, **options)
+
+
+def split_backend(backend: str) -> SplitBackend:
+    """The backend named ``backend`` (one of :data:`ALL_BACKENDS`): :class:`LoopBackend` for ``"loop"``, else a
+    :class:`StackedBackend` of that variant.
 
     Raises:
-        ValueError: an unknown backend (one of :data:`ALL_BACKENDS`; ``"auto"`` must be resolved first, :func:`resolve_backend`).
+        ValueError: an unknown backend (``"auto"`` must be resolved first, :func:`resolve_backend`).
     """
     check_choice("backend", backend, ALL_BACKENDS)
-    names = ("init_state", "train_round", "aggregate", "set_decision", "global_units", "global_model")
-    if backend == "loop":
-        from . import engine
-        out = {k: getattr(engine, k) for k in names}
-        out["train_round_nosync"] = engine.train_round
-        return out
-    from . import stacked
-    out = {k: getattr(stacked, f"{k.replace('_state', '')}_stacked") for k in names}
-    options = {**STACKED_VARIANTS, **COMPILED_VARIANTS}[backend]
-    if options:
-        def init_state(*args, **kwargs):
-            return stacked.init_stacked(*args, **kwargs, **options)
-        out["init_state"] = init_state
-
-    def train_round_nosync(*args, **kwargs):
-        return stacked.train_round_stacked(*args, sync=False, check_labels=False, **kwargs)
-    out["train_round_nosync"] = train_round_nosync
-    return out
+    return LoopBackend() if backend == "loop" else StackedBackend(backend)
 
 
 def device_aux(st, i: int) -> dict | None:
@@ -91,7 +144,6 @@ def device_aux(st, i: int) -> dict | None:
 def set_device_aux(st, i: int, head: dict) -> None:
     """Give device i the auxiliary head ``head`` (values copied), for either backend's state."""
     if hasattr(st, "device_aux"):
-        from .stacked_ops import assign_rows
         assign_rows(st.aux[int(st.cuts[i])], [i], head)
     else:
         st.aux[i] = {k: v.clone() for k, v in head.items()}

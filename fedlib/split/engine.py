@@ -17,9 +17,12 @@ forward / backward once (a1-a5):
 
 Every ``interval`` (I) rounds :func:`aggregate` averages the client-specific models (units 1..L_c; all units
 in ``copies`` mode) with the weights (eq. 7); per-device optimizer state is local and kept. BN: see
-:mod:`.ops`. ``local_loss=True`` (DTFL hook): device i trains units 1..L_i with the cross-entropy of its own
-auxiliary head (given by ``aux_head(cut, smashed_shape)``) and no gradient comes back; the server part trains on
-the detached smashed data. :func:`set_decision` changes batch sizes and cuts between rounds.
+:mod:`.ops`. ``local_loss=True`` (DTFL's): device i trains units 1..L_i with a loss of its own at the cut and no
+gradient comes back; the server part trains on the detached smashed data. The engine holds each device's auxiliary
+head (built by ``aux_head(cut, smashed_shape)``) and its optimizer state; the step at the cut, what the head
+computes and what the server receives, is the caller's, passed to each round as a :class:`LocalLossStep` (DTFL's:
+:mod:`fedlib.dtfl.local_loss`; the engine imports no paper). :func:`set_decision` changes batch sizes and cuts
+between rounds.
 
 Grouping (2 CPU cores): per-device units (different weights) run in a plain per-device loop (``vmap`` over stacked
 weights ran at 0.8x such a loop on 2 cores: the run log).
@@ -32,7 +35,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 import torch
@@ -44,6 +47,33 @@ from ..core.seeding import resolve_device
 from ..core.validate import ParameterTypeError, check_array, check_bool, check_callable, check_instance, check_int, check_list
 from . import ops
 from .config import SplitConfig, validate_decision
+
+
+@runtime_checkable
+class LocalLossStep(Protocol):
+    """The step at the cut of a local-loss round (``SplitConfig.local_loss``), one implementation per backend
+    (:mod:`fedlib.dtfl.local_loss`: ``LoopLocalLoss`` for this module's :func:`train_round`, ``StackedLocalLoss``
+    for :func:`fedlib.split.stacked.train_round_stacked`).
+
+    A round calls it where the client-side part of the devices ``members[at]`` ends at cut ``cut`` (1 <= cut < L),
+    once per device in the loop backend (``members = [i]``, ``at = [0]``) and once per group of equal batch size
+    in the stacked backend, with:
+
+    - ``st``: the backend's state (:class:`SplitState` / :class:`fedlib.split.stacked.StackedState`); the
+      auxiliary heads' templates are ``st.aux_templates[cut]``;
+    - ``x``: the smashed data with gradient, ``[b, C, H, W]`` of device ``members[0]`` (loop) or the group's
+      grouped layout ``[b, G·C, H, W]`` with G = ``len(members)`` (stacked);
+    - ``y``: the labels, ``[b]`` (loop) or ``[G, b]`` (stacked); ``xs``, ``ys``: every device's batch of the round;
+    - ``heads``: the auxiliary heads' parameters and buffers the loss is taken through, ``{name: tensor}``
+      (loop: device i's; stacked: every row of the cut's stack, ``[N, ...]``), already marked for gradients.
+
+    Returns ``(x, terms)``: the smashed data the server part receives (``x``'s shape; detached for the members at
+    ``cut``, the other devices of a group unchanged) and the members' client losses (scalars, summed into the round's
+    loss with the main loss; their gradients train units 1..cut and the heads)."""
+
+    def __call__(self, st, cut: int, members: list, at: np.ndarray, x: torch.Tensor, y: torch.Tensor, xs: list,
+                 ys: list, heads: dict) -> tuple[torch.Tensor, list]: ...
+
 
 @dataclass
 class SplitState:
@@ -150,7 +180,7 @@ def _new_aux(st: SplitState, cut: int, seed: int) -> dict:
 
 
 def train_round(st: SplitState, xs: list, ys: list, weights=None, sync_copies: bool = True,
-                client_loss: Callable | None = None, smashed_transform: Callable | None = None) -> float:
+                local_step: LocalLossStep | None = None) -> float:
     """One round (Algorithm 1, a1-a5, eqs. 4-6), in place; returns the mean over devices of the main loss.
 
     Args:
@@ -164,18 +194,17 @@ def train_round(st: SplitState, xs: list, ys: list, weights=None, sync_copies: b
         sync_copies: ``copies`` mode only: average the server copies after this step (SplitFed-V1). DTFL
             passes False (server copies stay per client for a whole local epoch; :func:`aggregate` then
             averages every unit, eq. 1).
-        client_loss: ``local_loss`` only: ``client_loss(out, y, x, z) -> scalar`` replaces the auxiliary head's
-            cross-entropy (``out`` ``[b_i, K]`` head logits, ``y`` labels, ``x`` the device's input, ``z`` its
-            smashed data with gradient; DTFL's distance-correlation regulariser, Sec. 4.4).
-        smashed_transform: ``local_loss`` only: ``z -> z'`` applied to the (detached) smashed data before the
-            server part sees it (DTFL's patch shuffling, Sec. 4.4).
+        local_step: the step at the cut (:class:`LocalLossStep`; DTFL's is
+            :class:`fedlib.dtfl.local_loss.LoopLocalLoss`, with its privacy hooks), required with ``local_loss``
+            and refused without.
 
     Raises:
         ValueError: ``xs`` / ``ys`` not N entries each, a device whose xs[i] and ys[i] differ in size (or only one
             is ``None``) or are empty, a ``None`` entry outside ``copies`` mode, every entry ``None``, ``weights``
-            (when given, in any mode) not N non-negative finite numbers summing to 1, or a hook without
-            ``local_loss``; an input whose per-sample shape is not the model's ``(C, H, W)`` or on another device
-            than the model, labels that are not 1-D integers in 0..num_classes-1 (named with the device).
+            (when given, in any mode) not N non-negative finite numbers summing to 1, a ``local_step`` missing with
+            ``local_loss`` or given without it; an input whose per-sample shape is not the model's ``(C, H, W)`` or
+            on another device than the model, labels that are not 1-D integers in 0..num_classes-1 (named with the
+            device).
         ParameterTypeError: an input that is not a tensor or not of the model's dtype (e.g. float64 inputs to a
             float32 model).
     """
@@ -190,7 +219,7 @@ def train_round(st: SplitState, xs: list, ys: list, weights=None, sync_copies: b
             raise ValueError(f"device {i}: xs[{i}] and ys[{i}] must be equally long non-empty batches (or both "
                              f"None), got {None if x is None else len(x)} and {None if y is None else len(y)} samples")
     active = [i for i in range(n) if xs[i] is not None]
-    _check_round(st.mode, n, active, weights, client_loss, smashed_transform, st.local_loss)
+    _check_round(st.mode, n, active, weights, local_step, st.local_loss)
     _check_batches(st, xs, ys, active, st.units[0][0][st.pnames[0][0]])
     leaves, owners = [], []   # trainable tensors and (unit, copy) / ("aux", i)
     for j in range(L):
@@ -206,16 +235,11 @@ def train_round(st: SplitState, xs: list, ys: list, weights=None, sync_copies: b
         for j in range(p):
             h = functional_call(st.templates[j], st.units[j][i], (h,))
             if st.local_loss and j + 1 == cut and cut < L:
-                mod = st.aux_templates[cut]
-                for name, _ in mod.named_parameters():
+                for name, _ in st.aux_templates[cut].named_parameters():
                     leaves.append(st.aux[i][name].requires_grad_(True))
                     owners.append(("aux", i, name))
-                out = functional_call(mod, st.aux[i], (h,))
-                aux_terms.append(F.cross_entropy(out, ys[i]) if client_loss is None
-                                 else client_loss(out, ys[i], xs[i], h))
-                h = h.detach()
-                if smashed_transform is not None:
-                    h = smashed_transform(h)
+                h, terms = local_step(st, cut, [i], np.zeros(1, dtype=np.int64), h, ys[i], xs, ys, st.aux[i])
+                aux_terms += terms
         hs.append(h)
     y = torch.cat([ys[i] for i in active])
     if p < L:
@@ -242,18 +266,21 @@ def train_round(st: SplitState, xs: list, ys: list, weights=None, sync_copies: b
     return float(losses.detach().mean())
 
 
-def _check_round(mode: str, n: int, active: list, weights, client_loss, smashed_transform, local_loss: bool) -> None:
+def _check_round(mode: str, n: int, active: list, weights, local_step, local_loss: bool) -> None:
     """A round's arguments beyond the batches, checked before any tensor is touched (both backends): devices
     sitting out only in ``copies`` mode and at least one device training, aggregation weights valid whenever
-    given (in every mode, though only ``copies`` mode uses them), hooks only with local loss."""
+    given (in every mode, though only ``copies`` mode uses them), a local-loss step with local loss only."""
     if not active:
         raise ValueError("xs: at least one device must train (every entry is None)")
     if len(active) < n and mode != "copies":
         raise ValueError("xs: every device must train in every round outside copies mode (no None entries)")
     if weights is not None:
         _weights(n, weights)
-    if (client_loss is not None or smashed_transform is not None) and not local_loss:
-        raise ValueError("client_loss / smashed_transform need local_loss=True (no gradient crosses the cut)")
+    if local_step is not None and not local_loss:
+        raise ValueError("local_step needs local_loss=True (no gradient crosses the cut)")
+    if local_loss and not isinstance(local_step, LocalLossStep):
+        raise ValueError(f"local_loss=True needs a local_step, the step at the cut (a fedlib.split.LocalLossStep, "
+                         f"e.g. fedlib.dtfl.local_loss.LoopLocalLoss()), got {local_step!r}")
 
 
 def _check_batches(st: SplitState, xs: list, ys: list, active: list, like: torch.Tensor) -> None:

@@ -25,20 +25,9 @@ import torchvision
 from torch import nn
 from torchvision.models.resnet import BasicBlock, conv1x1
 
-#: optimizer state per parameter, in parameters: SGD none, momentum one buffer, Adam two moments.
-def _check_shape(in_channels: int, image_size: int, num_classes: int) -> None:
-    """Raises ``ParameterTypeError`` (bool, float, ...) or ``ValueError`` (too small), naming the argument."""
-    from ..core.validate import check_int
-    for name, value, low in (("in_channels", in_channels, 1), ("image_size", image_size, 8),
-                             ("num_classes", num_classes, 2)):
-        check_int(name, value, low)
-
-
-def _scale(channels: int, width: float) -> int:
-    """``max(1, round(channels · width))``. Raises ``ValueError`` unless ``width`` is finite and > 0."""
-    from ..core.validate import check_float
-    width = check_float("width", width, 0, low_open=True)
-    return max(1, int(round(channels * width)))
+from .blocks import _check_shape, _scale, resnet_init
+from .resnet_cifar import resnet20, resnet38, resnet56, resnet110
+from ..core.validate import check_int
 
 
 def vgg16(in_channels: int = 3, image_size: int = 32, num_classes: int = 10, fc_width: int = 512,
@@ -50,7 +39,6 @@ def vgg16(in_channels: int = 3, image_size: int = 32, num_classes: int = 10, fc_
     Raises:
         ValueError: image smaller than 8 pixels, fewer than 2 classes, non-positive channels, width <= 0.
     """
-    from ..core.validate import check_int
     _check_shape(in_channels, image_size, num_classes)
     check_int("fc_width", fc_width, 1)
     cfg = [v if v == "M" else _scale(v, width) for v in torchvision.models.vgg.cfgs["D"]]
@@ -105,21 +93,7 @@ def resnet18(in_channels: int = 3, image_size: int = 32, num_classes: int = 100,
     return resnet_init(nn.Sequential(*units))
 
 
-def resnet_init(net: nn.Sequential) -> nn.Sequential:
-    """torchvision's ResNet initialisation, in place: Kaiming-normal conv weights (fan-out, ReLU), BatchNorm
-    weight 1 and bias 0. Returns ``net``."""
-    for m in net.modules():
-        if isinstance(m, nn.Conv2d):
-            nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
-        elif isinstance(m, nn.BatchNorm2d):
-            nn.init.constant_(m.weight, 1)
-            nn.init.constant_(m.bias, 0)
-    return net
-
-
-MODELS = {"vgg16": vgg16, "resnet18": resnet18}
-
-# DTFL's CIFAR ResNet-(9n+2) with bottleneck blocks, 8 modules md1..md8 (fedlib/split/resnet_cifar.py)
-from .resnet_cifar import resnet20, resnet38, resnet56, resnet110  # noqa: E402  (imports _check_shape / _scale above)
-
-MODELS.update(resnet20=resnet20, resnet38=resnet38, resnet56=resnet56, resnet110=resnet110)
+#: every cuttable model by name: HASFL's VGG-16 and ResNet-18, and DTFL's CIFAR ResNet-(9n+2) with bottleneck
+#: blocks as 8 modules md1..md8 (:mod:`.resnet_cifar`)
+MODELS = {"vgg16": vgg16, "resnet18": resnet18, "resnet20": resnet20, "resnet38": resnet38, "resnet56": resnet56,
+          "resnet110": resnet110}

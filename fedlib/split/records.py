@@ -23,7 +23,8 @@ from ..core.validate import check_array, check_callable, check_float, check_inst
 from fedlib.data import TensorDataset, load_dataset
 from fedlib.data import partition
 from .config import SplitConfig, build_model
-from .backends import backend_functions, resolve_backend
+from .backends import resolve_backend, split_backend
+from .engine import LocalLossStep
 
 
 def client_partition(cfg: SplitConfig, labels) -> list[np.ndarray]:
@@ -67,7 +68,8 @@ def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch: int = 10
 
 def run_split(cfg: SplitConfig, dataset: TensorDataset | None = None, device: str = "auto",
               clock: Callable | None = None, aux_head: Callable | None = None, weights=None,
-              schedule: Callable | None = None, stop: Callable | None = None, backend: str = "loop") -> dict:
+              schedule: Callable | None = None, stop: Callable | None = None, backend: str = "loop",
+              local_step: LocalLossStep | None = None) -> dict:
     """Train ``cfg.rounds`` rounds of split-federated learning and record the evaluations (module docstring).
 
     Args:
@@ -83,6 +85,8 @@ def run_split(cfg: SplitConfig, dataset: TensorDataset | None = None, device: st
         backend: ``"loop"`` (:mod:`.engine`), a stacked variant (:mod:`.stacked`: no host syncs in a round, the
             labels checked once before the first) or ``"auto"`` (:mod:`fedlib.split.backends`). The same run step
             for step on each, float-close, not bit-identical: a stacked record also holds ``"backend"``.
+        local_step: the step at the cut of every round with ``local_loss`` (:class:`.engine.LocalLossStep`, for
+            the backend used; DTFL's: :func:`fedlib.dtfl.local_loss.local_loss_step`).
 
     Returns:
         dict with ``config``, ``device`` and the per-evaluation lists ``round``, ``epoch``, ``sim_s``,
@@ -98,7 +102,7 @@ def run_split(cfg: SplitConfig, dataset: TensorDataset | None = None, device: st
     t0 = time.perf_counter()
     dev = resolve_device(device)
     used = resolve_backend(backend, dev)
-    f = backend_functions(used)
+    f = split_backend(used)
     ds = dataset if dataset is not None else load_dataset(cfg.dataset)
     if used != "loop" and (int(ds.y_train.min()) < 0 or int(ds.y_train.max()) >= ds.num_classes):
         raise ValueError(f"dataset labels must lie in 0..{ds.num_classes - 1}, got {int(ds.y_train.min())}.."
@@ -108,14 +112,14 @@ def run_split(cfg: SplitConfig, dataset: TensorDataset | None = None, device: st
     x_test, y_test = ds.x_test.to(dev), ds.y_test.to(dev)
     shape = tuple(ds.x_train.shape[1:])
     model = build_model(cfg, shape[0], shape[1], ds.num_classes)
-    st = f["init_state"](cfg, model, shape, dev, aux_head)
+    st = f.init_state(cfg, model, shape, dev, aux_head)
     gen = torch_generator(cfg.seed, "data")
     rec = {"config": cfg.to_dict(), "device": str(dev), **({} if used == "loop" else {"backend": used}),
            "round": [], "epoch": [], "sim_s": [], "test_acc": [], "test_loss": [], "train_loss": [], "elapsed_s": []}
     sim, loss = 0.0, None
 
     def record(r):
-        acc, tl = evaluate(f["global_model"](st, weights), x_test, y_test)
+        acc, tl = evaluate(f.global_model(st, weights), x_test, y_test)
         for k, v in (("round", r), ("epoch", st.samples / len(y_train)), ("sim_s", sim), ("test_acc", acc),
                      ("test_loss", tl), ("train_loss", None if loss is None else float(loss)),
                      ("elapsed_s", time.perf_counter() - t0)):
@@ -126,12 +130,13 @@ def run_split(cfg: SplitConfig, dataset: TensorDataset | None = None, device: st
         if schedule is not None:
             new = schedule(r, st)
             if new is not None:
-                f["set_decision"](st, *new, weights=weights, seed=cfg.seed)
+                f.set_decision(st, *new, weights=weights, seed=cfg.seed)
         idx = draw_batches(parts, st.b, gen)
-        loss = f["train_round_nosync"](st, [x_train[i] for i in idx], [y_train[i] for i in idx], weights)
+        loss = f.train_round_nosync(st, [x_train[i] for i in idx], [y_train[i] for i in idx], weights,
+                                    local_step=local_step)
         aggregated = r % cfg.interval == 0
         if aggregated:
-            f["aggregate"](st, weights)
+            f.aggregate(st, weights)
         if clock is not None:
             sim += float(clock(r, st.b.copy(), st.cuts.copy(), aggregated))
         if r % cfg.eval_every == 0 or r == cfg.rounds:

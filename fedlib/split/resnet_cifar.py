@@ -21,7 +21,7 @@ from __future__ import annotations
 from torch import nn
 from torchvision.models.resnet import Bottleneck, conv1x1
 
-from .models import _check_shape, _scale, resnet_init
+from .blocks import _check_shape, _scale, resnet_init
 
 #: modules of the DTFL split (md1..md8)
 NUM_MODULES = 8

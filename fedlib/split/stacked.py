@@ -10,8 +10,9 @@ convolution, one batch norm, one batched matrix product per layer). The round is
 (module docstring of :mod:`.engine`; the tests check both against the literal per-device reference in float64):
 
 - devices without a batch (``None``, copies mode) are masked: their rows are not updated (bit-identical);
-- DTFL's tiers are masks, not shapes: at unit j the smashed data of the devices whose cut is j is detached
-  (``torch.where``) and their auxiliary heads (stacked per cut) give the local loss;
+- DTFL's tiers are masks, not shapes: at unit j the devices whose cut is j take the round's local-loss step
+  (:class:`.engine.LocalLossStep`, DTFL's :class:`fedlib.dtfl.local_loss.StackedLocalLoss`: their auxiliary
+  heads, stacked per cut, give the local loss, and their smashed data is detached with ``torch.where``);
 - SGD / Adam are ``torch.optim``'s formulas applied to the stacked rows with ``torch._foreach_*`` over a unit's
   tensors, with one step count per device (Adam's bias corrections per row, from the host's step counts);
 - host values (row indices, masks, step sizes) reach the GPU from pinned memory without blocking
@@ -36,8 +37,8 @@ from torch.func import functional_call
 from ..core.validate import check_bool, check_instance, check_int, check_list
 from . import ops
 from .config import SplitConfig, validate_decision
-from .engine import _check_batches, _check_round, _new_aux, _weights
-from .stacked_layers import call, grouped, per_device, to_grouped
+from .engine import LocalLossStep, _check_batches, _check_round, _new_aux, _weights
+from .stacked_layers import call, grouped, per_device
 from .stacked_ops import assign_rows, average_server_copies, host_tensor, step_rows, weighted_rows
 
 
@@ -145,7 +146,7 @@ def _new_cut(st: StackedState, cut: int, head: dict) -> None:
     st.aux_steps[cut] = np.zeros(n, dtype=np.int64)
 
 
-def _unit(st: StackedState, key) -> nn.Module:
+def grouped_unit(st: StackedState, key) -> nn.Module:
     """The grouped-layout template of unit ``key`` (an int j) or of the auxiliary head of cut c (``("aux", c)``)."""
     if key not in st.grouped:
         st.grouped[key] = grouped(st.templates[key] if isinstance(key, int) else st.aux_templates[key[1]],
@@ -153,13 +154,15 @@ def _unit(st: StackedState, key) -> nn.Module:
     return st.grouped[key]
 
 
-def _rows(stack: dict, idx: torch.Tensor, names: list, leaves: dict) -> dict:
+def gather_rows(stack: dict, idx: torch.Tensor, names: list, leaves: dict) -> dict:
     """Rows ``idx`` of a stacked unit: parameters through ``index_select`` of the leaf (differentiable), buffers
-    as copies (written back by :func:`_put_buffers`)."""
+    as copies (written back by :func:`put_buffers`)."""
     return {k: (leaves[k] if k in names else v).index_select(0, idx) for k, v in stack.items()}
 
 
-def _put_buffers(stack: dict, rows: dict, idx: torch.Tensor, names: list) -> None:
+def put_buffers(stack: dict, rows: dict, idx: torch.Tensor, names: list) -> None:
+    """Write the buffers of ``rows`` (:func:`gather_rows`' copies, e.g. BN running statistics updated by a forward
+    pass) back into rows ``idx`` of the stack; parameters (``names``) are left to the optimizer step."""
     for k, v in rows.items():
         if k not in names:
             stack[k].index_copy_(0, idx, v)
@@ -173,16 +176,13 @@ class _ShapesOnly:
 
 
 def train_round_stacked(st: StackedState, xs: list, ys: list, weights=None, sync_copies: bool = True,
-                        client_loss: Callable | None = None, smashed_transform: Callable | None = None,
-                        sync: bool = True, check_labels: bool = True,
+                        local_step: LocalLossStep | None = None, sync: bool = True, check_labels: bool = True,
                         per_device_loss: bool = False) -> float | torch.Tensor:
     """:func:`.engine.train_round` on stacked state: same arguments, same round, same errors; returns the mean
     over the training devices of the main loss.
 
-    Devices are processed in groups of equal batch size (one call per unit and group), so a random
-    ``smashed_transform`` is called for the devices at one cut in device order, and cut after cut within a group
-    (the engine: device after device). The two orders agree when every device has its own batch size or all
-    share one cut (DTFL's privacy runs: a fixed tier); otherwise the transform's draws go to other devices.
+    Devices are processed in groups of equal batch size (one call per unit and group): ``local_step`` is called
+    once per group and cut (:class:`.engine.LocalLossStep`), with the group's devices at that cut.
 
     Host syncs on a GPU: none inside the round with ``sync=False`` (the loss is returned as a 0-d tensor on the
     device; ``float()`` it when needed) and ``check_labels=False`` (the caller has checked the labels once, e.g.
@@ -203,7 +203,7 @@ def train_round_stacked(st: StackedState, xs: list, ys: list, weights=None, sync
             raise ValueError(f"device {i}: xs[{i}] and ys[{i}] must be equally long non-empty batches (or both "
                              f"None), got {None if x is None else len(x)} and {None if y is None else len(y)} samples")
     active = [i for i in range(n) if xs[i] is not None]
-    _check_round(st.mode, n, active, weights, client_loss, smashed_transform, st.local_loss)
+    _check_round(st.mode, n, active, weights, local_step, st.local_loss)
     _check_batches(st if check_labels else _ShapesOnly(st), xs, ys, active, st.per[0][st.pnames[0][0]])
     dev = st.per[0][st.pnames[0][0]].device
     leaves = [{k: st.per[j][k].detach().requires_grad_(True) for k in st.pnames[j]} for j in range(L)]
@@ -222,14 +222,14 @@ def train_round_stacked(st: StackedState, xs: list, ys: list, weights=None, sync
         y = torch.stack([ys[i] for i in members])
         cuts = st.cuts[members]
         for j in range(p):
-            rows = {**st.per[j], **leaves[j]} if whole else _rows(st.per[j], idx, st.pnames[j], leaves[j])
-            x = call(_unit(st, j), rows, x, g)
+            rows = {**st.per[j], **leaves[j]} if whole else gather_rows(st.per[j], idx, st.pnames[j], leaves[j])
+            x = call(grouped_unit(st, j), rows, x, g)
             if not whole:
-                _put_buffers(st.per[j], rows, idx, st.pnames[j])
+                put_buffers(st.per[j], rows, idx, st.pnames[j])
             at = np.flatnonzero(cuts == j + 1) if st.local_loss and j + 1 < L else []
             if len(at):
-                x = _local_loss(st, j + 1, members, at, x, y, xs, ys, aux_leaves[j + 1], aux_terms, client_loss,
-                                smashed_transform)
+                x, terms = local_step(st, j + 1, members, at, x, y, xs, ys, aux_leaves[j + 1])
+                aux_terms += terms
         for i, h in zip(members, per_device(x, g).unbind(0)):
             outs[i] = h
     hs = [outs[i] for i in active]
@@ -274,41 +274,6 @@ def train_round_stacked(st: StackedState, xs: list, ys: list, weights=None, sync
         return losses.detach()
     loss = losses.detach().mean()
     return float(loss) if sync else loss
-
-
-def _local_loss(st: StackedState, cut: int, members: list, at: np.ndarray, x: torch.Tensor, y: torch.Tensor,
-                xs: list, ys: list, leaves: dict, terms: list, client_loss, smashed_transform) -> torch.Tensor:
-    """DTFL's local loss of the group's devices ``members[at]`` at ``cut``: their auxiliary heads' losses are
-    appended to ``terms``; returns ``x`` (grouped layout, G = len(members)) with their smashed data detached (and
-    transformed)."""
-    dev, g, k = x.device, len(members), len(at)
-    full = k == g
-    pos = None if full else host_tensor(at, torch.int64, dev)
-    rows_at = host_tensor(np.asarray(members)[at], torch.int64, dev)
-    names = list(leaves)
-    heads = _rows(st.aux[cut], rows_at, names, leaves)
-    xv = x.reshape(x.shape[0], g, -1, *x.shape[2:])                              # [b, G, C, H, W]
-    z = x if full else xv.index_select(1, pos).reshape(x.shape[0], -1, *x.shape[2:])
-    out = per_device(call(_unit(st, ("aux", cut)), heads, z, k), k)              # [k, b, classes]
-    _put_buffers(st.aux[cut], heads, rows_at, names)
-    if client_loss is None:
-        yz = y if full else y.index_select(0, pos)
-        terms.append(F.cross_entropy(out.flatten(0, 1), yz.flatten(), reduction="none").view(k, -1).mean(1).sum())
-    else:
-        zd = per_device(z, k)
-        for r, pos_r in enumerate(at):
-            i = members[pos_r]
-            terms.append(client_loss(out[r], ys[i], xs[i], zd[r]))
-    cut_x = x.detach()
-    if smashed_transform is not None:
-        marked, cv = set(int(r) for r in at), per_device(cut_x, g)
-        cut_x = to_grouped(torch.stack([smashed_transform(cv[r]) if r in marked else cv[r] for r in range(g)]))
-    if full:
-        return cut_x
-    mask = np.zeros(g, dtype=bool)
-    mask[at] = True
-    keep = host_tensor(mask, torch.bool, dev).view(1, g, *[1] * (xv.dim() - 2))
-    return torch.where(keep, cut_x.reshape(xv.shape), xv).reshape(x.shape)
 
 
 def aggregate_stacked(st: StackedState, weights=None) -> None:

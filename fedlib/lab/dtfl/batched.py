@@ -26,9 +26,10 @@ from fedlib.core.seeding import resolve_device, torch_generator
 from fedlib.core.validate import check_choice, check_instance, check_list
 from fedlib.data import TensorDataset
 from fedlib.split import SplitConfig, build_model, evaluate
-from fedlib.split.backends import STACKED_VARIANTS, backend_functions, device_aux, set_device_aux
+from fedlib.split.backends import STACKED_VARIANTS, device_aux, set_device_aux, split_backend
 from fedlib.split.ops import weighted_mean
 from fedlib.lab.split.stacked_runs import concat_states, run_view, sync_view
+from fedlib.dtfl.local_loss import local_loss_step
 from fedlib.dtfl.tiers import aux_head_factory
 from fedlib.dtfl.training import TOP_CUT, DtflConfig, Functional, check_cuts, check_participants, client_data, evaluate_heads, subset
 
@@ -94,7 +95,8 @@ def run_batched(cfgs: list, data: TensorDataset, cuts: list, method: str = "dtfl
         raise ValueError(f"data is {data.name!r}, but the configs say dataset={cfg0.dataset!r}")
     t0 = time.perf_counter()
     dev = resolve_device(device)
-    f = backend_functions(backend)
+    f = split_backend(backend)
+    step = local_loss_step(backend) if local else None
     ds = subset(data, cfg0.train_subset, cfg0.test_subset)
     x_train, y_train, x_test, y_test = (t.to(dev) for t in (ds.x_train, ds.y_train, ds.x_test, ds.y_test))
     shape, k, b, n_runs = tuple(ds.x_train.shape[1:]), cfg0.num_clients, cfg0.batch_size, len(cfgs)
@@ -105,7 +107,7 @@ def run_batched(cfgs: list, data: TensorDataset, cuts: list, method: str = "dtfl
         scfg = SplitConfig(model=cfg.model, width=cfg.width, num_devices=k, batch_sizes=(b,) * k,
                            cuts=tuple(int(v) for v in c[0]), interval=1, lr=cfg.lr, eps=cfg.eps, optimizer="adam",
                            mode="copies", local_loss=local, rounds=len(c), seed=cfg.seed)
-        st = f["init_state"](scfg, build_model(scfg, shape[0], shape[1], ds.num_classes), shape, dev,
+        st = f.init_state(scfg, build_model(scfg, shape[0], shape[1], ds.num_classes), shape, dev,
                              aux_head_factory(ds.num_classes) if local else None, channels_last=cfg.channels_last)
         rec = {"config": cfg.to_dict(), "method": method, "device": str(dev), "backend": backend,
                "batched": n_runs, "samples_per_client": sizes.astype(int).tolist(), "round": [], "test_acc": [],
@@ -120,7 +122,7 @@ def run_batched(cfgs: list, data: TensorDataset, cuts: list, method: str = "dtfl
 
     def record(i, rnd):
         run, view = runs[i], run_view(st, i, k, runs[i]["cfg"].seed)
-        model = f["global_model"](view, run["weights"])
+        model = f.global_model(view, run["weights"])
         top = run["bank"].get(TOP_CUT) if local else None
         if top is None:
             (acc, tl), aux = evaluate(model, x_test, y_test), (None, None)
@@ -144,7 +146,7 @@ def run_batched(cfgs: list, data: TensorDataset, cuts: list, method: str = "dtfl
             round_cuts, here = cuts[i][rnd - 1], part[i][rnd - 1]
             view = run_view(st, i, k, run["cfg"].seed)
             changed = np.flatnonzero(round_cuts != view.cuts)
-            f["set_decision"](view, (b,) * k, round_cuts, weights=run["weights"], seed=run["cfg"].seed)
+            f.set_decision(view, (b,) * k, round_cuts, weights=run["weights"], seed=run["cfg"].seed)
             for c in changed:
                 if local and int(round_cuts[c]) in run["bank"]:
                     set_device_aux(view, c, run["bank"][int(round_cuts[c])])
@@ -161,7 +163,7 @@ def run_batched(cfgs: list, data: TensorDataset, cuts: list, method: str = "dtfl
                     ys.append(None if idx is None else y_train[idx])
                     if idx is not None:
                         owner.append(i)
-            losses = f["train_round_nosync"](st, xs, ys, None, sync_copies=False, per_device_loss=True)
+            losses = f.train_round_nosync(st, xs, ys, None, sync_copies=False, local_step=step, per_device_loss=True)
             owner = np.asarray(owner)
             for i in set(owner.tolist()):        # each run's mean main loss of its last step (run_engine's loss)
                 runs[i]["loss"] = losses[torch.from_numpy(np.flatnonzero(owner == i)).to(losses.device)].mean()
@@ -169,7 +171,7 @@ def run_batched(cfgs: list, data: TensorDataset, cuts: list, method: str = "dtfl
             here = part[i][rnd - 1]
             view = run_view(st, i, k, run["cfg"].seed)
             w_round = np.where(here, run["weights"], 0.0)
-            f["aggregate"](view, w_round / w_round.sum())             # eq. 1 + aux heads within each tier
+            f.aggregate(view, w_round / w_round.sum())             # eq. 1 + aux heads within each tier
             if local:
                 for c in set(int(v) for v in view.cuts):
                     same = [d for d in range(k) if view.cuts[d] == c and here[d]]

@@ -29,9 +29,9 @@ from fedlib.dtfl.timing import CASES, ResourceProfile, TimeModel, case_profiles,
 from fedlib.dtfl.training import MODELS as DTFL_MODELS, DtflConfig, client_data, keyed_by_backend, subset
 from fedlib.dtfl.run import train_record
 
-STORE_CODE = ("fedlib.dtfl.tiers", "fedlib.dtfl.training", "fedlib.dtfl.run", "fedlib.dtfl.baselines",
-              "fedlib.dtfl.fedgkt", "fedlib.dtfl.privacy", *(f"fedlib.split.{m}" for m in (
-                  "backends", "config", "engine", "latency", "models", "ops", "profile", "records",
+STORE_CODE = ("fedlib.dtfl.tiers", "fedlib.dtfl.training", "fedlib.dtfl.run", "fedlib.dtfl.local_loss",
+              "fedlib.dtfl.baselines", "fedlib.dtfl.fedgkt", "fedlib.dtfl.privacy", *(f"fedlib.split.{m}" for m in (
+                  "backends", "blocks", "config", "engine", "latency", "models", "ops", "profile", "records",
                   "resnet_cifar", "system")), *RECORD_CODE, "fedlib.data")
 """The method modules a DTFL record depends on (the record functions :func:`fedlib.dtfl.run.train_record`,
 :func:`fedlib.dtfl.baselines.baseline_record`, :func:`fedlib.dtfl.privacy.privacy_record` and what they import):
