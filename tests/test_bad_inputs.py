@@ -326,8 +326,8 @@ CASES = [
      ValueError, "batch"),
     ("profile_model-model", lambda: split.profile_model(nn.Linear(2, 2), (1, 2, 2)), TypeError, "model"),
     ("model_profile-name", lambda: split.model_profile("vgg19"), ValueError, "name"),
-    ("check_decision-n-bool", lambda: split.check_decision(_profile(), [1], [1], True), TypeError, "n"),
-    ("check_decision-n-0", lambda: split.check_decision(_profile(), [1, 1], [1, 1], 0), ValueError, "n"),
+    ("check_decision-n-other", lambda: split.check_decision(_profile(), [1, 1], [1, 1], 3), ValueError, "N = 3"),
+    ("table_i-devices-0", lambda: hasfl.table_i(0), ValueError, "num_devices"),     # refused by SystemSpec, once
     ("memory-b-empty", lambda: memory_bits(_profile(), [], []), ValueError, "b"),
     ("server_compute-cuts-empty", lambda: split.server_compute(_profile(), [], [], SERVERS), ValueError, "cuts"),
     ("converged-accs-empty", lambda: split.converged_at([]), ValueError, "accs"),

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from fedlib.data import load_dataset
+from fedlib.data import copy_label, load_dataset
 from fedlib.lab import data as lab_data
+from fedlib.lab import plotting
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "cifar-10-images.tar.gz"
 needs_copy = pytest.mark.skipif(not SHARED.is_file(), reason=f"the shared CIFAR-10 JPEG copy is absent ({SHARED}): "
@@ -38,7 +39,8 @@ def test_the_jpeg_copy_loads_as_cifar10_and_says_what_it_is(imported):
     assert np.bincount(ds.y_train.numpy()).tolist() == [5000] * 10
     assert np.bincount(ds.y_test.numpy()).tolist() == [1000] * 10
     assert ds.classes == lab_data.CIFAR10_CLASSES
-    assert lab_data.cifar10_copy_label(imported) == "CIFAR-10 (JPEG copy)"
+    assert copy_label("cifar10", imported) == "CIFAR-10 (JPEG copy)"
+    assert ds.source == f"CIFAR-10 (JPEG copy): torchvision files in {imported / 'cifar-10-batches-py'}"
     note = json.loads((imported / "cifar-10-batches-py" / "PROVENANCE.json").read_text())
     assert note["sha256"] == "4527e9cf0a3637c285ff304b788d8b1298b55605339089df4e10da9c0c6fe269"
     # a prefix holds every class (the written order is not class order): DTFL's "first n training samples"
@@ -109,3 +111,48 @@ def test_the_command_refuses_from_images_for_another_dataset(capsys):
     assert exit_.value.code == 2 and "--from-images: applies to cifar10 alone" in capsys.readouterr().err
     assert lab_data.main(["cifar10", "--from-images", "/no/such/folder"]) == 1
     assert "is neither a folder nor a .tar.gz" in capsys.readouterr().err
+
+
+def _tiny_import(tmp_path, monkeypatch, fmt: str) -> Path:
+    """A 3 + 1 images-per-class copy in ``fmt`` (JPEG or PNG) imported by the command's function into a data
+    folder of its own, which the loaders then read by default (``FEDLIB_DATA_DIR``)."""
+    monkeypatch.setattr(lab_data, "PER_CLASS", {"train": 3, "test": 1})
+    folder = tmp_path / "copy"
+    for split, n in (("train", 3), ("test", 1)):
+        for c in lab_data.CIFAR10_CLASSES:
+            (folder / split / c).mkdir(parents=True)
+            for k in range(n):
+                Image.new("RGB", (32, 32), (k, 2 * k, 3)).save(folder / split / c / f"{k:04d}.{fmt.lower()}", fmt)
+    root = tmp_path / "data"
+    monkeypatch.setenv("FEDLIB_DATA_DIR", str(root))
+    lab_data.import_cifar10_images(folder, root)
+    return root
+
+
+@pytest.mark.parametrize("fmt, what", [("JPEG", "CIFAR-10 (JPEG copy)"), ("PNG", "CIFAR-10 (PNG copy)")])
+def test_every_result_on_an_imported_copy_says_what_it_is(tmp_path, monkeypatch, fmt, what):
+    """The loader's ``source`` (written into every record and metrics file as ``data_source``) and the figures'
+    provenance caption lead with the copy's label; without the import's note they name the files alone."""
+    import matplotlib.pyplot as plt
+
+    root = _tiny_import(tmp_path, monkeypatch, fmt)
+    folder = root / "cifar-10-batches-py"
+    ds = load_dataset("cifar10")
+    assert ds.source == f"{what}: torchvision files in {folder}" and len(ds.y_train) == 30
+    assert copy_label("cifar10") == what and plotting.dataset_label("cifar10") == what
+    monkeypatch.delenv("FEDLIB_NO_FOOTER", raising=False)
+    fig = plt.figure()
+    plotting.caption(fig, "cifar10", "smoke")
+    assert fig.texts[0].get_text().startswith(f"dataset: {what} · profile: smoke")
+    plt.close(fig)
+    (folder / "PROVENANCE.json").unlink()                  # the original archive has no note
+    assert load_dataset("cifar10").source == f"torchvision files in {folder}"
+    assert copy_label("cifar10") is None and plotting.dataset_label("cifar10") == "cifar10"
+    assert plotting.dataset_label("fashion-mnist") == "fashion-mnist"
+
+
+def test_a_broken_note_names_no_copy(tmp_path, monkeypatch):
+    root = _tiny_import(tmp_path, monkeypatch, "JPEG")
+    (root / "cifar-10-batches-py" / "PROVENANCE.json").write_text("{not json")
+    assert copy_label("cifar10", root) is None
+    assert load_dataset("cifar10", root=root).source.startswith("torchvision files in ")

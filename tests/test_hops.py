@@ -8,13 +8,25 @@ from fedlib.lab import hops
 
 
 def test_trace_follows_the_value_through_the_partition():
-    labels = np.arange(200) % 10
-    out = hops.trace(lambda: partition.split(labels, hops.SENTINEL, "iid", numpy_rng(0, "data")))
-    # split(num_clients=11) -> iid(labels, num_clients) and its check of num_clients (a positive int)
-    assert {"data.partition:split", "data.partition:iid"} <= set(out["function_list"])
+    labels = np.arange(220) % 10                             # 11 clients x 2 shards of 10
+    out = hops.trace(lambda: partition.shards(labels, hops.SENTINEL, 2, numpy_rng(0, "data")))
+    # shards(num_clients=11), a user's entry: its check of num_clients (a positive int), then the computation
+    assert {"data.partition:shards", "data.partition:_shards"} <= set(out["function_list"])
     assert out["module_list"] == ["data.partition"] and out["modules"] == 1
     assert "data.partition:_check_positive -> core.validate:check_int" in out["check_list"]
     assert out["hand_offs"] >= 2 and out["checks"] == len(out["check_list"]) >= 1
+
+
+def test_a_configs_value_is_not_checked_again_by_the_partition():
+    """``split`` takes a config's fields (checked when the config was built): it hands the count on unchecked."""
+    labels = np.arange(220) % 10
+    out = hops.trace(lambda: partition.split(labels, hops.SENTINEL, "shards", numpy_rng(0, "data"),
+                                             shards_per_client=2))
+    assert {"data.partition:split", "data.partition:_shards"} <= set(out["function_list"])
+    assert out["checks"] == 0 and out["check_list"] == []
+    direct = partition.shards(labels, 11, 2, numpy_rng(3, "data"))
+    assert all(np.array_equal(a, b) for a, b in zip(
+        direct, partition.split(labels, 11, "shards", numpy_rng(3, "data"), shards_per_client=2)))
 
 
 def test_trace_sees_nothing_when_the_value_is_another():

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import json
+
 import torch
 import torchvision
 from torchvision.datasets.utils import extract_archive
@@ -137,6 +139,28 @@ CIFAR = {"cifar10": (_CIFAR10Files, torchvision.datasets.CIFAR10,
                       (0.5071, 0.4865, 0.4409), (0.2673, 0.2564, 0.2762))}
 
 
+#: the note an imported copy writes beside its files (``python -m fedlib.lab.data cifar10 --from-images``): what they
+#: are, so that every result on them says so (:func:`copy_label`)
+PROVENANCE = "PROVENANCE.json"
+
+
+def copy_label(name: str, root: str | Path | None = None) -> str | None:
+    """What the CIFAR ``name`` files under ``root`` (default :func:`fedlib.data.data_dir`) are when they are a copy
+    of the dataset, not its original archive: the ``"what"`` of the :data:`PROVENANCE` note the import wrote beside
+    them (e.g. ``"CIFAR-10 (JPEG copy)"``: the pixels were re-encoded lossily); ``None`` for the original files, for
+    none on disk and for an unreadable note.
+
+    Raises:
+        ValueError: ``name`` is not a CIFAR dataset. ParameterTypeError: ``root`` is not a path."""
+    reader = CIFAR[check_choice("name", name, sorted(CIFAR))][0]
+    note = _root("root", root) / reader.base_folder / PROVENANCE
+    try:
+        what = json.loads(note.read_text())["what"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return what if isinstance(what, str) and what else None
+
+
 def cifar_available(name: str, root: str | Path | None = None) -> bool:
     """Whether CIFAR ``name`` (``"cifar10"``/``"cifar100"``) is on disk in torchvision's layout under ``root``."""
     reader = CIFAR[check_choice("name", name, sorted(CIFAR))][0]
@@ -148,6 +172,9 @@ def load_cifar(name: str, root: str | Path | None = None, allow_download: bool =
     """CIFAR-10 or CIFAR-100 through torchvision (its ``cifar-10-batches-py`` / ``cifar-100-python`` folders).
 
     Shapes: ``x_* [n, 3, 32, 32]`` float32 normalised per channel, ``y_* [n]`` int64 (CIFAR-100: fine labels).
+    ``source`` says where the files are, led by what they are when they are a copy (:func:`copy_label`:
+    ``"CIFAR-10 (JPEG copy): torchvision files in ..."``), so every record and metrics file computed on a copy
+    names it.
 
     Raises:
         ValueError: unknown name. ParameterTypeError: ``root`` not a path, ``allow_download`` not a bool.
@@ -176,8 +203,10 @@ def load_cifar(name: str, root: str | Path | None = None, allow_download: bool =
                                        f"(images {tuple(images.shape)}, {len(labels)} labels, {k} classes)")
         splits[train] = (_normalise(images, mean, std), labels)
         classes = tuple(ds.classes)
+    label = copy_label(name, root)                   # a copy (e.g. the JPEG one) says so in every record
+    source = f"torchvision files in {root / reader.base_folder}"
     return TensorDataset(name, splits[True][0], splits[True][1], splits[False][0], splits[False][1], classes,
-                         f"torchvision files in {root / reader.base_folder}")
+                         source if label is None else f"{label}: {source}")
 
 
 def _check_fashion_mnist(root: Path) -> None:

@@ -12,6 +12,13 @@ partition. They return ``list[np.ndarray]`` (int64 indices into the label array)
 - :func:`dirichlet`: per-class Dirichlet(α) proportions over clients (Hsu et al. 2019), used by DTFL
   (α = 0.5).
 - :func:`split`: the one dispatch by scheme name that HIST, the split engine (HASFL) and DTFL call.
+
+Checks (**choice**, issue 68: a value is checked once, where it enters): the four partitioners check every argument,
+since a user calls them directly; :func:`split` is called with the fields of a config that checked them when it
+was built (:class:`fedlib.hist.HistConfig`, :class:`fedlib.dtfl.DtflConfig`, :class:`fedlib.split.SplitConfig`), so
+it checks only what no config holds (the labels, the generator, the scheme's keywords, the sizes against the data)
+and runs the same computations (``_iid``, ``_shards``, ``_cell_shards``, ``_dirichlet``) without checking the
+counts again.
 """
 from __future__ import annotations
 
@@ -47,6 +54,11 @@ def iid(num_samples: int, num_clients: int, rng: np.random.Generator) -> list[np
     check_int("num_samples", num_samples, 1)
     _check_positive("num_clients", num_clients)
     _check_rng(rng)
+    return _iid(num_samples, num_clients, rng)
+
+
+def _iid(num_samples: int, num_clients: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """:func:`iid` with its counts already checked (>= 1) by the caller or a config."""
     if num_clients > num_samples:
         raise ValueError(f"num_clients ({num_clients}) must be <= the number of samples ({num_samples})")
     return [np.sort(part) for part in np.array_split(rng.permutation(num_samples), num_clients)]
@@ -74,6 +86,11 @@ def shards(labels, num_clients: int, shards_per_client: int, rng: np.random.Gene
     _check_positive("num_clients", num_clients)
     _check_positive("shards_per_client", shards_per_client)
     _check_rng(rng)
+    return _shards(labels, num_clients, shards_per_client, rng)
+
+
+def _shards(labels: np.ndarray, num_clients: int, shards_per_client: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """:func:`shards` of checked ``labels`` with its counts already checked (>= 1) by the caller or a config."""
     n = len(labels)
     if num_clients > n:
         raise ValueError(f"num_clients ({num_clients}) must be <= the number of samples ({n})")
@@ -105,13 +122,19 @@ def cell_iid_client_shards(labels, num_cells: int, clients_per_cell: int, shards
     _check_positive("clients_per_cell", clients_per_cell)
     _check_positive("shards_per_client", shards_per_client)
     _check_rng(rng)
+    return _cell_shards(labels, num_cells, clients_per_cell, shards_per_client, rng)
+
+
+def _cell_shards(labels: np.ndarray, num_cells: int, clients_per_cell: int, shards_per_client: int,
+                 rng: np.random.Generator) -> list[np.ndarray]:
+    """:func:`cell_iid_client_shards` of checked ``labels`` with its counts already checked (>= 1)."""
     n = len(labels)
     if n % num_cells:
         raise ValueError(f"num_cells ({num_cells}) must divide the {n} samples into equal cells")
     cells = rng.permutation(n).reshape(num_cells, n // num_cells)
     out: list[np.ndarray] = []
     for cell in cells:
-        for part in shards(labels[cell], clients_per_cell, shards_per_client, rng):
+        for part in _shards(labels[cell], clients_per_cell, shards_per_client, rng):
             out.append(np.sort(cell[part]))
     return out
 
@@ -134,6 +157,12 @@ def dirichlet(labels, num_clients: int, alpha: float, rng: np.random.Generator, 
     check_float("alpha", alpha, 0, low_open=True)
     check_int("min_size", min_size, 0)
     _check_rng(rng)
+    return _dirichlet(labels, num_clients, alpha, rng, min_size, max_retries)
+
+
+def _dirichlet(labels: np.ndarray, num_clients: int, alpha: float, rng: np.random.Generator, min_size: int = 10,
+               max_retries: int = 1000) -> list[np.ndarray]:
+    """:func:`dirichlet` of checked ``labels`` with its counts and α already checked by the caller or a config."""
     n = len(labels)
     if num_clients > n:
         raise ValueError(f"num_clients ({num_clients}) must be <= the number of samples ({n})")
@@ -171,13 +200,15 @@ def split(labels, num_clients: int, scheme: str, rng: np.random.Generator, *, sh
       clients and ``shards_per_client`` (HIST's cell-i.i.d., client-non-i.i.d. setting); clients cell by cell.
     - ``"dirichlet"``: :func:`dirichlet` with ``alpha`` (DTFL App. A.3, α = 0.5) and its default ``min_size``.
 
-    The scheme's function is called with ``rng`` as it is, so the result (and the draws taken from ``rng``) are
-    those of calling it directly. Keyword arguments the scheme does not use are ignored, so a config's fields can
-    be passed whatever its scheme.
+    The scheme's computation is run with ``rng`` as it is, so the result (and the draws taken from ``rng``) are
+    those of calling its function directly. Keyword arguments the scheme does not use are ignored, so a config's
+    fields can be passed whatever its scheme. The counts and α are a config's (module docstring, "Checks"): they are
+    not checked again here; the labels, ``rng``, the scheme and the sizes against the data are.
 
     Args:
-        labels: ``[n]`` integer labels. num_clients: clients (>= 1). scheme: a key of :data:`SCHEMES`.
-        rng: numpy Generator (stream ``data``).
+        labels: ``[n]`` integer labels. num_clients: clients (>= 1, as the caller's config checked).
+        scheme: a key of :data:`SCHEMES`. rng: numpy Generator (stream ``data``). shards_per_client, num_cells,
+            alpha: the scheme's (>= 1, >= 1, > 0: the config's).
 
     Returns:
         ``num_clients`` sorted int64 index arrays into ``labels``.
@@ -192,20 +223,20 @@ def split(labels, num_clients: int, scheme: str, rng: np.random.Generator, *, sh
     missing = [k for k in SCHEMES[scheme] if given[k] is None]
     if missing:
         raise ValueError(f"partition scheme {scheme!r} needs {', '.join(missing)}")
+    _check_rng(rng)
     if scheme == "iid":
         labels = np.asarray(labels)
         if labels.ndim != 1 or len(labels) == 0:
             raise ValueError(f"labels must be a non-empty 1-D array, got shape {labels.shape}")
-        return iid(len(labels), num_clients, rng)
+        return _iid(len(labels), num_clients, rng)
+    labels = _check_labels(labels)
     if scheme == "shards":
-        return shards(labels, num_clients, shards_per_client, rng)
+        return _shards(labels, num_clients, shards_per_client, rng)
     if scheme == "dirichlet":
-        return dirichlet(labels, num_clients, alpha, rng)
-    _check_positive("num_clients", num_clients)
-    _check_positive("num_cells", num_cells)
+        return _dirichlet(labels, num_clients, alpha, rng)
     if num_clients % num_cells:
         raise ValueError(f"num_cells ({num_cells}) must divide num_clients ({num_clients}): equal cells")
-    return cell_iid_client_shards(labels, num_cells, num_clients // num_cells, shards_per_client, rng)
+    return _cell_shards(labels, num_cells, num_clients // num_cells, shards_per_client, rng)
 
 
 def label_counts(labels, parts: list[np.ndarray], num_classes: int | None = None) -> np.ndarray:

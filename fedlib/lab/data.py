@@ -10,8 +10,9 @@ folders that Kaggle distributes. The ten classes are CIFAR-10's (airplane ... tr
 alphabetical order); 5,000 training and 1,000 test images per class, each 32 x 32 RGB. The images are written in
 torchvision's on-disk layout (``<root>/cifar-10-batches-py``: five training batches of 10,000, ``test_batch``,
 ``batches.meta``), which ``load_dataset("cifar10")`` reads, and ``PROVENANCE.json`` beside them says what they
-are: a copy's pixels are not the original's (a JPEG copy was re-encoded lossily), so every result on it must say
-"CIFAR-10 (JPEG copy)" (:func:`cifar10_copy_label`).
+are: a copy's pixels are not the original's (a JPEG copy was re-encoded lossily), so every result on it says
+"CIFAR-10 (JPEG copy)": :func:`fedlib.data.copy_label` reads the note, and ``load_dataset("cifar10")``'s ``source``
+(in every record and metrics file) and the figures' provenance caption lead with it.
 
 **Choice: the order.** A copy in class folders has lost the original order of the samples, and the experiments
 take "the first n training samples" (DTFL's ``train_subset``): in class order those would be one class. The samples
@@ -30,8 +31,8 @@ import numpy as np
 
 from fedlib.lab.cli import ArgumentParser, writable_dir    # the project's convention: repeated or unknown options named
 
-from fedlib.data.datasets import (CIFAR, DATASETS, DEBIAN_FASHION_MNIST, DatasetNotFoundError, load_cifar, load_dataset,
-                                  prepare_fashion_mnist)
+from fedlib.data.datasets import (CIFAR, DATASETS, DEBIAN_FASHION_MNIST, PROVENANCE, DatasetNotFoundError, copy_label,
+                                  load_cifar, load_dataset, prepare_fashion_mnist)
 from fedlib.data.tensors import data_dir
 
 #: CIFAR-10's classes in its label order (alphabetical)
@@ -41,7 +42,6 @@ PER_CLASS = {"train": 5000, "test": 1000}
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
 #: the seed of the order the samples are written in (module docstring, "Choice: the order")
 ORDER_SEED = 10
-PROVENANCE = "PROVENANCE.json"
 
 
 def _members(path: Path):
@@ -151,16 +151,6 @@ def import_cifar10_images(path: str | Path, root: str | Path | None = None) -> P
     return folder
 
 
-def cifar10_copy_label(root: str | Path | None = None) -> str | None:
-    """``"CIFAR-10 (JPEG copy)"`` (or PNG) when the CIFAR-10 files under ``root`` were written by
-    :func:`import_cifar10_images`; ``None`` for the original archive (or none on disk)."""
-    note = Path(root if root is not None else data_dir()) / CIFAR["cifar10"][0].base_folder / PROVENANCE
-    try:
-        return json.loads(note.read_text())["what"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
 def main(argv: list[str] | None = None) -> int:
     """``python -m fedlib.lab.data NAME [--download] [--root DIR]``: prepare (Fashion-MNIST) or load and check the files,
     print their source; exit 1 with a hint if missing. CINIC-10 and HAM10000 cannot be downloaded (``--download``
@@ -187,12 +177,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.from_images is not None:
             folder = import_cifar10_images(args.from_images, args.root)
-            print(f"{cifar10_copy_label(folder.parent)}: torchvision files in {folder}")
+            print(f"{copy_label('cifar10', folder.parent)}: torchvision files in {folder}")
         elif args.name == "fashion-mnist":
             print(prepare_fashion_mnist(args.root, allow_download=args.download, debian_dir=args.debian_dir))
         elif args.name in CIFAR:
-            label = cifar10_copy_label(args.root) if args.name == "cifar10" else None
-            print((f"{label}: " if label else "") + load_cifar(args.name, args.root, allow_download=args.download).source)
+            print(load_cifar(args.name, args.root, allow_download=args.download).source)
         else:
             print(load_dataset(args.name, root=args.root).source)
     except (DatasetNotFoundError, ValueError) as exc:

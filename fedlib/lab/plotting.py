@@ -16,6 +16,7 @@ from fedlib import __version__
 from fedlib.lab import paths
 from fedlib.lab.paths import env_flag
 from fedlib.core.validate import ParameterTypeError, check_bool, check_str
+from fedlib.data.datasets import CIFAR, copy_label
 
 
 class SavedFigures(list):
@@ -43,16 +44,23 @@ NO_FOOTER = "FEDLIB_NO_FOOTER"
 exported into a paper: ``FEDLIB_NO_FOOTER=1`` (read by :func:`fedlib.lab.paths.env_flag`); unset, it is drawn."""
 
 
+def dataset_label(dataset: str) -> str:
+    """``dataset`` as a caption names it: what the files are when they are a copy of the dataset (e.g.
+    ``"CIFAR-10 (JPEG copy)"``, :func:`fedlib.data.copy_label` of the data folder), else the name itself."""
+    return (copy_label(dataset) if dataset in CIFAR else None) or dataset
+
+
 def caption(fig, dataset: str, profile: str, differs: str = "") -> None:
-    """Write the provenance line under a figure: dataset, profile, what differs from the paper, version. Nothing
-    when ``FEDLIB_NO_FOOTER`` is on (:data:`NO_FOOTER`): the figure as a paper would show it.
+    """Write the provenance line under a figure: dataset (:func:`dataset_label`: a copy such as CIFAR-10's JPEG one
+    says so), profile, what differs from the paper, version. Nothing when ``FEDLIB_NO_FOOTER`` is on
+    (:data:`NO_FOOTER`): the figure as a paper would show it.
 
     Raises:
         ValueError: ``FEDLIB_NO_FOOTER`` holds anything but ``0``/``1``/``true``/``false``/``yes``/``no``/empty.
     """
     if env_flag(NO_FOOTER, "leave the provenance footer out of the figures"):
         return
-    text = f"dataset: {dataset} · profile: {profile} · fedlib {__version__}"
+    text = f"dataset: {dataset_label(dataset)} · profile: {profile} · fedlib {__version__}"
     if differs:
         text += f"\ndiffers from the paper: {differs}"
     fig.text(0.5, -0.02, text, ha="center", va="top", fontsize=7, color="0.3", wrap=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.validate import ParameterTypeError, check_int
+from ..core.validate import ParameterTypeError
 from .profile import LayerProfile
 from .system import EdgeDevices, Servers
 
@@ -38,8 +38,9 @@ def _check_b_cuts(profile: LayerProfile, b, cuts) -> tuple[np.ndarray, np.ndarra
 def check_decision(profile: LayerProfile, b, cuts, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Validate a decision: ``b`` and ``cuts`` end with the device axis of length ``n``, b >= 1 (C5), integer
     cuts in 1..L (C3). Returns them as arrays (b as float). Raises ``ValueError`` naming the parameter
-    (``ParameterTypeError``, a ``TypeError``, for a profile that is no :class:`LayerProfile` or non-numeric b)."""
-    check_int("n", n, 1, extra=" (the number of devices N)")
+    (``ParameterTypeError``, a ``TypeError``, for a profile that is no :class:`LayerProfile` or non-numeric b).
+    ``n`` (N >= 1) is not checked again: the callers take it from a checked :class:`EdgeDevices` or the cuts' own
+    device axis."""
     b, cuts = _check_b_cuts(profile, b, cuts)
     if b.shape[-1:] != (n,) or cuts.shape[-1:] != (n,):
         raise ValueError(f"b and cuts must end with the device axis of length N = {n}, got {b.shape}, {cuts.shape}")

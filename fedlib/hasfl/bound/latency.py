@@ -27,10 +27,10 @@ def table_i(num_devices: int, scale: dict | None = None) -> SystemSpec:
     (:data:`SCALE_KEYS`) multiplied by its factor (Figs. 7-8's x-axes; the draw of the system is unchanged).
 
     Raises:
-        ValueError: ``num_devices`` < 1, an unknown key, a factor not finite and > 0.
-        ParameterTypeError: ``scale`` not a dict.
+        ValueError: ``num_devices`` < 1 (checked once, by :class:`fedlib.split.SystemSpec` as it is built), an
+            unknown key, a factor not finite and > 0.
+        ParameterTypeError: ``scale`` not a dict; ``num_devices`` not an int.
     """
-    check_int("num_devices", num_devices, 1)
     if scale is not None and not isinstance(scale, dict):
         raise ParameterTypeError(f"scale must be a dict of factors keyed by {SCALE_KEYS}, got {scale!r}")
     spec = replace(TABLE_I, num_devices=num_devices)
