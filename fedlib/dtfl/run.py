@@ -51,6 +51,8 @@ replayed, or the scheduler deciding each round in :func:`dtfl`), and it is what 
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 import time
 
 import numpy as np
@@ -61,12 +63,40 @@ from ..core.validate import check_bool, check_callable, check_choice, check_inst
 from ..data import TensorDataset
 from ..split import SplitConfig, build_model, evaluate
 from ..split.backends import ALL_BACKENDS, device_aux, resolve_backend, set_device_aux, split_backend
-from ..split.config import NUM_UNITS
+from ..core.components import is_path
 from ..split.ops import weighted_mean
 from .local_loss import local_loss_step
 from .tiers import aux_head_factory
 from .training import (TOP_CUT, AtCut, DtflConfig, Functional, check_cuts, check_participants, client_data,
                        evaluate_heads, subset)
+
+
+def dtfl_model(scfg: SplitConfig, shape: tuple, num_classes: int) -> torch.nn.Sequential:
+    """The global model md1..md8 of a run (:func:`fedlib.split.build_model`); a model of your own (import path) is
+    checked to be DTFL's: 8 units, and each of md1..md7 giving ``[B, C, H, W]`` smashed data (a tier's auxiliary
+    head pools it, :func:`fedlib.dtfl.tiers.aux_head_factory`), found by a forward pass of 2 zero samples.
+
+    Args:
+        scfg: the engine's config. shape: ``(C, H, W)`` of one sample. num_classes: the data's classes.
+
+    Raises:
+        ValueError: a model of your own of another number of units or smashed data of another rank (one line
+            naming its path); as :func:`fedlib.split.build_model`."""
+    if not is_path(scfg.model):
+        return build_model(scfg, shape[0], shape[1], num_classes)
+    # the units counted before the cuts are (the weights do not depend on them): DTFL's message comes first
+    net = build_model(dataclasses.replace(scfg, cuts=(1,) * scfg.num_devices), shape[0], shape[1], num_classes)
+    if len(net) != 8:
+        raise ValueError(f"model {scfg.model!r} must give DTFL's 8 units md1..md8 (tiers keep md1..md_c, c <= 7, on "
+                         f"the client, md8 on the server), got {len(net)} units")
+    with torch.no_grad():
+        h = torch.zeros(2, *shape)
+        for j, unit in enumerate(copy.deepcopy(net).eval()[:TOP_CUT], start=1):
+            h = unit(h)
+            if h.dim() != 4:
+                raise ValueError(f"model {scfg.model!r} must give [B, C, H, W] smashed data after md1..md7 (a tier's "
+                                 f"auxiliary head pools it), got shape {list(h.shape)} after md{j}")
+    return net
 
 
 def algorithm1(run: "EngineRun", schedule) -> dict:
@@ -242,8 +272,7 @@ class EngineRun:
         scfg = SplitConfig(model=cfg.model, width=cfg.width, num_devices=k, batch_sizes=(b,) * k,
                            cuts=tuple(int(c) for c in first_cuts), interval=1, lr=cfg.lr, eps=cfg.eps,
                            optimizer="adam", mode="copies", local_loss=self.local, rounds=1, seed=cfg.seed)
-        assert NUM_UNITS[cfg.model] == 8
-        self.st = f.init_state(scfg, build_model(scfg, shape[0], shape[1], ds.num_classes), shape, dev,
+        self.st = f.init_state(scfg, dtfl_model(scfg, shape, ds.num_classes), shape, dev,
                                   aux_head_factory(ds.num_classes) if self.local else None,
                                   channels_last=cfg.channels_last)
         self.bank = {}                                                                  # tier head per cut

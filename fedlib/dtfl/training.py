@@ -22,6 +22,7 @@ from fedlib.data import TensorDataset
 from fedlib.data import partition
 from ..data.datasets import DATASETS
 from ..split.backends import STACKED_CODE, resolve_backend
+from ..split.models import check_model
 
 MODELS = ("resnet20", "resnet38", "resnet56", "resnet110")
 
@@ -31,7 +32,10 @@ class DtflConfig:
     """One DTFL training run (the tiers come separately, as each round's cuts).
 
     Attributes:
-        model: ``resnet20`` / ``resnet38`` / ``resnet56`` / ``resnet110``; width: channel multiplier (> 0). dataset: name for
+        model: ``resnet20`` / ``resnet38`` / ``resnet56`` / ``resnet110``, or a model of your own by import path
+        ``"package.module:function"`` (:func:`fedlib.split.models.make_model`; DTFL's 8 units md1..md8, each of md1..md7
+        giving ``[B, C, H, W]`` smashed data for the tiers' auxiliary heads: :func:`fedlib.dtfl.run.dtfl_model`);
+        width: channel multiplier (> 0). dataset: name for
         :func:`fedlib.data.load_dataset`. num_clients: K >= 1. batch_size: B >= 1 (App. A.3: 100). lr: Adam's
         (> 0; App. A.3: 1e-3). eps: Adam's ε (> 0; torch's default 1e-8). partition: ``iid`` or ``dirichlet`` (``alpha`` > 0; App. A.3: 0.5).
         train_subset / test_subset: use the first n training / test samples (0 = all). eval_every: rounds between
@@ -58,7 +62,7 @@ class DtflConfig:
     seed: int = 0
 
     def __post_init__(self):
-        check_choice("model", self.model, MODELS)
+        check_model(self.model, MODELS)
         check_choice("partition", self.partition, ("iid", "dirichlet"))
         check_choice("dataset", self.dataset, tuple(DATASETS))
         check_bool("channels_last", self.channels_last)

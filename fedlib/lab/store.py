@@ -43,6 +43,7 @@ from typing import Callable, Sequence
 from fedlib.lab import paths, runlock
 from fedlib.lab.code_hash import source_hash
 from fedlib.lab.datasets import dataset_key
+from fedlib.lab.own_components import load_own
 from fedlib.lab.runlock import RunInProgress
 from fedlib.core.validate import ParameterTypeError, check_float
 
@@ -172,6 +173,28 @@ def with_own_dataset(config):
     return {**config, **dataset_key(name)}
 
 
+def with_own_model(config):
+    """``config`` with ``"own_model"`` (``{"path", "code"}``: the path and the hash of its module's source,
+    :func:`fedlib.lab.own_components.load_own`, which imports the module again after an edit so that what runs is
+    the source keyed) added where its top-level ``"model"`` is an import path (a split model of your own,
+    :func:`fedlib.split.models.make_model`) and it carries none yet; any other config is returned as it is (the
+    built-in models' keys do not change).
+
+    Raises:
+        ValueError / ParameterTypeError: the path cannot be imported or names nothing (naming it)."""
+    name = config.get("model") if isinstance(config, dict) else None
+    if not (isinstance(name, str) and ":" in name) or "own_model" in config:
+        return config
+    _, code = load_own(name, "model")
+    return {**config, "own_model": {"path": name, "code": code}}
+
+
+def with_own(config):
+    """``config`` keyed by the source of its components of your own: :func:`with_own_dataset`, then
+    :func:`with_own_model`."""
+    return with_own_model(with_own_dataset(config))
+
+
 def config_key(config: dict, code: str = "") -> str:
     """SHA-256 (hex, 20 chars) of the canonical JSON of ``{"config": config, "code": code}``; key order does not
     matter. ``config`` must hold the seed; ``code`` is a :func:`source_hash`.
@@ -244,8 +267,8 @@ class ResultStore:
 
     def key(self, config: dict) -> str:
         """The key of ``config`` under this store's code hash (:func:`config_key`); a config whose ``dataset`` is a
-        dataset of your own (an import path) is keyed by its module's source too (:func:`with_own_dataset`)."""
-        return config_key(with_own_dataset(config), self.code_hash)
+        dataset or model of your own (an import path) is keyed by its module's source too (:func:`with_own`)."""
+        return config_key(with_own(config), self.code_hash)
 
     def path(self, config: dict) -> Path:
         """File of ``config``'s record: ``<root>/<key>.json``."""
@@ -338,7 +361,7 @@ class ResultStore:
         that writer's record appears (and returns it), or raises :class:`fedlib.lab.runlock.RunInProgress` at
         once inside :func:`fedlib.lab.runlock.deferring`. ``force`` computes without claiming or waiting.
         """
-        config = with_own_dataset(config)             # a dataset of your own: keyed by its module's source too
+        config = with_own(config)                     # a dataset or model of your own: keyed by its source too
         key = self.key(config)                        # the config is read here once: key and canonical JSON
         path, want, head = self.root / f"{key}.json", _canonical(config, "config"), {"key": key, "config": config}
         if cache_only():

@@ -18,6 +18,12 @@ Both builders take a width multiplier ``width`` (> 0; default 1.0 = the paper mo
 count (and VGG's classifier width) to ``max(1, round(c · width))``, so that cheap profiles and training runs fit
 a 2-core machine; the latency model must then use the profile of the same width
 (:func:`fedlib.split.model_profile` takes ``width`` too).
+
+A model of your own is named by import path ``"package.module:function"`` wherever a model name is taken
+(:func:`make_model`, :class:`fedlib.split.SplitConfig`, :class:`fedlib.dtfl.DtflConfig`,
+:func:`fedlib.split.model_profile`): ``function(in_channels, image_size, num_classes, width)`` returns an
+``nn.Sequential`` of L >= 2 cuttable units, built under the run's ``model`` seed stream (so it must draw its
+weights from torch's default generator only); every worker imports it by that path.
 """
 from __future__ import annotations
 
@@ -27,7 +33,11 @@ from torchvision.models.resnet import BasicBlock, conv1x1
 
 from .blocks import _check_shape, _scale, resnet_init
 from .resnet_cifar import resnet20, resnet38, resnet56, resnet110
-from ..core.validate import check_int
+from ..core.components import call, is_path, resolve
+from ..core.validate import ParameterTypeError, check_choice, check_int
+
+#: the arguments a model factory of your own is called with
+FACTORY_PARAMS = "(in_channels, image_size, num_classes, width)"
 
 
 def vgg16(in_channels: int = 3, image_size: int = 32, num_classes: int = 10, fc_width: int = 512,
@@ -97,3 +107,45 @@ def resnet18(in_channels: int = 3, image_size: int = 32, num_classes: int = 100,
 #: blocks as 8 modules md1..md8 (:mod:`.resnet_cifar`)
 MODELS = {"vgg16": vgg16, "resnet18": resnet18, "resnet20": resnet20, "resnet38": resnet38, "resnet56": resnet56,
           "resnet110": resnet110}
+
+
+def check_model(model, builtins: tuple = tuple(MODELS), what: str = "model") -> str:
+    """``model`` if it is one of ``builtins`` or an import path ``"package.module:function"`` that imports now
+    (:func:`fedlib.core.components.resolve`: the module imported, the name found, nothing built).
+
+    Raises:
+        ValueError: another name ("must be one of [...] or an import path ..."), a path that cannot be imported
+            or names nothing (naming the path). ParameterTypeError: not a string; a path naming no function."""
+    if is_path(model):
+        resolve(model, what, tuple(builtins))
+        return model
+    if isinstance(model, str) and model not in builtins:
+        raise ValueError(f"{what} must be one of {tuple(builtins)} or an import path 'package.module:function' of "
+                         f"a cuttable model of your own, got {model!r}")
+    return check_choice(what, model, tuple(builtins))
+
+
+def make_model(model: str, in_channels: int, image_size: int, num_classes: int, width: float = 1.0) -> nn.Sequential:
+    """The cuttable model ``model`` names: a built-in (:data:`MODELS`) or a factory of your own by import path
+    ``"package.module:function"``, called as ``function(in_channels, image_size, num_classes, width)``
+    (:func:`fedlib.core.components.call`: its signature bound before it runs, its errors named). Weights come from
+    torch's default generator: seed it first (:func:`fedlib.split.build_model` does, from the run's seed).
+
+    Returns:
+        ``nn.Sequential`` of L units (L >= 2 for a model of your own: cut j puts units 1..j on the device).
+
+    Raises:
+        ValueError / ParameterTypeError: as :func:`check_model`; a factory that cannot take the four arguments,
+            or returns anything but an ``nn.Sequential`` of at least 2 units (one line naming the path).
+        ComponentError: the factory raised (naming the path, the original error as the cause).
+    """
+    if not is_path(model):
+        check_model(model)
+        return MODELS[model](in_channels, image_size, num_classes, width=width)
+    fn = resolve(model, "model", tuple(MODELS))
+    net = call(fn, f"model {model!r}", FACTORY_PARAMS, in_channels, image_size, num_classes, width)
+    if not isinstance(net, nn.Sequential) or len(net) < 2:
+        got = f"an nn.Sequential of {len(net)} units" if isinstance(net, nn.Sequential) else type(net).__name__
+        raise ParameterTypeError(f"model {model!r} must return an nn.Sequential of at least 2 cuttable units (cut j "
+                                 f"puts units 1..j on the device), got {got}")
+    return net

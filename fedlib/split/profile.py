@@ -11,7 +11,8 @@ import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from .models import MODELS
+from ..core.components import is_path
+from .models import MODELS, check_model, make_model
 
 OPTIMIZER_STATE = {"sgd": 0, "momentum": 1, "adam": 2}
 
@@ -98,21 +99,37 @@ def profile_model(model: nn.Sequential, input_shape: tuple[int, int, int], optim
                         params.astype(np.int64))
 
 
-@functools.lru_cache(maxsize=32)
 def model_profile(name: str, in_channels: int = 3, image_size: int = 32, num_classes: int = 10,
                   optimizer: str = "sgd", width: float = 1.0) -> LayerProfile:
-    """Build model ``name`` (``"vgg16"`` or ``"resnet18"``) at width multiplier ``width`` and return its
-    :func:`profile_model` (the latency model must use the profile of the model actually trained).
+    """Build model ``name`` (``"vgg16"``, ``"resnet18"``, ... of :data:`MODELS`, or a model of your own by import
+    path ``"package.module:function"``, :func:`fedlib.split.models.make_model`) at width multiplier ``width`` and
+    return its :func:`profile_model` (the latency model must use the profile of the model actually trained).
 
-    Cached per arguments (a profile is measured once per process); treat the returned arrays as read-only.
+    A built-in's profile is cached per arguments (measured once per process); a model of your own is measured on
+    every call (an edit of its module is seen). Treat the returned arrays as read-only.
 
     Raises:
-        ValueError: unknown model name, bad shape or width <= 0.
+        ValueError: unknown model name, bad shape or width <= 0; as :func:`fedlib.split.models.make_model` for a
+            model of your own (naming its path).
     """
+    if is_path(name):
+        return _measured(name, in_channels, image_size, num_classes, optimizer, width)
+    return _builtin_profile(name, in_channels, image_size, num_classes, optimizer, width)
+
+
+@functools.lru_cache(maxsize=32)
+def _builtin_profile(name: str, in_channels: int, image_size: int, num_classes: int, optimizer: str,
+                     width: float) -> LayerProfile:
     if name not in MODELS:
-        raise ValueError(f"name (the model) must be one of {sorted(MODELS)}, got {name!r}")
+        raise ValueError(f"name (the model) must be one of {sorted(MODELS)}, got {name!r} (a model of your own: "
+                         f"an import path 'package.module:function')")
+    return _measured(name, in_channels, image_size, num_classes, optimizer, width)
+
+
+def _measured(name: str, in_channels: int, image_size: int, num_classes: int, optimizer: str,
+              width: float) -> LayerProfile:
     torch.manual_seed(0)  # profiles do not depend on the weights; fixed for reproducible BN statistics
-    model = MODELS[name](in_channels, image_size, num_classes, width=width)
+    model = make_model(name, in_channels, image_size, num_classes, width)
     return profile_model(model, (in_channels, image_size, image_size), optimizer,
                          name if width == 1.0 else f"{name}@w{width:g}")
 
@@ -123,7 +140,8 @@ def model_profiles(models, classes, in_channels: int = 3, image_size: int = 32, 
     and ``classes`` (and ``widths`` when given) hold one entry per model, and no model appears twice.
 
     Args:
-        models: model names (:data:`MODELS`). classes: each model's number of classes (ints >= 2).
+        models: model names (:data:`MODELS`, or import paths of your own). classes: each model's number of
+            classes (ints >= 2).
         widths: each model's channel multiplier (> 0), or None for 1.0.
 
     Raises:
@@ -132,7 +150,7 @@ def model_profiles(models, classes, in_channels: int = 3, image_size: int = 32, 
     """
     from ..core.validate import check_choice, check_float, check_int, check_list
 
-    names = check_list("models", models, lambda k, v: check_choice(k, v, sorted(MODELS)))
+    names = check_list("models", models, lambda k, v: check_model(v, tuple(sorted(MODELS)), k))
     ks = check_list("classes", classes, lambda k, v: check_int(k, v, 2))
     ws = [1.0] * len(names) if widths is None else check_list(
         "widths", widths, lambda k, v: check_float(k, v, 0, low_open=True))

@@ -66,7 +66,7 @@ from ... import __version__
 from ...core.seeding import seed_sequence
 from fedlib.data import DATASET_SHAPES, load_dataset
 from fedlib.data import partition
-from ...split.models import MODELS
+from ...split.models import make_model
 from .estimate import _check_model_data, one_torch_thread
 
 #: [24]'s floor on a node's β_i (``adaptive_tau.py``: ``if beta_adapt < 1e-5 or isnan: beta_adapt = 1e-5``)
@@ -285,7 +285,7 @@ def beta24_record(config: dict, data=None) -> dict:
     ds = data if data is not None else load_dataset(config["dataset"])
     ch, size, classes = DATASET_SHAPES[config["dataset"]]
     torch.manual_seed(int(seed_sequence(config["seed"], "model").generate_state(1)[0]))  # torchvision init
-    model = MODELS[config["model"]](ch, size, classes, width=config["width"])
+    model = make_model(config["model"], ch, size, classes, config["width"])   # yours too: import path
     scheme = "iid" if config["setting"] == "iid" else "shards"
     parts = partition.split(np.asarray(ds.y_train), config["num_devices"], scheme, numpy_rng(config["seed"], "data"),
                             shards_per_client=config["shards_per_client"])

@@ -53,7 +53,7 @@ from ...core.validate import ParameterTypeError, check_float, check_int
 from ... import __version__
 from ...core.seeding import seed_sequence
 from ...data import DATASET_SHAPES, load_dataset
-from ...split.models import MODELS
+from ...split.models import make_model
 from .theory import HasflConstants
 
 
@@ -220,7 +220,7 @@ def constants_record(config: dict, data=None) -> dict:
     ds = data if data is not None else load_dataset(config["dataset"])
     ch, size, classes = DATASET_SHAPES[config["dataset"]]
     torch.manual_seed(int(seed_sequence(config["seed"], "model").generate_state(1)[0]))  # torchvision init
-    model = MODELS[config["model"]](ch, size, classes, width=config.get("width", 1.0))
+    model = make_model(config["model"], ch, size, classes, config.get("width", 1.0))   # yours too: import path
     rec = pilot_constants(model, ds.x_train, ds.y_train, config["pilot_steps"], config["lr"],
                           config["batch_size"], config["num_batches"], config["power_iters"], config["seed"],
                           config.get("interval", 15))

@@ -25,7 +25,7 @@ from fedlib.lab.own_components import check_own, load_own
 from fedlib.lab.store import ResultStore, component_key
 from fedlib.core.validate import ParameterTypeError, check_choice, check_float, check_int, check_list
 from fedlib.data import TensorDataset
-from fedlib.split import MODELS
+from fedlib.split.models import make_model
 from fedlib.dtfl.baseline_time import method_costs, simulate_method
 from fedlib.dtfl.baselines import BASELINE_CUTS, baseline_record
 from fedlib.lab.dtfl.experiments import DATASET_SHAPES, Setup, case_name, dataset_by_name, plateau, run_entry, system_inputs, time_to_target
@@ -60,7 +60,7 @@ def costs_of(method: str, model: str, width: float, dataset: str):
     ch, size, classes = DATASET_SHAPES[dataset]
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)                                        # costs do not depend on the weights
-        net = MODELS[model](ch, size, classes, width=width)
+        net = make_model(model, ch, size, classes, width)          # yours too (import path)
         extra = {}
         if method == "fedgkt":
             extra = dict(gkt_client=gkt_client_model(ch, size, classes, width),

@@ -22,7 +22,7 @@ from fedlib.core import numpy_rng
 from fedlib.core.components import is_path, resolve
 from fedlib.core.validate import check_choice, check_float, check_instance, check_int, check_list
 from fedlib.data import DATASET_SHAPES, TensorDataset, resolve_dataset as _resolve
-from fedlib.split import MODELS
+from fedlib.split.models import check_model, make_model
 from fedlib.dtfl.scheduler import EMA_ALPHA, SCHEDULERS, profile_schedule, sample_participants, simulate
 from fedlib.dtfl.tiers import check_num_tiers
 from fedlib.dtfl.timing import CASES, ResourceProfile, TimeModel, case_profiles, tier_costs
@@ -32,7 +32,7 @@ from fedlib.dtfl.run import train_record
 STORE_CODE = ("fedlib.dtfl.tiers", "fedlib.dtfl.training", "fedlib.dtfl.run", "fedlib.dtfl.local_loss",
               "fedlib.dtfl.baselines", "fedlib.dtfl.fedgkt", "fedlib.dtfl.privacy", *(f"fedlib.split.{m}" for m in (
                   "backends", "blocks", "config", "engine", "latency", "models", "ops", "profile", "records",
-                  "resnet_cifar", "system")), *RECORD_CODE, "fedlib.data")
+                  "resnet_cifar", "system")), *RECORD_CODE, "fedlib.core.components", "fedlib.data")
 """The method modules a DTFL record depends on (the record functions :func:`fedlib.dtfl.run.train_record`,
 :func:`fedlib.dtfl.baselines.baseline_record`, :func:`fedlib.dtfl.privacy.privacy_record` and what they import):
 editing them invalidates DTFL's cached runs, and nothing else does. The simulated system (the time model, the tier
@@ -99,9 +99,9 @@ class Setup:
     def __post_init__(self):
         if is_path(self.dataset):              # yours: loaded, checked and fitted to the model before any run
             data = own_data.use_dataset(self.dataset)
-            check_choice("model", self.model, DTFL_MODELS)
+            check_model(self.model, DTFL_MODELS)
             own_data.check_fits(self.dataset, data, self.model,
-                                lambda ch, size, classes: MODELS[self.model](ch, size, classes, width=self.width),
+                                lambda ch, size, classes: make_model(self.model, ch, size, classes, self.width),
                                 self.width)
         check_choice("dataset", self.dataset, tuple(DATASET_SHAPES))
         check_float("width", self.width, 0, 1, low_open=True)
@@ -144,7 +144,7 @@ def time_model(model: str, width: float, dataset: str, num_tiers: int, core_gflo
     import torch
     ch, size, classes = DATASET_SHAPES[dataset]
     torch.manual_seed(0)      # costs do not depend on the weights
-    net = MODELS[model](ch, size, classes, width=width)
+    net = make_model(model, ch, size, classes, width)      # yours too (import path)
     return TimeModel(tier_costs(net, (ch, size, size), check_num_tiers(num_tiers), classes),
                      core_gflops * 1e9, server_gflops * 1e9)
 

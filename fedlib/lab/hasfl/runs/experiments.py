@@ -59,7 +59,7 @@ def constants_config(model: str, dataset: str, pilot_steps: int, lr: float, batc
 
 
 STORE_CODE = ("fedlib.hasfl.bound.estimate", "fedlib.hasfl.bound.beta24", "fedlib.hasfl.bound.theory", *RECORD_CODE,
-              "fedlib.data", "fedlib.split.blocks", "fedlib.split.config", "fedlib.split.models", "fedlib.split.ops")
+              "fedlib.core.components", "fedlib.data", "fedlib.split.blocks", "fedlib.split.config", "fedlib.split.models", "fedlib.split.ops")
 """The method modules the records of HASFL's store depend on: its pilots (:func:`fedlib.hasfl.bound.estimate.
 constants_record`, :func:`fedlib.hasfl.bound.beta24.beta24_record` and what they import). Editing them invalidates
 the pilots, and nothing else does. Decisions (the bound, the optimiser) are computed from the pilots each time and

@@ -38,7 +38,7 @@ from fedlib.data import TensorDataset
 from fedlib.split.backends import STACKED_CODE, STACKED_VARIANTS, resolve_backend
 from fedlib.hasfl.training import converged_index, split_config, train_run  # noqa: F401  (re-exported)
 
-TRAIN_CODE = ("fedlib.hasfl.training", *RECORD_CODE, "fedlib.data", "fedlib.split.backends", "fedlib.split.blocks",
+TRAIN_CODE = ("fedlib.hasfl.training", *RECORD_CODE, "fedlib.core.components", "fedlib.data", "fedlib.split.backends", "fedlib.split.blocks",
               "fedlib.split.config", "fedlib.split.engine", "fedlib.split.models", "fedlib.split.ops",
               "fedlib.split.records")
 """The source a HASFL training record depends on: :mod:`fedlib.hasfl.training`, core's

@@ -61,6 +61,7 @@ from fedlib.core.components import is_path
 from fedlib.core.validate import check_bool, check_choice, check_float, check_int, check_list
 from fedlib.data import TensorDataset
 from fedlib.split import model_profile, sample_system
+from fedlib.split.models import check_model, make_model
 from fedlib.lab.hasfl.runs.experiments import DATASET_SHAPES, constants_config, estimated_constants
 from fedlib.hasfl.bound.latency import table_i
 from fedlib.hasfl.optimiser.p2 import solve_p2
@@ -129,12 +130,11 @@ class TrainSettings:
     extend_epochs: float = 0.0
 
     def __post_init__(self):
-        check_choice("model", self.model, tuple(NUM_LAYERS))
+        check_model(self.model, tuple(NUM_LAYERS))     # or a split model of your own by import path
         if is_path(self.dataset):              # yours: loaded, checked and fitted to the model before any run
             from fedlib.lab import datasets as own_data
-            from fedlib.split import MODELS
             own_data.check_fits(self.dataset, own_data.use_dataset(self.dataset), self.model,
-                                lambda ch, size, classes: MODELS[self.model](ch, size, classes, width=self.width),
+                                lambda ch, size, classes: make_model(self.model, ch, size, classes, self.width),
                                 self.width)
         check_choice("dataset", self.dataset, tuple(DATASET_SHAPES))
         check_choice("optimizer", self.optimizer, ("sgd", "adam"))
