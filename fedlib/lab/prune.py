@@ -116,6 +116,18 @@ REKEYED = {
     # 2026-12-07)
     "4cca463d8800f8d6": "hist", "6c305b175bf91b44": "dtfl", "5e20949efa45b762": "dtfl_stacked",
     "0691d55457b42679": "hasfl", "03b214754bf1d03b": "hasfl_train", "5c19913e237e8391": "hasfl_train_stacked",
+    # before a config's values were checked once (fedlib.data.partition.split runs the partitions without checking
+    # again the counts a config checked; fedlib.split.latency.check_decision takes N as given), CIFAR-10 copies said
+    # what they are (fedlib.data.copy_label in load_cifar's source) and a split model of your own could be named by
+    # import path (fedlib.split.models.make_model / check_model in SplitConfig and DtflConfig, the DTFL and HASFL
+    # stores hashing fedlib.core.components; the built-in models build as before): a HIST run, an HFedAvg run,
+    # HIST's pilot constants, DTFL runs (scheduled tiers with sampled clients on the loop and the stacked backend,
+    # all clients), FedAvg (sampled), FedYogi (loop and stacked), FedGKT, two privacy runs (distance correlation
+    # with patch shuffling; stacked), HASFL's VGG-16 pilot constants and [24]'s beta, HASFL training (loop and
+    # stacked) and two committed records (HIST quick, HASFL converged pilot constants) retrained with the old and
+    # the new code on one machine are bit-identical (run log, 2026-12-07)
+    "7249c4d139b65520": "hist", "945a34d12d9fc3f9": "dtfl", "d769b754d62aa716": "dtfl_stacked",
+    "39119278dd82040f": "hasfl", "368e4d1b125738b7": "hasfl_train", "d37b1437d78cdf97": "hasfl_train_stacked",
 }
 """Code hashes of earlier fedlib whose records are valid under the current code: ``{old hash: store name}``."""
 
