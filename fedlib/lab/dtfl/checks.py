@@ -158,7 +158,9 @@ def check_dtfl_5_baselines(p: Mapping) -> None:
 def check_dtfl_your_method(p: Mapping) -> None:
     """``dtfl_your_method``'s parameters (module docstring), before the data and the runs; ``scheduler`` must be an
     import path naming a :class:`fedlib.dtfl.TierScheduler` subclass that imports now
-    (:func:`fedlib.lab.dtfl.own.check_scheduler`). Raises ValueError / ParameterTypeError naming the parameter."""
+    (:func:`fedlib.lab.dtfl.own.check_scheduler`); ``baseline`` ``""`` or an import path naming a baseline of your
+    own (:func:`fedlib.lab.dtfl.compare.check_baseline`). Raises ValueError / ParameterTypeError naming the
+    parameter."""
     from fedlib.lab.dtfl import own
 
     _plumbing(p)
@@ -166,6 +168,9 @@ def check_dtfl_your_method(p: Mapping) -> None:
     check_num_tiers(p["num_tiers"])
     _changes(p)
     own.check_scheduler(p["scheduler"])
+    if p["baseline"] != "":                             # an aggregation rule of your own beside FedAvg
+        from fedlib.lab.dtfl.compare import check_baseline
+        check_baseline(p["baseline"], "baseline")
 
 
 def check_dtfl_6_scaling(p: Mapping) -> None:

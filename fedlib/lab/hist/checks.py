@@ -15,6 +15,8 @@ Ranges (the paper is HIST, Fang et al.; its values in brackets):
 - ``num_cells``: distinct N >= 2, each dividing ``num_clients`` (U/N clients per cell, Sec. III) and, in the
   training notebooks, the MLP's hidden width (equal submodels, eq. 3) [2, 3, 4, 5].
 - ``H`` >= 1 [40]; ``E`` >= 1, a multiple of ``H`` (Algorithm 1) [200].
+- ``hidden`` (the training notebooks and ``hist_your_method``): the MLP's hidden units (784-hidden-10), an integer
+  >= 1 that every N divides [300].
 - ``comm_budget_L0`` > 0 and at least one global round of HFedAvg at every N (:func:`fedlib.hist.comm_per_round`).
 - ``target_acc``: a fraction in (0, 1] [0.75].
 - ``fig4_num_cells`` >= 1, dividing ``num_clients`` and the hidden width [3]; ``fig4_E_over_H``, ``fig4_H``:
@@ -80,7 +82,7 @@ def _training(p: Mapping) -> None:
     _seeds("seeds", p["seeds"])
     check_float("lr", p["lr"], 0, low_open=True)
     check_dataset_name(p["dataset"])
-    hidden = HistConfig().hidden
+    hidden = check_int("hidden", p["hidden"], 1, extra=" (the MLP's hidden units; the paper's 300)")
     _cells("num_cells", num_cells, p["num_clients"], hidden)
     _cells("fig4_num_cells", [p["fig4_num_cells"]], p["num_clients"], hidden)
     # the budget buys at least one global round of HFedAvg at every N (rounds_for_budget would give 1 round,
@@ -179,8 +181,9 @@ def check_hist_your_method(p: Mapping) -> None:
     _seeds("seeds", p["seeds"])
     check_float("lr", p["lr"], 0, low_open=True)
     check_dataset_name(p["dataset"])
-    _cells("num_cells", num_cells, p["num_clients"], HistConfig().hidden)
+    hidden = check_int("hidden", p["hidden"], 1, extra=" (the MLP's hidden units; the paper's 300)")
+    _cells("num_cells", num_cells, p["num_clients"], hidden)
     resolve_device(p["device"])
     partition_configs([p["paper_setting"], p["partition"]], num_cells, p["H"], p["E"], p["comm_budget_L0"],
-                      seeds=p["seeds"], num_clients=p["num_clients"], lr=p["lr"], batch_size=p["batch_size"],
-                      dataset=p["dataset"])
+                      seeds=p["seeds"], num_clients=p["num_clients"], hidden=hidden, lr=p["lr"],
+                      batch_size=p["batch_size"], dataset=p["dataset"])
