@@ -442,3 +442,16 @@ def test_the_paper_scale_column_is_evidence_of_scale_for_the_pilot_decisions():
     assert col["at_paper_scale"] and col["label"] == claims.PAPER_SCALE_LABEL
     assert "CIFAR-10 (JPEG copy)" in col["label"] and col["metrics"] == "figures/converged/cifar/metrics"
     assert find(claims.CLAIMS, "pilot_bound_cut1").kind == "check"
+
+
+def test_cells_name_the_seed_each_value_was_read_at():
+    """The first seed's runs and the out-of-sample seeds' runs are labelled by their own seeds (the committed
+    converged metrics: first seed 0, out-of-sample seeds 1 and 2, only seed 1 ran ResNet-18), not by the metrics'
+    first seed or a running number."""
+    m = metrics("hasfl_5_train_figures")
+    assert m["seeds"] == [0] and m["out_of_sample_seeds"] == [1, 2]
+    assert cell("faster_rbs_rms_resnet", claims.OUT)["labels"] == ["seed 1"]
+    assert cell("faster_rbs_rms_resnet")["labels"] == ["seed 0", "seed 1"]
+    assert cell("faster_rbs_rms_vgg", claims.OUT)["labels"] == ["seed 1", "seed 2"]
+    assert cell("faster_rbs_rms_vgg", claims.CALIBRATED)["labels"] == ["seed 0"]
+    assert cell("split_over_batch")["labels"] == ["seed 0", "seed 1", "seed 2"]
