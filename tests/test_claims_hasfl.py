@@ -138,14 +138,15 @@ def test_smallest_of_bounds():
 
 
 def test_every_notebook_decides_a_claim_and_has_setup():
-    nbs = {"hasfl_1_latency", "hasfl_2_bound", "hasfl_3_optimiser", "hasfl_4_train_experiments", "hasfl_5_train_figures"}
+    nbs = {"hasfl_1_latency", "hasfl_2_bound", "hasfl_3_optimiser", "hasfl_4_train_experiments", "hasfl_5_train_figures",
+           "hasfl_6_pilot_decisions"}
     assert {c.notebook for c in claims.CLAIMS} == nbs
     # the worked example (a method of your own) has Setup rows but decides no claim of the paper
     assert set(claims.SETUP) == set(claims.DEVIATIONS) == nbs | {"hasfl_your_method"}
     # 2026-12-01 (issue 57): the paper's claims that had no row got one, and the implementation's checks moved to a
     # table of their own; the paper's table no longer fits one 1400x900 screen (it did at 14 rows)
     assert len([c for c in claims.CLAIMS if c.kind == "paper"]) <= 22
-    assert len([c for c in claims.CLAIMS if c.kind == "check"]) <= 6
+    assert len([c for c in claims.CLAIMS if c.kind == "check"]) <= 7   # 2026-12-07: the pilot decisions' check
 
 
 def test_fig9_every_n_and_split_vs_batch_read_by_hand():
@@ -416,6 +417,31 @@ def test_try_this_looser_eps_keeps_cut_1_and_the_deep_benchmarks_infeasible():
     cut2 = float(bound_floor(constants, 5e-4, np.full(20, np.inf), 2, 15))
     cut1 = float(bound_floor(constants, 5e-4, np.full(20, 64.0), 1, 15))
     assert cut2 > 20 * cut1
+
+
+def test_pilot_cut1_share_is_the_smallest_over_the_models_per_seed():
+    # hand-made decisions at seeds 1 and 2: seed 1 every device of both models at cut 1; seed 2 ResNet-18 puts one
+    # of its four devices at cut 3 (3 of 4 at cut 1), VGG-16 all four at cut 1; benchmarks never count
+    def row(model, seed, method, cuts):
+        return {"model": model, "seed": seed, "method": method, "cuts": cuts,
+                "cut1_share": sum(c == 1 for c in cuts) / len(cuts)}
+    runs = [row("vgg16", 1, "HASFL", [1, 1, 1, 1]), row("resnet18", 1, "HASFL", [1, 1, 1, 1]),
+            row("vgg16", 2, "HASFL", [1, 1, 1, 1]), row("resnet18", 2, "HASFL", [1, 3, 1, 1]),
+            row("vgg16", 1, "RBS+RMS", [5, 9, 2, 16])]
+    m = {"seeds": [1, 2], "runs": runs}
+    assert claims.cut1_share(m) == {claims.PILOT: [1.0, 0.75]}
+    cell = judge(find(claims.CLAIMS, "pilot_bound_cut1"), m)["cells"][claims.PILOT]
+    assert cell["words"] == ["holds", "partly"] and cell["labels"] == ["seed 1", "seed 2"]
+    assert cell["word"] == "not robust across seeds"
+    none = {"seeds": [2], "runs": [row("vgg16", 2, "HASFL", [2, 2]), row("resnet18", 2, "HASFL", [1, 1])]}
+    assert judge(find(claims.CLAIMS, "pilot_bound_cut1"), none)["cells"][claims.PILOT]["word"] == "fails"
+
+
+def test_the_paper_scale_column_is_evidence_of_scale_for_the_pilot_decisions():
+    col = claims.EXTRA_COLUMNS[0]
+    assert col["at_paper_scale"] and col["label"] == claims.PAPER_SCALE_LABEL
+    assert "CIFAR-10 (JPEG copy)" in col["label"] and col["metrics"] == "figures/converged/cifar/metrics"
+    assert find(claims.CLAIMS, "pilot_bound_cut1").kind == "check"
 
 
 def test_cells_name_the_seed_each_value_was_read_at():

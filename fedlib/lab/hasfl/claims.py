@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 
 from fedlib.lab.verdicts import AtLeast, AtMost, Claim, Trend, accuracy_se, at_scale, difference_se, registered
-from fedlib.lab.hasfl.readers import bound_rounds_miss, converged_acc_vs_cut_iid, converged_acc_vs_cut_noniid, converged_time_vs_cut_iid, converged_time_vs_cut_noniid, faster_every_benchmark_every_resource, feasible_share, habs_accuracy_vs_fixed, hams_based_over_rms_based, hams_vs_fixed, latency_per_round_vs_batch, predicted_vs_feasible, rounds_vs_batch_iid, rounds_vs_batch_noniid, slowdown_as_resources_shrink
+from fedlib.lab.hasfl.readers import bound_rounds_miss, cut1_share, converged_acc_vs_cut_iid, converged_acc_vs_cut_noniid, converged_time_vs_cut_iid, converged_time_vs_cut_noniid, faster_every_benchmark_every_resource, feasible_share, habs_accuracy_vs_fixed, hams_based_over_rms_based, hams_vs_fixed, latency_per_round_vs_batch, predicted_vs_feasible, rounds_vs_batch_iid, rounds_vs_batch_noniid, slowdown_as_resources_shrink
 from fedlib.lab.hasfl.readers import (BENCHMARKS, CALIBRATED, FIXED_BATCHES, GAMMA, INTERVAL,  # noqa: F401  (re-exported)
                                       OUT, PILOT, SPLIT_CUTS, VARIANTS, accuracy_gain,  # noqa: F401  (re-exported)
                                       acc_gain_points, faster_than_rbs_hams_at_every_resource,  # noqa: F401  (re-exported)
@@ -66,7 +66,18 @@ PAPER_SCALE = "CIFAR-10, VGG-16 and ResNet-18 at full width, 20 devices (Table I
 """The paper's scale, as the README's verdict section states it above the table."""
 SCALE = ("Fashion-MNIST, VGG-16 at width 1/4 and ResNet-18 at width 1/8, 2,000 test images; the paper: CIFAR-10 at "
          "full width")
-"""Our scale against the paper's, as every HASFL reason says it (no column at the paper's scale exists yet)."""
+"""Our scale against the paper's, as every HASFL reason says it where no column at the paper's scale judges the
+claim (the paper-scale column of :data:`EXTRA_COLUMNS` judges the pilot decisions only: nothing there is trained)."""
+PAPER_SCALE_LABEL = ("paper scale: CIFAR-10 (JPEG copy), full-width VGG-16/ResNet-18, 20 devices, pilot + decisions "
+                     "(no training)")
+EXTRA_COLUMNS = ({"label": PAPER_SCALE_LABEL, "metrics": "figures/converged/cifar/metrics", "seed_dirs": (),
+                  "at_paper_scale": True,
+                  "scale": "the paper's data and widths: CIFAR-10 (JPEG copy: quality-75 JPEG, not the original "
+                           "pixels; ResNet-18 too, where the paper uses CIFAR-100), VGG-16 and ResNet-18 at full "
+                           "width, Table I's 20 devices, seeds 0-2; the training notebooks' pilot (200 SGD steps) and "
+                           "ε; the pilot and the decisions only, nothing trained"},)
+"""``hasfl_6_pilot_decisions`` at the paper's data and widths (``figures/converged/cifar/``, its store beside the
+metrics), judged as its own column: evidence of *scale* / *not the scale* for the claims it judges."""
 
 SUMMARY = {"title": "HASFL: heterogeneity-aware split FL", "ref": "arXiv:2506.08426", "link": "https://arxiv.org/abs/2506.08426",
            "scale": "converged profile, Fashion-MNIST, VGG-16 (width 1/4) and ResNet-18 (width 1/8), "
@@ -285,18 +296,29 @@ CLAIMS = (
           deviation="ε, which the paper does not give, is (1 + eps_slack) × the bound's floor at b = 64 and cut 1; "
                     "the split term of a deeper cut alone exceeds it, so random or latency-optimal (deep) cuts never "
                     "reach it"),
+    Claim("pilot_bound_cut1", "the pilot bound puts every device at cut 1 (HASFL's decision)", "eq. 42",
+          "–", "hasfl_6_pilot_decisions", AtLeast(target=1.0, partly=0.0, unit="%", digits=3), cut1_share,
+          why="What the trained comparisons rest on: HASFL decided with the pilot constants (the training notebooks' "
+              "pilot, ε and Table I system) puts every device at cut 1, where the paper's heterogeneity-aware split "
+              "would vary the cuts. The share of the devices at cut 1, the smallest over the models, per seed: "
+              "every device holds, some is partly, none fails. A fact of our bound, its estimated constants and ε "
+              "(the paper shows no decision), judged at our scale and at the paper's (its own column).",
+          variants=(PILOT,), kind="check",
+          deviation="ε, which the paper does not give, is (1 + eps_factor) × the bound's floor at b = 64 and cut 1; "
+                    "the split term of a deeper cut alone can exceed it"),
 )
 
 
 _UNCHANGED = ("gap_grows_with_n", "split_over_batch", "habs_vs_fixed_batch", "faster_rbs_rms_vgg")
 REGISTERED = {**{c.id: ("2026-11-27", True) if c.id in _UNCHANGED else ("2026-12-01", True) for c in CLAIMS},
-              "faster_rbs_rms_resnet": ("2026-12-07", True)}
+              "faster_rbs_rms_resnet": ("2026-12-07", True), "pilot_bound_cut1": ("2026-12-07", True)}
 """When each rule took its present form and whether its numbers were known then. 2026-11-27 (git: the first
 commits of this module), after the seed-0 metrics it judges (2026-11-24/25): the rules unchanged since (the two
 RBS+RMS rows read through a named function instead of a ``functools.partial``, the same reading). 2026-12-01, after
 every committed number was known: the claims rewritten or added to judge the paper's wording (issue 57; each
 change with its reason in ``notebooks/hasfl/RUN_LOG.md``). 2026-12-07, every number known: the ResNet-18 RBS+RMS
-row reads seed 1's out-of-sample runs too (it read the first seed only; the same rule)."""
+row reads seed 1's out-of-sample runs too (it read the first seed only; the same rule); the pilot decisions' check
+(new), after our scale's decisions were known (every device at cut 1) and before the paper-scale pilots finished."""
 CLAIMS = at_scale(registered(CLAIMS, REGISTERED), SCALE)
 CLAIMS = tuple(dataclasses.replace(c, own_variants=tuple(v for v in c.variants if v in (CALIBRATED, OUT)))
                for c in CLAIMS)

@@ -44,9 +44,10 @@ class HasflSetup:
     source: str
 
 
-def setup(profile: str = "converged", dataset: str = "auto", seed: int = 0, store=None) -> HasflSetup:
+def setup(profile: str = "converged", dataset: str | None = None, seed: int = 0, store=None) -> HasflSetup:
     """The plan of ``profile`` (``hasfl_4_train_experiments``'s parameters there: first model and width, γ, I, the
-    ε rule), its pilot record read from the profile's committed result store (``figures/<profile>/store``; never
+    ε rule, and the dataset it names, unless ``dataset`` is given: "auto" would read CIFAR-10 on a machine that has
+    it on disk and miss every committed pilot), its pilot record read from the profile's committed result store (``figures/<profile>/store``; never
     trained: a missing record raises, naming the command that computes it; at smoke, which has no committed store,
     the active store is used and the pilot, seconds long, is computed when missing) and the calibration committed at
     ``profile`` (optional: its absence is recorded in ``fit_error``).
@@ -63,7 +64,7 @@ def setup(profile: str = "converged", dataset: str = "auto", seed: int = 0, stor
 
     nb = REPO_ROOT / "notebooks" / "hasfl" / "hasfl_4_train_experiments.ipynb"
     p = dict(declared_parameters(nb), **notebook_parameters(nb, profile))    # the plan's parameters at the profile
-    dataset = experiments.resolve_dataset(dataset, p["models"][0])
+    dataset = experiments.resolve_dataset(p["dataset"] if dataset is None else dataset, p["models"][0])
     s = TrainSettings(model=p["models"][0], width=p["widths"][0], dataset=dataset, interval=p["interval"],
                       optimizer=p["optimizer"], lr=p["lr"], epochs=p["epochs"], min_rounds=p["min_rounds"],
                       max_rounds=p["max_rounds"], evals=p["evals"], test_subset=p["test_subset"], gamma=p["gamma"],

@@ -535,3 +535,10 @@ def feasible_share(metrics: Mapping) -> dict:
     has a finite predicted Θ, i.e. at least one draw reaches ε."""
     points = list(_theta_points(metrics).values())
     return {b: [sum(at.get(b) is not None for at in points) / len(points)] for b in BENCHMARKS}
+
+
+def cut1_share(metrics: Mapping) -> dict:
+    """Per seed of ``metrics["seeds"]`` (``hasfl_6_pilot_decisions``): the smallest share, over the models, of the
+    devices HASFL's pilot-bound decision puts at cut 1 (1.0: every device of every model at cut 1)."""
+    rows = [r for r in metrics["runs"] if r["method"] == "HASFL"]
+    return {PILOT: [min(r["cut1_share"] for r in rows if r["seed"] == seed) for seed in metrics["seeds"]]}

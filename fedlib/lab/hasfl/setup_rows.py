@@ -65,6 +65,15 @@ SETUP = {
         ("seed", "seed", "not stated"),
     ],
     "hasfl_4_train_experiments": _TRAIN_SETUP + [("N of Fig. 9", "device_counts", "5 to 30")],
+    "hasfl_6_pilot_decisions": [
+        ("pilot data", "data_label", "CIFAR-10 (VGG-16), CIFAR-100 (ResNet-18)"),
+        ("models and widths", _widths, "VGG-16, ResNet-18 at full width"),
+        ("devices N", "num_devices", "20 (Table I)"),
+        ("pilot steps, lr, batch", lambda ns: f"{ns['pilot_steps']}, {ns['pilot_lr']:g}, {ns['pilot_batch']}",
+         "not stated ([24])"),
+        ("ε", lambda ns: f"(1 + {ns['eps_factor']:g}) × the bound's floor at b = 64, cut 1", "not stated"),
+        ("seeds", "pilot_seeds", "not stated"),
+    ],
     "hasfl_5_train_figures": _TRAIN_SETUP + [("out-of-sample seeds", "out_of_sample_seeds", "–")],
     "hasfl_your_method": [
         ("data, setting", lambda ns: f"{_data(ns)}, {ns['setting']}", "CIFAR-10 / CIFAR-100, IID and non-IID"),
@@ -117,6 +126,14 @@ DEVIATIONS = {
         "Θ is a prediction of the system model and the bound, not a measured training time.",
     ],
     "hasfl_4_train_experiments": _TRAIN_DEVIATIONS,
+    "hasfl_6_pilot_decisions": [
+        "ε = (1 + eps_factor) × the bound's floor at b = 64 and cut 1 (the paper gives no ε), as in the training runs.",
+        "β from the Hessian (power iteration) rather than [24]'s estimator; G_j² the second moment of the minibatch "
+        "gradient at the pilot batch size; ϑ = f(w⁰).",
+        "Both models' pilots run on the notebook's dataset (the paper: VGG-16 on CIFAR-10, ResNet-18 on CIFAR-100); "
+        "CIFAR-10 here is a JPEG copy (quality 75), not the original pixels.",
+        "Θ is a prediction of the system model and the bound; nothing is trained.",
+    ],
     "hasfl_your_method": _TRAIN_DEVIATIONS[:4] + [
         "RMS draws one cut per device per run among the memory-feasible cuts (our reading of the paper's random "
         "split); RBS draws b_i from 1..64.",
