@@ -144,8 +144,9 @@ def paper_verdicts(paper: str, root: Path = REPO_ROOT) -> dict:
                         continue
                     # the paper's one model at its scale stands for each of ours; several: matched by variant
                     ours = c.variants if key == "scale" and len(got["cells"]) == 1 else (variant,)
+                    label = col["label"] if ours == (variant,) else _column(variant, col["label"])   # another model
                     for v in ours:
-                        evidence.setdefault(v, {})[key] = (_column(variant, col["label"]), got["cells"][variant])
+                        evidence.setdefault(v, {})[key] = (label, got["cells"][variant])
         try:
             v = judge(c, metrics[c.notebook], extra.get(c.notebook, ()), evidence)
         except MissingMetrics as exc:

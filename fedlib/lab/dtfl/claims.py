@@ -91,7 +91,10 @@ EXTRA_COLUMNS = ({"label": f"GPU ({GPU_CARD})", "metrics": "figures/converged/gp
                            "every 20 rounds; Table 4: 30 % every 50), so every run is read as reaching the target at "
                            "the same round; seeds 0 and 1"})
 """Table 3 (``dtfl_5_baselines``) and ``dtfl_4_training`` at seeds 0-2 on one GPU (2026-11-26, float32, the same
-converged profile): judged alone, a column per model."""
+converged profile): judged alone, a column per model. Then Tables 1, 4 and Fig. 3 (with the scheduler against the
+static tiers) timed at the paper's scale by the time model alone (2026-12-07): each notebook's ``paper_scale``
+metrics, judged by the same claims; the reason of each of our cells names the scale from it
+(:func:`fedlib.lab.verdicts.reason`)."""
 
 
 BASELINES = ("fedavg", "splitfed", "fedyogi", "fedgkt")
@@ -234,8 +237,8 @@ def _time_vs_m(case: str):
     return lambda m: _per_seed(_rows(m, case=case, tier=None), value)
 
 
-NO_STATIC = ("the run holds no static tier beside the scheduler but M = 1's single tier (md1..md7): dtfl_3_fig3 "
-             "ran with static_tiers empty")
+NO_STATIC = ("the run holds no static tier beside the scheduler but M = 1's single tier (md1..md7): its metrics "
+             "predate dtfl_3_fig3's static_tiers (2026-12-07) or it ran with static_tiers empty")
 """Why a Fig. 3 run cannot decide the dynamic scheduler against the best static tier (its metrics before
 2026-12-07, or ``static_tiers: []``)."""
 
