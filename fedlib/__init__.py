@@ -19,7 +19,7 @@ other, and no method module imports the lab (``tests/test_layers.py``):
 
 The lab, :mod:`fedlib.lab`: the result store, runs, figures, claims and verdicts, explorers, the site, benchmarks
 and the literal reference loops; the store hashes the method modules only, so a lab edit never retrains anything.
-Commands: ``python -m fedlib.lab.{bench,tables,prune,first_steps,data}``. Components of your own (a scheduler, a
+Commands: ``python -m fedlib.lab.{bench,tables,prune,data}``. Components of your own (a scheduler, a
 strategy, a partition) are named by import path (:mod:`fedlib.core.components`).
 """
 

@@ -28,8 +28,12 @@ def _own_datasets_forgotten():
     yield
     import sys
     own = sys.modules.get("fedlib.lab.datasets")
-    if own is not None:
-        own.forget_datasets()
+    if own is not None:                  # the built-in datasets stay; the next use_dataset loads it again
+        for path in list(own._LOADED):
+            for table in (own.DATASETS, own.DATASET_KEYWORDS, own.DATASET_SHAPES):
+                table.pop(path, None)
+        own._LOADED.clear()
+        own._FITTED.clear()
 
 
 @pytest.fixture

@@ -59,3 +59,19 @@ def test_bench_help_names_what_each_measures_and_the_explorer_targets(capsys):
     assert "HASFL <= 2 s" in out and "<= 5 s at the sliders' slow corners (N = 50," in out and "DTFL and HIST <= 0.5 s" in out
     for name in ("explore", "hist", "hasfl", "sfl", "dtfl", "dtfl_sweep"):
         assert f"\n  {name} " in out
+
+
+def test_the_per_client_loop_outside_the_repository_root_says_where_it_lives(tmp_path):
+    """The benchmarks' per-client loops are the tests' literal references (tests/reference_*.py): run from another
+    folder, the benchmark says so instead of a bare 'No module named tests'."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", "import fedlib.lab.split.bench"], cwd=tmp_path, capture_output=True,
+                         text=True)
+    assert out.returncode == 1
+    assert ("no module tests.reference_split: the benchmark's per-client loop is tests/reference_split.py; run "
+            "python -m fedlib.lab.bench from the repository's root") in out.stderr
+    from fedlib.lab.split.bench import from_tests
+    assert from_tests("reference_hist").__name__ == "tests.reference_hist"   # from the root (the tests' folder)
+    with pytest.raises(ModuleNotFoundError, match="tests/no_such_loop.py"):
+        from_tests("no_such_loop")

@@ -416,3 +416,16 @@ def test_try_this_looser_eps_keeps_cut_1_and_the_deep_benchmarks_infeasible():
     cut2 = float(bound_floor(constants, 5e-4, np.full(20, np.inf), 2, 15))
     cut1 = float(bound_floor(constants, 5e-4, np.full(20, 64.0), 1, 15))
     assert cut2 > 20 * cut1
+
+
+def test_cells_name_the_seed_each_value_was_read_at():
+    """The first seed's runs and the out-of-sample seeds' runs are labelled by their own seeds (the committed
+    converged metrics: first seed 0, out-of-sample seeds 1 and 2, only seed 1 ran ResNet-18), not by the metrics'
+    first seed or a running number."""
+    m = metrics("hasfl_5_train_figures")
+    assert m["seeds"] == [0] and m["out_of_sample_seeds"] == [1, 2]
+    assert cell("faster_rbs_rms_resnet", claims.OUT)["labels"] == ["seed 1"]
+    assert cell("faster_rbs_rms_resnet")["labels"] == ["seed 0", "seed 1"]
+    assert cell("faster_rbs_rms_vgg", claims.OUT)["labels"] == ["seed 1", "seed 2"]
+    assert cell("faster_rbs_rms_vgg", claims.CALIBRATED)["labels"] == ["seed 0"]
+    assert cell("split_over_batch")["labels"] == ["seed 0", "seed 1", "seed 2"]

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from fedlib.lab import cli, first_steps, notebooks, prune, runlock, site, tables, verify
+from fedlib.lab import cli, notebooks, prune, runlock, site, tables, verify
+from tests.tools import first_steps, spread
 from fedlib.lab.paths import REPO_ROOT
 
 
@@ -93,7 +94,10 @@ def test_runners_refuse_a_committed_output_folder(capsys, monkeypatch, module, a
 @pytest.mark.parametrize("argv, says", [
     (["--paper", "hist", "--backend", "stacked"], "argument --backend: applies to dtfl and hasfl only, not hist"),
     (["--paper", "hasfl", "--active", "3"], "argument --active: applies to dtfl only, not hasfl"),
-    (["--paper", "hist", "hasfl", "--active", "3"], "argument --active: applies to dtfl only, not hist hasfl")])
+    (["--paper", "hist", "hasfl", "--active", "3"], "argument --active: applies to dtfl only, not hist hasfl"),
+    # the command convention (fedlib/lab/cli.py) for this developer's command outside fedlib
+    (["--paper", "hist", "--paper", "dtfl"], "--paper: given twice"), (["--paper", "hist", "hist"], "--paper"),
+    (["--steps", "-1"], "--steps"), (["--active", "0"], "--active"), (["--backend", "stacked_gpu"], "--backend")])
 def test_first_steps_refuses_an_option_no_chosen_paper_takes(capsys, monkeypatch, argv, says):
     monkeypatch.setattr(subprocess, "run", _never)
     _refused(capsys, lambda: first_steps.main(argv), says)
@@ -119,16 +123,15 @@ def test_first_steps_passes_each_paper_only_its_own_options(capsys, monkeypatch)
 
 @pytest.mark.parametrize("argv, says", [(["--rules", "--only", "hist"], "--rules: prints the rules and runs nothing"),
                                         (["--rules", "--profile", "quick"], "it takes no --profile"),
-                                        (["--spread", "deterministic", "--failures"], "argument --failures")])
+                                        (["--spread", "default"], "--spread")])     # moved to tests.tools.spread
 def test_verify_refuses_options_that_do_not_apply(capsys, monkeypatch, argv, says):
     monkeypatch.setattr(verify, "verify", _never)
-    monkeypatch.setattr(verify, "spread", _never)
     _refused(capsys, lambda: verify.main(argv), says)
 
 
-def test_verify_refuses_a_setting_given_twice(capsys, monkeypatch):
-    monkeypatch.setattr(verify, "rerun", _never)
-    _refused(capsys, lambda: verify.main(["--spread", "default", "default"]), "each once", "['default', 'default']")
+def test_spread_refuses_a_setting_given_twice(capsys, monkeypatch):
+    monkeypatch.setattr(spread, "rerun", _never)
+    _refused(capsys, lambda: spread.main(["default", "default"]), "each once", "['default', 'default']")
 
 
 def test_bench_refuses_cuda_on_a_machine_without_it(capsys, monkeypatch):

@@ -7,7 +7,7 @@ import torch
 from fedlib.data import TensorDataset
 from fedlib.split.backends import BACKENDS
 from fedlib.dtfl import DtflConfig, YogiConfig, run_baseline, run_dtfl, yogi_update
-from fedlib.lab.dtfl.reference import run_literal, run_literal_baseline
+from tests.reference_dtfl import run_literal, run_literal_baseline
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")

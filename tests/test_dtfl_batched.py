@@ -1,4 +1,4 @@
-"""Runs of a sweep batched as rows of one stacked call (fedlib.lab.dtfl.batched, fedlib.lab.split.stacked_runs): in float64
+"""Runs of a sweep batched as rows of one stacked call (tests/dtfl_batched.py, tests/stacked_runs.py): in float64
 each run's record equals the same run trained alone on the stacked backend (and so the literal loop, which the
 stacked backend equals: tests/test_dtfl_training.py)."""
 import numpy as np
@@ -7,7 +7,7 @@ import torch
 
 from fedlib.data import TensorDataset
 from fedlib.dtfl import DtflConfig, client_data
-from fedlib.lab.dtfl.batched import run_batched
+from tests.dtfl_batched import run_batched
 from fedlib.dtfl.run import run_engine
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from fedlib.dtfl import DtflConfig
-from fedlib.lab.dtfl.reference import run_literal, run_literal_baseline
+from tests.reference_dtfl import run_literal, run_literal_baseline
 from fedlib.lab.dtfl.bench import bench_dtfl
 from fedlib.lab.dtfl.compare_plots import fig2_accuracy_vs_time
 

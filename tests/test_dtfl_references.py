@@ -1,4 +1,4 @@
-"""FedGKT (fedlib.dtfl.run_fedgkt) against its literal loop (fedlib.lab.dtfl.reference.run_literal_gkt / gkt_round:
+"""FedGKT (fedlib.dtfl.run_fedgkt) against its literal loop (tests/reference_dtfl.py: run_literal_gkt / gkt_round:
 own modules, torch.optim.Adam objects, KD written out, own composite evaluation), float64: the same client and
 server parameters (BN statistics included), evaluations and server losses to ~1e-10."""
 import numpy as np
@@ -7,7 +7,7 @@ import torch
 
 from fedlib.data import TensorDataset
 from fedlib.dtfl import DtflConfig, client_data, run_fedgkt
-from fedlib.lab.dtfl.reference import gkt_round, run_literal_gkt
+from tests.reference_dtfl import gkt_round, run_literal_gkt
 
 pytestmark = pytest.mark.usefixtures("one_thread", "float64")
 

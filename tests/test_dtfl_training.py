@@ -6,7 +6,7 @@ import torch
 
 from fedlib.data import TensorDataset
 from fedlib.dtfl import DtflConfig, client_data, run_dtfl
-from fedlib.lab.dtfl.reference import run_literal
+from tests.reference_dtfl import run_literal
 from fedlib.split.backends import BACKENDS
 from fedlib.lab.dtfl.experiments import plateau
 from fedlib.dtfl.training import evaluate_heads

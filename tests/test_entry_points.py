@@ -23,8 +23,8 @@ from fedlib.lab import cli
 from fedlib.lab.paths import REPO_ROOT
 
 ENTRY_POINTS = {"fedlib.lab.bench", "fedlib.lab.jupyter_setup", "fedlib.lab.notebooks", "fedlib.lab.site",
-                "fedlib.lab.verify", "fedlib.lab.data", "fedlib.lab.first_steps",
-                "fedlib.lab.prune", "fedlib.lab.split.bench", "fedlib.lab.tables", "fedlib.lab.hops"}
+                "fedlib.lab.verify", "fedlib.lab.data", "fedlib.lab.prune", "fedlib.lab.split.bench",
+                "fedlib.lab.tables"}
 #: entry points whose unknown-flag case needs a positional argument first: none (fedlib.lab.data names the flag
 #: even with its NAME missing, as fedlib.lab.cli.ArgumentParser does everywhere)
 NEEDS_NAME: dict = {}
@@ -48,11 +48,6 @@ CASES = [
     ("fedlib.lab.verify", ["--profile", "quick", "--profile=smoke"], {}, (2,), "--profile: given twice"),
     ("fedlib.lab.site", ["-j", "1", "--jobs", "2"], {}, (2,), "given twice (as -j and --jobs)"),
     ("fedlib.lab.bench", ["hist", "--repeats", "2", "--repeats", "3"], {}, (2,), "--repeats: given twice"),
-    ("fedlib.lab.first_steps", ["--paper", "hist", "--paper", "dtfl"], {}, (2,), "--paper: given twice"),
-    ("fedlib.lab.first_steps", ["--paper", "hist", "hist"], {}, (2,), "--paper"),
-    ("fedlib.lab.first_steps", ["--steps", "-1"], {}, (2,), "--steps"),
-    ("fedlib.lab.first_steps", ["--active", "0"], {}, (2,), "--active"),
-    ("fedlib.lab.first_steps", ["--backend", "stacked_gpu"], {}, (2,), "--backend"),
     ("fedlib.lab.bench", ["dtfl", "--variants", "stacked_gpu"], {}, (2,), "--variants"),
     ("fedlib.lab.bench", ["dtfl", "--variants", "stacked_cl,stacked_cl"], {}, (2,), "--variants"),
     ("fedlib.lab.bench", ["sfl", "--variants", "stacked_cl"], {}, (2,), "applies to dtfl only"),
@@ -66,8 +61,6 @@ CASES = [
     # a folder that is no store, a committed folder as an output, an option that does not apply: refused
     ("fedlib.lab.prune", ["--dir", "figures/converged/metrics"], {}, (2,), "is not a result store"),
     ("fedlib.lab.verify", ["--rules"], {"FEDLIB_CACHE_DIR": "figures/metrics"}, (2,), "must name a result store"),
-    ("fedlib.lab.first_steps", ["--paper", "hist", "--backend", "stacked"], {}, (2,), "--backend: applies to dtfl"),
-    ("fedlib.lab.first_steps", ["--paper", "hasfl", "--active", "3"], {}, (2,), "--active: applies to dtfl only"),
     ("fedlib.lab.site", ["--out", "figures/site"], {}, (2,), "a committed folder"),
     ("fedlib.lab.site", ["--executed", "figures"], {}, (2,), "a committed folder"),
     ("fedlib.lab.notebooks", ["--only", "hist", "--out", "figures/executed"], {}, (2,), "a committed folder"),

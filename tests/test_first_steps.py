@@ -1,5 +1,5 @@
 """The ``paper`` profiles start and fit in memory: the first step of each paper's largest full-width configuration
-(``python -m fedlib.lab.first_steps``), in its own process, on real Fashion-MNIST."""
+(``python -m tests.tools.first_steps``), in its own process, on real Fashion-MNIST."""
 import json
 import math
 import subprocess
@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from fedlib.lab.first_steps import first_steps, main
+from fedlib.lab.paths import REPO_ROOT
+from tests.tools.first_steps import first_steps, main
 from fedlib.split.models import MODELS
 
 
@@ -20,8 +21,8 @@ def _bytes(tensors) -> int:
 
 @pytest.fixture(scope="module")
 def measured():
-    done = subprocess.run([sys.executable, "-m", "fedlib.lab.first_steps", "--steps", "0"], capture_output=True,
-                          text=True, timeout=600)
+    done = subprocess.run([sys.executable, "-m", "tests.tools.first_steps", "--steps", "0"], capture_output=True,
+                          text=True, timeout=600, cwd=REPO_ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
     rows = [json.loads(line) for line in done.stdout.splitlines()]
     return {r["paper"]: r for r in rows}

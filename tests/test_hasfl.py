@@ -249,24 +249,6 @@ def test_rms_draws_among_memory_feasible_cuts_and_its_c1_variant_among_reachable
     assert ho.draw_stream("HABS+RMS(C1)") == "HABS+RMS" and ho.draw_stream("RBS+HAMS") == "RBS+HAMS"
 
 
-def test_eps_sweep_spans_the_floors_and_reports_bcd_at_each_eps(vgg, vgg_consts):
-    from fedlib.lab.hasfl.runs.plan_analysis import eps_sweep
-    from fedlib.lab.hasfl.runs.training import floors_by_cut
-    p = _problem(vgg, vgg_consts, 3, 3, 15, 1.0, tuple(range(1, 9)))
-    rows = eps_sweep(p, 6)
-    floors = floors_by_cut(p, 64)
-    eps = [r["eps"] for r in rows]
-    assert eps == sorted(eps) and len(rows) == 7                       # 6 points and the project's rule
-    assert eps[0] == pytest.approx(1.001 * floors[0]) and eps[-1] == pytest.approx(10 * floors[7])
-    assert [r["eps_over_floor1"] for r in rows if r["rule"]] == [pytest.approx(1.1)]
-    assert rows[0]["L_c"] == 1 and rows[-1]["L_c"] > 1                 # deeper cuts open as ε grows
-    thetas = [r["theta"] for r in rows]
-    assert all(a > b for a, b in zip(thetas, thetas[1:]))              # Θ falls with ε for every decision
-    for r in rows[::3]:
-        d = ho.bcd(replace(p, eps=r["eps"]))
-        assert r["b_mean"] == d.b.mean() and r["L_c"] == d.cuts.max() and r["theta"] == d.theta
-
-
 def test_infeasible_inputs_name_the_constraint(vgg, vgg_consts):
     p = _problem(vgg, vgg_consts, 3, 0, 15, 1.0, ())
     unreachable = ho.Problem(p.profile, p.devices, p.servers, p.constants, p.gamma, 1e-3, p.interval)

@@ -1,11 +1,10 @@
 """[24]'s β estimator (fedlib.hasfl.bound.beta24) against a literal loop and hand-computed cases, its store record
-(fedlib.lab.hasfl.runs.experiments.beta24_config / estimated_beta24) and HASFL decided under it
-(fedlib.lab.hasfl.runs.beta24_plan)."""
+(fedlib.lab.hasfl.runs.experiments.beta24_config / estimated_beta24). HASFL decided under it is
+``hasfl_5_train_figures``' own cells."""
 import copy
 import inspect
 import math
 from dataclasses import replace
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -239,62 +238,6 @@ def test_the_record_trains_on_the_training_runs_device_partition(fmnist, tmp_pat
     assert rec["sizes"] == [60] * 4 and rec["config"] == cfg and len(rec["beta_rounds"]) == 1 and rec["beta"] > 0
     del seen["parts"]
     assert experiments.estimated_beta24(store, cfg, data)["beta"] == rec["beta"] and not seen   # a cache hit
-
-
-# --- HASFL decided under [24]'s β ----------------------------------------------------------------------------
-
-L = 16
-PILOT = {"constants": {"beta": 100.0, "sigma2": [2.0] * L, "G2": [2.0] * L, "vartheta": 2.3},
-         "per_point": [{"beta": 100.0, "sigma2": [2.0] * L, "G2": [1.0] * L}]}
-S = TrainSettings(width=0.0625, pilot_steps=200, interval=15)
-DATA = SimpleNamespace(y_train=list(range(600)))
-
-
-def _fake(monkeypatch, betas: dict):
-    from fedlib.lab.hasfl.runs import beta24_plan
-    monkeypatch.setattr(beta24_plan, "pilot", lambda store, s, seed, data=None: PILOT)
-    calls = []
-
-    def record(store, cfg, data=None):
-        calls.append(cfg)
-        return {"beta": betas[cfg["setting"]], "rounds": cfg["rounds"]}
-    monkeypatch.setattr(beta24_plan, "estimated_beta24", record)
-    trained = []
-
-    def train(store, config, problem, data, device="auto", extend=None):
-        trained.append(config)
-        return {"test_acc": [0.1, 0.7], "epoch": [0, 1], "round": [0, 10], "sim_s": [0.0, 5.0],
-                "converged_time_s": None, "converged_acc": None, "config": {"seed": config["seed"]}}
-    monkeypatch.setattr(beta24_plan, "train", train)
-    return beta24_plan, calls, trained
-
-
-def test_decisions_under_beta24_replace_only_beta_and_say_when_they_equal_the_hessians(monkeypatch):
-    from fedlib.hasfl import HasflConstants, bcd, eps_with_slack
-    from fedlib.lab.hasfl.runs.training import training_problem
-    plan, calls, _ = _fake(monkeypatch, {"iid": 100.0, "noniid": 10.0})
-    same, other = plan.beta24_decisions(None, S, ["iid", "noniid"], 3, 0, DATA)
-    assert [c["setting"] for c in calls] == ["iid", "noniid"]
-    assert {(c["rounds"], c["lr"], c["batch_size"], c["holding"], c["num_devices"]) for c in calls} == \
-        {(14, S.pilot_lr, S.pilot_batch, 0.0, 3)}                        # ceil(200 / 15) rounds, [24]'s holding
-    assert same["note"].startswith("same b and cuts") and other["note"] is None
-    assert other["beta_estimator"] == "[24], noniid (p = 0, 14 rounds)" and other["beta"] == 10.0
-    c = HasflConstants(10.0, np.full(L, 2.0), np.full(L, 1.0), 2.3)      # pilot constants, β replaced
-    assert other["eps"] == pytest.approx(eps_with_slack(c, S.gamma, S.interval, 3, S.eps_factor), rel=1e-12)
-    d = bcd(training_problem(S, c, other["eps"], 3, 0))
-    assert other["theta"] == pytest.approx(d.theta, rel=1e-12) and other["b_mean"] == d.b.mean()
-    assert other["cuts"] == sorted(set(d.cuts.tolist()))
-
-
-def test_runs_train_only_a_decision_that_differs(monkeypatch):
-    plan, _, trained = _fake(monkeypatch, {"iid": 100.0, "noniid": 10.0})
-    rows = plan.beta24_runs(None, S, ["iid", "noniid"], {"iid": 0.6, "noniid": 0.5}, 3, 0, DATA)
-    assert len(trained) == 1 and trained[0]["setting"] == "noniid" and trained[0]["kind"] == "hasfl_train"
-    iid, noniid = rows
-    assert iid["method"] == noniid["method"] == "HASFL-beta24"
-    assert iid["note"].startswith("same b and cuts") and "converged_time_s" not in iid
-    assert noniid["note"] == "trained" and noniid["target_acc"] == 0.5 and noniid["time_to_target_s"] == 5.0
-    assert noniid["b_mean"] == pytest.approx(np.mean(trained[0]["b"]))
 
 
 def test_the_beta24_key_covers_its_code(tmp_path, monkeypatch, fmnist, one_thread):

@@ -335,7 +335,7 @@ def test_plan_with_max_constants_adds_pilot_and_calibrated_variants(monkeypatch)
 
 
 class Store:
-    """What _train_parallel asks of a training store (key / has): a set of stored keys."""
+    """What train_parallel asks of a training store (key / has): a set of stored keys."""
 
     def __init__(self):
         self.done = set()
@@ -448,22 +448,3 @@ def test_without_its_own_grid_a_later_model_uses_the_first_models_fit(monkeypatc
     resnet = [r for r in rows if r["model"] == "resnet18" and r["method"] == "HASFL"]
     eps, kappa = _expected_fit()
     assert resnet and all(r["kappa"] == pytest.approx(kappa) and r["eps"] == pytest.approx(eps) for r in resnet)
-
-
-def test_decisions_by_beta_decide_under_each_estimator(monkeypatch):
-    from fedlib.hasfl import bcd, eps_with_slack
-    from fedlib.lab.hasfl.runs import plan_analysis
-    from fedlib.lab.hasfl.runs.training import training_problem
-    rec = dict(PILOT, beta_online=10.0)
-    monkeypatch.setattr(plan_analysis, "pilot", lambda store, s, seed, data=None: rec)
-    hess, online = plan_analysis.decisions_by_beta(None, S, 3, 0, DATA)
-    assert (hess["beta_estimator"], hess["beta"], online["beta_estimator"], online["beta"]) == \
-        ("hessian", 100.0, "online", 10.0)
-    for row, beta in ((hess, 100.0), (online, 10.0)):     # each at the eps rule of its own constants
-        c = HasflConstants(beta, np.full(L, 2.0), np.full(L, 1.0), 2.3)
-        assert row["eps"] == pytest.approx(eps_with_slack(c, S.gamma, S.interval, 3, S.eps_factor), rel=1e-12)
-        d = bcd(training_problem(S, c, row["eps"], 3, 0))
-        assert row["theta"] == pytest.approx(d.theta, rel=1e-12) and row["b_mean"] == d.b.mean()
-    assert online["eps"] < hess["eps"]                     # the floor's split term grows as β²
-    rec.pop("beta_online")
-    assert "no online beta" in plan_analysis.decisions_by_beta(None, S, 3, 0, DATA)[1]["unreachable"]

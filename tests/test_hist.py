@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from fedlib.hist import config, engine, run, sampling
-from fedlib.lab.hist import reference
+import tests.reference_hist as reference
 from fedlib.lab.hist import experiments
 from fedlib.hist import HistConfig, MLPState
 from fedlib.core.seeding import numpy_rng, torch_generator

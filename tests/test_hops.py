@@ -1,10 +1,10 @@
-"""The parameter-path tracer (python -m fedlib.lab.hops): which fedlib functions receive a value, the hand-offs and
+"""The parameter-path tracer (python -m tests.tools.hops): which fedlib functions receive a value, the hand-offs and
 the checks, on a real call chain of known shape."""
 import numpy as np
 
 from fedlib.core import numpy_rng
 from fedlib.data import partition
-from fedlib.lab import hops
+from tests.tools import hops
 
 
 def test_trace_follows_the_value_through_the_partition():

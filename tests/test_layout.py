@@ -11,14 +11,14 @@ SHARED = ("core", "data", "split", "__init__")   # the method layer's shared pac
 
 @pytest.mark.parametrize("module, names", [
     ("fedlib.hist", "HistConfig run_hist iterate_hist prepare"),
-    ("fedlib.lab.hist", "run_sweep summarize run_reference"),
+    ("fedlib.lab.hist", "run_sweep summarize"),
     ("fedlib.split", "LayerProfile EdgeDevices Servers SystemSpec profile_model model_profile vgg16 resnet18"),
     ("fedlib.hasfl", "Problem Decision HasflConstants bcd exhaustive strategy round_latency theta TABLE_I sample_system"),
     ("fedlib.core", "seed_sequence numpy_rng check_int hessian_top_eigenvalue"),
     ("fedlib.lab", "ResultStore config_key map_jobs setup_notebook"),
     ("fedlib.data", "load_dataset iid shards dirichlet"),
     ("fedlib.dtfl", "DtflConfig run_dtfl TierScheduler TimeModel tier_costs tier_cuts simulate profile_schedule"),
-    ("fedlib.lab.dtfl", "run_literal run_entry Setup"),
+    ("fedlib.lab.dtfl", "run_entry Setup"),
     ("fedlib.split", "resnet_cifar resnet20 resnet56 resnet110"),
 ])
 def test_public_api_at_package_level(module, names):

@@ -15,7 +15,7 @@ from fedlib.split import ops
 from fedlib.split import (SplitConfig, aggregate, build_model, global_model, global_units,
                           set_decision, train_round)
 from fedlib.split.records import client_partition, converged_at, draw_batches, run_split, time_to_target
-from fedlib.lab.split.reference import Reference
+from tests.reference_split import Reference
 from fedlib.dtfl.local_loss import local_loss_step
 from fedlib.split.backends import BACKENDS, device_aux, split_backend
 from fedlib.split.stacked import StackedState

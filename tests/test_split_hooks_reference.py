@@ -1,4 +1,4 @@
-"""The split engine's hooks against the literal per-device reference (fedlib.lab.split.reference.Reference), float64:
+"""The split engine's hooks against the literal per-device reference (tests/reference_split.py: Reference), float64:
 DTFL's local-loss step with its privacy hooks (``fedlib.dtfl.local_loss``, Sec. 4.4: ``client_loss``,
 ``smashed_transform``), non-uniform weights (eq. 7, server copies,
 auxiliary heads, global model) and ``set_decision`` changing cuts and batch sizes between rounds (HASFL's
@@ -13,7 +13,7 @@ from fedlib.dtfl.local_loss import local_loss_step
 from fedlib.dtfl.privacy import distance_correlation, patch_shuffle
 from fedlib.split import SplitConfig, build_model
 from fedlib.split.records import client_partition, draw_batches
-from fedlib.lab.split.reference import Reference
+from tests.reference_split import Reference
 from fedlib.split.backends import BACKENDS, device_aux, split_backend
 from fedlib.split.stacked import StackedState
 

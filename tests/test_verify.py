@@ -5,6 +5,7 @@ import shutil
 import pytest
 
 from fedlib.lab import verify
+from tests.tools import spread
 
 
 def test_tolerance_by_hand():
@@ -64,9 +65,9 @@ def test_flatten_and_compare_by_hand():
 
 def test_spread_refuses_unknown_settings():
     with pytest.raises(ValueError, match="settings"):
-        verify.spread("smoke", "dtfl_1", ["avx512"])
+        spread.spread("smoke", "dtfl_1", ["avx512"])
     with pytest.raises(ValueError, match="settings"):
-        verify.spread("smoke", "dtfl_1", [])
+        spread.spread("smoke", "dtfl_1", [])
 
 
 def test_verify_end_to_end_finds_a_changed_metric(tmp_path, monkeypatch, capsys):

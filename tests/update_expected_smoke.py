@@ -1,6 +1,6 @@
 """Regenerate tests/expected_smoke_metrics*.json from smoke runs under several CPU numerics settings.
 
-    python -m fedlib.lab.verify --profile smoke --spread default threads1 aten-avx2 avx2 sse41 --keep /tmp/spread
+    python -m tests.tools.spread --profile smoke default threads1 aten-avx2 avx2 sse41 --keep /tmp/spread
     python tests/update_expected_smoke.py /tmp/spread [/tmp/spread2 ...]
 
 Each folder ``/tmp/spread/<setting>/figures/metrics`` holds one smoke run's metrics (of some notebooks). The expected value of a run's

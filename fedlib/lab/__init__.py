@@ -10,8 +10,7 @@
 - figures (:mod:`.plotting`), claims and verdicts (:mod:`.verdicts`, :mod:`.verdict_rules`, :mod:`.verdict_tables`,
   :mod:`.story`, :mod:`.notebook_verdicts`, :mod:`.tables`), the explorers (:mod:`.explore`), the results site
   (:mod:`.site`, :mod:`.site_pages`), benchmarks (:mod:`.bench`, :mod:`.benchtime`), stale
-  records (:mod:`.prune`), the first-steps check (:mod:`.first_steps`) and the command-line convention
-  (:mod:`.cli`);
+  records (:mod:`.prune`) and the command-line convention (:mod:`.cli`);
 - per paper (:mod:`.hist`, :mod:`.dtfl`, :mod:`.hasfl`): its experiments, figures, claims, input checks before
   work and explorer.
 """

@@ -18,7 +18,7 @@ call (:func:`fedlib.lab.dtfl.bench.bench_dtfl_sweep`; ``--runs``, ``--rounds``, 
 Fashion-MNIST) of
 
 - (a) ``per_client_loop``: the per-client loop, the literal per-client ``nn.Module`` + ``torch.optim.SGD`` loop
-  (:func:`fedlib.hist.iterate_reference`), HFedAvg;
+  (``iterate_reference``, ``tests/reference_hist.py``: run from the repository root), HFedAvg;
 - (b) ``engine_hfedavg``: the batched engine (:func:`fedlib.hist.iterate_hist`), HFedAvg;
 - (c) ``engine_hist_n3``: the batched engine, HIST with N = 3;
 
@@ -49,7 +49,7 @@ from fedlib.lab.cli import ArgumentParser, positive_int
 
 #: ``bench hist``: output name -> what it times
 HIST_BASELINES = {"per_client_loop": "the per-client loop: literal nn.Module + torch.optim.SGD per client "
-                                     "(fedlib.hist.iterate_reference), HFedAvg",
+                                     "(tests/reference_hist.py: iterate_reference), HFedAvg",
                   "engine_hfedavg": "the batched engine (fedlib.hist.iterate_hist), HFedAvg",
                   "engine_hist_n3": "the batched engine (fedlib.hist.iterate_hist), HIST with N = 3"}
 
@@ -66,7 +66,8 @@ def bench_hist(repeats: int = 3, loop_steps: int = 40, engine_steps: int = 200, 
         keys}``.
     """
     from fedlib.hist import HistConfig, iterate_hist, prepare, step_flops
-    from fedlib.lab.hist.reference import iterate_reference
+    from fedlib.lab.split.bench import from_tests
+    iterate_reference = from_tests("reference_hist").iterate_reference
 
     if data is None:
         from fedlib.data import load_fashion_mnist

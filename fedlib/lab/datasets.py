@@ -100,16 +100,6 @@ def use_dataset(path: str) -> TensorDataset:
     return data
 
 
-def forget_datasets() -> None:
-    """Unregister every dataset of your own from this process (the built-in datasets stay); the next
-    :func:`use_dataset` loads it again."""
-    for path in list(_LOADED):
-        for table in (DATASETS, DATASET_KEYWORDS, DATASET_SHAPES):
-            table.pop(path, None)
-    _LOADED.clear()
-    _FITTED.clear()
-
-
 def _registered(path: str) -> Callable:
     def load(**kwargs):
         return use_dataset(path)

@@ -240,15 +240,3 @@ def new_figure(ncols: int = 1, nrows: int = 1, width: float = 4.2, height: float
                              gridspec_kw={"height_ratios": ratios})
     return fig, axes
 
-
-def format_table(rows: list[dict], columns: list[str]) -> str:
-    """Plain-text table of ``rows`` (dicts) restricted to ``columns``; floats to 4 significant digits."""
-    def fmt(v):
-        if v is None:
-            return "-"
-        return f"{v:.4g}" if isinstance(v, float) else str(v)
-    cells = [[fmt(r.get(c)) for c in columns] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) if cells else len(c) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths))]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)) for row in cells]
-    return "\n".join(lines)

@@ -9,7 +9,6 @@ from fedlib.lab.verdict_rules import UNDECIDED, WORDS
 
 AFTER_MARKS = ("†", "‡", "§", "¶", "#")
 """The marks of rules set after their numbers were known, one per registration date (oldest first)."""
-AFTER_MARK = AFTER_MARKS[0]
 
 
 def _marks(verdicts: Sequence[dict]) -> dict[str, str]:

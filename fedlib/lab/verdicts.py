@@ -99,6 +99,18 @@ KINDS = ("paper", "check")
 """``Claim.kind``: a claim of the paper, or a check of the implementation (cannot contradict the paper)."""
 
 
+class Seeded(list):
+    """The values of one variant with the seed each was read at: what an ``extract`` returns where the metrics'
+    own ``seeds`` do not say which run a value comes from (a first seed read beside out-of-sample seeds). A list
+    (it compares equal to the plain values); ``labels`` holds one label per value ("seed 1")."""
+
+    def __init__(self, values, seeds):
+        super().__init__(values)
+        self.labels = [f"seed {s}" for s in seeds]
+        if len(self.labels) != len(self):
+            raise ValueError(f"Seeded: {len(self)} values but {len(self.labels)} seeds")
+
+
 @dataclass(frozen=True)
 class Claim:
     """One claim of a paper.
@@ -110,7 +122,8 @@ class Claim:
         paper: the paper's words and number ("≥ 2× less", "higher accuracy").
         notebook: the notebook whose metrics decide it (``"hist_1_experiments"``).
         rule: the :class:`Rule`.
-        extract: ``metrics -> {variant: [value per seed]}`` (a value: a number, :class:`Censored`,
+        extract: ``metrics -> {variant: [value per seed]}`` (a :class:`Seeded` list where the metrics' ``seeds``
+            do not label the values; a value: a number, :class:`Censored`,
             :class:`Unjudged` or, for :class:`Trend`, a list); raises ``KeyError`` / ``IndexError`` /
             ``TypeError`` when the metrics lack something (turned into :class:`MissingMetrics`).
         why: how the threshold follows from the paper's wording; every text in single quotes is the paper's own
@@ -273,8 +286,12 @@ def _extract(claim: Claim, metrics: Mapping[str, Any]) -> Mapping[str, Sequence[
     return found
 
 
-def _labels(metrics: Mapping[str, Any], n: int, fallback: str) -> list[str]:
-    """A label per value of one metrics source: its seeds when the metrics name as many, else ``fallback``."""
+def _labels(metrics: Mapping[str, Any], values: Sequence[Any], fallback: str) -> list[str]:
+    """A label per value of one metrics source: the seeds a :class:`Seeded` list names, else the metrics' seeds
+    when they name as many, else ``fallback``."""
+    if isinstance(values, Seeded):
+        return list(values.labels)
+    n = len(values)
     seeds = metrics.get("seeds") if isinstance(metrics, Mapping) else None
     if isinstance(seeds, list) and len(seeds) == n:
         return [f"seed {s}" for s in seeds]
@@ -333,14 +350,14 @@ def judge(claim: Claim, metrics: Mapping[str, Any], extra: Sequence[Mapping[str,
     """
     if not isinstance(claim.rule, Rule) or RULES.get(claim.rule.kind) is not type(claim.rule):
         raise UnknownClaim(f"claim {claim.id!r}: unknown rule {claim.rule!r}; rules: {', '.join(RULES)}")
-    found = {k: (list(vs), _labels(metrics, len(vs), "the run" if len(vs) == 1 else "seed"))
+    found = {k: (list(vs), _labels(metrics, vs, "the run" if len(vs) == 1 else "seed"))
              for k, vs in _extract(claim, metrics).items()}
     without = _without(claim, metrics, extra)
     for j, more in enumerate(extra):
         try:
             got = _extract(claim, more)
         except MissingMetrics as e:
-            label = _labels(more, 1, f"extra source {j + 1}")[0]
+            label = _labels(more, [None], f"extra source {j + 1}")[0]
             for k in found:
                 found[k][0].append(Unjudged(f"its metrics lack what the claim needs ({e.missing})"))
                 found[k][1].append(label)
@@ -348,7 +365,7 @@ def judge(claim: Claim, metrics: Mapping[str, Any], extra: Sequence[Mapping[str,
         for k, vs in got.items():
             vals, labels = found.setdefault(k, ([], []))
             vals.extend(vs)
-            labels.extend(_labels(more, len(vs), f"extra source {j + 1}"))
+            labels.extend(_labels(more, vs, f"extra source {j + 1}"))
     cells = {}
     for variant, (values, labels) in found.items():
         if variant not in claim.variants:

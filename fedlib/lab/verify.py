@@ -7,7 +7,8 @@ value, one line per metric: committed value, rerun value, tolerance, ok. Exit st
 a notebook fails, or a metric is missing), 0 when all agree, 2 for bad arguments.
 
 Tolerances (:data:`RULES`, first match wins; a metric's name is the last key of its path) come from the measured
-spread of the same runs across CPU numerics (``--spread``; the measured numbers are in the README, "Can I reproduce the committed numbers?"): exact for what is computed
+spread of the same runs across CPU numerics (``python -m tests.tools.spread``, a developer's measurement; the
+measured numbers are in the README, "Can I reproduce the committed numbers?"): exact for what is computed
 without training (system models, FLOP and parameter counts, simulated times, configurations), stated bands for
 what training produces (accuracy, loss, leakage) and for what is read off a training curve (time, rounds and
 communication to a target, ratios of such times). Wall-clock times and machine paths are not compared.
@@ -15,10 +16,6 @@ communication to a target, ratios of such times). Wall-clock times and machine p
 ``--compare PATH`` reruns nothing: it takes a run you made (an executed notebook, from JupyterLab or papermill, or
 its metrics file) and prints, metric by metric, the committed value, this run's, the tolerance and ok, then the
 verdict cells of the notebook's claims that this run would change.
-
-``--spread SETTING [SETTING ...]`` reruns the notebooks once per numerics setting of :data:`NUMERICS` (environment
-variables that make oneDNN, MKL and ATen choose other kernels, or another thread count) and prints, per metric, the
-range across settings: the evidence the bands are taken from.
 """
 from __future__ import annotations
 
@@ -37,17 +34,6 @@ from fedlib.lab.cli import ArgumentParser, writable_dir
 from fedlib.lab.notebooks import PROFILES
 from fedlib.lab.paths import REPO_ROOT
 from fedlib.lab.verdicts import MissingMetrics, judge
-
-# Numerics settings: environment variables under which a notebook or test reruns. ATen, oneDNN and MKL pick
-# kernels per instruction set, so these stand in for other x86 CPUs ("default"/"sse41": a CPU without AVX2).
-NUMERICS = {
-    "default": {},
-    "threads1": {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
-    "aten-avx2": {"ATEN_CPU_CAPABILITY": "avx2"},
-    "avx2": {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"},
-    "sse41": {"ATEN_CPU_CAPABILITY": "default", "ONEDNN_MAX_CPU_ISA": "SSE41", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2"},
-}
-
 
 @dataclass(frozen=True)
 class Tolerance:
@@ -84,8 +70,8 @@ class Tolerance:
 
 
 SKIP_WALL = Tolerance("skip", why="wall-clock seconds of this machine")
-# Bands, from the measured spread (README, "Can I reproduce the committed numbers?"): the largest range across NUMERICS
-# at the smoke and quick profiles, times 3, rounded up. Conv nets (DTFL's ResNets, HASFL's VGG / ResNet) drift
+# Bands, from the measured spread (README, "Can I reproduce the committed numbers?"): the largest range across the
+# numerics settings of tests/tools/spread.py at the smoke and quick profiles, times 3, rounded up. Conv nets (DTFL's ResNets, HASFL's VGG / ResNet) drift
 # after a few hundred steps; HIST's MLP stays within a few test samples.
 ACC_CONV = Tolerance("abs", 0.03, "conv-net training differs across CPUs' kernels (accuracy, loss, leakage)")
 ACC_MLP = Tolerance("abs", 0.005, "MLP training differs across CPUs' kernels by a few test samples")
@@ -255,8 +241,7 @@ def verify(profile: str, only: str | None, keep: str | None = None, show_all: bo
     if not committed:
         have = sorted(q for q in ("quick", "converged", "paper") if any(committed_dir(q).glob("*.json")))
         raise ValueError(f"no committed metrics in {folder} for {[p.stem for p in nbs]}: nothing to compare at "
-                         f"profile {profile!r}; profiles with committed metrics: {', '.join(have)} (--spread "
-                         f"compares numerics settings at any profile)")
+                         f"profile {profile!r}; profiles with committed metrics: {', '.join(have)}")
     tmp = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="fedlib-verify-"))
     print(f"== rerunning {len(nbs)} notebook(s) at '{profile}' into {tmp} (fresh result store)", flush=True)
     status = rerun(profile, only, tmp)
@@ -367,37 +352,6 @@ def compare_run(path: str, show_all: bool = True) -> int:
     return 0 if not off else 1
 
 
-def spread(profile: str, only: str | None, settings: list[str], keep: str | None = None) -> dict:
-    """Rerun once per numerics setting and return ``{notebook: {metric: (min, max)}}`` over the numeric metrics
-    that differ between settings (those equal everywhere are left out); prints them as a table.
-
-    Raises:
-        ValueError: an unknown setting (the message lists :data:`NUMERICS`).
-    """
-    bad = [s for s in settings if s not in NUMERICS]
-    if bad or not settings or len(set(settings)) < len(settings):
-        raise ValueError(f"settings must name one or more of {sorted(NUMERICS)}, each once, got {settings!r}")
-    tmp = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="fedlib-spread-"))
-    runs = {}
-    for s in settings:
-        print(f"== {s}: {NUMERICS[s] or '(this machine as it is)'}", flush=True)
-        rerun(profile, only, tmp / s, NUMERICS[s])
-        runs[s] = {p.stem: flatten(json.loads(p.read_text())) for p in (tmp / s / "figures" / "metrics").glob("*.json")}
-    out = {}
-    for nb in sorted(set().union(*(r.keys() for r in runs.values()))):
-        for metric in sorted(set().union(*(r.get(nb, {}).keys() for r in runs.values()))):
-            if rule_for(nb, metric).kind == "skip":
-                continue
-            vals = [runs[s].get(nb, {}).get(metric) for s in settings]
-            nums = [v for v in vals if isinstance(v, (int, float)) and not isinstance(v, bool)]
-            if len(set(map(repr, vals))) > 1:
-                lo, hi = (min(nums), max(nums)) if nums else (None, None)
-                out.setdefault(nb, {})[metric] = (lo, hi)
-                print(f"{nb}:{metric}  " + "  ".join(f"{s}={_fmt(v)}" for s, v in zip(settings, vals)))
-    print(f"\n{sum(len(v) for v in out.values())} metrics differ across {settings}")
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     """CLI (module docstring)."""
     parser = ArgumentParser(prog="python -m fedlib.lab.verify", description=__doc__.splitlines()[0])
@@ -406,15 +360,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=writable_dir, default=None,
                         help="folder for the rerun, outside the committed folders (default: a new temporary folder)")
     parser.add_argument("--failures", action="store_true", help="print only the metrics that are off")
-    parser.add_argument("--spread", nargs="+", default=None, metavar="SETTING",
-                        help=f"rerun under each numerics setting and print the spread: {sorted(NUMERICS)}")
     parser.add_argument("--rules", action="store_true", help="print the tolerance rules and exit")
     parser.add_argument("--compare", default=None, metavar="PATH",
                         help="compare a run you made (an executed notebook or its metrics file) with the committed "
                              "metrics of its notebook and profile, and list the verdict cells that would change; "
                              "reruns nothing")
     args = parser.parse_args(argv)
-    given = [f"--{n}" for n in ("profile", "only", "keep", "spread") if getattr(args, n) is not None] + \
+    given = [f"--{n}" for n in ("profile", "only", "keep") if getattr(args, n) is not None] + \
         (["--failures"] if args.failures else [])
     if args.rules and (given or args.compare is not None):   # options that do not apply are refused, not dropped
         parser.error(f"argument --rules: prints the rules and runs nothing; it takes no "
@@ -422,8 +374,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.compare is not None and [g for g in given if g != "--failures"]:
         parser.error(f"argument --compare: the run names its notebook and profile; it takes no "
                      f"{', '.join(g for g in given if g != '--failures')}")
-    if args.spread is not None and args.failures:
-        parser.error("argument --failures: applies to the comparison, not to --spread (which prints every spread)")
     args.profile = args.profile or "quick"
     if args.rules:
         for nb, key, tol in RULES:
@@ -432,9 +382,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.compare is not None:
             return compare_run(args.compare, show_all=not args.failures)
-        if args.spread is not None:
-            spread(args.profile, args.only, args.spread, args.keep)
-            return 0
         return verify(args.profile, args.only, args.keep, show_all=not args.failures)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -10,7 +10,7 @@
 #      (python -m fedlib.lab.bench dtfl --variants stacked_cl);
 #   2. HASFL's record path: three committed runs trained again on the stacked backend, and a slice of rounds on
 #      both backends (tests/manual/gpu_hasfl_records.py);
-#   3. the paper profile's first steps on the stacked backend and on the loop backend (python -m fedlib.lab.first_steps);
+#   3. the paper profile's first steps on the stacked backend and on the loop backend (python -m tests.tools.first_steps);
 #   4. the compiled variants at width 1/4 (torch.compile; CUDA graphs through its reduce-overhead mode).
 set -u
 OUT=${OUT:-/tmp/gpu_out}
@@ -30,6 +30,6 @@ $PY -m fedlib.lab.data fashion-mnist --debian-dir .gpu/fmnist >> "$OUT/log.txt" 
 step dtfl_w025.json 100 $PY -m fedlib.lab.bench dtfl --device cuda --width 0.25 --rounds 2 --repeats 3 --variants stacked_cl
 step dtfl_w1.json 90 $PY -m fedlib.lab.bench dtfl --device cuda --width 1 --rounds 2 --repeats 3 --variants stacked_cl
 step hasfl_records.json 100 $PY tests/manual/gpu_hasfl_records.py
-step first_steps_stacked.jsonl 60 $PY -m fedlib.lab.first_steps --device cuda --backend stacked --active 20 --paper dtfl hasfl
-step first_steps_loop.jsonl 45 $PY -m fedlib.lab.first_steps --device cuda --backend loop --active 20 --paper dtfl hasfl
+step first_steps_stacked.jsonl 60 $PY -m tests.tools.first_steps --device cuda --backend stacked --active 20 --paper dtfl hasfl
+step first_steps_loop.jsonl 45 $PY -m tests.tools.first_steps --device cuda --backend loop --active 20 --paper dtfl hasfl
 step dtfl_compile.json 100 $PY -m fedlib.lab.bench dtfl --device cuda --width 0.25 --rounds 2 --repeats 2 --variants stacked_compile,stacked_cl_compile,stacked_graphs

@@ -3,9 +3,9 @@ profile's workload (ResNet-20 at width 0.25, or 1 with ``--width 1``, K = 10 cli
 the first 6,000 training samples of real Fashion-MNIST, IID; one evaluation of the global model on 2,000 test
 images per round), for DTFL and for FedAvg, each by three implementations (output names in brackets):
 
-- the per-client loop (``per_client_loop``): :func:`fedlib.lab.dtfl.reference.run_literal` for DTFL,
-  :func:`fedlib.lab.dtfl.reference.run_literal_baseline` (cut 8) for FedAvg (per-client ``nn.Module`` s and
-  ``torch.optim.Adam`` s, clients one after another: the literal Algorithm 1);
+- the per-client loop (``per_client_loop``): the tests' literal references (``tests/reference_dtfl.py``, so the
+  benchmark runs from the repository root): ``run_literal`` for DTFL, ``run_literal_baseline`` (cut 8) for FedAvg
+  (per-client ``nn.Module`` s and ``torch.optim.Adam`` s, clients one after another: the literal Algorithm 1);
 - the engine, its loop backend (``engine_loop_backend``): :func:`fedlib.dtfl.run_dtfl` /
   :func:`fedlib.dtfl.run_baseline` (``"fedavg"``) with ``backend="loop"`` (the shared split engine, local loss at
   each client's tier; per-client tensors, clients one after another);
@@ -35,15 +35,15 @@ from fedlib.core.seeding import resolve_device
 from fedlib.core.validate import check_choice, check_float, check_int, check_list
 from fedlib.split.backends import ALL_BACKENDS
 from fedlib.dtfl.baselines import run_baseline
-from fedlib.lab.dtfl.reference import run_literal, run_literal_baseline
 from fedlib.dtfl.run import run_dtfl
 from fedlib.dtfl.training import DtflConfig
+from fedlib.lab.split.bench import from_tests
 
 #: tiers of the 10 clients (cut layer = tier, 1..7), held every round
 CUTS = (1, 2, 3, 4, 5, 6, 7, 1, 4, 7)
 
 #: output name -> what it times (printed with every result)
-BASELINES = {"per_client_loop": "the per-client loop: the literal Algorithm 1 (fedlib.lab.dtfl.reference.run_literal; "
+BASELINES = {"per_client_loop": "the per-client loop: the literal Algorithm 1 (tests/reference_dtfl.py: run_literal; "
                                 "FedAvg: run_literal_baseline), clients one after another",
              "engine_loop_backend": "the engine, its loop backend (run_dtfl / run_baseline, backend='loop')",
              "stacked_backend": "the engine, its stacked backend (run_dtfl / run_baseline, backend='stacked')"}
@@ -103,14 +103,16 @@ def bench_dtfl(rounds: int = 3, loop_rounds: int | None = None, device: str = "a
     cfg = DtflConfig(model="resnet20", width=width, num_clients=10, batch_size=50, lr=3e-3, train_subset=train_subset,
                      test_subset=test_subset, eval_every=1, seed=0)
     cuts = lambda r: np.tile(np.array(CUTS), (r, 1))             # noqa: E731  [R, K] tiers
+    literal = from_tests("reference_dtfl")                         # the per-client loop
 
     engines = {"engine_loop_backend": "loop", "stacked_backend": "stacked", **{v: v for v in variants}}
 
     def calls_of(r_engine, r_loop):
-        return {"dtfl": {"per_client_loop": lambda: run_literal(cfg, data, cuts(r_loop), device=str(dev)),
+        return {"dtfl": {"per_client_loop": lambda: literal.run_literal(cfg, data, cuts(r_loop), device=str(dev)),
                          **{name: (lambda b=b: run_dtfl(cfg, data, cuts(r_engine), str(dev), backend=b))
                             for name, b in engines.items()}},
-                "fedavg": {"per_client_loop": lambda: run_literal_baseline(cfg, data, 8, r_loop, device=str(dev)),
+                "fedavg": {"per_client_loop": lambda: literal.run_literal_baseline(cfg, data, 8, r_loop,
+                                                                                   device=str(dev)),
                            **{name: (lambda b=b: run_baseline(cfg, data, "fedavg", r_engine, device=str(dev),
                                                               backend=b))
                               for name, b in engines.items()}}}
@@ -147,7 +149,7 @@ def bench_dtfl_sweep(runs: int = 3, rounds: int = 2, device: str = "auto", data=
                      backend: str = "stacked") -> dict:
     """Runs per hour of a sweep of ``runs`` DTFL seeds (the converged workload of :func:`bench_dtfl`, tiers 1..7,
     ``rounds`` rounds each), trained one run at a time (:func:`fedlib.dtfl.run.run_engine` on ``backend``)
-    against all together as rows of one stacked call (:func:`fedlib.lab.dtfl.batched.run_batched`); returns the CLI's
+    against all together as rows of one stacked call (``run_batched``, ``tests/dtfl_batched.py``); returns the CLI's
     JSON-able dict: ``runs_per_hour`` ``{"one_at_a_time", "batched"}`` and ``speedup`` (median, IQR, min-max over
     the interleaved repeats, :mod:`fedlib.lab.benchtime`), plus the machine.
 
@@ -155,8 +157,8 @@ def bench_dtfl_sweep(runs: int = 3, rounds: int = 2, device: str = "auto", data=
         ValueError / ParameterTypeError: runs < 2, rounds / repeats / subsets < 1, width not in (0, 4], an unknown
         device or backend.
     """
-    from fedlib.lab.dtfl.batched import run_batched
     from fedlib.dtfl.run import run_engine
+    run_batched = from_tests("dtfl_batched").run_batched
     runs = check_int("runs", runs, 2)
     rounds = check_int("rounds", rounds, 1)
     repeats = check_int("repeats", repeats, 1)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Mapping, Sequence
 
-from fedlib.lab.verdicts import Censored, Unjudged
+from fedlib.lab.verdicts import Censored, Seeded, Unjudged
 
 BENCHMARKS = ("RBS+HAMS", "HABS+RMS", "RBS+RMS", "RBS+RHAMS")
 """The paper's four benchmarks (Sec. VII), with the paper's random split."""
@@ -135,11 +135,17 @@ def _speedups(rows, ours: str, versus: Sequence[str], models: Sequence[str] | No
     return [time_ratio(_run(rows, b, m, s), _run(rows, ours, m, s)) for m, s in pairs for b in versus]
 
 
-def _other_seeds(metrics: Mapping, models: Sequence[str] | None) -> list:
-    """The out-of-sample seeds' rows (one list per seed) that hold a run of ``models`` (every model: None)."""
+def _other_seeds(metrics: Mapping, models: Sequence[str] | None) -> dict:
+    """The out-of-sample seeds' rows, ``{seed: rows}``, of the seeds that hold a run of ``models`` (every model:
+    None)."""
     oos = _oos_rows(metrics) or {}
-    return [rows for rows in oos.values()
-            if any(models is None or m in models for m, _ in _models_settings(rows))]
+    return {seed: rows for seed, rows in oos.items()
+            if any(models is None or m in models for m, _ in _models_settings(rows))}
+
+
+def _first_seed(metrics: Mapping) -> int:
+    """The seed of ``metrics["runs"]``: the first of the metrics' ``seeds`` (0 in metrics that name none)."""
+    return metrics.get("seeds", [0])[0]
 
 
 def speedup(metrics: Mapping, versus: Sequence[str] = BENCHMARKS, models: Sequence[str] | None = None,
@@ -148,12 +154,14 @@ def speedup(metrics: Mapping, versus: Sequence[str] = BENCHMARKS, models: Sequen
     variant and seed: pilot HASFL at the first seed and at each out-of-sample seed (plain runs of the first model
     only there), HASFL-calibrated in sample (the first seed) and out of sample (each further seed, decided from the
     first seed's fit) when the metrics hold it."""
-    rows = metrics["runs"]
-    others = _other_seeds(metrics, models) if out_of_sample else []
-    out = {PILOT: [smallest(_speedups(r, "HASFL", versus, models)) for r in [rows, *others]],
-           CALIBRATED: [smallest(_speedups(rows, "HASFL-calibrated", versus, models))]}
+    rows, first = metrics["runs"], _first_seed(metrics)
+    others = _other_seeds(metrics, models) if out_of_sample else {}
+    out = {PILOT: Seeded([smallest(_speedups(r, "HASFL", versus, models)) for r in [rows, *others.values()]],
+                         [first, *others]),
+           CALIBRATED: Seeded([smallest(_speedups(rows, "HASFL-calibrated", versus, models))], [first])}
     if others:
-        out[OUT] = [smallest(_speedups(r, "HASFL-calibrated", versus, models)) for r in others]
+        out[OUT] = Seeded([smallest(_speedups(r, "HASFL-calibrated", versus, models)) for r in others.values()],
+                          list(others))
     return out
 
 
@@ -174,11 +182,12 @@ def accuracy_gain(metrics: Mapping) -> dict:
     def gains(rows, ours):
         return smallest([acc_gain_points(_run(rows, ours, m, s), _run(rows, b, m, s))
                          for m, s in _models_settings(rows) for b in BENCHMARKS])
-    rows = metrics["runs"]
+    rows, first = metrics["runs"], _first_seed(metrics)
     others = _other_seeds(metrics, None)
-    out = {PILOT: [gains(r, "HASFL") for r in [rows, *others]], CALIBRATED: [gains(rows, "HASFL-calibrated")]}
+    out = {PILOT: Seeded([gains(r, "HASFL") for r in [rows, *others.values()]], [first, *others]),
+           CALIBRATED: Seeded([gains(rows, "HASFL-calibrated")], [first])}
     if others:
-        out[OUT] = [gains(r, "HASFL-calibrated") for r in others]
+        out[OUT] = Seeded([gains(r, "HASFL-calibrated") for r in others.values()], list(others))
     return out
 
 
@@ -240,10 +249,11 @@ def split_vs_batch(metrics: Mapping) -> dict:
     out-of-sample seed (VGG-16 only there: neither benchmark depends on the calibration, so they are plain runs at
     another seed)."""
     values = []
-    for rows in (metrics["runs"], *_other_seeds(metrics, None)):
+    others = _other_seeds(metrics, None)
+    for rows in (metrics["runs"], *others.values()):
         values.append(smallest([time_ratio(_run(rows, "HABS+RMS", m, s), _run(rows, "RBS+HAMS", m, s))
                                 for m, s in _models_settings(rows)]))
-    return {PILOT: values}
+    return {PILOT: Seeded(values, [_first_seed(metrics), *others])}
 
 
 def habs_vs_fixed(metrics: Mapping) -> dict:
@@ -433,10 +443,11 @@ def hams_based_over_rms_based(metrics: Mapping) -> dict:
     a heterogeneity-aware split (HASFL, RBS+HAMS, RBS+RHAMS), over every pair, model and setting; one value per
     seed: the first and each out-of-sample seed (plain runs: none of these depends on the calibration)."""
     values = []
-    for rows in (metrics["runs"], *_other_seeds(metrics, None)):
+    others = _other_seeds(metrics, None)
+    for rows in (metrics["runs"], *others.values()):
         values.append(smallest([time_ratio(_run(rows, slow, m, s), _run(rows, fast, m, s))
                                 for m, s in _models_settings(rows) for slow in RMS_BASED for fast in HAMS_BASED]))
-    return {PILOT: values}
+    return {PILOT: Seeded(values, [_first_seed(metrics), *others])}
 
 
 def faster_every_benchmark_every_resource(metrics: Mapping) -> dict:

@@ -6,8 +6,9 @@ Generator that returns a :class:`fedlib.hasfl.Decision` or ``(b, cuts)``, named 
 ``"package.module:fn"`` (:func:`fedlib.hasfl.optimiser.strategies.own_strategy`). The notebook builds the problem,
 compares the predicted Θ (eq. 42) of HASFL, the four benchmarks and yours, and trains three decisions as Fig. 5
 runs are trained (:func:`fedlib.lab.hasfl.runs.train_plan.train_decision`) in its own cells; this module holds the
-check of your strategy, its source as the notebook shows it, and the closing sentences. A strategy of your own
-decides no claim of the paper: :func:`what_it_shows` states its numbers and no verdict.
+check of your strategy, its source as the notebook shows it, and the closing sentences (from the numbers the
+notebook computes in its cell). A strategy of your own decides no claim of the paper: :func:`what_it_shows` states
+its numbers and no verdict.
 """
 from __future__ import annotations
 
@@ -40,49 +41,18 @@ def source(strategy: str):
     return markdown(f"```python\n{inspect.getsource(resolve(strategy, 'strategy', STRATEGIES)).rstrip()}\n```")
 
 
-def _ratio(a, b):
-    return a / b if a is not None and b else None
-
-
-def summary(predicted_rows: list[dict], trained_rows: list[dict], strategy: str, benchmark: str) -> dict:
-    """The numbers of the notebook's closing sentence, from its predicted rows (``method``, ``theta_ratio``,
-    ``theta``) and its trained runs' rows (:func:`fedlib.lab.hasfl.runs.train_plan.decision_row`):
-    ``theta_ratio`` (your Θ / HASFL's; None when ε is unreachable at your decision), ``theta_best_benchmark``
-    (the benchmark of lowest finite Θ, or None) and its ``theta_best_ratio``, ``time_to_target_ratio`` and
-    ``benchmark_time_to_target_ratio`` (time to the target, yours / HASFL's and the benchmark's / HASFL's; None
-    where a run did not reach it), ``final_acc_gain`` (your final accuracy minus HASFL's), the three runs'
-    ``time_to_target_s`` and ``final_test_acc`` (yours; ``hasfl_`` and ``benchmark_`` before the name for the
-    others) and ``target_acc``: flat keys, each a metric of its own.
-
-    Raises:
-        ValueError: a method missing from the rows."""
-    pred = {r["method"]: r for r in predicted_rows}
-    runs = {r["method"]: r for r in trained_rows}
-    for name, where in ((strategy, pred), ("HASFL", pred), (strategy, runs), ("HASFL", runs), (benchmark, runs)):
-        if name not in where:
-            raise ValueError(f"summary: no row of {name!r} among {sorted(where)}")
-    feasible = [r for r in predicted_rows if r["method"] in BENCHMARKS and r["theta"] is not None]
-    best = min(feasible, key=lambda r: r["theta"]) if feasible else None
-    hasfl, yours, bench = runs["HASFL"], runs[strategy], runs[benchmark]
-    return {"method": strategy, "versus": benchmark, "theta_ratio": pred[strategy]["theta_ratio"],
-            "theta_best_benchmark": best["method"] if best else None,
-            "theta_best_ratio": best["theta_ratio"] if best else None,
-            "time_to_target_ratio": _ratio(yours["time_to_target_s"], hasfl["time_to_target_s"]),
-            "benchmark_time_to_target_ratio": _ratio(bench["time_to_target_s"], hasfl["time_to_target_s"]),
-            "final_acc_gain": yours["final_test_acc"] - hasfl["final_test_acc"],
-            "time_to_target_s": yours["time_to_target_s"], "hasfl_time_to_target_s": hasfl["time_to_target_s"],
-            "benchmark_time_to_target_s": bench["time_to_target_s"], "final_test_acc": yours["final_test_acc"],
-            "hasfl_final_test_acc": hasfl["final_test_acc"], "benchmark_final_test_acc": bench["final_test_acc"],
-            "target_acc": hasfl["target_acc"]}
-
-
 def _times(x: float | None) -> str:
     return "–" if x is None else f"{x:.2f}×"
 
 
 def what_it_shows(s: Mapping):
-    """:func:`summary` as the notebook's sentences (markdown): where your Θ falls, what training measured, and
-    whether training ranks your strategy against HASFL as the prediction does. Every number is computed."""
+    """The notebook's closing numbers ``s`` as its sentences (markdown): where your Θ falls, what training measured,
+    and whether training ranks your strategy against HASFL as the prediction does. ``s`` (the notebook's ``shows``,
+    computed in its cell): ``method``, ``versus`` (the benchmark trained), ``theta_ratio`` (your Θ / HASFL's; None:
+    ε unreachable), ``theta_best_benchmark`` / ``theta_best_ratio`` (the benchmark of lowest finite Θ, or None),
+    ``time_to_target_ratio`` and ``benchmark_time_to_target_ratio`` (yours / HASFL's and the benchmark's / HASFL's,
+    None where a run did not reach the target), ``final_acc_gain`` and the three runs' ``time_to_target_s`` (s) and
+    ``final_test_acc`` (yours; ``hasfl_`` / ``benchmark_`` before the name for the others), ``target_acc``."""
     yours, bench, target = f"`{s['method']}`", s["versus"], s["target_acc"]
     ratio_p, ratio_t, best = s["theta_ratio"], s["time_to_target_ratio"], s["theta_best_benchmark"]
     if ratio_p is None:

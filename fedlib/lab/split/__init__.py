@@ -1,6 +1,3 @@
-"""The split engine's lab: its benchmark (:mod:`.bench`, ``python -m fedlib.lab.bench sfl``), the round timeline figure
-(:mod:`.timeline`), several runs stacked into one batched state (:mod:`.stacked_runs`, the batched sweep's) and the
-literal per-device reference the tests hold the engine to (:mod:`.reference`)."""
-from fedlib.lab.split.reference import Reference
-
-__all__ = ["Reference"]
+"""The split engine's lab: its benchmark (:mod:`.bench`, ``python -m fedlib.lab.bench sfl``) and the round timeline
+figure (:mod:`.timeline`). The literal per-device reference the tests (and the benchmark's per-client loop) hold the
+engine to is ``tests/reference_split.py``."""

@@ -2,9 +2,9 @@
 round (N = 20 devices, b = 16, cuts mixed among 3 / 5 / 8 so L_c = 8, VGG-16 with BN on real 28×28×1
 Fashion-MNIST, plain SGD) for three implementations of the same round (output names in brackets):
 
-- the per-client loop (``per_client_loop``): the literal per-device reference
-  (:class:`fedlib.lab.split.reference.Reference`: per-device modules and ``torch.optim.SGD``, devices one after
-  another);
+- the per-client loop (``per_client_loop``): the tests' literal per-device reference (``Reference`` of
+  ``tests/reference_split.py``, so the benchmark runs from the repository root: per-device modules and
+  ``torch.optim.SGD``, devices one after another);
 - the engine, its loop backend (``engine_loop_backend``): :func:`fedlib.split.train_round` (per-device loop over
   units 1..L_c, one concatenated pass with per-device BN over the common part; conv weights channels-last);
 - the engine, its stacked backend (``stacked_backend``): :func:`fedlib.split.stacked.train_round_stacked` (units
@@ -30,18 +30,35 @@ as the baseline.
 """
 from __future__ import annotations
 
+import importlib
+
 import torch
 
 from fedlib.lab.benchtime import machine, rate_spread, ratio_spread, time_interleaved
 from fedlib.split.config import SplitConfig, build_model
 from fedlib.split.engine import init_state, train_round
 from fedlib.split.records import client_partition, draw_batches
-from fedlib.lab.split.reference import Reference
 from fedlib.split.stacked import init_stacked, train_round_stacked
+
+
+def from_tests(module: str):
+    """The module ``tests/<module>.py``: the benchmarks' per-client loops are the tests' literal references (and
+    ``dtfl_sweep``'s batched runs the tests' too), importable as ``tests.<module>`` when the benchmark runs from the
+    repository's root. Raises ModuleNotFoundError saying so when it runs elsewhere."""
+    try:
+        return importlib.import_module(f"tests.{module}")
+    except ModuleNotFoundError as err:
+        if err.name not in ("tests", f"tests.{module}"):
+            raise
+        raise ModuleNotFoundError(f"no module tests.{module}: the benchmark's per-client loop is tests/{module}.py; "
+                                  "run python -m fedlib.lab.bench from the repository's root") from None
+
+
+Reference = from_tests("reference_split").Reference
 
 #: output name -> what it times (printed with every result)
 BASELINES = {"per_client_loop": "the per-client loop: the literal per-device reference "
-                                 "(fedlib.lab.split.reference.Reference), devices one after another",
+                                 "(tests/reference_split.py: Reference), devices one after another",
              "engine_loop_backend": "the engine, its loop backend (fedlib.split.train_round)",
              "stacked_backend": "the engine, its stacked backend (fedlib.split.stacked.train_round_stacked)"}
 

@@ -1,22 +1,13 @@
-"""Analyses of HASFL's training runs beside the bound: decisions at several ε (:func:`decisions_by_eps`,
-:func:`eps_sweep`, :func:`pilot_eps_sweep`) and under either β estimator (:func:`decisions_by_beta`), the
-bound's predicted rounds against the measured ones (:func:`bound_vs_training`) and the paper's claims as ratios
-(:func:`claim_ratios`). Split out of :mod:`fedlib.lab.hasfl.runs.train_plan` (which re-exports them); nothing here computes
-a cached record."""
+"""Analyses of HASFL's training runs beside the bound, shared by the training notebooks and the claims: the
+constants-mode variants of a method (:func:`variants`, :func:`split_variant`), the bound's predicted rounds against
+the measured ones (:func:`bound_vs_training`), the paper's claims as ratios (:func:`claim_ratios`) and the
+calibration committed at another profile (:func:`committed_fit`). Split out of :mod:`fedlib.lab.hasfl.runs.train_plan`
+(which re-exports them); nothing here computes a cached record. The single-use analyses (decisions at several ε,
+the ε sweep, the β estimators, a calibration's transfer) are ``hasfl_5_train_figures``' own cells."""
 from __future__ import annotations
 
-from dataclasses import replace
-
-import numpy as np
-
-from fedlib.lab.store import ResultStore
 from fedlib.core.validate import check_choice
-from fedlib.data import TensorDataset
-from fedlib.hasfl.bound.problem import Problem
-from fedlib.hasfl.bound.theory import HasflConstants
-from fedlib.hasfl.optimiser.bcd import bcd
-from fedlib.lab.hasfl.runs.calibrate import calibrated_constants
-from fedlib.lab.hasfl.runs.training import CONSTANTS_MODES, TrainSettings, bound_constants, floors_by_cut, pilot, target_eps, training_problem
+from fedlib.lab.hasfl.runs.training import CONSTANTS_MODES
 
 #: Methods run under other constants modes than the settings' (``<method>-<mode>``): Fig. 5's HASFL under every
 #: mode (``HASFL-max``: the worst-case constants, same ε rule as the main settings; ``HASFL-calibrated``:
@@ -38,32 +29,6 @@ def split_variant(method: str) -> tuple[str, str | None]:
     a plain method -> ``(method, None)`` (it uses the settings' constants)."""
     base, _, mode = method.partition("-")
     return (base, mode) if mode in VARIANT_MODES.get(base, ()) else (method, None)
-
-
-def decisions_by_eps(store: ResultStore, s: TrainSettings, factors: list[float], num_devices: int, seed: int,
-                     data: TensorDataset, kappa: float | None = None, lam: float = 1.0) -> list[dict]:
-    """HASFL's decision (BCD) under the pilot and max constants, and the calibrated ones (pilot with G_j² x
-    ``kappa`` and σ_j² x ``lam``) when ``kappa`` is given, at ε = factor x Σ G² (pilot model) for each factor:
-    rows with
-    ``constants``, ``eps_factor``, ``eps``, ``floor_cut1``, ``b_mean``, ``cuts`` (sorted distinct), ``theta`` or
-    ``unreachable`` (the optimiser's C1 / C4 message)."""
-    rows = []
-    for mode in ("pilot", "max") + (("calibrated",) if kappa is not None else ()):
-        for f in factors:
-            ss = replace(s, constants=mode, eps_mode="grad_norm", eps_factor=f)
-            rec = pilot(store, ss, seed, data)
-            consts = (calibrated_constants(bound_constants(rec, "pilot"), kappa, lam) if mode == "calibrated"
-                      else bound_constants(rec, mode))
-            p = training_problem(ss, consts, target_eps(rec, consts, ss, num_devices), num_devices, seed)
-            row = {"constants": mode, "eps_factor": f, "eps": p.eps,
-                   "floor_cut1": floors_by_cut(p, 64)[0]}
-            try:
-                d = bcd(p)
-                row.update(b_mean=float(d.b.mean()), cuts=sorted(set(int(c) for c in d.cuts)), theta=float(d.theta))
-            except ValueError as err:
-                row.update(b_mean=None, cuts=None, theta=None, unreachable=str(err).split("\n")[0][:120])
-            rows.append(row)
-    return rows
 
 
 def bound_vs_training(rows: list[dict], figure: str, setting: str, reference: dict) -> list[dict]:
@@ -160,44 +125,10 @@ def claim_ratios(rows: list[dict]) -> list[dict]:
     return out
 
 
-def calibration_transfer(entries: list[dict], model: str, fit: dict, constants, gamma: float, interval: int,
-                         target_acc: float) -> list[dict]:
-    """Whether a calibration fitted elsewhere (e.g. at ``quick``, its own N and target) predicts these runs: for
-    every IID fixed run of ``model`` here (Figs. 2a / 3a and the calibration runs), the rounds to ``target_acc``
-    (the fit's own target) measured on its curve against Corollary 1 under ``fit`` (``eps``, ``kappa``,
-    ``lambda``) on ``constants`` (this profile's pilot constants of ``model``) with this run's N, b and cut.
-
-    Returns:
-        One row per run: ``model``, ``batch``, ``cut``, ``N``, ``target_acc``, ``rounds_measured`` (None: never
-        reached), ``rounds_predicted`` (None: ε at or below the floor) and ``ratio`` (predicted / measured).
-
-    Raises:
-        ValueError: ``fit`` lacks eps / kappa / lambda, or a value out of range (:func:`fedlib.lab.hasfl.runs.calibrate`).
-    """
-    from fedlib.split import time_to_target
-    from fedlib.lab.hasfl.runs.calibrate import fitted_rounds
-    if missing := [k for k in ("eps", "kappa", "lambda") if not isinstance(fit, dict) or fit.get(k) is None]:
-        raise ValueError(f"fit must hold eps, kappa and lambda (a calibration row), missing {missing}")
-    cal = calibrated_constants(constants, fit["kappa"], fit["lambda"])
-    out, seen = [], set()
-    for e in entries:
-        r = e["row"]
-        if (r["method"] != "fixed" or r["model"] != model or r["setting"] != "iid"
-                or not {"fig2a", "fig3a", "calibration"} & set(r["figures"]) or (r["batch"], r["cut"]) in seen):
-            continue
-        seen.add((r["batch"], r["cut"]))
-        measured = time_to_target(e["curve"], target_acc, key="round")
-        pred = fitted_rounds(cal, gamma, [float(r["batch"])] * r["N"], r["cut"], interval, fit["eps"])
-        out.append({"model": model, "batch": r["batch"], "cut": r["cut"], "N": r["N"], "target_acc": target_acc,
-                    "rounds_measured": measured, "rounds_predicted": pred,
-                    "ratio": pred / measured if pred is not None and measured else None})
-    return out
-
-
 def committed_fit(profile: str, model: str, width: float) -> tuple[dict, float]:
     """The calibration committed at ``profile`` (its ``hasfl_5_train_figures`` metrics: the first model's fit, first
-    seed) and its target accuracy, for :func:`calibration_transfer`. That fit belongs to the first model and width
-    of ``profile``'s parameters, so it is refused for any other.
+    seed) and its target accuracy, for ``hasfl_5_train_figures``' transfer table. That fit belongs to the first
+    model and width of ``profile``'s parameters, so it is refused for any other.
 
     Returns:
         ``(fit, target_acc)``: the calibration row (``eps``, ``kappa``, ``lambda``, ...) and its target.
@@ -226,70 +157,3 @@ def committed_fit(profile: str, model: str, width: float) -> tuple[dict, float]:
     if not fits:
         raise ValueError(f"transfer_fit_from = {profile!r}: its committed calibration holds no fit")
     return fits[0], other["target_acc"]
-
-
-def eps_sweep(problem: Problem, points: int = 25, top: float = 10.0) -> list[dict]:
-    """HASFL's decision (:func:`fedlib.hasfl.bcd`) against C1's ε, from just above the bound's floor at cut 1 up
-    to ``top`` x the floor at the deepest allowed cut (every device at b = 64 for both floors), ``points`` values
-    spaced geometrically, plus the project's rule ε = 1.1 x the floor at cut 1
-    (:func:`fedlib.lab.hasfl.runs.training.target_eps`, ``eps_mode="slack"``).
-
-    Returns:
-        One row per ε, ascending: ``eps``, ``eps_over_floor1`` (ε / the cut-1 floor), ``rule`` (True for the
-        project's ε), ``b_mean``, ``b_min``, ``b_max``, ``cuts`` (sorted distinct), ``L_c``, ``theta`` (s), or
-        ``b_mean`` None and ``unreachable`` (the optimiser's C1 / C4 message). ``points`` >= 2 and ``top`` > 1 are
-        the notebook's (``eps_sweep_points``, checked there).
-    """
-    floors = floors_by_cut(problem, 64)
-    lo, hi = floors[problem.allowed_cuts[0] - 1], floors[problem.allowed_cuts[-1] - 1]
-    grid = sorted(set(np.geomspace(lo * 1.001, top * max(hi, lo), points).tolist()) | {1.1 * lo})
-    rows = []
-    for eps in grid:
-        row = {"eps": eps, "eps_over_floor1": eps / lo, "rule": bool(np.isclose(eps, 1.1 * lo, rtol=1e-12))}
-        try:
-            d = bcd(replace(problem, eps=eps))
-            row.update(b_mean=float(d.b.mean()), b_min=int(d.b.min()), b_max=int(d.b.max()),
-                       cuts=sorted({int(c) for c in d.cuts}), L_c=int(d.cuts.max()), theta=float(d.theta))
-        except ValueError as err:
-            row.update(b_mean=None, cuts=None, L_c=None, theta=None, unreachable=str(err).split("\n")[0][:160])
-        rows.append(row)
-    return rows
-
-
-def decisions_by_beta(store: ResultStore, s: TrainSettings, num_devices: int, seed: int,
-                      data: TensorDataset) -> list[dict]:
-    """HASFL's decision under the pilot constants with β from the Hessian (the decisions' β) and with [24]'s
-    online β (:func:`fedlib.hasfl.bound.estimate.online_beta`, recorded by the pilot), each at the ε rule of
-    ``s`` applied to its own constants (ε moves with β) on the Table I system of ``seed``.
-
-    Returns:
-        Two rows: ``beta_estimator`` (``"hessian"`` / ``"online"``), ``beta``, ``eps``, ``floor_cut1``, ``b_mean``,
-        ``cuts`` (sorted distinct), ``theta`` (s), or ``unreachable`` (the optimiser's message); the online row
-        says ``unreachable`` when γ > 1/β_online (Theorem 1's step size) or the pilot recorded no online β.
-    """
-    rec = pilot(store, s, seed, data)
-    base = bound_constants(rec, "pilot")
-    rows = []
-    for name, beta in (("hessian", base.beta), ("online", rec.get("beta_online"))):
-        row = {"beta_estimator": name, "beta": beta}
-        try:
-            if beta is None:
-                raise ValueError("the pilot recorded no online beta (fewer than interval steps)")
-            consts = HasflConstants(beta, base.sigma2, base.G2, base.vartheta)
-            p = training_problem(s, consts, target_eps(rec, consts, s, num_devices), num_devices, seed)
-            row.update(eps=p.eps, floor_cut1=floors_by_cut(p, 64)[0])
-            d = bcd(p)
-            row.update(b_mean=float(d.b.mean()), cuts=sorted({int(c) for c in d.cuts}), theta=float(d.theta))
-        except ValueError as err:
-            row.update(b_mean=None, cuts=None, theta=None, unreachable=str(err).split("\n")[0][:160])
-        rows.append(row)
-    return rows
-
-
-def pilot_eps_sweep(store: ResultStore, s: TrainSettings, num_devices: int, seed: int, data: TensorDataset,
-                    points: int = 25) -> list[dict]:
-    """:func:`eps_sweep` of the problem the plan decides on for ``s`` (its model and width, the pilot constants
-    of ``seed``, ``num_devices`` devices of the Table I system of ``seed``; a cache hit of the pilot)."""
-    rec = pilot(store, s, seed, data)
-    consts = bound_constants(rec, "pilot")
-    return eps_sweep(training_problem(s, consts, target_eps(rec, consts, s, num_devices), num_devices, seed), points)

@@ -60,8 +60,10 @@ def stored_run(runs_store: ResultStore, config: dict, extend: dict | None, data:
             or not needs_extension(runs_store.load(config), 1 / data.num_classes))
 
 
-def _train_parallel(store, runs: list[dict], data: TensorDataset, device: str, workers: int) -> None:
-    """Train the not yet cached configs of ``runs`` in ``workers`` processes (one torch thread each), in
+def train_parallel(store, runs: list[dict], data: TensorDataset, device: str, workers: int) -> None:
+    """Train the not yet cached configs of ``runs`` (dicts with ``figs``, ``scale``, ``config``, ``problem`` and
+    ``extend``, as :func:`fedlib.lab.hasfl.runs.train_plan.decided_runs` yields them) in ``workers`` processes (one
+    torch thread each), in
     :data:`TRAIN_ORDER` (a config that several figures share takes its earliest group), costliest (most device
     samples x rounds) first within a group; identical configs once. A stored run that needs its extension
     (:func:`fedlib.lab.hasfl.runs.train_config.needs_extension`) is a job for that extension."""

@@ -15,12 +15,11 @@ from fedlib.data import TensorDataset
 from fedlib.split import time_to_target
 from fedlib.lab.hasfl.runs.calibrate import CalibrationFit, calibrated_constants, fit_calibration, fitted_rounds
 from fedlib.lab.hasfl.runs.plan_analysis import (VARIANT_MODES, bound_vs_training,  # noqa: F401  (re-exported)
-                                                 calibration_transfer, claim_ratios, committed_fit,  # noqa: F401  (re-exported)
-                                                 decisions_by_eps, split_variant, variants)  # noqa: F401  (re-exported)
+                                                 claim_ratios, committed_fit, split_variant, variants)  # noqa: F401  (re-exported)
 from fedlib.hasfl.optimiser.strategies import STRATEGIES
 from fedlib.hasfl.bound.theory import HasflConstants, bound_floor, rounds_needed
 from fedlib.lab.hasfl.runs.train_config import extension_config, run_config, summary_row, train
-from fedlib.lab.hasfl.runs.train_jobs import TRAIN_ORDER, _train_parallel, stored_run, train_job, train_priority  # noqa: F401 (re-exported)
+from fedlib.lab.hasfl.runs.train_jobs import TRAIN_ORDER, train_parallel, stored_run, train_job, train_priority  # noqa: F401 (re-exported)
 from fedlib.lab.hasfl.runs.training import TrainSettings, bound_constants, check_plan, decide, pilot, target_eps, training_problem
 from fedlib.hasfl.bound.latency import SCALE_KEYS
 from fedlib.hasfl.bound.problem import Problem
@@ -274,7 +273,7 @@ def train_in_workers(store: ResultStore, s: TrainSettings, plan: TrainPlan, seed
         warnings.simplefilter("ignore")
         for kind in ("plain", "calibrated"):
             runs = list(decided_runs(store, s, plan, seeds, calibration_target, data, device, which=kind, **which))
-            _train_parallel(store, runs, data, device, workers)
+            train_parallel(store, runs, data, device, workers)
 
 
 def decision_row(record: dict, problem: Problem, decision: dict, target_acc: float, figures, method: str,

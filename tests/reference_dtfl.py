@@ -19,7 +19,7 @@ from fedlib.core.seeding import resolve_device, torch_generator
 from fedlib.data import TensorDataset
 from fedlib.split import build_model
 from fedlib.split.config import SplitConfig
-from fedlib.lab.split.reference import average_state_dicts
+from tests.reference_split import average_state_dicts
 from fedlib.dtfl.fedgkt import gkt_models
 from fedlib.dtfl.tiers import aux_head_factory
 from fedlib.dtfl.training import DtflConfig, check_cuts, check_participants, client_data, subset

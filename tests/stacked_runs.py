@@ -1,20 +1,20 @@
 """Several runs of one model shape as rows of one stacked state: one batched call per unit advances them all.
 
-A run's per-device state on the stacked backend is ``[N, ...]`` (:class:`.stacked.StackedState`). R runs of the
+A run's per-device state on the stacked backend is ``[N, ...]`` (:class:`fedlib.split.stacked.StackedState`). R runs of the
 same model, width, number of devices and optimiser (a sweep's seeds, say) can be stacked once more, ``[R·N, ...]``:
-run r owns rows ``r·N .. r·N + N - 1``. A training round of the batched state (:func:`.stacked.train_round_stacked`,
+run r owns rows ``r·N .. r·N + N - 1``. A training round of the batched state (:func:`fedlib.split.stacked.train_round_stacked`,
 every run's devices in one call per unit) is each run's round, because nothing in a round mixes rows (the grouped
 layout keeps devices apart, batch norm is per device, optimiser steps are per row), as long as the round does
 not average server copies across devices (``sync_copies=False``, DTFL's rounds; HASFL's shared common part would mix
 runs and is refused here). What does mix rows, aggregation and a device's move to another cut, is done per run
-through :func:`run_view`: a :class:`.stacked.StackedState` over run r's rows, whose tensors are views into the
+through :func:`run_view`: a :class:`fedlib.split.stacked.StackedState` over run r's rows, whose tensors are views into the
 batched stacks, so the stacked backend's own ``aggregate_stacked``, ``set_decision_stacked``,
 ``global_model_stacked`` act on that run alone and write through. A view's ``b`` / ``cuts`` are written back with
 :func:`sync_view`.
 
 Prior art (outside federated learning): HFTA's horizontally fused training of many models (Wang et al., MLSys 2021)
 and torch.func's model ensembling; here the fused models are whole federated runs. The tests check each run of a
-batch against the same run alone, in float64 (:mod:`fedlib.lab.dtfl.batched`).
+batch against the same run alone, in float64 (``tests/dtfl_batched.py``).
 """
 from __future__ import annotations
 

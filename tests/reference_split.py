@@ -1,4 +1,4 @@
-"""Literal reference of split-federated training (HASFL Algorithm 1, and the DTFL hooks of :mod:`.engine`):
+"""Literal reference of split-federated training (HASFL Algorithm 1, and the DTFL hooks of :mod:`fedlib.split.engine`):
 per device one ``nn.Module`` + ``torch.optim`` for the device part and one for its server part, autograd across
 the cut through ``.detach().requires_grad_()`` and the returned activation gradient, devices one after another.
 The tests check that :func:`fedlib.split.train_round` / :func:`fedlib.split.aggregate` /
@@ -50,7 +50,7 @@ def _opt(cfg: SplitConfig, params: list, old=None):
 def average_state_dicts(sds: list[dict], w) -> dict:
     """The literal weighted average of state dicts: sum_i w_i sd_i for floating-point entries, the first dict's
     integer buffers (``num_batches_tracked``) as they are. ``w``: one weight per dict (the caller normalises).
-    Shared by the literal references (HASFL eq. 7, DTFL eq. 1); the engine has its own (:mod:`.ops`)."""
+    Shared by the literal references (HASFL eq. 7, DTFL eq. 1); the engine has its own (:mod:`fedlib.split.ops`)."""
     out = {}
     for k, v in sds[0].items():
         out[k] = sum(wi * sd[k] for wi, sd in zip(w, sds)) if v.is_floating_point() else v.clone()

@@ -1,5 +1,6 @@
 """The first training steps of each paper's ``paper`` profile at its largest full-width configuration, on this
-machine: does it start, does it fit in memory, how many seconds per step (``python -m fedlib.lab.first_steps``).
+machine: does it start, does it fit in memory, how many seconds per step (``python -m tests.tools.first_steps``,
+from the repository root: a measurement for whoever sizes the profiles; ``tests/test_first_steps.py`` runs it).
 
 The ``paper`` profiles (``notebooks/profiles/paper/``) are the papers' own settings, sized for a GPU or a cluster;
 nobody runs them whole on a 2-core CPU. This command builds the largest configuration of each and trains a few
@@ -41,7 +42,7 @@ import torch
 
 from fedlib import __version__
 from fedlib.lab.cli import ArgumentParser
-from fedlib.lab.paths import PAPERS
+from fedlib.lab.paths import PAPERS, REPO_ROOT
 from fedlib.core.seeding import resolve_device
 from fedlib.split.backends import ALL_BACKENDS, resolve_backend
 from fedlib.core.validate import check_choice, check_int
@@ -216,10 +217,10 @@ def first_steps(paper: str, steps: int = 2, device: str = "cpu", active: int | N
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI: ``python -m fedlib.lab.first_steps [--paper hist dtfl hasfl] [--steps 2] [--device cpu] [--backend loop]
+    """CLI: ``python -m tests.tools.first_steps [--paper hist dtfl hasfl] [--steps 2] [--device cpu] [--backend loop]
     [--active 2]`` prints one JSON
     line per paper, each measured in a fresh process (its own peak memory; on CUDA also ``peak_gpu_mib``)."""
-    parser = ArgumentParser(prog="python -m fedlib.lab.first_steps",
+    parser = ArgumentParser(prog="python -m tests.tools.first_steps",
                             description="First steps of each paper's paper profile; one JSON line each.")
     parser.add_argument("--paper", nargs="+", choices=PAPERS, default=list(PAPERS), help="papers, each once (default all)")
     parser.add_argument("--steps", type=int, default=2,
@@ -256,9 +257,9 @@ def main(argv: list[str] | None = None) -> int:
     for paper in args.paper:
         applies = [*(["--backend", args.backend] if paper in takes["backend"] else []),
                    *(["--active", str(args.active)] if paper in takes["active"] else [])]
-        done = subprocess.run([sys.executable, "-m", "fedlib.lab.first_steps", "--child", "--paper", paper,
+        done = subprocess.run([sys.executable, "-m", "tests.tools.first_steps", "--child", "--paper", paper,
                                "--steps", str(args.steps), "--device", args.device, *applies],
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, cwd=REPO_ROOT)
         if done.returncode:
             sys.stderr.write(done.stderr)
             return done.returncode

@@ -1,5 +1,5 @@
 """How far one parameter travels from a notebook's parameters cell into the method layer:
-``python -m fedlib.lab.hops {dtfl,hasfl}``.
+``python -m tests.tools.hops {dtfl,hasfl}`` (from the repository root; a developer's measurement, issue 68 item 2).
 
 It runs one small run along the path the notebook takes, with the parameter at a value no other setting of the
 run takes (DTFL's ``num_clients`` = 11: ``dtfl_4_training``'s own code cells, executed in order at the smoke profile
@@ -30,7 +30,8 @@ from pathlib import Path
 
 SENTINEL = 11
 NAMES = ("num_clients", "num_devices", "k", "K", "N")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2] / "fedlib"
+HERE = str(Path(__file__).resolve())
 
 
 def _holds(value) -> bool:
@@ -71,6 +72,8 @@ def trace(run) -> dict:
             except ValueError:               # a notebook's cell (run_cells) hands values on; anything else: not ours
                 notebook = code.co_filename.endswith(".ipynb")
                 names[code] = f"notebook.{Path(code.co_filename).stem}:{code.co_qualname}" if notebook else None
+                if str(Path(code.co_filename).resolve()) == HERE:     # this tracer's harness: a caller, never a receiver
+                    names[code] = f"lab.hops:{code.co_qualname}"
         return names[code]
 
     def profile(frame, event, arg):
@@ -231,7 +234,7 @@ PATHS = {"dtfl": ("num_clients", _dtfl), "hasfl": ("num_devices", _hasfl)}
 def main(argv=None) -> int:
     from fedlib.lab.cli import ArgumentParser
 
-    parser = ArgumentParser(prog="python -m fedlib.lab.hops", description=(
+    parser = ArgumentParser(prog="python -m tests.tools.hops", description=(
         "How far a notebook parameter travels into fedlib: one small run of the notebook's path with the parameter "
         "at 11, in a temporary store (removed afterwards); prints the modules, functions, hand-offs and checks that "
         "receive it, as JSON."))

@@ -4,7 +4,7 @@
 Each run is :func:`fedlib.dtfl.run.run_engine`'s run, round for round: its own data partition and batch order
 (its seed's ``data`` stream), initial model, tiers per round (``cuts``), participants, aggregation (eq. 1 over its
 own clients), tier heads and evaluations. Only the execution is shared: every local step trains the R runs' K
-clients as R·K rows of the stacked backend (:mod:`fedlib.lab.split.stacked_runs`); a run that has run out of local
+clients as R·K rows of the stacked backend (``tests/stacked_runs.py``); a run that has run out of local
 batches in a step sits it out (its rows untouched, as its clients would be alone). So each run's record equals the
 run trained alone by ``run_engine`` on the stacked backend, up to the order of floating-point sums (the tests
 check this in float64 against each run alone), and the records are not stored (no key of their own; train the
@@ -28,7 +28,7 @@ from fedlib.data import TensorDataset
 from fedlib.split import SplitConfig, build_model, evaluate
 from fedlib.split.backends import STACKED_VARIANTS, device_aux, set_device_aux, split_backend
 from fedlib.split.ops import weighted_mean
-from fedlib.lab.split.stacked_runs import concat_states, run_view, sync_view
+from tests.stacked_runs import concat_states, run_view, sync_view
 from fedlib.dtfl.local_loss import local_loss_step
 from fedlib.dtfl.tiers import aux_head_factory
 from fedlib.dtfl.training import TOP_CUT, DtflConfig, Functional, check_cuts, check_participants, client_data, evaluate_heads, subset
