@@ -140,9 +140,12 @@ def test_dynamic_scheduler_against_static_tiers():
     assert cell["values"] == [{"censored": "upper", "value": pytest.approx(0.75)}] and cell["word"] == "fails"
 
 
-def test_committed_fig3_holds_no_static_tier_beside_the_scheduler():
-    cell = _cell("dynamic_vs_best_static_case2")
-    assert cell["word"] == "not reached" and cell["undecided"][0]["why"] == claims.NO_STATIC
+def test_committed_fig3_judges_the_scheduler_against_the_static_tiers_beside_it():
+    # fig3 seed 0: the fastest static tier of M = 7 is tier 1 in both cases, 60.249 s (case 1) and 116.488 s
+    # (case 2), against the scheduler at M = 7, 155.443 s and 162.311 s
+    cell = _cell("dynamic_vs_best_static_case1")
+    assert cell["values"] == [pytest.approx(60.249 / 155.443, abs=1e-6)] and cell["word"] == "fails"
+    assert _cell("dynamic_vs_best_static_case2")["values"] == [pytest.approx(116.488 / 162.311, abs=1e-6)]
     # fig3 seed 0: M = 1 142.764 s, M = 7 162.311 s (case 2); 308.698 / 155.443 (case 1)
     assert _cell("dynamic_vs_single_tier_case2")["values"] == [pytest.approx(142.764 / 162.311, abs=1e-6)]
     assert _cell("dynamic_vs_single_tier_case1")["values"] == [pytest.approx(308.698 / 155.443, abs=1e-6)]
@@ -225,3 +228,55 @@ def test_kinds_and_registration():
             assert (c.fingerprint(), c.registered) == (unchanged[c.id], "2026-11-27"), c.id
         else:
             assert c.registered == "2026-12-01", c.id
+
+
+def test_trend_over_m_reads_the_scheduler_runs_only():
+    # the static tiers run beside the scheduler (rows with a tier, all at M = 7) are not points of Fig. 3's trend
+    m = {"runs": _fig3(times={1: 300.0, 4: 250.0, 7: 150.0}, tiers={1: 90.0, 7: 310.0})}
+    assert _judge("fig3_time_vs_m_case1", m)["ResNet-20"]["values"] == [[300.0, 250.0, 150.0]]
+    # the scheduler's 150 s against the fastest static tier's 90 s: 0.6, fails
+    assert _judge("dynamic_vs_best_static_case1", m)["ResNet-20"]["values"] == [pytest.approx(0.6)]
+
+
+def _paper_scale_root(tmp_path, main, scale):
+    """A repository root holding the committed DTFL metrics, with dtfl_3_fig3's runs ``main`` and its paper-scale
+    runs ``scale`` (hand-made; None: no paper-scale entry)."""
+    import shutil
+    from fedlib.lab.paths import REPO_ROOT
+    for sub in ("figures/converged/metrics", "figures/converged/gpu/metrics"):
+        shutil.copytree(REPO_ROOT / sub, tmp_path / sub)
+    path = tmp_path / "figures/converged/metrics/dtfl_3_fig3.json"
+    m = json.loads(path.read_text())
+    m["runs"] = main
+    if scale is not None:
+        m["paper_scale"] = {"model": "resnet110", "runs": scale}
+    path.write_text(json.dumps(m))
+    return tmp_path
+
+
+def _fig3_110(**kw):
+    return [dict(r, model="resnet110") for r in _fig3(**kw)]
+
+
+def test_paper_scale_column_is_read_from_the_notebooks_metrics_and_names_the_scale(tmp_path):
+    from fedlib.lab.tables import paper_verdicts
+    label = claims.PAPER_SCALE_LABEL
+    # ours: the scheduler 150 s, the fastest static tier 120 s (0.8, fails); the paper's scale: 100 s against
+    # 200 s (2.0, holds): the scale gives another word
+    main = _fig3(times={1: 300.0, 7: 150.0}, tiers={3: 120.0}) + _fig3(case="case2", times={1: 300.0, 7: 150.0},
+                                                                       tiers={3: 120.0})
+    scale = _fig3_110(times={1: 400.0, 7: 100.0}, tiers={3: 200.0}) + _fig3_110(case="case2", times={1: 90.0, 7: 100.0},
+                                                                               tiers={3: 80.0})
+    v = paper_verdicts("dtfl", _paper_scale_root(tmp_path, main, scale))
+    assert label in v["columns"]
+    cells = {c["id"]: c["cells"] for c in v["claims"]}
+    case1, case2 = cells["dynamic_vs_best_static_case1"], cells["dynamic_vs_best_static_case2"]
+    assert case1[f"ResNet-110 · {label}"]["values"] == [pytest.approx(2.0)]
+    assert case1["ResNet-20"]["word"] == "fails" and case1["ResNet-20"]["reason"]["class"] == "scale"
+    assert f"ResNet-110 · {label}: 2.00× holds" in case1["ResNet-20"]["reason"]["text"]
+    # case 2 at the paper's scale: 80 / 100 = 0.8, fails as ours: not the scale
+    assert case2[f"ResNet-110 · {label}"]["word"] == "fails"
+    assert case2["ResNet-20"]["reason"]["class"] == "measured disagreement"
+    assert "not the scale" in case2["ResNet-20"]["reason"]["text"]
+    # the glance counts the main columns only
+    assert v["counts"] == paper_verdicts("dtfl", _paper_scale_root(tmp_path / "b", main, None))["counts"]

@@ -71,6 +71,7 @@ COMBINATIONS = [
     ("hist_your_method", {"comm_budget_L0": 1.0}, "comm_budget_L0"),
     ("hist_3_bounds", {"num_clients": 20, "num_cells": [2, 4, 5]}, "num_clients"),   # the pilot's 3 cells
     ("dtfl_3_fig3", {"tiers_list": [1, 8]}, "tiers_list"),
+    ("dtfl_3_fig3", {"tiers_list": [1, 2], "static_tiers": [3]}, "static_tiers"),   # above the largest M
     ("dtfl_6_scaling", {"authors_scheduler": True, "num_tiers": 3}, "num_tiers"),
     ("hasfl_1_latency", {"cuts": [1, 17]}, "cuts"),                             # VGG-16 has 16 cut layers
     ("hasfl_1_latency", {"classes": [10]}, "classes"),                          # one per model

@@ -88,6 +88,10 @@ def paper_verdicts(paper: str, root: Path = REPO_ROOT) -> dict:
     metrics of ``paper``'s profile, and, for each of the claims module's ``EXTRA_COLUMNS`` (``({"label",
     "metrics", "seed_dirs", "scale"}, ...)``: another profile or machine, and its scale in words), a column per
     variant named ``"<variant> · <label>"``, judged alone on that folder's metrics (claims whose notebook has no metrics there get no cell).
+    A column with ``"within": key`` reads the main metrics' (and their seeds') ``key`` entry instead of a folder
+    (a notebook's own second computation, e.g. DTFL's time model at the paper's scale). A column flagged
+    ``at_paper_horizon`` / ``at_paper_scale`` is the evidence of the main cells' reasons (:func:`fedlib.lab.verdicts.reason`):
+    by variant; at the paper's scale, a claim judged on one model there is the evidence of each of our variants.
     ``counts`` counts the main profile's cells of the paper's rows on its own method only; ``counts_apart`` the
     main profile's other cells (narrower readings, settings the paper does not show, duplicates, our methods).
 
@@ -111,6 +115,13 @@ def paper_verdicts(paper: str, root: Path = REPO_ROOT) -> dict:
                              f"{MissingMetrics(c.id, f'the metrics of notebook {c.notebook}')}")
     labels, more_cols = [], []
     for col in getattr(mod, "EXTRA_COLUMNS", ()):
+        if col.get("within"):        # a column kept inside the main metrics files, under the key ``within``
+            more = {nb: m[col["within"]] for nb, m in metrics.items() if col["within"] in m}
+            more_extra = {nb: [e[col["within"]] for e in es if col["within"] in e] for nb, es in extra.items()}
+            if more:
+                labels.append(col["label"])
+                more_cols.append((col, more, more_extra))
+            continue
         more, more_extra, more_paths = _sources(root / col["metrics"], [root / d for d in col.get("seed_dirs", ())],
                                                 notebooks)
         if more:
@@ -129,8 +140,13 @@ def paper_verdicts(paper: str, root: Path = REPO_ROOT) -> dict:
             for variant in sorted(got["cells"], key=lambda k: c.variants.index(k)):   # the claim's column order
                 cols[_column(variant, col["label"])] = got["cells"][variant]
                 for key, flag in (("horizon", "at_paper_horizon"), ("scale", "at_paper_scale")):
-                    if col.get(flag):
-                        evidence.setdefault(variant, {})[key] = (col["label"], got["cells"][variant])
+                    if not col.get(flag):
+                        continue
+                    # the paper's one model at its scale stands for each of ours; several: matched by variant
+                    ours = c.variants if key == "scale" and len(got["cells"]) == 1 else (variant,)
+                    label = col["label"] if ours == (variant,) else _column(variant, col["label"])   # another model
+                    for v in ours:
+                        evidence.setdefault(v, {})[key] = (label, got["cells"][variant])
         try:
             v = judge(c, metrics[c.notebook], extra.get(c.notebook, ()), evidence)
         except MissingMetrics as exc:

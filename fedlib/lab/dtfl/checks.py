@@ -24,7 +24,9 @@ Ranges (the paper's values, DTFL App. A.3 and Sec. 4, in brackets):
 - ``target_acc``, ``target_acc_noniid``: fractions in (0, 1) [0.8 / 0.7].
 - ``seeds``: distinct integers >= 0.
 - ``num_tiers``, ``table2_tiers``, ``tiers_list[i]``: M in 1..7 (Table 11: tiers of the 8-module model)
-  [6 / 7]; ``cases``: distinct of :data:`fedlib.dtfl.timing.CASES`; ``settings``: distinct of iid, noniid.
+  [6 / 7]; ``static_tiers[i]``: distinct tiers in 1..max(``tiers_list``) (may be empty); ``scale_model``: a model
+  of :data:`fedlib.dtfl.training.MODELS` [ResNet-110]; ``scale_rounds`` >= 1 [300]; ``scale_change_every`` >= 0 [20]
+  (the paper-scale time model, no training); ``cases``: distinct of :data:`fedlib.dtfl.timing.CASES`; ``settings``: distinct of iid, noniid.
 - ``change_every`` >= 0 (0: never) [20 / 50]; ``change_frac``, in [0, 1] [0.3]; ``fraction`` in (0, 1] [0.1];
   ``samples_per_client``, ``client_rounds`` >= 1.
 - ``authors_scheduler``: with True, ``num_tiers`` must be 7 (the authors' scheduler,
@@ -118,6 +120,12 @@ def check_dtfl_2_table1(p: Mapping) -> None:
     _plumbing(p)
     check_num_tiers(p["num_tiers"])
     dx.check_lists(cases=p["cases"])
+    _scale(p)
+
+
+def _scale(p: Mapping) -> None:
+    check_choice("scale_model", p["scale_model"], tuple(MODELS))
+    check_int("scale_rounds", p["scale_rounds"], 1)
 
 
 def check_dtfl_3_fig3(p: Mapping) -> None:
@@ -127,6 +135,12 @@ def check_dtfl_3_fig3(p: Mapping) -> None:
 
     _plumbing(p)
     dx.check_lists(cases=p["cases"], tiers_list=p["tiers_list"])
+    m_top = max(p["tiers_list"])
+    check_list("static_tiers", p["static_tiers"],
+               lambda k, v: check_int(k, v, 1, m_top, extra=f" (a tier of the largest M in tiers_list, {m_top})"),
+               min_len=0, distinct=True)
+    _scale(p)
+    check_int("scale_change_every", p["scale_change_every"], 0, extra=" (0: never)")
     _changes(p)
 
 
@@ -188,6 +202,8 @@ def check_dtfl_6_scaling(p: Mapping) -> None:
         _setup(p, num_clients=k, train_subset=p["samples_per_client"] * k, rounds=r,
                eval_every=dc.eval_interval(r, p["evals"]))
     _authors(p)
+    _scale(p)
+    check_int("scale_change_every", p["scale_change_every"], 0, extra=" (0: never)")
     _changes(p)
 
 

@@ -75,13 +75,26 @@ FEDGKT_DIFFERS = ("our FedGKT differs from the authors' FedML code where tests/t
 tests pin, not the mean of the composite models (FedML computes FedGKT's accuracy so; the run log of 2026-12-01
 says so). Until they are adopted (issue 69, item 5), no run without them exists: the reasons say "untested"."""
 
+PAPER_SCALE_LABEL = "paper scale: full-width ResNet-56/110, 32x32x3, time model"
+"""The column of the time-model claims (Tables 1, 4, Fig. 3, the scheduler against static tiers) computed at the
+paper's model size without training, each notebook's ``paper_scale`` metrics (issue 69, item 2)."""
+
 GPU_CARD = "NVIDIA H200"
 """The card of the committed GPU seeds (``bench_dtfl.gpu`` in ``figures/converged/gpu/metrics/gpu_run.json``)."""
 EXTRA_COLUMNS = ({"label": f"GPU ({GPU_CARD})", "metrics": "figures/converged/gpu/metrics", "seed_dirs": (),
                   "scale": "the same converged profile (our scale) at seeds 0-2 on one GPU, float32: another machine, "
-                           "not another scale"},)
+                           "not another scale"},
+                 {"label": PAPER_SCALE_LABEL, "within": "paper_scale", "at_paper_scale": True,
+                  "scale": "the time model alone at the paper's model size (Tables 1, 4 and Fig. 3: ResNet-110 at "
+                           "width 1 on 32x32x3, CIFAR-10's 50,000 images over the clients; no training): each run's "
+                           "simulated time over the same 300 rounds, profiles changing as the paper says (Fig. 3: "
+                           "every 20 rounds; Table 4: 30 % every 50), so every run is read as reaching the target at "
+                           "the same round; seeds 0 and 1"})
 """Table 3 (``dtfl_5_baselines``) and ``dtfl_4_training`` at seeds 0-2 on one GPU (2026-11-26, float32, the same
-converged profile): judged alone, a column per model."""
+converged profile): judged alone, a column per model. Then Tables 1, 4 and Fig. 3 (with the scheduler against the
+static tiers) timed at the paper's scale by the time model alone (2026-12-07): each notebook's ``paper_scale``
+metrics, judged by the same claims; the reason of each of our cells names the scale from it
+(:func:`fedlib.lab.verdicts.reason`)."""
 
 
 BASELINES = ("fedavg", "splitfed", "fedyogi", "fedgkt")
@@ -213,24 +226,27 @@ def _best_tier(case: str, paper_tier: int):
 
 
 def _time_vs_m(case: str):
-    """Fig. 3: time to target for M = 1, 2, ... per seed (a point that never reached: no value)."""
+    """Fig. 3: the scheduler's time to target for M = 1, 2, ... per seed (a point that never reached: no value);
+    the static tiers' runs beside it (rows with a ``tier``) are not points of the trend."""
     def value(mine):
         mine = sorted(mine, key=lambda r: r["M"])
         for r in mine:
             if r["time_to_target_s"] is None:
                 raise KeyError(f"time to target at M = {r['M']} (never reached the target; a trend needs every point)")
         return [r["time_to_target_s"] for r in mine]
-    return lambda m: _per_seed(_rows(m, case=case), value)
+    return lambda m: _per_seed(_rows(m, case=case, tier=None), value)
 
 
-NO_STATIC = ("Fig. 3's runs hold no static tier but M = 1's single tier (md1..md7); the static tiers of Table 1 ran "
-             "in another notebook, with fixed client profiles and no dynamic run beside them")
-"""Why the committed Fig. 3 metrics cannot decide the dynamic scheduler against the best static tier."""
+NO_STATIC = ("the run holds no static tier beside the scheduler but M = 1's single tier (md1..md7): its metrics "
+             "predate dtfl_3_fig3's static_tiers (2026-12-07) or it ran with static_tiers empty")
+"""Why a Fig. 3 run cannot decide the dynamic scheduler against the best static tier (its metrics before
+2026-12-07, or ``static_tiers: []``)."""
 
 
 def _dynamic_vs_static(case: str, best: bool):
     """Fig. 3: the dynamic scheduler's speed-up to the target, T(static) / T(dynamic at the largest M), per seed.
-    ``best``: against the fastest of the seed's fixed-tier runs (rows with a ``tier``; :class:`Unjudged` with
+    ``best``: against the fastest of the seed's static-tier runs (rows with a ``tier``: dtfl_3_fig3's
+    ``static_tiers``, tiers of the largest M in the same switching profiles; :class:`Unjudged` with
     :data:`NO_STATIC` when there are none); else against M = 1's single tier, run in the same environment."""
     def value(mine):
         dynamic = [r for r in mine if r.get("tier") is None]
@@ -375,8 +391,10 @@ def _dynamic_claims():
             why="Sec. 3.3: as the capacities of clients change over time, 'a static tier assignment may still lead "
                 "to a severe straggler problem'; the dynamic tier scheduler re-assigns every client each round. The "
                 "value is T(the fastest static tier) / T(the scheduler at the largest M), both in Fig. 3's "
-                "environment (profiles switching every 2 rounds): holds at ≥ 1×, else fails. The committed metrics "
-                "cannot decide it: " + NO_STATIC + " (the run log compares them across the two environments).",
+                "environment (profiles switching every 2 rounds, the same seed and time model): holds at ≥ 1×, else "
+                "fails. The static tiers are those of the largest M (M = 7: tier 1 = md1, ..., tier 7 = md1..md7), "
+                "every client in one tier every round (dtfl_3_fig3's static_tiers); before 2026-12-07 Fig. 3's runs "
+                "held none and the row read not reached.",
             variants=MODEL_VARIANTS))
         out.append(Claim(
             id=f"dynamic_vs_single_tier_{case}",

@@ -40,6 +40,7 @@ SETUP = {
     ],
     "dtfl_2_table1": _TRAIN_ROWS + [("tiers M", "num_tiers", "6"), ("cases", "cases", "case 1, case 2")],
     "dtfl_3_fig3": _TRAIN_ROWS + [("M", "tiers_list", "1..7"), ("cases", "cases", "case 1, case 2"),
+                                  ("static tiers beside the scheduler", "static_tiers", "none (Table 1's: fixed profiles)"),
                                   ("profile switch", lambda ns: f"every {ns['change_every']} rounds", "every 20 rounds")],
     "dtfl_4_training": _TRAIN_ROWS + [("tiers M", "num_tiers", "7"), ("settings", "settings", "IID, Dirichlet 0.5"),
                                       ("profile changes", lambda ns: f"{ns['change_frac']:g} every {ns['change_every']} rounds",
