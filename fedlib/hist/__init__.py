@@ -14,7 +14,7 @@ client step costs about 1/N of an HFedAvg step (the paper's computation saving, 
 
 Engine. All U clients train together with batched tensor operations (``torch.baddbmm`` over a leading
 client dimension, gradients written out by hand; no Python loop over clients and no input gradient of the
-first layer). :func:`fedlib.lab.hist.reference.run_reference` is the literal per-client ``nn.Module`` + ``torch.optim.SGD`` version of
+first layer). :func:`run_reference` in ``tests/reference_hist.py`` is the literal per-client ``nn.Module`` + ``torch.optim.SGD`` version of
 eqs. (2)-(7) with full-size masked models; the tests check that both give the same numbers.
 
 Choices where the paper is silent (also in the README's deviations list):

@@ -188,7 +188,7 @@ def train_round_stacked(st: StackedState, xs: list, ys: list, weights=None, sync
     device; ``float()`` it when needed) and ``check_labels=False`` (the caller has checked the labels once, e.g.
     the whole training set before the run: an out-of-range label on CUDA is a device-side assert, not an
     error message). The defaults sync once per round each, as the engine does. ``per_device_loss``: return the
-    training devices' main losses, ``[len(active)]`` on the device, in device order (:mod:`.stacked_runs`)."""
+    training devices' main losses, ``[len(active)]`` on the device, in device order (``tests/stacked_runs.py``)."""
     check_instance("st", st, StackedState, "a StackedState (fedlib.split.stacked.init_stacked)")
     check_bool("sync", sync)
     check_bool("check_labels", check_labels)

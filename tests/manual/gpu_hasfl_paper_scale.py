@@ -67,8 +67,8 @@ def main() -> int:
 
     import torch
 
-    from fedlib.data import load_dataset
-    from fedlib.lab.data import cifar10_copy_label, import_cifar10_images
+    from fedlib.data import copy_label, load_dataset
+    from fedlib.lab.data import import_cifar10_images
     from fedlib.lab.hasfl.claims import BENCHMARKS
     from fedlib.lab.hasfl.runs.experiments import STORE_CODE
     from fedlib.lab.hasfl.runs.train_plan import train_decision
@@ -82,7 +82,7 @@ def main() -> int:
     (out / "metrics").mkdir(parents=True, exist_ok=True)
     if not cifar_available("cifar10"):
         import_cifar10_images(args.images)                       # once: torchvision's layout + PROVENANCE.json
-    label = cifar10_copy_label() or "CIFAR-10"
+    label = copy_label("cifar10") or "CIFAR-10"
     data = load_dataset("cifar10")
     cuda = args.device.startswith("cuda")
     card = torch.cuda.get_device_name() if cuda else "CPU (the script's CPU path)"

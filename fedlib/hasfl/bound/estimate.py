@@ -27,8 +27,8 @@ the README's deviations list):
   samples, the maximum over the pilot's aggregation points. It is [24]'s ratio on consecutive points of one
   centralised run, not [24]'s estimator, which pairs each node's last local model with the new global model,
   averages over the nodes and smooths over rounds: that one is :mod:`fedlib.hasfl.bound.beta24`, on a federated
-  pilot. :func:`fedlib.lab.hasfl.runs.plan_analysis.decisions_by_beta` shows the decisions under the Hessian's and
-  β_online, :func:`fedlib.lab.hasfl.runs.beta24_plan.beta24_decisions` under [24]'s.
+  pilot. ``notebooks/hasfl/hasfl_5_train_figures.ipynb`` shows the decisions under the Hessian's β, β_online and
+  [24]'s.
 - ϑ = f(w⁰) − f*: f(w⁰) on b0·M random training samples with f* replaced by 0 (cross-entropy >= 0), an upper
   bound.
 - Each is maximised over the pilot's points (w⁰ and the model after the pilot steps).
