@@ -135,6 +135,6 @@ def test_every_notebook_block_is_generated():
     nbs = [p for p in files if p.suffix == ".ipynb"]
     from fedlib.lab.notebooks import is_worked_example
     every = list((ROOT / "notebooks").glob("*/*.ipynb"))        # a worked example has no Verdict block
-    assert len(nbs) == len([p for p in every if not is_worked_example(p)]) == 18
+    assert len(nbs) == len([p for p in every if not is_worked_example(p)]) == 19
     for p in nbs:
         assert files[p] == p.read_text(), f"{p.relative_to(ROOT)}: run python -m fedlib.lab.tables"
