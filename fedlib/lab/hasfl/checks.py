@@ -58,7 +58,8 @@ from fedlib.core.seeding import resolve_device
 from fedlib.core.validate import check_bool, check_choice, check_float, check_int, check_list, check_str
 
 __all__ = ["check_hasfl_1_latency", "check_hasfl_2_bound", "check_hasfl_3_optimiser",
-           "check_hasfl_4_train_experiments", "check_hasfl_5_train_figures", "check_hasfl_your_method"]
+           "check_hasfl_4_train_experiments", "check_hasfl_5_train_figures", "check_hasfl_6_pilot_decisions",
+           "check_hasfl_your_method"]
 
 
 def _layers() -> dict:
@@ -184,6 +185,20 @@ def check_hasfl_5_train_figures(p: Mapping) -> None:
     if p["transfer_fit_from"]:
         committed_fit(p["transfer_fit_from"], p["models"][0], p["widths"][0])   # its profile, file and model
     check_bool("beta24_runs", p["beta24_runs"])
+
+
+def check_hasfl_6_pilot_decisions(p: Mapping) -> None:
+    """``hasfl_6_pilot_decisions``' parameters that no config holds (module docstring), before any pilot: the models
+    (the training notebooks' built-in models), one width in (0, 1] per model, the seeds and N; the pilot and the
+    target are checked by the :class:`~fedlib.lab.hasfl.runs.training.TrainSettings` its first cell builds, N again
+    by Table I's system. Raises ValueError / ParameterTypeError naming the parameter."""
+    models = check_list("models", p["models"], lambda k, v: check_choice(k, v, tuple(_layers())), distinct=True)
+    widths = check_list("widths", p["widths"], lambda k, v: check_float(k, v, 0, 1, low_open=True))
+    if len(widths) != len(models):
+        raise ValueError(f"widths must hold one width per model ({len(models)}: {models}), got {widths}")
+    check_list("pilot_seeds", p["pilot_seeds"], lambda k, v: check_int(k, v, 0, extra=" (seeds: distinct integers)"),
+               distinct=True)
+    check_int("num_devices", p["num_devices"], 1)
 
 
 def check_hasfl_explore(p: Mapping) -> None:
