@@ -107,6 +107,9 @@ def test_metrics_file(smoke, name):
     if name.startswith("hasfl_2"):
         for key in ("beta", "vartheta"):
             assert m["constants"][key] == pytest.approx(expected["constants"][key], rel=0.05)
+    if name.startswith("hasfl_6"):          # the pilot bound's decision: every device at cut 1 (exact: a decision)
+        shares = [r["cut1_share"] for r in m["runs"] if r["method"] == "HASFL"]
+        assert shares and all(v == expected["hasfl_cut1_share"] for v in shares), shares
     if name.startswith("hasfl_3"):
         thetas = {r["method"]: r["theta"] for r in m["runs"]}
         assert thetas["HASFL"] == pytest.approx(expected["theta_hasfl"], rel=0.05)
