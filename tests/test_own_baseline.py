@@ -89,17 +89,18 @@ def test_editing_your_baseline_recomputes_its_records_only(tmp_path, monkeypatch
     mod = tmp_path / "mod"
     mod.mkdir()
     monkeypatch.syspath_prepend(str(mod))
-    (mod / "my_baseline.py").write_text(BASELINE.format(version=1))
+    # a name of its own: notebooks/dtfl/my_baseline.py (the worked FedAvgM) may already be imported as my_baseline
+    (mod / "edited_baseline.py").write_text(BASELINE.format(version=1))
     store = dx.result_store(tmp_path / "store")
-    jobs = lambda: _jobs(store, ["my_baseline:mine", HALF])
+    jobs = lambda: _jobs(store, ["edited_baseline:mine", HALF])
     first = map_jobs(compare_job, jobs())
     before = {p.name for p in (tmp_path / "store").glob("*.json")}
-    (mod / "my_baseline.py").write_text(BASELINE.format(version=2))         # an edit of your module (same size)
+    (mod / "edited_baseline.py").write_text(BASELINE.format(version=2))         # an edit of your module (same size)
     again = map_jobs(compare_job, jobs())
     after = {p.name for p in (tmp_path / "store").glob("*.json")}
     assert len(before) == 2 and len(after) == 3 and before < after          # yours recomputed, the other a hit
     new = json.loads((tmp_path / "store" / (after - before).pop()).read_text())
-    assert new["config"]["baseline"]["path"] == "my_baseline:mine"
+    assert new["config"]["baseline"]["path"] == "edited_baseline:mine"
     assert (first[0]["record"]["version"], again[0]["record"]["version"]) == (1, 2)   # the edited source ran
     assert again[0]["row"]["baseline_code"] != first[0]["row"]["baseline_code"]
     assert again[1]["record"] == first[1]["record"]
