@@ -188,7 +188,7 @@ def test_hist_budget_below_one_round_is_refused():
     from fedlib.lab.hist.checks import check_hist_2_figures
     params = dict(settings=["noniid"], num_cells=[2], H=40, E=200, comm_budget_L0=0.5, target_acc=0.75,
                   fig4_num_cells=2, fig4_E_over_H=[1], fig4_H=[40], fig4_global_rounds=1, seeds=[0], num_clients=60,
-                  lr=0.01, batch_size=32, dataset="fashion-mnist")
+                  lr=0.01, batch_size=32, dataset="fashion-mnist", hidden=300)
     with pytest.raises(ValueError, match=r"comm_budget_L0 = 0.5 is below one global round of HFedAvg \(5 L0"):
         check_hist_2_figures(params)
     check_hist_2_figures({**params, "comm_budget_L0": 5.0})    # one round exactly: accepted
