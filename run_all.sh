@@ -179,7 +179,8 @@ fi
 
 if [ "$TESTS" = 1 ]; then
   echo "== test suite (unit tests + every notebook at the smoke profile)"
-  exec .venv/bin/python -m pytest -q -p no:cacheprovider tests
+  # --durations: the slowest tests, printed at the end (the suite must stay under 30 minutes on 2 idle cores)
+  exec .venv/bin/python -m pytest -q -p no:cacheprovider --durations=40 tests
 fi
 
 if [ "$SITE" = 1 ]; then

@@ -94,6 +94,8 @@ CONFIG_NAMES = ("notebook", "profile", "dataset", "model", "method", "setting", 
                 "iid", "noniid", "paper_client", "paper_server", "claim", "note", "figure", "figures", "versus",
                 "width", "constants", "eps_factor", "scale_key", "runs", "beta_estimator",
                 "out_of_sample_seeds", "out_of_sample_later_seeds", "draw",
+                # the paper-scale column's input shape; hasfl_6's data set, models, widths and number of devices
+                "input", "data_label", "models", "widths", "num_devices",
                 # a component of your own: its import path and the hash of its module's source
                 "scheduler", "scheduler_code",
                 # HASFL's out-of-sample and calibration-transfer lists: their rows have rules of their own; empty
@@ -124,6 +126,11 @@ RULES: list[tuple[str, str, Tolerance]] = [
     ("hasfl_*", "cut_*", DECISION), ("hasfl_*", "cuts", DECISION), ("hasfl_*", "L_c", DECISION),
     # HASFL's eps sweep and the two beta estimators: decisions and values from the pilot constants
     ("hasfl_*", "beta", PILOT), ("hasfl_*", "eps_over_floor1", PILOT), ("hasfl_*", "rule", CONFIG),
+    # hasfl_6's pilot constants at each width, and the decisions the bound makes from them
+    ("hasfl_*", "beta_online", PILOT), ("hasfl_*", "G2_sum", PILOT), ("hasfl_*", "sigma2_sum", PILOT),
+    ("hasfl_*", "vartheta", PILOT),
+    ("hasfl_*", "b", DECISION), ("hasfl_*", "mean_b", DECISION), ("hasfl_*", "deepest_cut", DECISION),
+    ("hasfl_*", "cut1_share", DECISION),
     ("*", "*acc*", ACC_CONV), ("*", "*loss*", ACC_CONV), ("*", "dcor", ACC_CONV),
     ("*", "psnr_db", Tolerance("abs", 1.0, "attacker trained by a conv net, dB")),
     ("*", "rounds_to_target", READ_OFF), ("*", "*_to_target*", READ_OFF), ("*", "converged_*", READ_OFF),
@@ -134,8 +141,10 @@ RULES: list[tuple[str, str, Tolerance]] = [
     ("dtfl_5*", "fed*", READ_OFF), ("dtfl_5*", "splitfed", READ_OFF),
     ("dtfl_*", "mean_tier", SIMULATED), ("dtfl_*", "sim_total_s", SIMULATED), ("dtfl_*", "round", SIMULATED),
     ("dtfl_*", "tier_counts", SIMULATED), ("dtfl_*", "rounds", CONFIG),
-    # a scheduler of your own beside DTFL's: the untrained system's mean round, its time to target over DTFL's
-    ("dtfl_your*", "mean_round_s", SIMULATED), ("dtfl_your*", "time_ratio", READ_OFF),
+    # the untrained system's mean round (a scheduler of your own beside DTFL's; the paper-scale time-model column);
+    # a scheduler of your own: its time to target over DTFL's
+    ("dtfl_*", "mean_round_s", SIMULATED), ("dtfl_your*", "time_ratio", READ_OFF),
+    ("dtfl_*", "change_every", CONFIG),
     *(("*", name, CONFIG) for name in CONFIG_NAMES),
     *(("*", name, PROFILED) for name in PROFILED_NAMES),
     ("dtfl_*", "*", UNRULED), ("hasfl_*", "*", UNRULED),
