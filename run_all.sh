@@ -115,9 +115,11 @@ setup_venv() {
     heartbeat "installing fedlib" .venv/bin/python -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e .
   fi
   # the project's kernel (named in every notebook's metadata), JupyterLab's autosave off, fedlib the default kernel
-  # (again when the kernel predates the thread pin: its kernel.json lacks OMP_NUM_THREADS)
+  # (again when the kernel predates the thread pin: its kernel.json lacks OMP_NUM_THREADS; and when it starts another
+  # folder's Python: a .venv copied or moved from another checkout would run that checkout's fedlib)
   if [ ! -f .venv/etc/jupyter/jupyter_server_config.d/fedlib.json ] ||
-     ! grep -q OMP_NUM_THREADS .venv/share/jupyter/kernels/fedlib/kernel.json 2>/dev/null; then
+     ! grep -q OMP_NUM_THREADS .venv/share/jupyter/kernels/fedlib/kernel.json 2>/dev/null ||
+     ! grep -qF "\"$ROOT/.venv/bin/python\"" .venv/share/jupyter/kernels/fedlib/kernel.json; then
     echo "== registering the Jupyter kernel \"Python (fedlib)\" (autosave off)"
     .venv/bin/python -m fedlib.lab.jupyter_setup >/dev/null
   fi
