@@ -181,8 +181,10 @@ fi
 
 if [ "$TESTS" = 1 ]; then
   echo "== test suite (unit tests + every notebook at the smoke profile)"
-  # --durations: the slowest tests, printed at the end (the suite must stay under 30 minutes on 2 idle cores)
-  exec .venv/bin/python -m pytest -q -p no:cacheprovider --durations=40 tests
+  # -n 2 --dist loadfile: two worker processes (pytest-xdist), each running whole test files, so a file's
+  # module-scoped fixture (the smoke run of every notebook) runs once; --durations: the slowest tests, printed at the
+  # end (the suite must stay under 30 minutes on 2 idle cores)
+  exec .venv/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=40 tests
 fi
 
 if [ "$SITE" = 1 ]; then
