@@ -244,18 +244,21 @@ def check_hasfl_explore(p: Mapping) -> None:
 
 def check_hasfl_your_method(p: Mapping) -> None:
     """``hasfl_your_method``' parameters that no config holds (module docstring), before the data, the pilot and any
-    training: the benchmark, N, the data setting, the target, the draws, the seed, the device, then ``strategy``,
-    imported (:func:`fedlib.lab.hasfl.your_method.check_strategy`). The model and dataset are checked where the
-    notebook resolves the dataset, the training and the pilot by the :class:`~fedlib.lab.hasfl.runs.training.
-    TrainSettings` its problem cell builds before the data are loaded. Raises ValueError / ParameterTypeError naming
-    the parameter."""
-    from fedlib.lab.hasfl import your_method
+    training: the benchmark, N, the data setting, the target, the draws, the seed, the device, then ``strategy``:
+    an import path ``"package.module:fn"`` that imports now and names a function or class
+    (:func:`fedlib.lab.own_components.check_own`; a built-in name is refused, the paper's are compared anyway). The
+    model and dataset are checked where the notebook resolves the dataset, the training and the pilot by the
+    :class:`~fedlib.lab.hasfl.runs.training.TrainSettings` its problem cell builds before the data are loaded.
+    Raises ValueError / ParameterTypeError naming the parameter."""
+    from fedlib.hasfl.optimiser.strategies import PAPER_STRATEGIES, STRATEGIES
+    from fedlib.lab.own_components import check_own
 
-    check_choice("benchmark", p["benchmark"], your_method.BENCHMARKS)
+    check_choice("benchmark", p["benchmark"], PAPER_STRATEGIES[1:])   # the paper's four benchmarks (Sec. VII-A)
     check_int("num_devices", p["num_devices"], 2)
     check_choice("setting", p["setting"], ("iid", "noniid"))
     check_float("target_acc", p["target_acc"], 0, 1, low_open=True)
     check_int("num_draws", p["num_draws"], 1, extra=" (draws of each random strategy in the predicted comparison)")
     check_int("seed", p["seed"], 0)
     resolve_device(p["device"])
-    your_method.check_strategy(p["strategy"])
+    check_own(p["strategy"], "strategy", "my_strategy:compute_proportional", STRATEGIES,
+              note=f"the paper's {list(STRATEGIES[:5])} are compared anyway")

@@ -35,7 +35,7 @@ Choices where the paper is silent (also in ``notebooks/hasfl/README.md``, "Devia
   w⁰ and the pilot model (the worst case the bound asks for; w⁰'s huge G_j² then force cut 1 everywhere),
   ``"calibrated"`` = the pilot constants with G_j² scaled by κ, σ_j² by λ and ε fitted to the IID fixed-cut and
   fixed-batch runs (ours,
-  :mod:`fedlib.lab.hasfl.runs.calibrate`; built by :func:`fedlib.lab.hasfl.runs.train_plan.plan_calibration`, which needs training
+  :mod:`fedlib.hasfl.bound.calibrate`; built by :func:`fedlib.lab.hasfl.runs.train_plan.plan_calibration`, which needs training
   runs, so :func:`bound_constants` gives only pilot and max). With ``"calibrated"`` the target ε is the fitted
   one and ``eps_mode`` / ``eps_factor`` are not used by the training runs.
 - **Target ε** (``eps_mode``): ``"grad_norm"`` = ``eps_factor`` x Σ_j G_j² at the pilot model (the measured
