@@ -46,6 +46,8 @@ Ranges (the paper's Table I values in brackets):
   (:func:`fedlib.core.seeding.resolve_device`); ``workers`` >= 1.
 - ``sweep``, ``stop_at_convergence``, ``calibrate_variance``, ``calibrate_later_models``: True or False (their
   combinations above); ``beta24_runs`` (train HASFL decided with [24]'s β where it differs): True or False.
+- ``own_methods`` (``hasfl_5_train_figures``): distinct import paths ``module:function`` that import now (empty:
+  none; a built-in name is refused), :func:`fedlib.lab.hasfl.runs.training.check_own_methods`.
 - your own method (``hasfl_your_method``): ``strategy`` an import path ``module:function`` that imports (a module
   beside the notebook; a built-in name is refused, the paper's are compared anyway); ``benchmark`` one of the
   paper's four (RBS+HAMS, HABS+RMS, RBS+RMS, RBS+RHAMS); ``setting`` iid or noniid; ``width`` in (0, 1].
@@ -167,6 +169,7 @@ def check_hasfl_5_train_figures(p: Mapping) -> None:
     naming the parameter."""
     from fedlib.lab.hasfl.figures.train_plots import FIG6_QUANTITIES
     from fedlib.lab.hasfl.runs.plan_analysis import committed_fit
+    from fedlib.lab.hasfl.runs.training import check_own_methods
 
     check_hasfl_4_train_experiments(p)
     check_choice("fig6_quantity", p["fig6_quantity"], tuple(FIG6_QUANTITIES))
@@ -185,6 +188,7 @@ def check_hasfl_5_train_figures(p: Mapping) -> None:
     if p["transfer_fit_from"]:
         committed_fit(p["transfer_fit_from"], p["models"][0], p["widths"][0])   # its profile, file and model
     check_bool("beta24_runs", p["beta24_runs"])
+    check_own_methods(p["own_methods"])   # each imported now: a bad path refused naming it
 
 
 def check_hasfl_6_pilot_decisions(p: Mapping) -> None:

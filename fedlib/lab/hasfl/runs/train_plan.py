@@ -57,7 +57,11 @@ class TrainPlan:
         models (``models[1:]``, one per model) for a calibration of their own (IID fixed-cut runs at
         ``fixed_batch`` over that grid, fixed-batch runs over ``batch_grid`` at ``fixed_cut``; figure tag
         ``calibration``) and their ``HASFL-calibrated`` run in Figs. 5 / 6; empty: only the first model is
-        calibrated (the fit does not transfer between models, issue #21).
+        calibrated (the fit does not transfer between models, issue #21). own_methods: strategies of your own by
+        import path ``"package.module:fn"`` (:func:`fedlib.hasfl.optimiser.strategies.own_strategy`), trained
+        beside the paper's methods in Figs. 5 / 6 (every model and setting) and Fig. 9 (every N and
+        ``fig9_settings``, one draw), after them; shown, never judged (the notebook keeps their rows apart from
+        the rows its claims read). Each is imported when the plan is built: a bad path is refused naming it.
     """
 
     settings: tuple = ("iid", "noniid")
@@ -77,6 +81,7 @@ class TrainPlan:
     model_cut_grids: tuple = ()
     compare_constants: bool = True
     calibrate_variance: bool = True
+    own_methods: tuple = ()
 
     def __post_init__(self):
         for name, value in check_plan(self).items():         # lists as tuples; raises naming the field
@@ -134,12 +139,13 @@ def _jobs(plan: TrainPlan, s: TrainSettings) -> list[PlanJob]:
     for k, (model, width) in enumerate(zip(plan.models, plan.widths)):
         sm = replace(s, model=model, width=width)
         methods = STRATEGIES + (hasfl_variants if k == 0 else own if k in calibrated_models(plan) else ())
+        methods += plan.own_methods                        # strategies of your own, after the paper's
         for setting in plan.settings:
             for m in methods:
                 jobs.append(PlanJob(("fig5", "fig6"), sm, setting, plan.num_devices, m, None, None))
     for setting in plan.fig9_settings:
         for n in plan.device_counts:
-            for m in plan.n_methods:
+            for m in plan.n_methods + plan.own_methods:
                 jobs.append(PlanJob(("fig9",), s, setting, n, m, None, None, None, 0))
             for m in plan.n_methods:                       # further draws of the random benchmarks
                 if m in DRAWN_METHODS:

@@ -55,7 +55,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from fedlib.lab.store import ResultStore
-from fedlib.lab.own_components import load_own
+from fedlib.lab.own_components import check_own, load_own
 from fedlib.core import numpy_rng
 from fedlib.core.components import is_path
 from fedlib.core.validate import check_bool, check_choice, check_float, check_int, check_list
@@ -212,8 +212,23 @@ def check_plan(plan) -> dict:
         check_int(f"fixed_cut (calibration of {model})", plan.fixed_cut, 1, top, extra=text)
     check_int("fixed_batch", plan.fixed_batch, 1)
     check_int("num_devices", plan.num_devices, 2)
+    out["own_methods"] = check_own_methods(plan.own_methods)
     for name in ("compare_constants", "calibrate_variance"):
         check_bool(name, getattr(plan, name))
+    return out
+
+
+def check_own_methods(paths) -> tuple:
+    """``paths`` (a list of strategies of your own, :attr:`fedlib.lab.hasfl.runs.train_plan.TrainPlan.own_methods`)
+    as a tuple, each an import path ``"package.module:fn"`` that imports now and names a function or class, none
+    repeated (empty: none).
+
+    Raises:
+        ValueError / ParameterTypeError: one line naming ``own_methods``, the path and why (not a path, cannot
+        import, no such name), :func:`fedlib.lab.own_components.check_own`."""
+    out = tuple(check_list("own_methods", paths, min_len=0, distinct=True))
+    for i, path in enumerate(out):
+        check_own(path, f"own_methods[{i}]", "my_strategy:compute_proportional", STRATEGIES)
     return out
 
 
