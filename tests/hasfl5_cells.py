@@ -19,8 +19,8 @@ def _code_cells() -> list[str]:
 def draw(figure: str, **inputs) -> dict:
     """Execute the cell of the notebook that saves ``figure`` (``savefig(fig, "<figure>")`` or, in a loop, its name
     in the cell) after the parameters cell and the imports of the setup cell, with ``inputs`` (the cell's inputs:
-    ``rows``, ``entries``, ``calibration``, ``sweeps``, parameters) over them; ``st`` defaults to
-    ``tuple(settings)``, ``note`` to ``""``, ``dataset`` to ``"fashion-mnist"``.
+    ``rows``, ``rows_own``, ``entries``, ``calibration``, ``sweeps``, parameters) over them; ``st`` defaults to
+    ``tuple(settings)``, ``rows_own`` to ``[]``, ``note`` to ``""``, ``dataset`` to ``"fashion-mnist"``.
 
     Returns:
         ``{name: figure}`` of every figure the cell saved.
@@ -41,6 +41,7 @@ def draw(figure: str, **inputs) -> dict:
     ns.update(note="", dataset="fashion-mnist", profile="smoke")
     ns.update(inputs)
     ns.setdefault("st", tuple(ns["settings"]))
+    ns.setdefault("rows_own", [])                           # no strategy of your own unless given
     ns["savefig"] = saved.__setitem__                       # savefig(fig, name): saved[fig] = name, nothing written
     exec(matches[0], ns)
     return {name: fig for fig, name in saved.items()}

@@ -20,7 +20,7 @@ from fedlib.lab.params import validate_parameters
 from fedlib.data import TensorDataset
 from fedlib.data import datasets, partition
 from fedlib.lab.dtfl import compare as dtfl_compare
-from fedlib.lab.hasfl.instances import random_instance
+from tests.hasfl_instances import random_instance
 from fedlib.hasfl import HasflConstants, bound_floor, rounds_needed, theorem1_bound, total_latency
 from fedlib.hasfl.bound import estimate as hasfl_estimate
 from fedlib.hist import HistConfig, comm_per_round, rounds_for_budget

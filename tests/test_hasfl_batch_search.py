@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from fedlib.hasfl import batch_caps, batch_coefficients, cut_moves, exact_batches, refine, theta
-from fedlib.lab.hasfl.instances import random_instance
+from tests.hasfl_instances import random_instance
 
 
 def _all_batches(p, cuts):

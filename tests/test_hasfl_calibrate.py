@@ -1,4 +1,4 @@
-"""The calibrated estimator of HASFL's bound (fedlib.lab.hasfl.runs.calibrate) against hand-computed fits, and its wiring
+"""The calibrated estimator of HASFL's bound (fedlib.hasfl.bound.calibrate) against hand-computed fits, and its wiring
 into the training plan (fedlib.lab.hasfl.runs.train_plan) with training replaced by hand-made records."""
 import json
 from dataclasses import replace
@@ -9,7 +9,7 @@ import pytest
 
 from fedlib.hasfl import HasflConstants
 from fedlib.lab.hasfl.runs import train_jobs, train_plan
-from fedlib.lab.hasfl.runs.calibrate import calibrated_constants, fit_calibration, fitted_rounds
+from fedlib.hasfl.bound.calibrate import calibrated_constants, fit_calibration, fitted_rounds
 from fedlib.lab.hasfl.runs.training import TrainSettings, bound_constants
 from tests.hasfl_plan import run_plan
 

@@ -49,7 +49,7 @@ def test_defaults_give_the_training_plans_decision(st, ex):
 
 
 def test_calibrated_constants_are_the_committed_fit(st, ex):
-    from fedlib.lab.hasfl.runs.calibrate import calibrated_constants
+    from fedlib.hasfl.bound.calibrate import calibrated_constants
     got = hx.compute(st, **dict(ex.defaults(), constants="calibrated"))
     assert got["eps"] == pytest.approx(st.fit["eps"], rel=1e-12)
     want = calibrated_constants(bound_constants(st.pilot, "pilot"), st.fit["kappa"], st.fit["lambda"])

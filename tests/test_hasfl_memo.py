@@ -11,7 +11,7 @@ import fedlib.hasfl.optimiser.p1 as p1_module
 import fedlib.hasfl.optimiser.p2 as p2_module
 from fedlib.hasfl import aux_variables, bcd, solve_p1, solve_p2, start_batches
 from fedlib.hasfl.optimiser.memo import SolverCall, fingerprint
-from fedlib.lab.hasfl.instances import random_instance
+from tests.hasfl_instances import random_instance
 
 
 def _leaves(obj, path=()):

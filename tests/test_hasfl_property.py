@@ -14,7 +14,7 @@ from fedlib.lab.paths import env_flag
 from fedlib.hasfl import theta
 
 from fedlib.hasfl import bcd, exhaustive
-from fedlib.lab.hasfl.instances import random_instance
+from tests.hasfl_instances import random_instance
 from fedlib.hasfl.bound.problem import batch_caps
 from fedlib.split import memory_bits
 
@@ -176,7 +176,7 @@ def test_bcd_returns_no_worse_than_the_best_candidate_it_scored_at_12_to_20_devi
     """Algorithm 2 scores many candidates (BCD fixed points, group moves, restarts); what it returns must be at least
     as good as the best of them (the candidates are ranked before the refinement)."""
     from fedlib.hasfl import bcd, theta
-    from fedlib.lab.hasfl.instances import random_instance
+    from tests.hasfl_instances import random_instance
     p = random_instance(100 + seed, num_devices=(12, 20))
     d = bcd(p)
     scored = [v for k, v in d.info.items() if k in ("theta_bcd", "theta_group", "theta_restarts") and v is not None]
@@ -189,7 +189,7 @@ def test_bcd_pinned_decision_at_20_devices():
     """One N = 20 instance pinned (Θ in seconds, as computed by fedlib 0.4.0): a change of the optimiser that moves
     it must be deliberate."""
     from fedlib.hasfl import bcd
-    from fedlib.lab.hasfl.instances import random_instance
+    from tests.hasfl_instances import random_instance
     p = random_instance(7, num_devices=(20, 20))
     d = bcd(p)
     assert p.num_devices == 20 and d.theta == pytest.approx(81.5328849117285, rel=1e-6)

@@ -18,7 +18,7 @@ from fedlib.lab.split.timeline import KIND_LABELS, KINDS, Step, Timeline, build_
 
 @pytest.fixture(scope="module")
 def hasfl_problem():
-    from fedlib.lab.hasfl.instances import random_instance
+    from tests.hasfl_instances import random_instance
     # mixed links: compute and rates log-uniform, so the stragglers differ between the phases
     return random_instance(3, num_devices=(6, 6), links="mixed")
 

@@ -107,7 +107,7 @@ def bench_hasfl(seed: int = 0, random_set: int = 60) -> dict:
     (VGG-16 at CIFAR's 3x32x32, γ = 5e-4, I = 15, ε 10 % above the floor), and the relative gap of BCD to
     exhaustive search on small instances (N = 3, cuts {1, 4, 7, 13}, b <= 64; I = 1, 5 and 15), solved first
     (so the timed solves do not include cvxpy's first-call set-up); ``fail_rate``, ``gap_p95``, ``gap_max`` over
-    ``random_set`` seeded instances of :func:`fedlib.lab.hasfl.instances.random_instance` (N 2-4) that exhaustive
+    ``random_set`` seeded instances of :func:`tests.hasfl_instances.random_instance` (``tests/hasfl_instances.py``, run from the repository root) (N 2-4) that exhaustive
     search finds feasible.
 
     The constants come from a short pilot of VGG-16 on real Fashion-MNIST (CIFAR is not available here).
@@ -119,8 +119,10 @@ def bench_hasfl(seed: int = 0, random_set: int = 60) -> dict:
     from fedlib.data import load_fashion_mnist
     from fedlib.hasfl import TABLE_I, HasflConstants, Problem, bcd, eps_with_slack, exhaustive, pilot_constants, sample_system
     from fedlib.lab.hasfl.runs.experiments import make_problem
-    from fedlib.lab.hasfl.instances import random_instance
+    from fedlib.lab.split.bench import from_tests
     from fedlib.split import model_profile, vgg16
+
+    random_instance = from_tests("hasfl_instances").random_instance   # tests/hasfl_instances.py: run from the repository root
 
     ds = load_fashion_mnist()
     torch.manual_seed(seed)
@@ -144,7 +146,7 @@ def bench_hasfl(seed: int = 0, random_set: int = 60) -> dict:
         out[f"theta_n{n}"] = round(dec.theta, 3)
     out["gap_vs_exhaustive"] = round(float(max(gaps)), 6)
     out["gaps_per_instance"] = [round(float(g), 6) for g in gaps]
-    # a seeded random set (fedlib.lab.hasfl.instances): failure rate and gap distribution against exhaustive search
+    # a seeded random set (tests/hasfl_instances.py): failure rate and gap distribution against exhaustive search
     fails, rand_gaps, solved = 0, [], 0
     for s in range(random_set):
         nd = 2 + s % 3

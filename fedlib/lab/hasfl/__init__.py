@@ -3,7 +3,6 @@ and their verdicts, the checks of a notebook's parameters before any work, and t
 :mod:`fedlib.hasfl`."""
 from fedlib.lab.hasfl.runs.train_config import hasfl_clock
 from fedlib.lab.hasfl.runs.training import TRAIN_METHODS, TrainSettings, decide, training_problem
-from fedlib.lab.hasfl.runs.calibrate import CalibrationFit, calibrated_constants, fit_calibration, fitted_rounds
 from fedlib.lab.hasfl.runs.train_plan import TrainPlan, calibration_table, claim_ratios, plan_calibration
 
-__all__ = ["hasfl_clock", "TRAIN_METHODS", "TrainSettings", "decide", "training_problem", "CalibrationFit", "calibrated_constants", "fit_calibration", "fitted_rounds", "TrainPlan", "calibration_table", "claim_ratios", "plan_calibration"]
+__all__ = ["hasfl_clock", "TRAIN_METHODS", "TrainSettings", "decide", "training_problem", "TrainPlan", "calibration_table", "claim_ratios", "plan_calibration"]

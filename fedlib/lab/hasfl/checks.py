@@ -46,6 +46,8 @@ Ranges (the paper's Table I values in brackets):
   (:func:`fedlib.core.seeding.resolve_device`); ``workers`` >= 1.
 - ``sweep``, ``stop_at_convergence``, ``calibrate_variance``, ``calibrate_later_models``: True or False (their
   combinations above); ``beta24_runs`` (train HASFL decided with [24]'s β where it differs): True or False.
+- ``own_methods`` (``hasfl_5_train_figures``): distinct import paths ``module:function`` that import now (empty:
+  none; a built-in name is refused), :func:`fedlib.lab.hasfl.runs.training.check_own_methods`.
 - your own method (``hasfl_your_method``): ``strategy`` an import path ``module:function`` that imports (a module
   beside the notebook; a built-in name is refused, the paper's are compared anyway); ``benchmark`` one of the
   paper's four (RBS+HAMS, HABS+RMS, RBS+RMS, RBS+RHAMS); ``setting`` iid or noniid; ``width`` in (0, 1].
@@ -167,6 +169,7 @@ def check_hasfl_5_train_figures(p: Mapping) -> None:
     naming the parameter."""
     from fedlib.lab.hasfl.figures.train_plots import FIG6_QUANTITIES
     from fedlib.lab.hasfl.runs.plan_analysis import committed_fit
+    from fedlib.lab.hasfl.runs.training import check_own_methods
 
     check_hasfl_4_train_experiments(p)
     check_choice("fig6_quantity", p["fig6_quantity"], tuple(FIG6_QUANTITIES))
@@ -185,6 +188,7 @@ def check_hasfl_5_train_figures(p: Mapping) -> None:
     if p["transfer_fit_from"]:
         committed_fit(p["transfer_fit_from"], p["models"][0], p["widths"][0])   # its profile, file and model
     check_bool("beta24_runs", p["beta24_runs"])
+    check_own_methods(p["own_methods"])   # each imported now: a bad path refused naming it
 
 
 def check_hasfl_6_pilot_decisions(p: Mapping) -> None:
@@ -244,18 +248,21 @@ def check_hasfl_explore(p: Mapping) -> None:
 
 def check_hasfl_your_method(p: Mapping) -> None:
     """``hasfl_your_method``' parameters that no config holds (module docstring), before the data, the pilot and any
-    training: the benchmark, N, the data setting, the target, the draws, the seed, the device, then ``strategy``,
-    imported (:func:`fedlib.lab.hasfl.your_method.check_strategy`). The model and dataset are checked where the
-    notebook resolves the dataset, the training and the pilot by the :class:`~fedlib.lab.hasfl.runs.training.
-    TrainSettings` its problem cell builds before the data are loaded. Raises ValueError / ParameterTypeError naming
-    the parameter."""
-    from fedlib.lab.hasfl import your_method
+    training: the benchmark, N, the data setting, the target, the draws, the seed, the device, then ``strategy``:
+    an import path ``"package.module:fn"`` that imports now and names a function or class
+    (:func:`fedlib.lab.own_components.check_own`; a built-in name is refused, the paper's are compared anyway). The
+    model and dataset are checked where the notebook resolves the dataset, the training and the pilot by the
+    :class:`~fedlib.lab.hasfl.runs.training.TrainSettings` its problem cell builds before the data are loaded.
+    Raises ValueError / ParameterTypeError naming the parameter."""
+    from fedlib.hasfl.optimiser.strategies import PAPER_STRATEGIES, STRATEGIES
+    from fedlib.lab.own_components import check_own
 
-    check_choice("benchmark", p["benchmark"], your_method.BENCHMARKS)
+    check_choice("benchmark", p["benchmark"], PAPER_STRATEGIES[1:])   # the paper's four benchmarks (Sec. VII-A)
     check_int("num_devices", p["num_devices"], 2)
     check_choice("setting", p["setting"], ("iid", "noniid"))
     check_float("target_acc", p["target_acc"], 0, 1, low_open=True)
     check_int("num_draws", p["num_draws"], 1, extra=" (draws of each random strategy in the predicted comparison)")
     check_int("seed", p["seed"], 0)
     resolve_device(p["device"])
-    your_method.check_strategy(p["strategy"])
+    check_own(p["strategy"], "strategy", "my_strategy:compute_proportional", STRATEGIES,
+              note=f"the paper's {list(STRATEGIES[:5])} are compared anyway")

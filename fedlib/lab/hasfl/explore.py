@@ -93,7 +93,7 @@ def _problem(st: HasflSetup, v: dict) -> Problem:
     else:
         if st.fit is None:
             raise ValueError(f"constants 'calibrated': {st.fit_error}")
-        from fedlib.lab.hasfl.runs.calibrate import calibrated_constants
+        from fedlib.hasfl.bound.calibrate import calibrated_constants
         from fedlib.lab.hasfl.runs.training import bound_constants
         consts = calibrated_constants(bound_constants(st.pilot, "pilot"), st.fit["kappa"], st.fit["lambda"])
         eps = float(st.fit["eps"])

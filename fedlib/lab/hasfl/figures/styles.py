@@ -24,19 +24,34 @@ COMPONENT_STYLES = {"HABS": ("tab:cyan", "D"), "HAMS": ("tab:cyan", "v"), "HABS-
 """HASFL's blocks alone (Figs. 10, 11): tab10's last colour and black, apart from every method of
 :data:`METHOD_ORDER` (which take tab10's first nine)."""
 
+OWN_PREFIX = "yours: "
+"""The label of a strategy of your own in a figure (``"yours: my_strategy:compute_proportional"``): the paper-figure
+notebook relabels its runs so, and :func:`method_style` draws such a label in :data:`OWN_STYLES`."""
+
+OWN_STYLES = (("k", "*"), ("darkgoldenrod", "P"), ("magenta", "X"))
+"""Strategies of your own (:data:`OWN_PREFIX`): black, dark golden, magenta with filled star, plus, cross markers, apart
+from every method of :data:`METHOD_ORDER` (tab10's first nine; HABS / HAMS-calibrated's black is only in Figs. 10
+and 11, where no strategy of yours runs)."""
+
 
 def method_style(label: str, others=()) -> dict:
     """The one style (``color`` RGBA, ``marker``, ``mfc``) of ``label`` in every HASFL figure (Figs. 2a, 3a, 5-11,
     the strategies and sensitivity figures): a method of :data:`METHOD_ORDER` tab10's colour and a filled marker at
-    its position there, HASFL's blocks :data:`COMPONENT_STYLES`; anything else (a fixed b / cut configuration, an
-    unlisted method) its position in ``others`` on viridis with a hollow marker, apart from the methods' styles."""
+    its position there, HASFL's blocks :data:`COMPONENT_STYLES`, a strategy of your own (a label starting with
+    :data:`OWN_PREFIX`) :data:`OWN_STYLES` by its place among ``others``' own labels; anything else (a fixed b /
+    cut configuration, an unlisted method) its position in ``others`` (yours left out) on viridis with a hollow
+    marker, apart from the methods' styles."""
     if label in METHOD_ORDER:
         i = METHOD_ORDER.index(label)
         return {"color": to_rgba(colour(i)), "marker": MARKERS[i % len(MARKERS)], "mfc": None}
     if label in COMPONENT_STYLES:
         c, m = COMPONENT_STYLES[label]
         return {"color": to_rgba(c), "marker": m, "mfc": None}
-    others = list(dict.fromkeys(others))
+    if label.startswith(OWN_PREFIX):                            # yours: by its place among the figure's own labels
+        own = [o for o in dict.fromkeys(others) if o.startswith(OWN_PREFIX)]
+        c, m = OWN_STYLES[(own.index(label) if label in own else len(own)) % len(OWN_STYLES)]
+        return {"color": to_rgba(c), "marker": m, "mfc": None}
+    others = [o for o in dict.fromkeys(others) if not o.startswith(OWN_PREFIX)]   # yours do not shift these
     k = others.index(label) if label in others else len(others)
     frac = min(1.0, 0.85 * k / max(1, len(others) - 1))          # viridis' yellow end is too pale on white
     return {"color": to_rgba(colormaps["viridis"](frac)), "marker": MARKERS[k % len(MARKERS)], "mfc": "white"}

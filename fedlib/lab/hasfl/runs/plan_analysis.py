@@ -11,7 +11,7 @@ from fedlib.lab.hasfl.runs.training import CONSTANTS_MODES
 
 #: Methods run under other constants modes than the settings' (``<method>-<mode>``): Fig. 5's HASFL under every
 #: mode (``HASFL-max``: the worst-case constants, same ε rule as the main settings; ``HASFL-calibrated``:
-#: :mod:`fedlib.lab.hasfl.runs.calibrate`), Figs. 10 / 11's HABS / HAMS under the pilot and the calibrated constants
+#: :mod:`fedlib.hasfl.bound.calibrate`), Figs. 10 / 11's HABS / HAMS under the pilot and the calibrated constants
 VARIANT_MODES = {"HASFL": CONSTANTS_MODES, "HABS": ("pilot", "calibrated"), "HAMS": ("pilot", "calibrated")}
 
 

@@ -2,7 +2,7 @@
 runs, Fig. 11's fixed cuts Fig. 3a's, Fig. 9's N = 20 is Fig. 5's): :class:`TrainPlan` lists them,
 :func:`decided_runs` decides each on its problem; ``hasfl_4_train_experiments``' runs cell trains them through the
 result store (an interrupted plan resumes from its cache) and reads each into its metrics row (:func:`decision_row`). With the ``"calibrated"`` constants (ours,
-:mod:`fedlib.lab.hasfl.runs.calibrate`) the decisions use the bound fitted to the plan's IID fixed-cut and fixed-batch
+:mod:`fedlib.hasfl.bound.calibrate`) the decisions use the bound fitted to the plan's IID fixed-cut and fixed-batch
 runs (:func:`plan_calibration`, :func:`calibration_table`)."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from fedlib.lab.store import ResultStore
 from fedlib.data import TensorDataset
 from fedlib.split import time_to_target
-from fedlib.lab.hasfl.runs.calibrate import CalibrationFit, calibrated_constants, fit_calibration, fitted_rounds
+from fedlib.hasfl.bound.calibrate import CalibrationFit, calibrated_constants, fit_calibration, fitted_rounds
 from fedlib.lab.hasfl.runs.plan_analysis import (VARIANT_MODES, bound_vs_training,  # noqa: F401  (re-exported)
                                                  claim_ratios, committed_fit, split_variant, variants)  # noqa: F401  (re-exported)
 from fedlib.hasfl.optimiser.strategies import STRATEGIES
@@ -57,7 +57,11 @@ class TrainPlan:
         models (``models[1:]``, one per model) for a calibration of their own (IID fixed-cut runs at
         ``fixed_batch`` over that grid, fixed-batch runs over ``batch_grid`` at ``fixed_cut``; figure tag
         ``calibration``) and their ``HASFL-calibrated`` run in Figs. 5 / 6; empty: only the first model is
-        calibrated (the fit does not transfer between models, issue #21).
+        calibrated (the fit does not transfer between models, issue #21). own_methods: strategies of your own by
+        import path ``"package.module:fn"`` (:func:`fedlib.hasfl.optimiser.strategies.own_strategy`), trained
+        beside the paper's methods in Figs. 5 / 6 (every model and setting) and Fig. 9 (every N and
+        ``fig9_settings``, one draw), after them; shown, never judged (the notebook keeps their rows apart from
+        the rows its claims read). Each is imported when the plan is built: a bad path is refused naming it.
     """
 
     settings: tuple = ("iid", "noniid")
@@ -77,6 +81,7 @@ class TrainPlan:
     model_cut_grids: tuple = ()
     compare_constants: bool = True
     calibrate_variance: bool = True
+    own_methods: tuple = ()
 
     def __post_init__(self):
         for name, value in check_plan(self).items():         # lists as tuples; raises naming the field
@@ -134,12 +139,13 @@ def _jobs(plan: TrainPlan, s: TrainSettings) -> list[PlanJob]:
     for k, (model, width) in enumerate(zip(plan.models, plan.widths)):
         sm = replace(s, model=model, width=width)
         methods = STRATEGIES + (hasfl_variants if k == 0 else own if k in calibrated_models(plan) else ())
+        methods += plan.own_methods                        # strategies of your own, after the paper's
         for setting in plan.settings:
             for m in methods:
                 jobs.append(PlanJob(("fig5", "fig6"), sm, setting, plan.num_devices, m, None, None))
     for setting in plan.fig9_settings:
         for n in plan.device_counts:
-            for m in plan.n_methods:
+            for m in plan.n_methods + plan.own_methods:
                 jobs.append(PlanJob(("fig9",), s, setting, n, m, None, None, None, 0))
             for m in plan.n_methods:                       # further draws of the random benchmarks
                 if m in DRAWN_METHODS:
@@ -173,7 +179,7 @@ def calibration_runs(plan: TrainPlan, model_index: int = 0) -> list[tuple[int, i
 def plan_calibration(store: ResultStore, s: TrainSettings, plan: TrainPlan, seed: int, target_acc: float,
                      data: TensorDataset, device: str = "auto",
                      model_index: int = 0) -> tuple[CalibrationFit, HasflConstants]:
-    """The calibrated bound (:func:`fedlib.lab.hasfl.runs.calibrate.fit_calibration`) of ``plan.models[model_index]`` (the
+    """The calibrated bound (:func:`fedlib.hasfl.bound.calibrate.fit_calibration`) of ``plan.models[model_index]`` (the
     first by default; a later one on its own runs, :func:`calibration_runs`): (ε, κ, λ)
     fitted to the rounds-to-``target_acc`` of the IID fixed-cut runs of Figs. 3a / 11 (every one of
     ``plan.num_devices`` devices at b = ``plan.fixed_batch``, cuts ``plan.cut_grid``, this seed) and, with
@@ -187,7 +193,7 @@ def plan_calibration(store: ResultStore, s: TrainSettings, plan: TrainPlan, seed
     Raises:
         ValueError: fewer than 2 cuts (or batch sizes, with ``calibrate_variance``; also when ``batch_grid``
         has fewer than 2) reach ``target_acc`` (naming them and the target), or the runs do not determine the
-        fit (:func:`fedlib.lab.hasfl.runs.calibrate.fit_calibration`).
+        fit (:func:`fedlib.hasfl.bound.calibrate.fit_calibration`).
     """
     runs = calibration_runs(plan, model_index)
     s0, n = replace(s, model=plan.models[model_index], width=plan.widths[model_index]), plan.num_devices

@@ -35,7 +35,7 @@ Choices where the paper is silent (also in ``notebooks/hasfl/README.md``, "Devia
   w⁰ and the pilot model (the worst case the bound asks for; w⁰'s huge G_j² then force cut 1 everywhere),
   ``"calibrated"`` = the pilot constants with G_j² scaled by κ, σ_j² by λ and ε fitted to the IID fixed-cut and
   fixed-batch runs (ours,
-  :mod:`fedlib.lab.hasfl.runs.calibrate`; built by :func:`fedlib.lab.hasfl.runs.train_plan.plan_calibration`, which needs training
+  :mod:`fedlib.hasfl.bound.calibrate`; built by :func:`fedlib.lab.hasfl.runs.train_plan.plan_calibration`, which needs training
   runs, so :func:`bound_constants` gives only pilot and max). With ``"calibrated"`` the target ε is the fitted
   one and ``eps_mode`` / ``eps_factor`` are not used by the training runs.
 - **Target ε** (``eps_mode``): ``"grad_norm"`` = ``eps_factor`` x Σ_j G_j² at the pilot model (the measured
@@ -55,7 +55,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from fedlib.lab.store import ResultStore
-from fedlib.lab.own_components import load_own
+from fedlib.lab.own_components import check_own, load_own
 from fedlib.core import numpy_rng
 from fedlib.core.components import is_path
 from fedlib.core.validate import check_bool, check_choice, check_float, check_int, check_list
@@ -212,8 +212,23 @@ def check_plan(plan) -> dict:
         check_int(f"fixed_cut (calibration of {model})", plan.fixed_cut, 1, top, extra=text)
     check_int("fixed_batch", plan.fixed_batch, 1)
     check_int("num_devices", plan.num_devices, 2)
+    out["own_methods"] = check_own_methods(plan.own_methods)
     for name in ("compare_constants", "calibrate_variance"):
         check_bool(name, getattr(plan, name))
+    return out
+
+
+def check_own_methods(paths) -> tuple:
+    """``paths`` (a list of strategies of your own, :attr:`fedlib.lab.hasfl.runs.train_plan.TrainPlan.own_methods`)
+    as a tuple, each an import path ``"package.module:fn"`` that imports now and names a function or class, none
+    repeated (empty: none).
+
+    Raises:
+        ValueError / ParameterTypeError: one line naming ``own_methods``, the path and why (not a path, cannot
+        import, no such name), :func:`fedlib.lab.own_components.check_own`."""
+    out = tuple(check_list("own_methods", paths, min_len=0, distinct=True))
+    for i, path in enumerate(out):
+        check_own(path, f"own_methods[{i}]", "my_strategy:compute_proportional", STRATEGIES)
     return out
 
 
