@@ -158,13 +158,14 @@ def check_dtfl_4_training(p: Mapping) -> None:
 
 def check_dtfl_5_baselines(p: Mapping) -> None:
     """``dtfl_5_baselines``' parameters (module docstring), before the data and the runs: every model of ``runs``
-    with the shared settings. Raises ValueError / ParameterTypeError naming the parameter."""
+    with the shared settings; ``methods`` names the paper's methods or baselines of your own by import path
+    (:func:`fedlib.lab.dtfl.compare.check_methods`). Raises ValueError / ParameterTypeError naming the parameter."""
     from fedlib.lab.dtfl import compare as dc
 
     _plumbing(p)
     _fraction("target_acc_noniid", p["target_acc_noniid"])
     dc.parse_runs(p["runs"])
-    dc.check_methods(p["methods"])
+    dc.check_methods(p["methods"], own=True)          # a baseline of your own by import path too
     _authors(p)
     _changes(p)
 
