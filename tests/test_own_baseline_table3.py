@@ -40,7 +40,7 @@ def _params(**kw):
     return dict(parameter_values(nbformat.read(NB, as_version=4)), **kw)
 
 
-def test_the_notebook_s_store_path_stores_the_record_dtfl_your_method_stores(tmp_path):
+def test_the_notebooks_store_path_stores_the_record_compare_job_stores(tmp_path):
     s = dx.Setup(**TINY)
     data = dx.dataset_by_name(s.dataset)
     store = dx.result_store(tmp_path)
@@ -50,7 +50,7 @@ def test_the_notebook_s_store_path_stores_the_record_dtfl_your_method_stores(tmp
     assert key["kind"] == "dtfl_own_baseline" and key["baseline"]["path"] == HALF and key["rounds"] == 2
     rec = run_store.get_or_run(key, partial(own_record, HALF, cfg, data, s.rounds, part, "cpu", backend))
     assert rec["method"] == HALF and rec["round"][-1] == 2
-    # dtfl_your_method's route (compare_job) finds the very record: one key for both notebooks
+    # compare_job (the Python API, README's "Your own method") finds the very record: one key for both routes
     entry = compare_job(store=store, s=s, method=HALF, setting="iid", seed=0, target_acc=0.5, case="all")
     assert entry["record"]["test_acc"] == rec["test_acc"] and len(list(tmp_path.rglob("*.json"))) == 1
     assert entry["row"]["method"] == HALF and entry["row"]["baseline_code"] == key["baseline"]["code"]
