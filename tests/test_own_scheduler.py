@@ -56,7 +56,7 @@ def test_a_bad_scheduler_is_refused_naming_it(scheduler, error, words):
 
 
 def test_the_notebook_check_refuses_a_class_that_is_no_scheduler():
-    from fedlib.lab.dtfl.own import check_scheduler
+    from fedlib.lab.dtfl.checks import check_scheduler
     assert check_scheduler("own_components:ConstantTier") == "own_components:ConstantTier"
     with pytest.raises(TypeError, match="^scheduler 'own_components:NotAScheduler' must name a subclass of "
                                         "fedlib.dtfl.TierScheduler, got type"):

@@ -57,6 +57,25 @@ VARIANTS = {"stacked_cl": "the stacked backend, channels-last grouped convolutio
 EXTRA = tuple(b for b in ALL_BACKENDS if b not in ("loop", "stacked"))
 
 
+def _workload(width: float, train_subset: int, test_subset: int, device: str, data, seeds) -> tuple:
+    """Both benchmarks' workload: ``(device, data, cfgs)``, the resolved torch device, ``data`` (default: real
+    Fashion-MNIST) and one :class:`fedlib.dtfl.DtflConfig` per seed of ``seeds`` (ResNet-20 at ``width``, K = 10,
+    batch 50, Adam lr 3e-3, ``train_subset`` / ``test_subset`` samples, evaluated every round: the converged profile's).
+
+    Raises:
+        ValueError / ParameterTypeError: width not in (0, 4]; a subset < 1; an unknown device or CUDA absent."""
+    width = check_float("width", width, 0, 4, low_open=True)
+    train_subset = check_int("train_subset", train_subset, 1)
+    test_subset = check_int("test_subset", test_subset, 1)
+    dev = resolve_device(device)
+    if data is None:
+        from fedlib.data import load_fashion_mnist
+        data = load_fashion_mnist()
+    return dev, data, [DtflConfig(model="resnet20", width=width, num_clients=10, batch_size=50, lr=3e-3,
+                                  train_subset=train_subset, test_subset=test_subset, eval_every=1, seed=s)
+                       for s in seeds]
+
+
 def bench_dtfl(rounds: int = 3, loop_rounds: int | None = None, device: str = "auto", data=None,
                width: float = 0.25, repeats: int = 3, train_subset: int = 6000, test_subset: int = 2000,
                variants: tuple = ()) -> dict:
@@ -90,18 +109,10 @@ def bench_dtfl(rounds: int = 3, loop_rounds: int | None = None, device: str = "a
     rounds = check_int("rounds", rounds, 1)
     loop_rounds = rounds if loop_rounds is None else check_int("loop_rounds", loop_rounds, 1)
     repeats = check_int("repeats", repeats, 1)
-    train_subset = check_int("train_subset", train_subset, 1)
-    test_subset = check_int("test_subset", test_subset, 1)
-    width = check_float("width", width, 0, 4, low_open=True)
     variants = tuple(check_list("variants", list(variants), lambda k, v: check_choice(k, v, EXTRA), min_len=0))
     if len(set(variants)) != len(variants):
         raise ValueError(f"variants must not repeat a name, got {list(variants)}")
-    dev = resolve_device(device)
-    if data is None:
-        from fedlib.data import load_fashion_mnist
-        data = load_fashion_mnist()
-    cfg = DtflConfig(model="resnet20", width=width, num_clients=10, batch_size=50, lr=3e-3, train_subset=train_subset,
-                     test_subset=test_subset, eval_every=1, seed=0)
+    dev, data, (cfg,) = _workload(width, train_subset, test_subset, device, data, seeds=(0,))
     cuts = lambda r: np.tile(np.array(CUTS), (r, 1))             # noqa: E731  [R, K] tiers
     literal = from_tests("reference_dtfl")                         # the per-client loop
 
@@ -127,7 +138,7 @@ def bench_dtfl(rounds: int = 3, loop_rounds: int | None = None, device: str = "a
              for k, fn in per_method.items()}
     times, peaks = time_interleaved({f"{m}.{k}": fn for (m, k), fn in calls.items()}, repeats, warmup=0, device=dev)
     names = ("per_client_loop", *engines)
-    work = {k: train_subset * (loop_rounds if k == "per_client_loop" else rounds) for k in names}
+    work = {k: cfg.train_subset * (loop_rounds if k == "per_client_loop" else rounds) for k in names}
     out: dict = {"bench": "dtfl", "baselines": {**BASELINES, **{v: VARIANTS[v] for v in variants}}}
     for method in ("dtfl", "fedavg"):
         t = {k: times[f"{method}.{k}"] for k in names}
@@ -139,8 +150,8 @@ def bench_dtfl(rounds: int = 3, loop_rounds: int | None = None, device: str = "a
         if dev.type == "cuda":
             res["peak_gpu_mib"] = {k: peaks[f"{method}.{k}"] for k in names}
         out[method] = res
-    out |= {"width": width, "rounds": rounds, "loop_rounds": loop_rounds, "repeats": repeats,
-            "train_subset": train_subset, "variants": list(variants), **machine(dev)}
+    out |= {"width": cfg.width, "rounds": rounds, "loop_rounds": loop_rounds, "repeats": repeats,
+            "train_subset": cfg.train_subset, "variants": list(variants), **machine(dev)}
     return out
 
 
@@ -162,22 +173,15 @@ def bench_dtfl_sweep(runs: int = 3, rounds: int = 2, device: str = "auto", data=
     runs = check_int("runs", runs, 2)
     rounds = check_int("rounds", rounds, 1)
     repeats = check_int("repeats", repeats, 1)
-    width = check_float("width", width, 0, 4, low_open=True)
-    dev = resolve_device(device)
-    if data is None:
-        from fedlib.data import load_fashion_mnist
-        data = load_fashion_mnist()
-    cfgs = [DtflConfig(model="resnet20", width=width, num_clients=10, batch_size=50, lr=3e-3,
-                       train_subset=check_int("train_subset", train_subset, 1),
-                       test_subset=check_int("test_subset", test_subset, 1), eval_every=1, seed=s) for s in range(runs)]
+    dev, data, cfgs = _workload(width, train_subset, test_subset, device, data, seeds=range(runs))
     cuts = np.tile(np.array(CUTS), (rounds, 1))
     calls = {"one_at_a_time": lambda: [run_engine(c, data, cuts, "dtfl", str(dev), backend=backend) for c in cfgs],
              "batched": lambda: run_batched(cfgs, data, [cuts] * runs, "dtfl", str(dev), backend=backend)}
     times, peaks = time_interleaved(calls, repeats, warmup=1, device=dev)
-    out = {"bench": "dtfl_sweep", "runs": runs, "rounds": rounds, "width": width, "backend": backend,
+    out = {"bench": "dtfl_sweep", "runs": runs, "rounds": rounds, "width": cfgs[0].width, "backend": backend,
            "runs_per_hour": {k: rate_spread(m, runs * 3600) for k, m in times.items()},
            "speedup": ratio_spread(times["batched"], runs, times["one_at_a_time"], runs),
-           "repeats": repeats, "train_subset": train_subset, **machine(dev)}
+           "repeats": repeats, "train_subset": cfgs[0].train_subset, **machine(dev)}
     if dev.type == "cuda":
         out["peak_gpu_mib"] = peaks
     return out

@@ -53,7 +53,7 @@ from fedlib.lab.units import check_plausible
 
 __all__ = ["check_dtfl_1_profiles", "check_dtfl_2_table1", "check_dtfl_3_fig3", "check_dtfl_4_training",
            "check_dtfl_5_baselines", "check_dtfl_6_scaling", "check_dtfl_7_privacy", "check_dtfl_explore",
-           "check_dtfl_your_method"]
+           "check_dtfl_your_method", "check_scheduler"]
 
 
 def _fraction(name: str, value) -> float:
@@ -158,13 +158,14 @@ def check_dtfl_4_training(p: Mapping) -> None:
 
 def check_dtfl_5_baselines(p: Mapping) -> None:
     """``dtfl_5_baselines``' parameters (module docstring), before the data and the runs: every model of ``runs``
-    with the shared settings. Raises ValueError / ParameterTypeError naming the parameter."""
+    with the shared settings; ``methods`` names the paper's methods or baselines of your own by import path
+    (:func:`fedlib.lab.dtfl.compare.check_methods`). Raises ValueError / ParameterTypeError naming the parameter."""
     from fedlib.lab.dtfl import compare as dc
 
     _plumbing(p)
     _fraction("target_acc_noniid", p["target_acc_noniid"])
     dc.parse_runs(p["runs"])
-    dc.check_methods(p["methods"])
+    dc.check_methods(p["methods"], own=True)          # a baseline of your own by import path too
     _authors(p)
     _changes(p)
 
@@ -172,19 +173,33 @@ def check_dtfl_5_baselines(p: Mapping) -> None:
 def check_dtfl_your_method(p: Mapping) -> None:
     """``dtfl_your_method``'s parameters (module docstring), before the data and the runs; ``scheduler`` must be an
     import path naming a :class:`fedlib.dtfl.TierScheduler` subclass that imports now
-    (:func:`fedlib.lab.dtfl.own.check_scheduler`); ``baseline`` ``""`` or an import path naming a baseline of your
+    (:func:`check_scheduler`); ``baseline`` ``""`` or an import path naming a baseline of your
     own (:func:`fedlib.lab.dtfl.compare.check_baseline`). Raises ValueError / ParameterTypeError naming the
     parameter."""
-    from fedlib.lab.dtfl import own
-
     _plumbing(p)
     check_choice("setting", p["setting"], ("iid", "noniid"))
     check_num_tiers(p["num_tiers"])
     _changes(p)
-    own.check_scheduler(p["scheduler"])
+    check_scheduler(p["scheduler"])
     if p["baseline"] != "":                             # an aggregation rule of your own beside FedAvg
         from fedlib.lab.dtfl.compare import check_baseline
         check_baseline(p["baseline"], "baseline")
+
+
+def check_scheduler(scheduler) -> str:
+    """``scheduler`` if it is an import path ``"package.module:Class"`` that imports now and names a
+    :class:`fedlib.dtfl.TierScheduler` subclass (overriding ``assign``); a built-in name is refused (DTFL's own
+    scheduler runs anyway): :func:`fedlib.lab.own_components.check_own`.
+
+    Raises:
+        ValueError / ParameterTypeError: naming ``scheduler``, what it allows and why it failed."""
+    from fedlib.dtfl import TierScheduler
+    from fedlib.dtfl.scheduler import SCHEDULERS
+    from fedlib.lab.own_components import check_own
+
+    check_own(scheduler, "scheduler", "my_scheduler:StaticTiers", tuple(SCHEDULERS), TierScheduler,
+              f"DTFL's own {list(SCHEDULERS)} runs anyway")
+    return scheduler
 
 
 def check_dtfl_6_scaling(p: Mapping) -> None:

@@ -34,7 +34,8 @@ from fedlib.dtfl.scheduler import TierScheduler
 from fedlib.dtfl.training import keyed_by_backend
 
 METHODS = ("dtfl", "fedavg", "splitfed", "fedyogi", "fedgkt")
-#: the paper's Table 3 (seconds to the target; 10 clients, M = 7): model -> method -> columns of TABLE3_COLUMNS
+#: the paper's Table 3 (seconds to the target; 10 clients, M = 7): model -> method -> its seven columns (CIFAR-10 IID,
+#: non-IID, CIFAR-100 IID, non-IID, CINIC-10 IID, non-IID, HAM10000)
 PAPER_TABLE3 = {
     "resnet56": {"dtfl": [2750, 3986, 3585, 6093, 23968, 40138, 2353],
                  "fedavg": [13157, 20773, 19170, 35350, 114509, 197926, 11566],
@@ -46,8 +47,6 @@ PAPER_TABLE3 = {
                   "splitfed": [67265, 84342, 101783, 183122, 521334, 896627, 43581],
                   "fedyogi": [19299, 25668, 23978, 35356, 155212, 219134, 14932],
                   "fedgkt": [39676, 47458, 64457, 98754, 321534, 411259, 61755]}}
-TABLE3_COLUMNS = ("CIFAR-10 IID", "CIFAR-10 non-IID", "CIFAR-100 IID", "CIFAR-100 non-IID", "CINIC-10 IID",
-                  "CINIC-10 non-IID", "HAM10000")
 #: the paper's Table 4 (ResNet-110, CIFAR-10 IID, 80 %, 10 % of the clients per round; seconds)
 PAPER_TABLE4 = {"num_clients": [20, 50, 100, 200], "dtfl": [1877, 2547, 3102, 3594],
                 "fedavg": [7950, 10435, 14032, 16060], "splitfed": [21350, 29026, 36449, 43942],
@@ -262,23 +261,40 @@ def own_baseline_entry(store: ResultStore, s: Setup, data: TensorDataset, baseli
             as :func:`check_record` after the run, before anything is stored."""
     check_baseline(baseline, "method")
     check_choice("charged_as", charged_as, METHODS[1:])
-    fn, code = load_own(baseline, "method", METHODS)
     t0 = time.perf_counter()
     sim, part = baseline_system(s, data, charged_as, setting, seed, case, change_every, change_frac, fraction)
     cfg = s.config(setting, seed)
-    config = dict(kind="dtfl_own_baseline", baseline={"path": baseline, "code": code}, **cfg.to_dict(),
-                  rounds=s.rounds, participants=None if part is None else part.astype(int).tolist(),
-                  **dataset_key(cfg.dataset))
-    store, config, backend = keyed_by_backend(store, config, device)
-    rec = store.get_or_run(config, functools.partial(_own_record, baseline, fn, cfg, data, s.rounds, part, device,
-                                                     backend))
+    store, config, backend = own_baseline_key(store, cfg, baseline, s.rounds, part, device)
+    rec = store.get_or_run(config, functools.partial(own_record, baseline, cfg, data, s.rounds, part, device, backend))
     row = dict(baseline_row(rec, sim, cfg, baseline, setting, target_acc, t0, case, fraction), charged_as=charged_as,
-               baseline_code=code)
+               baseline_code=config["baseline"]["code"])
     return {"row": row, "record": rec, "sim": sim}
 
 
-def _own_record(baseline, fn, cfg, data, rounds, part, device, backend) -> dict:
-    rec = fn(cfg, data, rounds, None if part is None else part.copy(), device, backend)
+def own_baseline_key(store: ResultStore, cfg, baseline: str, rounds: int, participants=None,
+                     device: str = "cpu") -> tuple:
+    """The store, key and backend of a baseline of your own (:func:`own_baseline_entry`): ``(store, config,
+    backend)``, as :func:`baseline_key` for the built-in ones. The key holds ``baseline``'s path and the hash of its
+    module's source (:func:`fedlib.lab.own_components.load_own`), the config, the rounds, the participants ``[R, K]``
+    bools (or None: all clients) and the split engine's backend where it is not the loop; ``config["baseline"]``
+    is ``{"path", "code"}``.
+
+    Raises:
+        ValueError / ParameterTypeError: ``baseline`` refused by :func:`check_baseline` (one line naming it)."""
+    check_baseline(baseline, "method")
+    _, code = load_own(baseline, "method", METHODS)
+    config = dict(kind="dtfl_own_baseline", baseline={"path": baseline, "code": code}, **cfg.to_dict(),
+                  rounds=rounds, participants=None if participants is None else np.asarray(participants).astype(int).tolist(),
+                  **dataset_key(cfg.dataset))
+    return keyed_by_backend(store, config, device)
+
+
+def own_record(baseline: str, cfg, data: TensorDataset, rounds: int, participants, device: str, backend: str) -> dict:
+    """The record of the baseline of your own ``baseline`` (its function called with ``cfg, data, rounds,
+    participants, device, backend``, :func:`own_baseline_entry`), checked by :func:`check_record`, with its
+    ``method`` (the path) and the data's ``data_source``: what :func:`own_baseline_key`'s key stores."""
+    fn, _ = load_own(baseline, "method", METHODS)
+    rec = fn(cfg, data, rounds, None if participants is None else participants.copy(), device, backend)
     return dict(check_record(baseline, rec, rounds), method=baseline, data_source=data.source)
 
 
@@ -390,7 +406,16 @@ def scaling_rounds(clients_list: list, rounds: int, client_rounds: int, fraction
             f"rounds from client_rounds = {client_rounds} client epochs at fraction {fraction:g} (rounds = 0)")
 
 
-def check_methods(methods: list, allowed: tuple = METHODS) -> list:
-    """``methods`` of a comparison: a non-empty list of distinct names of ``allowed`` (default :data:`METHODS`).
-    Raises ``ValueError`` / ``ParameterTypeError`` naming ``methods[i]`` and the allowed names."""
-    return check_list("methods", methods, lambda k, v: check_choice(k, v, allowed), distinct=True)
+def check_methods(methods: list, allowed: tuple = METHODS, own: bool = False) -> list:
+    """``methods`` of a comparison: a non-empty list of distinct names of ``allowed`` (default :data:`METHODS`),
+    and with ``own`` also baselines of your own by import path ``"package.module:function"`` (each checked by
+    :func:`check_baseline` as ``methods[i]``: it imports now and takes the baselines' arguments).
+
+    Raises:
+        ValueError / ParameterTypeError: one line naming ``methods[i]`` and the allowed names, or the path."""
+    def one(key, value):
+        if own and is_path(value):
+            check_baseline(value, key)
+            return value
+        return check_choice(key, value, allowed)
+    return check_list("methods", methods, one, distinct=True)

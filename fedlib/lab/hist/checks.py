@@ -85,8 +85,13 @@ def _training(p: Mapping) -> None:
     hidden = check_int("hidden", p["hidden"], 1, extra=" (the MLP's hidden units; the paper's 300)")
     _cells("num_cells", num_cells, p["num_clients"], hidden)
     _cells("fig4_num_cells", [p["fig4_num_cells"]], p["num_clients"], hidden)
-    # the budget buys at least one global round of HFedAvg at every N (rounds_for_budget would give 1 round,
-    # overshooting it); every other field of a run is checked by HistConfig when the notebook builds it
+    _budget(p, num_cells)
+
+
+def _budget(p: Mapping, num_cells: list) -> None:
+    """The budget buys at least one global round of HFedAvg at every N (rounds_for_budget would give 1 round,
+    overshooting it); every other field of a run is checked by HistConfig when the notebook builds it, before the
+    data."""
     one_round = max(comm_per_round(m, n, num_clients=n, H=p["H"], E=p["E"])["client"] for m in METHODS
                     for n in num_cells)
     if p["comm_budget_L0"] < one_round:
@@ -158,13 +163,12 @@ def check_hist_explore(p: Mapping) -> None:
 
 def check_hist_your_method(p: Mapping) -> None:
     """``hist_your_method``: ``partition`` an importable ``"module:function"``, ``paper_setting`` one of the paper's
-    settings, the cells, intervals, budget and training parameters as in ``hist_1_experiments`` (every run a valid
-    :class:`HistConfig`), before the data and the sweep.
+    settings, the cells, intervals, budget and training parameters as in ``hist_1_experiments``, before the data and
+    the sweep (each run's :class:`HistConfig`, built by the notebook before the data, checks the rest).
 
     Raises:
         ValueError / ParameterTypeError: naming the parameter and its allowed values.
     """
-    from fedlib.lab.hist.own import partition_configs
     from fedlib.lab.own_components import check_own
 
     check_own(p["partition"], "partition", "my_partition:dirichlet",
@@ -184,6 +188,4 @@ def check_hist_your_method(p: Mapping) -> None:
     hidden = check_int("hidden", p["hidden"], 1, extra=" (the MLP's hidden units; the paper's 300)")
     _cells("num_cells", num_cells, p["num_clients"], hidden)
     resolve_device(p["device"])
-    partition_configs([p["paper_setting"], p["partition"]], num_cells, p["H"], p["E"], p["comm_budget_L0"],
-                      seeds=p["seeds"], num_clients=p["num_clients"], hidden=hidden, lr=p["lr"],
-                      batch_size=p["batch_size"], dataset=p["dataset"])
+    _budget(p, num_cells)
