@@ -22,6 +22,7 @@ from fedlib.data import datasets, partition
 from fedlib.lab.dtfl import compare as dtfl_compare
 from tests.hasfl_instances import random_instance
 from fedlib.hasfl import HasflConstants, bound_floor, rounds_needed, theorem1_bound, total_latency
+from fedlib.hasfl.bound import calibrate as hasfl_calibrate
 from fedlib.hasfl.bound import estimate as hasfl_estimate
 from fedlib.hist import HistConfig, comm_per_round, rounds_for_budget
 from fedlib.hist import estimate as hist_estimate
@@ -472,9 +473,9 @@ CASES = [
     ("plan-fixed_cut-0", lambda: hasfl_lab.TrainPlan(fixed_cut=0), ValueError, "fixed_cut"),
     ("plan-fixed_cut-above-L", lambda: hasfl_lab.TrainPlan(fixed_cut=99), ValueError, "fixed_cut"),
     ("plan-n_methods-unknown", lambda: hasfl_lab.TrainPlan(n_methods=("foo",)), ValueError, "n_methods"),
-    ("fit_calibration-target-nan", lambda: hasfl_lab.fit_calibration(CONSTS, 0.1, 2, 2, 2, [1, 2], [10, 20], NAN),
+    ("fit_calibration-target-nan", lambda: hasfl_calibrate.fit_calibration(CONSTS, 0.1, 2, 2, 2, [1, 2], [10, 20], NAN),
      ValueError, "target_acc"),
-    ("fitted_rounds-cut-0", lambda: hasfl_lab.fitted_rounds(CONSTS, 0.1, [2, 2], 0, 2, 1.0), ValueError, "cut"),
+    ("fitted_rounds-cut-0", lambda: hasfl_calibrate.fitted_rounds(CONSTS, 0.1, [2, 2], 0, 2, 1.0), ValueError, "cut"),
     # dtfl
     ("tier_costs-shape-empty", lambda: dtfl.tier_costs(_resnet20(), (), 2, 10), ValueError, "input_shape"),
     ("tier_costs-shape-str", lambda: dtfl.tier_costs(_resnet20(), "abc", 2, 10), TypeError, "input_shape"),

@@ -1,6 +1,6 @@
 """HASFL's exact batch sizes at fixed cuts (fedlib.hasfl.optimiser.batch_search) against a literal enumeration of every
 batch vector, the coefficients against Θ, the refinement steps (fedlib.hasfl.optimiser.refinement) and the widened instance
-generator (fedlib.lab.hasfl.instances)."""
+generator (tests/hasfl_instances.py)."""
 import itertools
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""HASFL optimiser on seeded random instances (fedlib.lab.hasfl.instances) against exhaustive search: BCD never
+"""HASFL optimiser on seeded random instances (tests/hasfl_instances.py) against exhaustive search: BCD never
 fails where a decision exists, raises one error naming the binding constraint where none does, stays within
 1 % of the optimum on >= 95 % of instances and within 5 % on all, and returns decisions that satisfy C1, C3-C5.
 Twelve instances of the larger set (N up to 4 with b_max up to 24) run by default; FEDLIB_SLOW=1 runs all 300.
@@ -126,7 +126,7 @@ def test_batch_caps_at_exact_and_near_integer_memory_bounds():
     assert batch_caps(q, cuts).tolist() == [39, 39]
 
 
-#: Families of widened instances (fedlib.lab.hasfl.instances options); the five-device family keeps exhaustive search
+#: Families of widened instances (tests/hasfl_instances.py options); the five-device family keeps exhaustive search
 #: affordable with 3-4 cuts and b_max 6-8, and has more cut vectors than enumerate_cuts takes (4^5 > 256), so BCD's
 #: own moves are tested there.
 WIDE = {
