@@ -9,6 +9,7 @@ with no word; when ``a``'s module had been imported by something else, ``b``'s f
 import importlib
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -101,3 +102,32 @@ def test_follow_path_names_both_files_and_keeps_the_first_of_two_on_the_path(fol
     held, now = own_components.follow_path("shadow_mod")
     assert (held, now) == (f"{folders['a']}/shadow_mod.py", f"{folders['b']}/shadow_mod.py")
     assert "shadow_mod" not in sys.modules and own_components._LOADED == {}
+
+
+DATASET = """
+    from own_datasets import {fn} as _load
+
+    def load():
+        return _load()
+"""
+
+
+def test_a_dataset_of_your_own_loads_the_file_of_the_current_path(folders):
+    import torch
+
+    from fedlib.lab import datasets
+    from own_datasets import first_300, flipped
+    for letter, fn in (("a", "first_300"), ("b", "flipped")):
+        (Path(folders[letter]) / "shadow_data.py").write_text(textwrap.dedent(DATASET.format(fn=fn)))
+        (Path(folders[letter]).parent / f"shadow_ref_data_{letter}.py").write_text(
+            textwrap.dedent(DATASET.format(fn=fn)))
+    importlib.invalidate_caches()
+    try:
+        for letter, want in (("a", first_300()), ("b", flipped())):
+            _use(folders[letter])
+            assert torch.equal(datasets.use_dataset("shadow_data:load").x_train, want.x_train)
+            assert datasets.dataset_key("shadow_data:load")["own_dataset"]["code"] == \
+                source_hash([f"shadow_ref_data_{letter}"])
+    finally:
+        for table in (datasets._LOADED, datasets.DATASETS, datasets.DATASET_KEYWORDS, datasets.DATASET_SHAPES):
+            table.pop("shadow_data:load", None)
