@@ -131,3 +131,12 @@ def test_a_dataset_of_your_own_loads_the_file_of_the_current_path(folders):
     finally:
         for table in (datasets._LOADED, datasets.DATASETS, datasets.DATASET_KEYWORDS, datasets.DATASET_SHAPES):
             table.pop("shadow_data:load", None)
+
+
+def test_a_kernel_that_changes_folder_runs_each_folders_file(folders, monkeypatch):
+    """A notebook kernel's path holds ``""`` (its working folder): a second notebook's folder is another file."""
+    _use("")
+    for letter in "aba":
+        monkeypatch.chdir(folders[letter])
+        fn, code = own_components.load_own("shadow_mod:fn", "thing")
+        assert (fn(), code) == (letter, source_hash([f"shadow_ref_{letter}"]))

@@ -71,8 +71,8 @@ def load_own(path: str, what: str, builtins: tuple = ()) -> tuple[Callable, str]
     was edited since this function last loaded it, and on its first call for a module that something else imported
     earlier in this process (which source that import read cannot be told), so that a record keyed by ``code`` is
     computed by that source. A module held from another file than the one the current ``sys.path`` imports is
-dropped first (:func:`follow_path`). The module is replaced in ``sys.modules``: the method layer, which resolves the same
-    path (:func:`fedlib.core.components.resolve`), then runs the new version too.
+    dropped first (:func:`follow_path`). The module is replaced in ``sys.modules``: the method layer, which resolves
+    the same path (:func:`fedlib.core.components.resolve`), then runs the new version too.
 
     Raises:
         as :func:`fedlib.core.components.resolve` (naming ``what``)."""
@@ -140,6 +140,7 @@ def _below(module: str, name: str) -> bool:
 
 
 def _same_file(a: str, b: str) -> bool:
+    """Whether paths ``a`` and ``b`` name one file (links and ``..`` resolved)."""
     return Path(a).resolve() == Path(b).resolve()
 
 
@@ -148,8 +149,8 @@ def follow_path(module: str) -> tuple[str, str] | None:
     package) is held from another file, that module and everything below it leave ``sys.modules``, the paths
     loaded from it are forgotten (:func:`load_own`) and the file list of :func:`fedlib.lab.code_hash.source_hash`
     is cleared, so that the next import reads the file of now and the key hashes it (module docstring: why this
-    rather than a refusal). Nothing is done for a module not held, or held without a file, or that the current
-    path does not find (its import then fails, naming it).
+    rather than a refusal). Nothing is done for a module not held, or held without a file (a namespace package),
+    or that the current path does not find (the held one then runs, as Python's import gives it).
 
     Returns:
         ``(held file, file of now)`` when it dropped a module held from another file, else ``None``."""
