@@ -65,6 +65,11 @@ def dirichlet_clients(labels, num_clients, num_cells, rng):
     return partition.split(labels, num_clients, "dirichlet", rng, alpha=0.3)
 
 
+def permuted_blocks(labels, num_clients, num_cells, rng):
+    """A hand-checkable random partition: the samples in the order of ``rng.permutation``, cut into U blocks."""
+    return np.array_split(rng.permutation(len(labels)), num_clients)
+
+
 def first_samples_only(labels, num_clients, num_cells, rng):
     """A hand-checkable partition: client u gets samples 10u .. 10u+9."""
     return [np.arange(10 * u, 10 * u + 10) for u in range(num_clients)]

@@ -84,3 +84,16 @@ def test_editing_your_partition_recomputes_its_records_only(tmp_path, fmnist, mo
     assert len(before) == 2 and len(after) == 3 and before < after                # yours retrained, ours a hit
     new = json.loads((tmp_path / "store" / (after - before).pop()).read_text())
     assert new["config"]["partition"]["path"] == "my_blocks:blocks"
+
+
+def test_your_partition_draws_from_the_seed_asked():
+    """Issue 70 item 6: the seed reaches a partition of your own (seed 3, not 0). Planted: client_partition
+    drawing from seed 0 -> red."""
+    from fedlib.core import numpy_rng
+    labels = np.arange(100) % 10
+    got = {seed: client_partition(HistConfig(setting="own_components:permuted_blocks", **dict(SMALL, seed=seed)),
+                                  labels) for seed in (0, 3)}
+    for seed, parts in got.items():                                            # by hand: the seed's data stream
+        ref = np.array_split(numpy_rng(seed, "data").permutation(100), 4)
+        assert [p.tolist() for p in parts] == [sorted(r.tolist()) for r in ref]
+    assert [p.tolist() for p in got[3]] != [p.tolist() for p in got[0]]

@@ -135,3 +135,31 @@ def test_dtfl_on_clients_you_type(fmnist):
         dx.system_run(s, fmnist, 7, clients, "iid", 0, change_every=2)
     with pytest.raises(TypeError, match=r"case\[1\] must be a fedlib.dtfl.ResourceProfile"):
         dx.system_run(s, fmnist, 7, [clients[0], (1, 2), clients[2]], "iid", 0)
+
+
+def test_your_scheduler_decides_on_the_system_of_the_seed_asked(fmnist):
+    """Issue 70 item 6: a scheduler of your own sees the system of the seed asked (seed 3, not 0): the profiles
+    and round 1's noisy client times drawn by hand from seed 3's ``system`` stream, and FastestTier's round 2 from
+    them. Planted: system_run drawing the system of seed 0 -> red."""
+    from fedlib.core import numpy_rng
+    from fedlib.dtfl import TierScheduler, profile_schedule
+    from fedlib.dtfl.timing import case_profiles
+    s = dx.Setup(model="resnet20", width=0.125, num_clients=5, batch_size=8, train_subset=60, test_subset=50,
+                 rounds=2)
+    tm = dx.time_model("resnet20", 0.125, "fashion-mnist", 7, s.core_gflops, s.server_gflops)
+    profiles = case_profiles("all")
+    got = {seed: dx.system_run(s, fmnist, 7, "all", "iid", seed, scheduler="own_components:FastestTier")
+           for seed in (0, 3)}
+    for seed, sim in got.items():
+        rng = numpy_rng(seed, "system")
+        idx = profile_schedule(5, 2, len(profiles), 0, 0.3, rng)
+        assert sim["profile_idx"] == idx.tolist()
+        cpus = np.array([profiles[i].cpus for i in idx[0]])
+        mbps = np.array([profiles[i].mbps for i in idx[0]])
+        t_c = tm.times(np.full(5, 7), cpus, mbps, np.array(sim["samples"]))["T_c"] * \
+            np.exp(s.noise * rng.standard_normal(5))
+        assert sim["T_c"][0] == pytest.approx(t_c.tolist(), rel=1e-12)
+        ref = TierScheduler(tm, 5)
+        ref.observe(np.full(5, 7), t_c)
+        assert sim["tiers"][1] == (1 + np.argmin(ref.estimate(mbps, np.array(sim["samples"])), axis=1)).tolist()
+    assert got[3]["T_c"][0] != got[0]["T_c"][0]

@@ -69,3 +69,18 @@ def test_train_decision_gives_fig5s_summary_row(monkeypatch, fmnist, tmp_path):
     assert row["time_to_target_s"] == pytest.approx(sum(clock(r, d["b"], [2] * 3, r % p.interval == 0)
                                                         for r in range(1, 31)))
     assert out["curve"]["round"][-1] == 110
+
+
+def test_the_predicted_comparison_draws_your_strategy_from_the_seed_asked():
+    """Issue 70 item 6 (Why 3's survivor: a strategy of your own decided at seed 0 whatever seed is asked): the
+    notebook's predicted comparison (hasfl_your_method: compare_strategies) draws your strategy ``num_draws``
+    times from the ``system/<path>`` stream of the seed asked; Θ by hand for seeds 3 and 0. Planted: the
+    comparison drawing from seed 0 -> red (decide at seed 4: the first test)."""
+    p = _problem()
+    for seed in (3, 0):
+        rng = numpy_rng(seed, f"system/{PATH}")                           # by hand: two draws of the stream
+        thetas = [float(theta(p, rng.integers(1, 65, 3), np.full(3, 2))) for _ in range(2)]
+        row = experiments.compare_strategies(p, 2, seed, (PATH,))[0]
+        assert row["method"] == PATH and row["infeasible"] == 0
+        assert (row["theta"], row["theta_std"]) == pytest.approx((np.mean(thetas), np.std(thetas)), rel=1e-12)
+    assert experiments.compare_strategies(p, 2, 3, (PATH,))[0]["theta"] != row["theta"]

@@ -36,7 +36,7 @@ from fedlib.core.components import is_path, resolve
 from fedlib.core.validate import ParameterTypeError, check_choice
 from fedlib.data import DATASET_SHAPES, TensorDataset
 from fedlib.data.datasets import DATASET_KEYWORDS, DATASETS
-from fedlib.lab.own_components import reimport
+from fedlib.lab.own_components import follow_path, reimport
 from fedlib.lab.code_hash import source_hash
 
 #: the datasets fedlib ships, for the messages
@@ -61,7 +61,9 @@ def use_dataset(path: str) -> TensorDataset:
     and registered under ``path``; loaded again when its module's source changed since (the module re-imported).
 
     It is loaded twice at its first load (and after each edit) and refused if the two differ: a record keyed by
-    the path and source must hold one dataset.
+    the path and source must hold one dataset. A module of that name held from another file than the one the
+    current ``sys.path`` imports (a notebook in another folder, earlier in the process) is dropped first and the
+    file of now loaded (:func:`fedlib.lab.own_components.follow_path`).
 
     Raises (each naming the path): ValueError (not an import path; the module cannot be imported; the function
     raised, its error quoted; two loads differ; tensors of the wrong shape, dtype or size, labels outside the classes),
@@ -70,8 +72,9 @@ def use_dataset(path: str) -> TensorDataset:
     if not is_path(path):
         raise ValueError(f"dataset must be one of {list(BUILT_IN)} or an import path 'package.module:function', "
                          f"got {path!r}")
-    loader = resolve(path, "dataset", BUILT_IN)          # refused here, naming it, when not importable
     module = path.partition(":")[0]
+    follow_path(module)                                   # held from another folder's file: the file of now
+    loader = resolve(path, "dataset", BUILT_IN)          # refused here, naming it, when not importable
     code = source_hash([module])
     cached = _LOADED.get(path)
     if cached is not None and cached[0] == code:
