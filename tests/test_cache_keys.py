@@ -28,6 +28,7 @@ UNHASHED = {
     "hasfl": {"__init__": "re-exports", "bound.__init__": "docstring", "optimiser.__init__": "docstring",
               "bound.latency": "the latency model: charges a stored training record afterwards (the clock)",
               "bound.problem": _DECISIONS,
+              "bound.calibrate": "the calibrated bound's fit: its decisions (b, cuts) enter the training records' configs",
               **{f"optimiser.{m}": _DECISIONS for m in ("bcd", "p1", "p2", "memo", "batch_search", "refinement", "exhaustive",
                                                         "strategies")},
               "training": "hashed by the training records' own code (fedlib.lab.hasfl.runs.train_run.TRAIN_CODE)"},
