@@ -9,10 +9,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def pytest_configure(config):
     """Under pytest-xdist (``./run_all.sh --tests`` runs ``-n 2``), each worker's torch takes its share of the
-    cores: two workers of two threads each on 2 cores would oversubscribe them."""
+    threads torch would use alone (its default honours the process's CPU affinity and ``OMP_NUM_THREADS``, where
+    ``os.cpu_count()`` can name a container host's cores): two workers of two threads each on 2 cores would
+    oversubscribe them."""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     if workers > 1:
-        torch.set_num_threads(max(1, (os.cpu_count() or 1) // workers))
+        torch.set_num_threads(max(1, torch.get_num_threads() // workers))
 
 
 @pytest.fixture(scope="session")
