@@ -1,4 +1,4 @@
-"""Run a figure cell of ``notebooks/hasfl/hasfl_5_train_figures.ipynb`` on hand-made rows.
+"""Run a figure cell (or a table's cell) of ``notebooks/hasfl/hasfl_5_train_figures.ipynb`` on hand-made rows.
 
 The notebook draws Figs. 2a, 3a, 6, 7-8, 9, 10, 11, the calibration and the ε sweep in its own cells (issue 68);
 their tests execute the cell that saves a figure, with the notebook's imports and parameter defaults, and read the
@@ -45,3 +45,27 @@ def draw(figure: str, **inputs) -> dict:
     ns["savefig"] = saved.__setitem__                       # savefig(fig, name): saved[fig] = name, nothing written
     exec(matches[0], ns)
     return {name: fig for fig, name in saved.items()}
+
+
+def run(name: str, **inputs) -> dict:
+    """Execute the one code cell of the notebook that assigns ``name`` (``<name> = ...`` at the start of a line) as
+    :func:`draw` executes a figure cell (the parameters, the setup's imports, ``inputs`` over them; ``display`` shows
+    nothing). Returns the namespace after the cell.
+
+    Raises:
+        LookupError: no code cell, or more than one, assigns ``name``.
+    """
+    matches = [c for c in _code_cells() if c.startswith(f"{name} = ") or f"\n{name} = " in c]
+    if len(matches) != 1:
+        raise LookupError(f"{len(matches)} cells of {NOTEBOOK.name} assign {name!r}")
+    cells = _code_cells()
+    ns: dict = {}
+    exec(cells[0], ns)
+    setup = next(c for c in cells if "setup_notebook(" in c)
+    imports = [n for n in ast.parse(setup).body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    exec(compile(ast.Module(body=imports, type_ignores=[]), "setup-imports", "exec"), ns)
+    ns.update(inputs)
+    ns.setdefault("st", tuple(ns["settings"]))
+    ns["display"] = lambda *a, **k: None
+    exec(matches[0], ns)
+    return ns

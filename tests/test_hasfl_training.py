@@ -1,5 +1,6 @@
 """HASFL training experiments (fedlib.lab.hasfl.runs.training / train_plan): the clock equals the latency model, decisions,
-run lengths, constants and ε rules, and the claim / bound-vs-training ratios, against hand-computed values."""
+run lengths, constants and ε rules, the claim ratios and ``hasfl_5_train_figures``' bound-vs-training cell, against
+hand-computed values."""
 import math
 from dataclasses import replace
 
@@ -8,12 +9,13 @@ import pytest
 
 from fedlib.data import TensorDataset
 from fedlib.hasfl import HasflConstants, round_latency, total_latency
-from fedlib.lab.hasfl.runs.train_plan import bound_vs_training, claim_ratios
+from fedlib.lab.hasfl.runs.train_plan import claim_ratios
 from fedlib.lab.hasfl.runs.train_config import hasfl_clock, run_config, summary_row
 from fedlib.hasfl.training import split_config
 from fedlib.lab.hasfl.runs.training import TrainSettings, bound_constants, decide, target_eps, training_problem
 from fedlib.hasfl import training as hasfl_training
 from fedlib.split import run_split
+from hasfl5_cells import run
 
 L = 16
 
@@ -158,19 +160,26 @@ def test_claim_ratios_at_convergence_by_hand():
     assert got[("fig10", "batch = 16")]["conv_acc_gain"] == pytest.approx(0.005)
 
 
+def _bound(rows):
+    """``hasfl_5_train_figures``' cell of the bound against training, for Fig. 11 in the IID setting."""
+    return [r for r in run("bound", rows=rows, st=("iid",), fixed_batch=16, fixed_cut=8)["bound"] if r["figure"] == "fig11"]
+
+
 def test_bound_vs_training_by_hand():
     rows = [_row("fixed", 1.0, 0.7, ("fig11",), batch=16, cut=8, floor=1.0, rounds=30),
             _row("fixed", 1.0, 0.7, ("fig11",), batch=16, cut=13, floor=2.0, rounds=45)]
-    out = {r["cut"]: r for r in bound_vs_training(rows, "fig11", "iid", {"method": "fixed", "batch": 16, "cut": 8})}
+    out = {r["cut"]: r for r in _bound(rows)}
     # shared eps = 2.2: R ∝ 1/(eps - floor) -> (1/0.2) / (1/1.2) = 6
     assert out[13]["pred_ratio"] == pytest.approx(6.0) and out[13]["measured_ratio"] == pytest.approx(1.5)
     assert out[8]["pred_ratio"] == pytest.approx(1.0)
     # a run decided under other constants (a calibrated variant, floor on another scale) is left out
     rows = [dict(r, constants="pilot") for r in rows] + [
         dict(_row("HAMS-calibrated", 1.0, 0.7, ("fig11",), batch=16, floor=0.1, rounds=20), constants="calibrated")]
-    out = bound_vs_training(rows, "fig11", "iid", {"method": "fixed", "batch": 16, "cut": 8})
+    out = _bound(rows)
     assert {r["method"] for r in out} == {"fixed"} and len(out) == 2
     assert {r["cut"]: r for r in out}[13]["pred_ratio"] == pytest.approx(6.0)
+    # no reference run (b = 16 at cut 8) in a setting: no row for it
+    assert _bound([rows[1]]) == []
 
 
 def test_summary_row_reads_the_record():

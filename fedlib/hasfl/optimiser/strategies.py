@@ -101,8 +101,9 @@ def strategy(problem: Problem, name: str, rng: np.random.Generator) -> Decision:
 
     HASFL = :func:`bcd`; RBS+HAMS = random b, cuts by P2; HABS+RMS = random cuts (drawn at b = 64), b by HABS
     (:func:`fedlib.hasfl.optimiser.refinement.habs_batches`; choice: where the drawn cuts leave ε unreachable,
-    HABS is solved for ε = 1.1 x the floor at those cuts with b = 64, as :func:`fedlib.lab.hasfl.decide`'s HABS does,
-    and ``info["note"]`` says so); RBS+RMS = both random; RBS+RHAMS = random b, cuts by
+    HABS is solved for ε = 1.1 x the floor at those cuts with b = 64, as
+    :func:`fedlib.lab.hasfl.runs.training.decide`'s HABS does, and ``info["note"]`` says so); RBS+RMS = both
+    random; RBS+RHAMS = random b, cuts by
     :func:`min_round_latency_cuts`; the ``(C1)`` variants draw their cuts among those that keep ε reachable
     (module docstring). A decision whose ε is unreachable gets Θ = inf (``info["infeasible"]`` says why).
 

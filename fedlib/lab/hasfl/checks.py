@@ -47,7 +47,7 @@ Ranges (the paper's Table I values in brackets):
 - ``sweep``, ``stop_at_convergence``, ``calibrate_variance``, ``calibrate_later_models``: True or False (their
   combinations above); ``beta24_runs`` (train HASFL decided with [24]'s β where it differs): True or False.
 - ``own_methods`` (``hasfl_5_train_figures``): distinct import paths ``module:function`` that import now (empty:
-  none; a built-in name is refused), :func:`fedlib.lab.hasfl.runs.training.check_own_methods`.
+  none; a built-in name is refused), checked by the notebook's :class:`~fedlib.lab.hasfl.runs.train_plan.TrainPlan`.
 - your own method (``hasfl_your_method``): ``strategy`` an import path ``module:function`` that imports (a module
   beside the notebook; a built-in name is refused, the paper's are compared anyway); ``benchmark`` one of the
   paper's four (RBS+HAMS, HABS+RMS, RBS+RMS, RBS+RHAMS); ``setting`` iid or noniid; ``width`` in (0, 1].
@@ -164,15 +164,14 @@ def check_hasfl_4_train_experiments(p: Mapping) -> None:
 
 
 def check_hasfl_5_train_figures(p: Mapping) -> None:
-    """``hasfl_5_train_figures``' parameters (module docstring): those of ``hasfl_4_train_experiments`` (the same
-    plan), then the figures' own, before the data and the training plan. Raises ValueError / ParameterTypeError
-    naming the parameter."""
-    from fedlib.lab.hasfl.figures.train_plots import FIG6_QUANTITIES
+    """``hasfl_5_train_figures``' parameters that no config holds (module docstring): those of
+    ``hasfl_4_train_experiments`` (the same plan), then the figures' own, before the data and the training plan
+    (whose :class:`~fedlib.lab.hasfl.runs.train_plan.TrainPlan` checks ``own_methods``). Raises ValueError /
+    ParameterTypeError naming the parameter."""
     from fedlib.lab.hasfl.runs.plan_analysis import committed_fit
-    from fedlib.lab.hasfl.runs.training import check_own_methods
 
     check_hasfl_4_train_experiments(p)
-    check_choice("fig6_quantity", p["fig6_quantity"], tuple(FIG6_QUANTITIES))
+    check_choice("fig6_quantity", p["fig6_quantity"], ("target", "converged"))   # the notebook's Fig. 6 cell
     check_int("eps_sweep_points", p["eps_sweep_points"], 2, extra=" (the sweep's values of eps)")
     oos = check_list("out_of_sample_seeds", p["out_of_sample_seeds"], lambda k, v: check_int(k, v, 0), min_len=0)
     if len(set(oos)) != len(oos) or set(oos) & set(p["seeds"]):
@@ -188,7 +187,6 @@ def check_hasfl_5_train_figures(p: Mapping) -> None:
     if p["transfer_fit_from"]:
         committed_fit(p["transfer_fit_from"], p["models"][0], p["widths"][0])   # its profile, file and model
     check_bool("beta24_runs", p["beta24_runs"])
-    check_own_methods(p["own_methods"])   # each imported now: a bad path refused naming it
 
 
 def check_hasfl_6_pilot_decisions(p: Mapping) -> None:

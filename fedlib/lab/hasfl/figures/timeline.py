@@ -3,8 +3,8 @@ system, laid out from the latency model's own terms, with or without the aggrega
 
 Source: HASFL Sec. V-A, eqs. (28)-(39); every duration is a term
 of :func:`fedlib.hasfl.round_latency` (the function the optimiser's Θ, the training clock
-:func:`fedlib.lab.hasfl.hasfl_clock` and the latency figures use); this module adds no arithmetic of its own. Phases,
-each ending at a barrier as the maxima of eqs. (38)-(39) do:
+:func:`fedlib.lab.hasfl.runs.train_config.hasfl_clock` and the latency figures use); this module adds no arithmetic
+of its own. Phases, each ending at a barrier as the maxima of eqs. (38)-(39) do:
 
 1. every device: forward T_F (28), then the smashed data's upload T_aU (29); the phase lasts max_i{T_F + T_aU}
    (the optimiser's T3);

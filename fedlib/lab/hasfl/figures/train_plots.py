@@ -1,7 +1,7 @@
 """What HASFL's training figures share (``hasfl_5_train_figures`` draws Figs. 2a, 3a, 6, 9-11 with these;
 ``hasfl_your_method`` draws Fig. 5 too): the accuracy curves of one figure's runs (entries ``{"row", "curve"}`` of a
 plan's runs, :func:`fedlib.lab.hasfl.runs.train_plan.decision_row`), each method in its style, with the legend below
-the panel; Fig. 5; the quantities of Fig. 6's bars and Fig. 9's points. Curves of several seeds are drawn as their
+the panel; Fig. 5. Curves of several seeds are drawn as their
 mean with a min-max band (interpolated on a common x grid)."""
 from __future__ import annotations
 
@@ -111,10 +111,6 @@ def _fit_height(fig, rows: int, lines: int):
     return fig
 
 
-PAPER_METHODS = METHOD_ORDER[:5]
-"""The paper's methods in Fig. 5 (HASFL and its four benchmarks, Sec. VII): drawn bold with markers, as is a method
-of your own; this collection's variants (:data:`VARIANTS`) thin and pale, for reference."""
-
 VARIANTS = METHOD_ORDER[5:]
 """This collection's variants of Fig. 5's methods: the C1 benchmarks, HASFL-max, HASFL-calibrated."""
 
@@ -123,7 +119,7 @@ FIG5_TIME_LABEL = "simulated time (s; symlog axis: linear to 1 s, log above)"
 
 def fig5_accuracy_vs_time(entries: list[dict], models: tuple, settings: tuple, target_acc: float | None = None):
     """Fig. 5: accuracy vs simulated time for HASFL and the benchmarks, one panel per model and setting; the paper's
-    five methods (:data:`PAPER_METHODS`) and any method of your own bold with markers, this collection's variants
+    five methods (HASFL and its four benchmarks, Sec. VII) and any method of your own bold with markers, this collection's variants
     (:data:`VARIANTS`) thin and pale without markers, listed last in the legend (8 pt, so that it reads at the size JupyterLab shows the figure); a method has the same colour
     in every panel (a panel may lack a variant, e.g. HASFL-max for a model) and in every other HASFL figure
     (:func:`method_style`); a run that never converged says so in the legend. The time axis is symlog (linear below
@@ -148,24 +144,3 @@ def fig5_accuracy_vs_time(entries: list[dict], models: tuple, settings: tuple, t
             title = "bold: the paper's methods · thin: our variants" if faint else None
             lines = max(lines, legend_below(ax, 3, fontsize=8, title=title, last=faint))
     return _fit_height(fig, len(models), lines * 8 / 6)
-
-
-FIG6_QUANTITIES = {
-    # quantity: (time key, accuracy key, time label, accuracy label, what a missing time means)
-    "target": ("time_to_target_s", "final_test_acc", "time to target", "final accuracy", "not reached"),
-    "converged": ("converged_time_s", "converged_acc", "converged time", "converged accuracy", "never converged"),
-}
-
-
-def fig9_points(runs: list[dict], key: str) -> dict | None:
-    """One Fig. 9 point from the runs of a method at one N and setting (a random benchmark's draws, or seeds):
-    ``mean`` of ``key`` over them, a run without ``key`` (it never reached the target / never converged) counted
-    at its whole simulated time ``sim_s``, so that the mean is then a lower bound (``censored`` = how many such
-    runs); ``low`` / ``high`` the smallest and largest of those values; ``n`` the runs, ``draws`` and ``seeds``
-    how many distinct ones they hold (a row without ``draw`` is draw 0). None when ``runs`` is empty."""
-    if not runs:
-        return None
-    vals = [r[key] if r[key] is not None else r["sim_s"] for r in runs]
-    return {"mean": float(np.mean(vals)), "low": float(min(vals)), "high": float(max(vals)), "n": len(vals),
-            "censored": sum(r[key] is None for r in runs), "draws": len({r.get("draw", 0) for r in runs}),
-            "seeds": len({r.get("seed") for r in runs})}

@@ -1,9 +1,9 @@
 """Analyses of HASFL's training runs beside the bound, shared by the training notebooks and the claims: the
-constants-mode variants of a method (:func:`variants`, :func:`split_variant`), the bound's predicted rounds against
-the measured ones (:func:`bound_vs_training`), the paper's claims as ratios (:func:`claim_ratios`) and the
-calibration committed at another profile (:func:`committed_fit`). Split out of :mod:`fedlib.lab.hasfl.runs.train_plan`
-(which re-exports them); nothing here computes a cached record. The single-use analyses (decisions at several ε,
-the ε sweep, the β estimators, a calibration's transfer) are ``hasfl_5_train_figures``' own cells."""
+constants-mode variants of a method (:func:`variants`, :func:`split_variant`), the paper's claims as ratios
+(:func:`claim_ratios`) and the calibration committed at another profile (:func:`committed_fit`). Split out of
+:mod:`fedlib.lab.hasfl.runs.train_plan` (which re-exports them); nothing here computes a cached record. The
+single-use analyses (the bound's predicted rounds against the measured ones, decisions at several ε, the ε sweep,
+the β estimators, a calibration's transfer) are ``hasfl_5_train_figures``' own cells."""
 from __future__ import annotations
 
 from fedlib.core.validate import check_choice
@@ -29,43 +29,6 @@ def split_variant(method: str) -> tuple[str, str | None]:
     a plain method -> ``(method, None)`` (it uses the settings' constants)."""
     base, _, mode = method.partition("-")
     return (base, mode) if mode in VARIANT_MODES.get(base, ()) else (method, None)
-
-
-def bound_vs_training(rows: list[dict], figure: str, setting: str, reference: dict) -> list[dict]:
-    """For one figure's runs in one setting: the bound's predicted ratio of rounds-to-ε against ``reference``
-    (a row's ``method``/``batch``/``cut``, e.g. fixed b = 16 at cut 8) beside the measured ratio of
-    rounds-to-target. Corollary 1: R ∝ 1/(ε − floor); the shared ε is 1.1 x the largest floor among the runs,
-    so that every run's ε is reachable. Ratios > 1: slower than the reference. Seeds are averaged. Only the runs
-    whose decision used the reference's constants mode are compared (floors under other constants, e.g. the
-    calibrated variants', are on another scale; :func:`calibration_table` sets those beside training)."""
-    sel = [r for r in rows if figure in r["figures"] and r["setting"] == setting]
-    modes = {r.get("constants") for r in sel if r["method"] == reference["method"] and
-             r["batch"] == reference.get("batch") and r["cut"] == reference.get("cut")}
-    sel = [r for r in sel if r.get("constants") in modes]
-    if not sel:
-        return []
-    eps = 1.1 * max(r["floor"] for r in sel)
-    groups: dict = {}
-    for r in sel:
-        groups.setdefault((r["method"], r["batch"], r["cut"]), []).append(r)
-    ref = groups.get((reference["method"], reference.get("batch"), reference.get("cut")))
-    if not ref:
-        return []
-
-    def mean(vals):
-        vals = [v for v in vals if v is not None]
-        return sum(vals) / len(vals) if vals else None
-
-    ref_pred = mean([1 / (eps - r["floor"]) for r in ref])
-    ref_meas = mean([r["rounds_to_target"] for r in ref])
-    out = []
-    for (method, batch, cut), rs in groups.items():
-        meas = mean([r["rounds_to_target"] for r in rs])
-        out.append({"figure": figure, "setting": setting, "method": method, "batch": batch, "cut": cut,
-                    "b_mean": mean([r["b_mean"] for r in rs]), "cut_max": max(r["cut_max"] for r in rs),
-                    "pred_ratio": mean([1 / (eps - r["floor"]) for r in rs]) / ref_pred,
-                    "measured_ratio": None if meas is None or not ref_meas else meas / ref_meas})
-    return out
 
 
 def claim_ratios(rows: list[dict]) -> list[dict]:

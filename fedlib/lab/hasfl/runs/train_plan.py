@@ -14,8 +14,8 @@ from fedlib.lab.store import ResultStore
 from fedlib.data import TensorDataset
 from fedlib.split import time_to_target
 from fedlib.hasfl.bound.calibrate import CalibrationFit, calibrated_constants, fit_calibration, fitted_rounds
-from fedlib.lab.hasfl.runs.plan_analysis import (VARIANT_MODES, bound_vs_training,  # noqa: F401  (re-exported)
-                                                 claim_ratios, committed_fit, split_variant, variants)  # noqa: F401  (re-exported)
+from fedlib.lab.hasfl.runs.plan_analysis import (VARIANT_MODES, claim_ratios,  # noqa: F401  (re-exported)
+                                                 committed_fit, split_variant, variants)  # noqa: F401  (re-exported)
 from fedlib.hasfl.optimiser.strategies import STRATEGIES
 from fedlib.hasfl.bound.theory import HasflConstants, bound_floor, rounds_needed
 from fedlib.lab.hasfl.runs.train_config import extension_config, run_config, summary_row, train
@@ -28,9 +28,6 @@ from fedlib.hasfl.bound.problem import Problem
 #: decides from its own seed stream, :func:`fedlib.lab.hasfl.runs.training.decision_stream`; draw 0 is the plan's
 #: only draw before draws existed, and Fig. 5's run at N = ``num_devices``)
 DRAWN_METHODS = ("HABS+RMS", "RBS+RMS")
-
-#: the figure tags of the plan's jobs (:func:`_jobs`)
-FIGURES = ("fig2a", "fig3a", "fig5", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "calibration")
 
 
 @dataclass(frozen=True)
@@ -96,7 +93,7 @@ def calibrated_models(plan: TrainPlan) -> list[int]:
 
 @dataclass(frozen=True)
 class PlanJob:
-    """One run of a :class:`TrainPlan` before its decision: ``figures`` (tags of :data:`FIGURES`), ``settings``
+    """One run of a :class:`TrainPlan` before its decision: ``figures`` (tags: ``fig2a`` ... ``fig11``, ``calibration``), ``settings``
     (the run's model and training), ``setting`` (``iid`` / ``noniid``), ``num_devices`` (N), ``method`` (a
     strategy or variant name; ``fixed`` with ``batch`` and ``cut``), ``batch`` / ``cut`` (None: decided),
     ``scale`` (None: Table I; else ``((key, factor),)``) and ``draw`` (Fig. 9's draw of a random benchmark)."""
@@ -340,7 +337,7 @@ def calibration_table(store: ResultStore, s: TrainSettings, plan: TrainPlan, see
         ``rounds_fit`` (Corollary 1 under the fit, unrounded), and rounds ratios to the reference run (b =
         ``plan.fixed_batch`` at ``plan.fixed_cut`` if calibrated on, else the first run): ``measured_ratio``,
         ``pred_ratio_calibrated`` (fitted ε, κ, λ) and ``pred_ratio_pilot`` (pilot constants at ε = 1.1 x the
-        largest floor of these runs, :func:`bound_vs_training`'s rule; R ∝ 1/(ε − floor)). A seed whose
+        largest floor of these runs, as ``hasfl_5_train_figures`` compares the bound with training; R ∝ 1/(ε − floor)). A seed whose
         calibration fails gives one row with ``kappa`` None and ``note`` = why.
     """
     return [dict(model=plan.models[k], **row) for k in calibrated_models(plan) for seed in seeds

@@ -168,10 +168,12 @@ def check_plan(plan) -> dict:
     """The list fields of a :class:`fedlib.lab.hasfl.runs.train_plan.TrainPlan` as tuples, after checking every field: the
     settings (``iid`` / ``noniid``), models, widths (in (0, 1]), grids, device counts and Fig. 9's methods are
     non-empty lists without repeats of known names / integers >= 1, cuts within the first model's layers,
-    ``fig9_draws`` >= 1, ``num_devices`` >= 2.
+    ``fig9_draws`` >= 1, ``num_devices`` >= 2; ``own_methods``: distinct import paths ``"package.module:fn"`` of
+    strategies of your own, each imported now and naming a function or class (a built-in name refused).
 
     Raises:
-        ValueError / ParameterTypeError: naming the field, its allowed values and the value given."""
+        ValueError / ParameterTypeError: naming the field, its allowed values and the value given (``own_methods``:
+        the path and why, :func:`fedlib.lab.own_components.check_own`)."""
     out = {}
 
     def items(name, check, distinct=True):
@@ -212,23 +214,11 @@ def check_plan(plan) -> dict:
         check_int(f"fixed_cut (calibration of {model})", plan.fixed_cut, 1, top, extra=text)
     check_int("fixed_batch", plan.fixed_batch, 1)
     check_int("num_devices", plan.num_devices, 2)
-    out["own_methods"] = check_own_methods(plan.own_methods)
+    out["own_methods"] = tuple(check_list("own_methods", plan.own_methods, min_len=0, distinct=True))
+    for i, path in enumerate(out["own_methods"]):   # each imported now; a bad path refused naming it (check_own)
+        check_own(path, f"own_methods[{i}]", "my_strategy:compute_proportional", STRATEGIES)
     for name in ("compare_constants", "calibrate_variance"):
         check_bool(name, getattr(plan, name))
-    return out
-
-
-def check_own_methods(paths) -> tuple:
-    """``paths`` (a list of strategies of your own, :attr:`fedlib.lab.hasfl.runs.train_plan.TrainPlan.own_methods`)
-    as a tuple, each an import path ``"package.module:fn"`` that imports now and names a function or class, none
-    repeated (empty: none).
-
-    Raises:
-        ValueError / ParameterTypeError: one line naming ``own_methods``, the path and why (not a path, cannot
-        import, no such name), :func:`fedlib.lab.own_components.check_own`."""
-    out = tuple(check_list("own_methods", paths, min_len=0, distinct=True))
-    for i, path in enumerate(out):
-        check_own(path, f"own_methods[{i}]", "my_strategy:compute_proportional", STRATEGIES)
     return out
 
 
@@ -277,13 +267,6 @@ def training_problem(s: TrainSettings, constants: HasflConstants, eps: float, nu
     devices, servers = sample_system(table_i(num_devices, scale), numpy_rng(seed, "system"))
     profile = model_profile(s.model, ch, size, classes, width=s.width)
     return Problem(profile, devices, servers, constants, s.gamma, eps, s.interval)
-
-
-def floors_by_cut(problem: Problem, b: int = 16) -> list[float]:
-    """The bound's floor (R -> inf) at uniform batch size ``b`` for every common cut 1..L (C1 needs ε above it)."""
-    n, L = problem.num_devices, problem.profile.num_layers
-    return [float(bound_floor(problem.constants, problem.gamma, np.full(n, float(b)), j, problem.interval))
-            for j in range(1, L + 1)]
 
 
 def decision_stream(method: str, draw: int = 0) -> str:
