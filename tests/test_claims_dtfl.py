@@ -5,10 +5,19 @@ import json
 import pytest
 
 from fedlib.lab.verdicts import Censored, MissingMetrics, find, judge
-from fedlib.lab.dtfl import claims
+from fedlib.lab.dtfl import claims, setup_rows
+from fedlib.lab.notebooks import NOTEBOOK_DIR
 from fedlib.lab.tables import metrics_dir
 
 FOLDER = metrics_dir(claims.PROFILE)
+
+
+def _setup_cell(nb: str) -> str:
+    """The source of the notebook's Setup cell: the one code cell that calls ``story.setup_section``."""
+    cells = ["".join(c["source"]) for c in json.loads((NOTEBOOK_DIR / "dtfl" / f"{nb}.ipynb").read_text())["cells"]
+             if c["cell_type"] == "code" and "story.setup_section(" in "".join(c["source"])]
+    assert len(cells) == 1, nb
+    return cells[0]
 
 
 def _metrics(nb):
@@ -24,7 +33,8 @@ def test_every_notebook_decides_a_claim():
     assert {c.notebook for c in claims.CLAIMS} == {f"dtfl_{i}_{n}" for i, n in enumerate(
         ["profiles", "table1", "fig3", "training", "baselines", "scaling", "privacy"], 1)}
     # the worked example (a scheduler of your own) has Setup rows but decides no claim of the paper
-    assert set(claims.SETUP) == set(claims.DEVIATIONS) == {c.notebook for c in claims.CLAIMS} | {"dtfl_your_method"}
+    for nb in {c.notebook for c in claims.CLAIMS} | {"dtfl_your_method"}:
+        assert "story.setup_section(globals(), setup_table, setup_deviations)" in _setup_cell(nb), nb
 
 
 def test_table3_saving_vs_fedavg():
@@ -180,13 +190,14 @@ def test_every_claim_that_compares_with_fedgkt_names_its_measure():
         assert moved == fedgkt, (c.id, moved, c.deviation)
     # the deviation named is where our FedGKT differs from FedML (the xfails), not FedML's own mean of composites
     assert "1 epoch" in claims.FEDGKT_DIFFERS and "stem" in claims.FEDGKT_DIFFERS and "1/n share" in claims.FEDGKT_DIFFERS
-    assert any(claims.FEDGKT_EVAL in d for d in claims.DEVIATIONS["dtfl_5_baselines"])
-    assert any(claims.FEDGKT_EVAL in d for d in claims.DEVIATIONS["dtfl_6_scaling"])
+    for nb in ("dtfl_5_baselines", "dtfl_6_scaling"):     # the notebooks that show FedGKT state its evaluation
+        assert "setup_rows.FEDGKT_EVAL" in _setup_cell(nb).split("setup_deviations = ")[1], nb
+    assert "FedGKT has no global model" in setup_rows.FEDGKT_EVAL
 
 
 def test_patch_shuffling_reason_names_resnet56_not_a_vit():
-    text = " ".join(claims.DEVIATIONS["dtfl_7_privacy"]) + " ".join(str(r[2]) for r in claims.SETUP["dtfl_7_privacy"])
-    assert "ViT" not in text and "ResNet-56" in claims.SHUFFLE_SETTINGS
+    text = _setup_cell("dtfl_7_privacy")                  # its Setup rows and deviations
+    assert "ViT" not in text and "setup_rows.SHUFFLE_SETTINGS" in text and "ResNet-56" in claims.SHUFFLE_SETTINGS
     assert find(claims.CLAIMS, "table5_shuffle_cost").deviation == claims.SHUFFLE_SETTINGS
 
 

@@ -9,9 +9,10 @@ from fedlib.lab.parallel import map_jobs
 from fedlib.dtfl import TimeModel, sample_participants, simulate, tier_costs
 from fedlib.lab.dtfl import compare as dc
 from fedlib.lab.dtfl import experiments as dx
-from fedlib.lab.dtfl.experiments import Setup
 from fedlib.dtfl.timing import PROFILES
 from fedlib.split import resnet20
+
+from dtfl_jobs import baseline_entry
 
 
 def test_sample_participants_counts_and_stream():
@@ -77,7 +78,7 @@ def test_every_method_of_a_setting_sees_one_system(fmnist, monkeypatch):
     kw = dict(case="all", setting="noniid", seed=3, target_acc=0.5, change_every=2, change_frac=0.3, fraction=0.2)
     runs = {"dtfl": dx.run_entry(_FixedRecord(), s, fmnist, num_tiers=7, **kw)}
     for method in dc.METHODS[1:]:
-        runs[method] = dc.baseline_entry(_FixedRecord(), s, fmnist, method, **kw)
+        runs[method] = baseline_entry(_FixedRecord(), s, fmnist, method, **kw)
     assert len(seen) == len(dc.METHODS) == 5
 
     # the system the setting defines: 5 profiles, 2 clients each at the start (shuffled), 3 of 10 clients move
@@ -176,12 +177,6 @@ def test_eval_interval():
     assert [dc.eval_interval(r, 12) for r in (40, 16, 8, 12, 300)] == [3, 1, 1, 1, 25]
     with pytest.raises(ValueError, match="evals"):
         dc.eval_interval(40, 0)
-
-
-def test_job_cost_by_hand():
-    s = Setup(model="resnet38", train_subset=1000, rounds=12)
-    assert dc.job_cost(dict(s=s, method="fedavg")) == 38 * 12 * 1000
-    assert dc.job_cost(dict(s=s, method="fedgkt", fraction=0.1)) == pytest.approx(38 * 12 * 1000 * 0.1 * 1.3)
 
 
 def _tiny(fmnist):

@@ -47,7 +47,7 @@ def test_server_momentum_by_hand_over_two_rounds(my_baseline):
 
 def test_fedavgm_runs_beside_fedavg_keyed_by_its_source_the_same_in_this_process_and_in_workers(
         my_baseline, tmp_path):
-    from fedlib.lab.dtfl.compare import compare_job
+    from dtfl_jobs import compare_job
     from fedlib.lab.dtfl.experiments import Setup
     from fedlib.lab.parallel import map_jobs
     from fedlib.lab.store import ResultStore

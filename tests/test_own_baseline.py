@@ -1,4 +1,4 @@
-"""A baseline of your own in DTFL's comparison (fedlib.lab.dtfl.compare.compare_job(method="package.module:fn")):
+"""A baseline of your own in DTFL's comparison (compare_job(method="package.module:fn") of tests/dtfl_jobs.py, the runs the notebooks build in their cells):
 each worker imports it by its path, its records are keyed by its path and its module's source (never returned for
 another function, re-keyed by an edit of its module only), the figures draw it by its name, and a bad one is
 refused in one line naming it, before anything is stored."""
@@ -9,8 +9,10 @@ import matplotlib
 import pytest
 
 from fedlib.lab.dtfl import experiments as dx
-from fedlib.lab.dtfl.compare import baseline_system, check_baseline, compare_job
+from fedlib.lab.dtfl.compare import baseline_system, check_baseline
 from fedlib.lab.parallel import map_jobs
+
+from dtfl_jobs import compare_job
 
 import own_baselines
 

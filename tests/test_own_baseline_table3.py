@@ -19,11 +19,13 @@ from fedlib.lab import notebooks
 from fedlib.lab.dtfl import claims
 from fedlib.lab.dtfl import experiments as dx
 from fedlib.lab.dtfl.checks import check_dtfl_5_baselines
-from fedlib.lab.dtfl.compare import baseline_system, compare_job, own_baseline_key, own_record
+from fedlib.lab.dtfl.compare import baseline_system, own_baseline_key, own_record
 from fedlib.lab.dtfl.compare_plots import fig2_accuracy_vs_time, line_style, method_colour, method_label
 from fedlib.lab.params import parameter_values
 from fedlib.lab.tables import metrics_dir
 from fedlib.lab.verdicts import judge
+
+from dtfl_jobs import compare_job
 
 matplotlib.use("Agg")
 pytestmark = pytest.mark.usefixtures("one_thread")

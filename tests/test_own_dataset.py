@@ -10,8 +10,9 @@ import pytest
 from fedlib.data import DATASET_SHAPES, load_dataset
 from fedlib.lab import datasets as own
 from fedlib.lab.dtfl import experiments as dx
-from fedlib.lab.dtfl.compare import compare_job
 from fedlib.lab.parallel import map_jobs
+
+from dtfl_jobs import compare_job
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

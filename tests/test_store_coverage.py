@@ -156,10 +156,11 @@ def test_dtfl_training_keys_cover_their_code(tracer, tmp_path, tiny, backend, mo
 
 
 def test_dtfl_baseline_and_privacy_keys_cover_their_code(tracer, tmp_path, tiny):
-    from fedlib.lab.dtfl import compare, experiments
+    from dtfl_jobs import baseline_entry
+    from fedlib.lab.dtfl import experiments
     store = experiments.result_store(str(tmp_path))
     s = experiments.Setup(**DTFL_SETUP)
-    compare.baseline_entry(store, s, tiny, "fedavg", "iid", 0, 0.5)
+    baseline_entry(store, s, tiny, "fedavg", "iid", 0, 0.5)
     cfg, cuts = s.config("iid", 0), np.full((s.rounds, s.num_clients), 2)   # dtfl_7_privacy's run: every client at cut 2
     store.get_or_run(dict(kind="dtfl_privacy", **cfg.to_dict(), dcor_alpha=0.25),
                      partial(privacy_record, cfg, tiny, cuts, 2, 0.25, 1, 0, s.train_subset, 16, 8, 1))

@@ -1,5 +1,5 @@
-"""DTFL's claims, the rule that judges each and how each reads the metrics; the Setup rows of its notebooks are
-re-exported from :mod:`fedlib.lab.dtfl.setup_rows`.
+"""DTFL's claims, the rule that judges each and how each reads the metrics (each notebook's Setup rows are its own
+cell's, around the shared ones of :mod:`fedlib.lab.dtfl.setup_rows`).
 
 Read by :mod:`fedlib.lab.tables` (the README's verdict table, from the committed ``converged`` metrics) and by each
 notebook's Verdict cell (:func:`fedlib.lab.story.verdict_section` on the metrics the notebook just wrote). The
@@ -30,7 +30,7 @@ from typing import Any, Mapping
 
 from fedlib.lab.verdicts import (AtLeast, AtMost, Better, Censored, Claim, Trend, Unjudged, accuracy_se, at_scale,
                                  difference_se, registered)
-from fedlib.lab.dtfl.setup_rows import DEVIATIONS, FEDGKT_EVAL, SETUP, SHUFFLE_SETTINGS  # noqa: F401  (SETUP, DEVIATIONS: the notebooks' Setup rows, re-exported)
+from fedlib.lab.dtfl.setup_rows import SHUFFLE_SETTINGS
 
 PROFILE = "converged"
 SUMMARY = {"title": "DTFL: dynamic tiering-based federated learning", "ref": "arXiv:2312.05642",

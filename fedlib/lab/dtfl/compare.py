@@ -7,7 +7,8 @@ DTFL runs its tier scheduler (:func:`fedlib.lab.dtfl.experiments.run_entry`), th
 :func:`fedlib.dtfl.baseline_time.simulate_method` (FLOPs per side and the bytes of every message, the same
 speeds and time noise). Time to target, its parts and the metrics row follow :func:`fedlib.lab.dtfl.time_to_target`.
 A baseline of your own (a function named by import path, trained as the built-ins are and charged by one of their
-time models) runs beside them: :func:`own_baseline_entry`. The privacy runs of Table 5 are designed in
+time models) runs beside them: :func:`own_baseline_key` and :func:`own_record`. The notebooks compose the runs in
+their own cells (``dtfl_5_baselines``, ``dtfl_6_scaling``, ``dtfl_your_method``). The privacy runs of Table 5 are designed in
 ``dtfl_7_privacy`` itself (:func:`fedlib.dtfl.privacy.privacy_record` through the store).
 """
 from __future__ import annotations
@@ -19,18 +20,17 @@ import time
 import numpy as np
 import torch
 
-from fedlib.core.components import is_path, resolve
+from fedlib.core.components import is_path
 from fedlib.lab.datasets import dataset_key, on_reshape
 from fedlib.lab.own_components import check_own, load_own
-from fedlib.lab.store import ResultStore, component_key
+from fedlib.lab.store import ResultStore
 from fedlib.core.validate import ParameterTypeError, check_choice, check_float, check_int, check_list
 from fedlib.data import TensorDataset
 from fedlib.split.models import make_model
 from fedlib.dtfl.baseline_time import method_costs, simulate_method
-from fedlib.dtfl.baselines import BASELINE_CUTS, baseline_record
-from fedlib.lab.dtfl.experiments import DATASET_SHAPES, Setup, case_name, dataset_by_name, plateau, run_entry, system_inputs, time_to_target
+from fedlib.dtfl.baselines import BASELINE_CUTS
+from fedlib.lab.dtfl.experiments import DATASET_SHAPES, Setup, case_name, plateau, system_inputs, time_to_target
 from fedlib.dtfl.fedgkt import GKT_SERVER_EPOCHS, gkt_client_model, gkt_server_model
-from fedlib.dtfl.scheduler import TierScheduler
 from fedlib.dtfl.training import keyed_by_backend
 
 METHODS = ("dtfl", "fedavg", "splitfed", "fedyogi", "fedgkt")
@@ -123,52 +123,6 @@ def baseline_row(rec: dict, sim: dict, cfg, method: str, setting: str, target_ac
                 mean_tier=None, **plateau(rec), elapsed_s=rec["elapsed_s"][-1], wall_s=time.perf_counter() - t0)
 
 
-def baseline_entry(store: ResultStore, s: Setup, data: TensorDataset, method: str, setting: str, seed: int,
-                   target_acc: float, case: str = "all", change_every: int = 0, change_frac: float = 0.3,
-                   fraction: float = 1.0, device: str = "cpu") -> dict:
-    """One baseline run: its simulated system (the setting's, :func:`system_inputs`) and its training through
-    ``store`` (:func:`baseline_key`); returns ``{"row", "record", "sim"}`` with the row of :func:`baseline_row`."""
-    check_choice("method", method, METHODS[1:])
-    t0 = time.perf_counter()
-    sim, part = baseline_system(s, data, method, setting, seed, case, change_every, change_frac, fraction)
-    cfg = s.config(setting, seed)
-    store, config, backend = baseline_key(store, cfg, method, s.rounds, part, device)
-    rec = store.get_or_run(config, functools.partial(baseline_record, cfg, data, TRAINED_AS.get(method, method),
-                                                     s.rounds, part, device, backend))
-    row = baseline_row(rec, sim, cfg, method, setting, target_acc, t0, case, fraction)
-    return {"row": row, "record": rec, "sim": sim}
-
-
-def compare_job(store: ResultStore, s: Setup, method, **kwargs) -> dict:
-    """One method's run for a setting (a job for :func:`fedlib.lab.map_jobs`): DTFL through
-    :func:`fedlib.lab.dtfl.experiments.run_entry` (``num_tiers`` default 7; ``method`` an import path
-    ``"package.module:Class"`` naming a :class:`fedlib.dtfl.TierScheduler` subclass: DTFL with that scheduler of
-    your own), a built-in baseline through :func:`baseline_entry`, and a baseline of your own (``method`` an import
-    path ``"package.module:function"``, or the function itself when it can be imported by its path) through
-    :func:`own_baseline_entry`. Each worker imports a component of yours by its path; the dataset of ``s`` is loaded
-    by name.
-
-    Raises:
-        ValueError / ParameterTypeError: a path that does not import, or names neither a TierScheduler subclass
-            nor a function; a function workers cannot import (a lambda, a closure: define it at the top level of
-            a module of your own); as the entries (naming the parameter), before any work."""
-    if callable(method) and not isinstance(method, str):          # the function itself: by its import path
-        method = component_key(method, "method")["path"]
-    if is_path(method):
-        obj = resolve(method, "method", METHODS)
-        if isinstance(obj, type) and not issubclass(obj, TierScheduler):
-            raise ParameterTypeError(f"method {method!r} must name a fedlib.dtfl.TierScheduler subclass (a scheduler "
-                                     f"of your own) or a function (a baseline of your own), got class {obj!r}")
-    data = dataset_by_name(s.dataset)
-    if method in ("dtfl", "dtfl_authors") or (is_path(method) and isinstance(obj, type)):   # yours: DTFL with it
-        kwargs.setdefault("num_tiers", 7)
-        scheduler = {"dtfl": "ours", "dtfl_authors": "authors"}.get(method, method)
-        return run_entry(store, s, data, scheduler=scheduler, **kwargs)
-    if is_path(method):
-        return own_baseline_entry(store, s, data, method, **kwargs)
-    return baseline_entry(store, s, data, method, **kwargs)
-
-
 #: what a baseline of your own is called with, in this order (what the built-in baselines' records are computed
 #: from, :func:`fedlib.dtfl.baselines.baseline_record`)
 BASELINE_ARGS = ("cfg", "data", "rounds", "participants", "device", "backend")
@@ -178,7 +132,7 @@ RECORD_FIELDS = ("round", "test_acc", "test_loss", "train_loss", "elapsed_s")
 
 def check_baseline(baseline, what: str = "baseline"):
     """The function ``baseline`` names: a baseline of your own, ``fn(cfg, data, rounds, participants, device,
-    backend) -> record`` (:func:`own_baseline_entry`), by import path ``"package.module:function"`` into a module
+    backend) -> record`` (:func:`own_record`), by import path ``"package.module:function"`` into a module
     of your own; a built-in name, a path into ``fedlib`` itself or a function of other parameters is refused.
 
     Raises:
@@ -237,43 +191,9 @@ def check_record(baseline: str, rec, rounds: int) -> dict:
     return rec
 
 
-def own_baseline_entry(store: ResultStore, s: Setup, data: TensorDataset, baseline: str, setting: str, seed: int,
-                       target_acc: float, case: str = "all", change_every: int = 0, change_frac: float = 0.3,
-                       fraction: float = 1.0, device: str = "cpu", charged_as: str = "fedavg") -> dict:
-    """One run of a baseline of your own: ``baseline`` = ``"package.module:function"`` names ``fn(cfg, data,
-    rounds, participants, device, backend)``, called with what the built-in baselines are computed from
-    (:func:`fedlib.dtfl.baselines.baseline_record`): ``cfg`` the setting's :class:`fedlib.dtfl.DtflConfig`
-    (model, clients, batch, Adam lr, partition, seed), ``data`` the :class:`fedlib.data.TensorDataset` (``cfg``'s
-    subsets not yet applied), ``rounds`` = R, ``participants`` ``[R, K]`` bools or None (all clients), ``device``
-    and the split engine's ``backend`` (``"loop"`` / ``"stacked"``). It returns a record as
-    :func:`fedlib.dtfl.run_baseline` does (:func:`check_record`; built from the public ``fedlib.dtfl`` functions,
-    e.g. ``run_baseline``, ``run_engine``). Its system is that of the same setting
-    (:func:`baseline_system`) charged as the built-in baseline ``charged_as`` (default FedAvg's: every client
-    trains the whole model; the time model never enters the record).
-
-    The record's key holds ``baseline``'s path and the hash of its module's source
-    (:func:`fedlib.lab.own_components.load_own`: the module imported again after an edit), so an edit re-keys its
-    records only and two functions never share one. Returns ``{"row", "record", "sim"}``: the row of
-    :func:`baseline_entry` with ``method`` the path, ``charged_as`` and ``baseline_code``.
-
-    Raises:
-        ValueError / ParameterTypeError: as :func:`check_baseline` and :func:`baseline_system`, before any work;
-            as :func:`check_record` after the run, before anything is stored."""
-    check_baseline(baseline, "method")
-    check_choice("charged_as", charged_as, METHODS[1:])
-    t0 = time.perf_counter()
-    sim, part = baseline_system(s, data, charged_as, setting, seed, case, change_every, change_frac, fraction)
-    cfg = s.config(setting, seed)
-    store, config, backend = own_baseline_key(store, cfg, baseline, s.rounds, part, device)
-    rec = store.get_or_run(config, functools.partial(own_record, baseline, cfg, data, s.rounds, part, device, backend))
-    row = dict(baseline_row(rec, sim, cfg, baseline, setting, target_acc, t0, case, fraction), charged_as=charged_as,
-               baseline_code=config["baseline"]["code"])
-    return {"row": row, "record": rec, "sim": sim}
-
-
 def own_baseline_key(store: ResultStore, cfg, baseline: str, rounds: int, participants=None,
                      device: str = "cpu") -> tuple:
-    """The store, key and backend of a baseline of your own (:func:`own_baseline_entry`): ``(store, config,
+    """The store, key and backend of a baseline of your own (:func:`own_record`): ``(store, config,
     backend)``, as :func:`baseline_key` for the built-in ones. The key holds ``baseline``'s path and the hash of its
     module's source (:func:`fedlib.lab.own_components.load_own`), the config, the rounds, the participants ``[R, K]``
     bools (or None: all clients) and the split engine's backend where it is not the loop; ``config["baseline"]``
@@ -290,9 +210,20 @@ def own_baseline_key(store: ResultStore, cfg, baseline: str, rounds: int, partic
 
 
 def own_record(baseline: str, cfg, data: TensorDataset, rounds: int, participants, device: str, backend: str) -> dict:
-    """The record of the baseline of your own ``baseline`` (its function called with ``cfg, data, rounds,
-    participants, device, backend``, :func:`own_baseline_entry`), checked by :func:`check_record`, with its
-    ``method`` (the path) and the data's ``data_source``: what :func:`own_baseline_key`'s key stores."""
+    """The record of the baseline of your own ``baseline`` = ``"package.module:function"``, checked by
+    :func:`check_record`, with its ``method`` (the path) and the data's ``data_source``: what
+    :func:`own_baseline_key`'s key stores. Its function ``fn(cfg, data, rounds, participants, device, backend)`` is
+    called with what the built-in baselines are computed from (:func:`fedlib.dtfl.baselines.baseline_record`):
+    ``cfg`` the setting's :class:`fedlib.dtfl.DtflConfig` (model, clients, batch, Adam lr, partition, seed),
+    ``data`` the :class:`fedlib.data.TensorDataset` (``cfg``'s subsets not yet applied), ``rounds`` = R,
+    ``participants`` ``[R, K]`` bools or None (all clients), ``device`` and the split engine's ``backend``
+    (``"loop"`` / ``"stacked"``); it returns a record as :func:`fedlib.dtfl.run_baseline` does (built from the public
+    ``fedlib.dtfl`` functions, e.g. ``run_baseline``, ``run_engine``). Its system is that of the same setting
+    (:func:`baseline_system`), charged as a built-in baseline (the notebooks: FedAvg's; the time model never enters
+    the record); the key holds its path and its module's source, so an edit re-keys its records only.
+
+    Raises:
+        ValueError / ParameterTypeError: as :func:`check_record`, after the run, before anything is stored."""
     fn, _ = load_own(baseline, "method", METHODS)
     rec = fn(cfg, data, rounds, None if participants is None else participants.copy(), device, backend)
     return dict(check_record(baseline, rec, rounds), method=baseline, data_source=data.source)
@@ -306,16 +237,6 @@ def eval_interval(rounds: int, evals: int) -> int:
         ValueError / ParameterTypeError: ``rounds`` or ``evals`` not an integer >= 1.
     """
     return max(1, check_int("rounds", rounds, 1) // check_int("evals", evals, 1))
-
-
-def job_cost(job: dict) -> float:
-    """A relative running time of a :func:`compare_job` (for :func:`fedlib.lab.map_jobs`'s ``cost``: costliest
-    first): model depth x rounds x training samples x the sampled fraction, x 1.3 for FedGKT (its extra
-    feature-extraction and server passes; measured 113 s vs 85-90 s for the others on ResNet-20 at quick)."""
-    s = job["s"]
-    depth = int(s.model.removeprefix("resnet"))
-    samples = s.train_subset or 60_000
-    return depth * s.rounds * samples * job.get("fraction", 1.0) * (1.3 if job["method"] == "fedgkt" else 1.0)
 
 
 def reductions(rows: list[dict]) -> list[dict]:
