@@ -120,3 +120,22 @@ def test_an_edited_hasfl_strategy_decides_by_its_new_source(module_dir):
     _write(module_dir, "reload_strategy", HASFL_STRATEGY.format(cap=16))
     assert decide(problem, "reload_strategy:capped", 4)["b"] == [16, 16, 16]
     json.dumps(decide(problem, "reload_strategy:capped", 5))                   # a decision, as the notebooks keep
+
+
+def test_an_edited_hasfl_strategy_is_compared_by_its_new_source(module_dir):
+    """hasfl_your_method's predicted comparison (``compare_strategies``) after an edit of the strategy in a live
+    kernel: Θ of the new source (before, the module Python already held ran: b stayed 64). Planted: the reload in
+    ``compare_strategies`` dropped -> red."""
+    from fedlib.hasfl import HasflConstants
+    from fedlib.lab.hasfl.runs.experiments import compare_strategies
+    from fedlib.lab.hasfl.runs.training import TrainSettings, decide, training_problem
+
+    problem = training_problem(TrainSettings(width=0.0625), HasflConstants(10.0, np.full(16, 0.01), np.ones(16), 2.3),
+                               50.0, 3, 0)
+    _write(module_dir, "reload_strategy", HASFL_STRATEGY.format(cap=64))
+    import reload_strategy                                    # held by this process, as after a first run  # noqa: F401
+    theta64 = compare_strategies(problem, 1, 0, ("reload_strategy:capped",))[0]["theta"]
+    _write(module_dir, "reload_strategy", HASFL_STRATEGY.format(cap=16))
+    theta16 = compare_strategies(problem, 1, 0, ("reload_strategy:capped",))[0]["theta"]
+    assert theta16 != theta64
+    assert theta16 == decide(problem, "reload_strategy:capped", 0)["theta"]    # the decision of the new source

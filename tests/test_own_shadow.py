@@ -140,3 +140,18 @@ def test_a_kernel_that_changes_folder_runs_each_folders_file(folders, monkeypatc
         monkeypatch.chdir(folders[letter])
         fn, code = own_components.load_own("shadow_mod:fn", "thing")
         assert (fn(), code) == (letter, source_hash([f"shadow_ref_{letter}"]))
+
+
+def test_the_hash_reads_the_file_of_the_module_held_when_another_folders_was_hashed_first(folders):
+    """``a``'s module hashed (its file list cached), then dropped and ``b``'s imported by the user's own code, with
+    no ``follow_path`` in between (nothing held from another file is left to drop): the hash is ``b``'s, the source
+    that runs. Before: the cached list still named ``a``'s file, so a record computed by ``b``'s code was keyed by
+    ``a``'s source. Planted: ``fedlib.lab.code_hash._files_run`` returning the cached list unchecked -> red."""
+    _use(folders["a"])
+    import shadow_mod
+    assert shadow_mod.fn() == "a" and source_hash(["shadow_mod"]) == source_hash(["shadow_ref_a"])
+    sys.modules.pop("shadow_mod")
+    _use(folders["b"])
+    import shadow_mod                                            # noqa: F811 (b's, imported anew)
+    assert shadow_mod.fn() == "b"
+    assert source_hash(["shadow_mod"]) == source_hash(["shadow_ref_b"])

@@ -8,6 +8,7 @@ import ast
 import functools
 import hashlib
 import importlib.util
+import sys
 from pathlib import Path
 from typing import Sequence
 
@@ -65,6 +66,18 @@ def _module_files(name: str) -> tuple[Path, ...]:
     return (Path(spec.origin).resolve(),)
 
 
+def _files_run(name: str) -> tuple[Path, ...]:
+    """:func:`_module_files` of ``name``, checked against the module this process holds under that name: when the
+    cached list does not hold its file (a module of the same name from another folder, imported since the list was
+    made), the list is made again, so that the hash is of the source that runs (issue 70, item 1)."""
+    files = _module_files(name)
+    held = getattr(sys.modules.get(name), "__file__", None)
+    if held is not None and Path(held).resolve() not in files:
+        _module_files.cache_clear()
+        files = _module_files(name)
+    return files
+
+
 def source_hash(modules: Sequence[str]) -> str:
     """SHA-256 (hex, 16 chars) of what the named importable modules or packages do (a package: every ``*.py``
     file below its folder but a ``__main__.py``, its command line): each file's syntax tree with docstrings removed (comments and layout are not in a
@@ -82,7 +95,7 @@ def source_hash(modules: Sequence[str]) -> str:
         raise ParameterTypeError(f"code must be a sequence of module names, got {modules!r}")
     if not modules:
         raise ValueError("code must name at least one module")
-    files = {f for m in set(modules) for f in _module_files(m)}
+    files = {f for m in set(modules) for f in _files_run(m)}
     digests = sorted(d for d in map(_file_digest, files) if d is not None)
     return hashlib.sha256("".join(digests).encode()).hexdigest()[:16]
 

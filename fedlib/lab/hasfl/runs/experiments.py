@@ -10,6 +10,7 @@ import time
 import numpy as np
 
 from fedlib.lab.datasets import check_dataset_name, dataset_key
+from fedlib.lab.own_components import load_own
 from fedlib.lab.store import RECORD_CODE, ResultStore
 from fedlib.core.components import is_path
 from fedlib.core import numpy_rng
@@ -133,7 +134,9 @@ def compare_strategies(problem: Problem, num_draws: int, seed: int, strategies=S
     """Θ of every strategy on ``problem``; random strategies are drawn ``num_draws`` times (seeded).
 
     ``strategies``: names of :data:`STRATEGIES` or a strategy of your own by import path ``"package.module:fn"``
-    (:func:`fedlib.hasfl.optimiser.strategies.own_strategy`, drawn ``num_draws`` times too, since it may be random);
+    (:func:`fedlib.hasfl.optimiser.strategies.own_strategy`, drawn ``num_draws`` times too, since it may be random;
+    its module imported again when edited since its last load, :func:`fedlib.lab.own_components.load_own`, so that a
+    live kernel compares the source on disk, as every other route of a component of your own does);
     draw k of each comes from the ``system/<name>`` stream of ``seed``, so the first draw is the decision
     :func:`fedlib.lab.hasfl.runs.training.decide` trains.
 
@@ -143,6 +146,8 @@ def compare_strategies(problem: Problem, num_draws: int, seed: int, strategies=S
     """
     rows = []
     for name in strategies:
+        if is_path(name):          # imported again if edited since its last load: Θ of the source on disk now
+            load_own(name, "strategy", STRATEGIES)
         t0 = time.perf_counter()
         draws = 1 if name == "HASFL" else num_draws
         rng = numpy_rng(seed, f"system/{name}")
