@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from fedlib import dtfl, hasfl, hist, split
-from fedlib.lab import hasfl as hasfl_lab
+from fedlib.lab.hasfl.runs.train_plan import TrainPlan
 from fedlib.core import ParameterTypeError, check_choice, check_float, check_int, check_list
 from fedlib.lab.store import ResultStore, config_key
 from fedlib.core import estimators, seeding
@@ -461,18 +461,18 @@ CASES = [
     ("random_instance-cuts-low-above-L", lambda: random_instance(0, num_cuts=(20, 30)), ValueError,
      "num_cuts"),
     # hasfl: training decisions, TrainPlan, run_plan, calibration
-    ("plan-settings-str", lambda: hasfl_lab.TrainPlan(settings="iid"), TypeError, "settings"),
-    ("plan-settings-unknown", lambda: hasfl_lab.TrainPlan(settings=("iid", "foo")), ValueError, "settings"),
-    ("plan-settings-repeat", lambda: hasfl_lab.TrainPlan(settings=("iid", "iid")), ValueError, "settings"),
-    ("plan-settings-set", lambda: hasfl_lab.TrainPlan(settings={"iid"}), TypeError, "settings"),
-    ("plan-models-unknown", lambda: hasfl_lab.TrainPlan(models=("vgg19",), widths=(0.25,)), ValueError, "models"),
-    ("plan-cut_grid-0", lambda: hasfl_lab.TrainPlan(cut_grid=(0,)), ValueError, "cut_grid"),
-    ("plan-cut_grid-nan", lambda: hasfl_lab.TrainPlan(cut_grid=(NAN,)), TypeError, "cut_grid"),
-    ("plan-cut_grid-above-L", lambda: hasfl_lab.TrainPlan(cut_grid=(99,)), ValueError, "cut_grid"),
-    ("plan-cut_grid-bool", lambda: hasfl_lab.TrainPlan(cut_grid=(True,)), TypeError, "cut_grid"),
-    ("plan-fixed_cut-0", lambda: hasfl_lab.TrainPlan(fixed_cut=0), ValueError, "fixed_cut"),
-    ("plan-fixed_cut-above-L", lambda: hasfl_lab.TrainPlan(fixed_cut=99), ValueError, "fixed_cut"),
-    ("plan-n_methods-unknown", lambda: hasfl_lab.TrainPlan(n_methods=("foo",)), ValueError, "n_methods"),
+    ("plan-settings-str", lambda: TrainPlan(settings="iid"), TypeError, "settings"),
+    ("plan-settings-unknown", lambda: TrainPlan(settings=("iid", "foo")), ValueError, "settings"),
+    ("plan-settings-repeat", lambda: TrainPlan(settings=("iid", "iid")), ValueError, "settings"),
+    ("plan-settings-set", lambda: TrainPlan(settings={"iid"}), TypeError, "settings"),
+    ("plan-models-unknown", lambda: TrainPlan(models=("vgg19",), widths=(0.25,)), ValueError, "models"),
+    ("plan-cut_grid-0", lambda: TrainPlan(cut_grid=(0,)), ValueError, "cut_grid"),
+    ("plan-cut_grid-nan", lambda: TrainPlan(cut_grid=(NAN,)), TypeError, "cut_grid"),
+    ("plan-cut_grid-above-L", lambda: TrainPlan(cut_grid=(99,)), ValueError, "cut_grid"),
+    ("plan-cut_grid-bool", lambda: TrainPlan(cut_grid=(True,)), TypeError, "cut_grid"),
+    ("plan-fixed_cut-0", lambda: TrainPlan(fixed_cut=0), ValueError, "fixed_cut"),
+    ("plan-fixed_cut-above-L", lambda: TrainPlan(fixed_cut=99), ValueError, "fixed_cut"),
+    ("plan-n_methods-unknown", lambda: TrainPlan(n_methods=("foo",)), ValueError, "n_methods"),
     ("fit_calibration-target-nan", lambda: hasfl_calibrate.fit_calibration(CONSTS, 0.1, 2, 2, 2, [1, 2], [10, 20], NAN),
      ValueError, "target_acc"),
     ("fitted_rounds-cut-0", lambda: hasfl_calibrate.fitted_rounds(CONSTS, 0.1, [2, 2], 0, 2, 1.0), ValueError, "cut"),
