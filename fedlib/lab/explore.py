@@ -8,7 +8,8 @@ An explorer (``notebooks/<paper>/<paper>_explore.ipynb``) is three things a pape
 - ``compute(**values) -> dict``: a plain function of the controls' values that only calls the library (the tests
   call it directly); it raises ``ValueError`` / :class:`fedlib.core.validate.ParameterTypeError` naming the field
   for bad input, as every library function does;
-- views ``view(result) -> displayable`` (a :class:`fedlib.lab.story` table, a matplotlib figure, markdown).
+- views ``view(result) -> displayable`` (a :class:`fedlib.lab.story` table, a matplotlib figure, markdown);
+- ``to_json(result) -> str``: the state shown as JSON text, what :meth:`Explorer.export` writes.
 
 :meth:`Explorer.show` draws the views of the default values as ordinary outputs (so papermill's copy and the site
 show the default state, with no widget script) and, beside them, the controls. In a live kernel (JupyterLab)
@@ -28,6 +29,7 @@ import html
 import logging
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from fedlib.core.validate import check_choice, check_float, check_int, check_str
@@ -238,7 +240,8 @@ class Explorer:
         controls: the inputs, in display order. compute: ``compute(**values) -> dict``. views: functions of the
         result, each drawn in its own area. actions: buttons. result: the last good result (None before the
         first). error: the last update's error line ('' when it succeeded). elapsed_s: the last update's time (s),
-        what the reader waits for: compute, views and the display of every area that changed. inactive: ``inactive
+        what the reader waits for: compute, views and the display of every area that changed; compute_s: its
+        compute part (s). to_json: the state shown as JSON text (:meth:`export`). inactive: ``inactive
         (values) -> {name: why}``, the controls that do not apply at ``values`` (e.g. the ranges devices are drawn
         from once devices are typed): greyed out, with ``why`` as their tooltip, and re-enabled when they apply again.
 
@@ -255,9 +258,11 @@ class Explorer:
     actions: Sequence[Action] = ()
     inactive: Callable[[dict], dict] | None = None
     view_keys: Sequence[Callable[[dict], Any] | None] = ()
+    to_json: Callable[[dict], str] | None = None
     result: dict | None = None
     error: str = ""
     elapsed_s: float = 0.0
+    compute_s: float = 0.0
     _widgets: dict = field(default_factory=dict, repr=False)
     _handles: list = field(default_factory=list, repr=False)
     _status: Any = field(default=None, repr=False)
@@ -323,7 +328,9 @@ class Explorer:
                                                    f"{[c.name for c in self.controls]}"))
         args = dict(self.values(), **values)
         try:
+            t0 = time.perf_counter()
             result = self.compute(**args)
+            self.compute_s = time.perf_counter() - t0
             rendered = [self._view(view, result, k) for k, view in enumerate(self.views)]
         except Exception as err:                      # shown in place, never as a traceback on the page
             if not isinstance(err, ValueError):
@@ -419,6 +426,22 @@ class Explorer:
         self._handles.append(_Area(self._view(view, self.result)))
         return self._handles[-1].last
 
+    def export(self, path: str):
+        """Write :attr:`to_json` of the state shown (:attr:`result`) to ``path`` (:func:`check_export_path`: a file
+        in an existing folder; none is created); an empty path writes nothing. Returns a markdown line saying what
+        was done.
+
+        Raises:
+            ValueError: ``path`` refused (:func:`check_export_path`); no state shown (the inputs were refused)."""
+        from fedlib.lab import story
+        p = check_export_path(path)
+        if p is None:
+            return story.markdown("No export (`export_path` is empty).")
+        if self.result is None:
+            raise ValueError(f"export_path: nothing to export, the explorer refused its inputs ({self.error})")
+        p.write_text(self.to_json(self.result) + "\n")
+        return story.markdown(f"State written to `{p.name}` ({p.stat().st_size:,} bytes).")
+
     def _show_action(self, action: Action) -> None:
         import ipywidgets as w
         from IPython.display import display
@@ -454,6 +477,21 @@ class Explorer:
             run()
 
 
+def check_export_path(path) -> Path | None:
+    """``export_path`` as a Path, None when empty: a file in an existing folder (none is created).
+
+    Raises:
+        ParameterTypeError: not a string. ValueError: a folder, or a file in a folder that does not exist."""
+    if not check_str("export_path", path, nonempty=False):
+        return None
+    p = Path(path).expanduser()
+    if p.is_dir():
+        raise ValueError(f"export_path {path!r} is a folder: name a file in it, e.g. {p / 'state.json'}")
+    if not p.parent.is_dir():
+        raise ValueError(f"export_path: the folder {p.parent} does not exist (none is created)")
+    return p
+
+
 def _formatter():
     """IPython's display formatter as a JupyterLab kernel's (figures as PNG, ``bbox_inches="tight"``, as the inline
     backend renders them): what :meth:`Explorer.update` costs the page when a display area is updated."""
@@ -476,8 +514,6 @@ def bench(explorer: Explorer, repeats: int = 5, moves: Sequence[dict] = (), **va
     Raises:
         ValueError: ``repeats`` < 1; RuntimeError: an update fails (its error line)."""
     import statistics
-
-    from fedlib.core.validate import check_int
     check_int("repeats", repeats, 1)
     fmt = _formatter()
     shown: list = []
@@ -486,20 +522,14 @@ def bench(explorer: Explorer, repeats: int = 5, moves: Sequence[dict] = (), **va
     def one(state: dict) -> tuple[float, float]:
         nonlocal shown
         t = time.perf_counter()
-        args = dict(explorer.defaults(), **state)
-        try:
-            result = explorer.compute(**args)
-        except Exception as err:
-            raise RuntimeError(error_text(err)) from err
-        c = time.perf_counter() - t
-        rendered = [explorer._view(view, result, j) for j, view in enumerate(explorer.views)]
+        result, rendered, err = explorer.evaluate(**state)
+        if result is None:
+            raise RuntimeError(err)
         for k, item in enumerate(rendered):
             if k >= len(shown) or item is not shown[k]:
                 fmt.format(item)
         shown = rendered
-        import matplotlib.pyplot as plt
-        plt.close("all")
-        return c, time.perf_counter() - t
+        return explorer.compute_s, time.perf_counter() - t
 
     one(dict(values))
     for k in range(repeats):

@@ -143,28 +143,21 @@ def _check_outputs(model, input_shape: tuple, classes: int, name: str, dataset: 
 
 
 def own_model(spec: str, in_channels: int, image_size: int, num_classes: int):
-    """The model of a ``"module:function"`` factory, called as ``function(in_channels, image_size, num_classes)``
-    (e.g. ``fedlib.split.models:vgg16``); it must return an ``nn.Sequential`` of units.
+    """The model of a ``"module:function"`` factory (:func:`fedlib.core.components.resolve`), called as
+    ``function(in_channels, image_size, num_classes)`` (e.g. ``fedlib.split.models:vgg16``); it must return an
+    ``nn.Sequential`` of units.
 
     Raises:
-        ValueError: not ``module:function``, the module or function not found."""
-    import importlib
+        ValueError: as ``resolve`` (not ``module:function``, the module or function not found); the factory
+        raised (its error, named)."""
+    from fedlib.core.components import resolve
 
-    check_str("own_model", spec)
-    if spec.count(":") != 1:
-        raise ValueError(f"own_model must be 'module:function', e.g. 'fedlib.split.models:vgg16', got {spec!r}")
-    module, func = spec.split(":")
-    if not module.strip() or not func.strip():
-        raise ValueError(f"own_model must be 'module:function' with both parts, got {spec!r}")
-    try:
-        factory = getattr(importlib.import_module(module), func)
-    except (ImportError, AttributeError) as err:
-        raise ValueError(f"own_model {spec!r}: {err}") from None
+    factory = resolve(check_str("own_model", spec), "own_model")
     try:
         return factory(in_channels, image_size, num_classes)
     except Exception as err:                       # the user's code: its error, named, as a refusal
-        raise ValueError(f"own_model {spec!r}: {func}({in_channels}, {image_size}, {num_classes}) raised "
-                         f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}") from None
+        raise ValueError(f"own_model {spec!r}: {spec.partition(':')[2]}({in_channels}, {image_size}, {num_classes}) "
+                         f"raised {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}") from None
 
 
 def devices_from_text(text: str) -> EdgeDevices:
