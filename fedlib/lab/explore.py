@@ -16,8 +16,7 @@ show the default state, with no widget script) and, beside them, the controls. I
 moving a control recomputes and replaces each view's output in place (``IPython.display`` display handles, not an
 ``Output`` widget, whose contents only a widget manager can render). Under papermill no control moves, so the
 notebook draws its defaults. Actions (:class:`Action`: a button, e.g. a sweep) run on a click with a progress bar
-and draw into their own area; ``run_headless`` actions also run once at the defaults so the papermill copy shows
-them.
+and draw into their own area; each also runs once at the defaults, so the papermill copy shows it.
 
 Errors a user can cause (``ValueError`` and :class:`fedlib.core.validate.ParameterTypeError`, which the library's
 validators raise naming the field) are shown as one line; anything else (a ``KeyError``, a ``TypeError``) is a bug,
@@ -36,7 +35,7 @@ from fedlib.core.validate import check_choice, check_float, check_int, check_str
 
 log = logging.getLogger(__name__)
 
-KINDS = ("float", "int", "range", "choice", "text", "bool")
+KINDS = ("float", "int", "range", "choice", "text")
 ROW_WIDTH = "48em"
 """A control's width: its label (18em), then the slider and its readout, or the dropdown or text box."""
 READOUT_PX = 76
@@ -51,7 +50,7 @@ class Control:
         name: the keyword ``compute`` receives. label: shown beside it. kind: one of :data:`KINDS`: ``float`` /
         ``int`` (a slider over ``[low, high]``; ``log``: a log-scale slider for floats), ``range`` (a two-handled
         float slider, value ``(low, high)``), ``choice`` (a dropdown of ``options``), ``text`` (a text area, free
-        text checked by ``compute``), ``bool`` (a checkbox). default: the starting value. step: slider step.
+        text checked by ``compute``). default: the starting value. step: slider step.
         help: a one-line description (tooltip).
     """
 
@@ -93,8 +92,6 @@ class Control:
             if len(set(map(repr, self.options))) != len(self.options):
                 raise ValueError(f"{where}: options must be distinct, got {self.options!r}")
             check_choice(f"{where}: default", self.default, tuple(self.options))
-        if self.kind == "bool" and not isinstance(self.default, bool):
-            raise ValueError(f"{where}: a checkbox's default must be True or False, got {self.default!r}")
         if self.kind == "text":
             check_str(f"{where}: default", self.default, nonempty=False)
         if self.log and (self.kind != "float" or self.low <= 0):
@@ -125,8 +122,6 @@ class Control:
                                       readout=False, **dict(common, layout=w.Layout(width=f"calc({ROW_WIDTH} - {READOUT_PX}px)")))
         if self.kind == "choice":
             return w.Dropdown(options=list(self.options), value=self.default, **common)
-        if self.kind == "bool":
-            return w.Checkbox(value=bool(self.default), indent=False, **common)
         return w.Textarea(value=str(self.default), rows=4, continuous_update=False,
                           placeholder=self.help, **dict(common, layout=w.Layout(width=ROW_WIDTH, height="6em")))
 
@@ -151,12 +146,11 @@ def range_text(value) -> str:
 @dataclass(frozen=True)
 class Action:
     """A button: ``run(values, progress) -> displayable`` with the controls' values and ``progress(done, total)``
-    to report its steps; its result is drawn in its own area. ``run_headless``: also run once at the defaults
-    when the explorer is shown (so papermill's copy and the site show it)."""
+    to report its steps; its result is drawn in its own area. It also runs once at the defaults when the explorer
+    is shown (so papermill's copy and the site show it)."""
 
     label: str
     run: Callable[[dict, Callable[[int, int], None]], Any]
-    run_headless: bool = True
 
 
 def error_text(err: BaseException) -> str:
@@ -450,7 +444,7 @@ class Explorer:
         display(w.HBox([button, bar]))
         note = _Area(_Message(""))
         self._action_notes.append(note)
-        area = _Area(_Message("" if action.run_headless else f"Press '{action.label}' to run it."))
+        area = _Area(_Message(""))
 
         def progress(done: int, total: int) -> None:
             bar.max, bar.value = max(total, 1), done
@@ -473,8 +467,7 @@ class Explorer:
                 button.disabled = False
 
         button.on_click(run)
-        if action.run_headless:
-            run()
+        run()
 
 
 def check_export_path(path) -> Path | None:

@@ -68,7 +68,7 @@ def _problem(st: HasflSetup, v: dict) -> Problem:
     """Problem (41) at the controls' values ``v`` (units of the controls; module docstring). ε: the plan's
     (:func:`fedlib.lab.hasfl.runs.training.target_eps` for N devices at the plan's I, or the calibrated fit's) times
     ``eps_scale``; the interval control sets the problem's I and leaves ε where it is."""
-    from fedlib.lab.hasfl.runs.training import target_eps
+    from fedlib.lab.hasfl.runs.training import bound_constants, target_eps
 
     n = check_int("num_devices", v["num_devices"], 1, MAX_DEVICES)
     r = {name: _range(name, v[name], MAX_TYPED.get(name)) for name in RANGE_UNITS}
@@ -86,14 +86,12 @@ def _problem(st: HasflSetup, v: dict) -> Problem:
     s = st.settings               # ε by the plan's rule at the plan's I: the interval control moves I, not ε
     mode = check_choice("constants", v["constants"], ("pilot", "calibrated"))
     if mode == "pilot":
-        from fedlib.lab.hasfl.runs.training import bound_constants
         consts = bound_constants(st.pilot, "pilot")
         eps = target_eps(st.pilot, consts, s, n)
     else:
         if st.fit is None:
             raise ValueError(f"constants 'calibrated': {st.fit_error}")
         from fedlib.hasfl.bound.calibrate import calibrated_constants
-        from fedlib.lab.hasfl.runs.training import bound_constants
         consts = calibrated_constants(bound_constants(st.pilot, "pilot"), st.fit["kappa"], st.fit["lambda"])
         eps = float(st.fit["eps"])
     eps *= check_float("eps_scale", v["eps_scale"], 0, low_open=True)
@@ -179,9 +177,11 @@ def inactive_controls(values: Mapping[str, Any]) -> dict:
     return {}
 
 
-def summary_rows(result: dict) -> list[dict]:
-    """One row per method: Θ (s; benchmarks: mean, min and max over the draws whose ε is reachable), Θ over
-    HASFL's, the draws with ε unreachable, the mean batch size and the cut layers used."""
+def summary_view(result: dict):
+    """The methods' predicted Θ (a table): one row per method, Θ (s; benchmarks: mean, min and max over the draws
+    whose ε is reachable), Θ over HASFL's, the draws with ε unreachable, the mean batch size and the cut layers
+    used."""
+    from fedlib.lab import story
     h = result["hasfl"]["theta"]
     rows = [{"method": "HASFL", "theta": h, "range": "", "ratio": 1.0 if h else None, "unreachable": "",
              "b_mean": float(np.mean(result["hasfl"]["b"])), "cuts": sorted(set(result["hasfl"]["cuts"]))}]
@@ -191,27 +191,15 @@ def summary_rows(result: dict) -> list[dict]:
         rows.append({"method": m, "theta": mean, "range": f"{min(th):,.0f}–{max(th):,.0f}" if len(th) > 1 else "",
                      "ratio": mean / h if mean and h else None, "unreachable": f"{len(ds) - len(th)} of {len(ds)}",
                      "b_mean": float(np.mean(ds[0]["b"])), "cuts": sorted(set(ds[0]["cuts"]))})
-    return rows
-
-
-def summary_view(result: dict):
-    """The methods' predicted Θ (a table)."""
-    from fedlib.lab import story
-    rows = summary_rows(result)
+    table = story.table(rows, ["method", "theta", "range", "ratio", "unreachable", "b_mean", "cuts"],
+                        formats={"theta": ",.0f", "ratio": ".3g", "b_mean": ".1f"},
+                        headers={"theta": "predicted Θ (s)", "range": "Θ over draws (s)", "ratio": "Θ / HASFL's",
+                                 "unreachable": "draws with ε unreachable", "b_mean": "mean b_i (first draw)",
+                                 "cuts": "cut layers (first draw)"}).data
     note = ("\n\n–: ε unreachable for that decision (Θ = ∞: the bound's floor at its batch sizes and cuts is at or "
             "above ε); a larger ε or the calibrated constants make more of them reachable."
             if any(r["theta"] is None for r in rows) else "")
-    return story.markdown(table_text(rows) + note)
-
-
-def table_text(rows: list[dict]) -> str:
-    """:func:`summary_rows` as markdown text."""
-    from fedlib.lab import story
-    return story.table(rows, ["method", "theta", "range", "ratio", "unreachable", "b_mean", "cuts"],
-                       formats={"theta": ",.0f", "ratio": ".3g", "b_mean": ".1f"},
-                       headers={"theta": "predicted Θ (s)", "range": "Θ over draws (s)", "ratio": "Θ / HASFL's",
-                                "unreachable": "draws with ε unreachable", "b_mean": "mean b_i (first draw)",
-                                "cuts": "cut layers (first draw)"}).data
+    return story.markdown(table + note)
 
 
 def devices_view(result: dict):

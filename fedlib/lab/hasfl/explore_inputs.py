@@ -8,6 +8,7 @@ Choice: typed devices use the same rate to the fed server as to the edge server 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -65,13 +66,8 @@ def setup(profile: str = "converged", dataset: str | None = None, seed: int = 0,
     nb = REPO_ROOT / "notebooks" / "hasfl" / "hasfl_4_train_experiments.ipynb"
     p = dict(declared_parameters(nb), **notebook_parameters(nb, profile))    # the plan's parameters at the profile
     dataset = experiments.resolve_dataset(p["dataset"] if dataset is None else dataset, p["models"][0])
-    s = TrainSettings(model=p["models"][0], width=p["widths"][0], dataset=dataset, interval=p["interval"],
-                      optimizer=p["optimizer"], lr=p["lr"], epochs=p["epochs"], min_rounds=p["min_rounds"],
-                      max_rounds=p["max_rounds"], evals=p["evals"], test_subset=p["test_subset"], gamma=p["gamma"],
-                      pilot_steps=p["pilot_steps"], pilot_lr=p["pilot_lr"], pilot_batch=p["pilot_batch"],
-                      num_batches=p["num_batches"], power_iters=p["power_iters"], constants=p["constants"],
-                      eps_mode=p["eps_mode"], eps_factor=p["eps_factor"],
-                      stop_at_convergence=p["stop_at_convergence"], extend_epochs=p["extend_epochs"])
+    settings = {f.name for f in dataclasses.fields(TrainSettings)} & set(p)     # every one the plan's cell states
+    s = TrainSettings(**dict({k: p[k] for k in settings}, model=p["models"][0], width=p["widths"][0], dataset=dataset))
     committed = committed_store_dir(profile)
     if store is None:
         store = experiments.result_store(None if committed is None else str(committed))
