@@ -427,14 +427,14 @@ class Explorer:
 
         Raises:
             ValueError: ``path`` refused (:func:`check_export_path`); no state shown (the inputs were refused)."""
-        from fedlib.lab import story
+        from IPython.display import Markdown
         p = check_export_path(path)
         if p is None:
-            return story.markdown("No export (`export_path` is empty).")
+            return Markdown("No export (`export_path` is empty).")
         if self.result is None:
             raise ValueError(f"export_path: nothing to export, the explorer refused its inputs ({self.error})")
         p.write_text(self.to_json(self.result) + "\n")
-        return story.markdown(f"State written to `{p.name}` ({p.stat().st_size:,} bytes).")
+        return Markdown(f"State written to `{p.name}` ({p.stat().st_size:,} bytes).")
 
     def _show_action(self, action: Action) -> None:
         import ipywidgets as w
