@@ -168,7 +168,7 @@ def test_export_writes_the_decision_and_creates_no_folder(st, ex, tmp_path):
     with pytest.raises(ValueError, match="does not exist"):
         ex.export(str(tmp_path / "missing" / "d.json"))
     assert not (tmp_path / "missing").exists()
-    assert "empty" in ex.export("")._repr_markdown_()
+    assert "empty" in ex.export("").text
 
 
 def test_sliders_cannot_reach_an_impossible_value(st):

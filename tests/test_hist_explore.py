@@ -172,8 +172,8 @@ def test_export_is_the_state_shown(params, empty_store, tmp_path):
     assert out["methods"]["hist"]["per_round_L0"] == comm_per_round("hist", 3, 60, 40, 200)
     assert out["theorem1"] == r["bound"]["vs_N"][3] and out["pilot"]["width"] == 300
     ex = Explorer([], dict, [], to_json=hx.export_json, result=r)          # the state shown: r
-    assert "No export" in ex.export("").data and not list(tmp_path.iterdir())
-    assert "written" in ex.export(str(tmp_path / "state.json")).data
+    assert "No export" in ex.export("").text and not list(tmp_path.iterdir())
+    assert "written" in ex.export(str(tmp_path / "state.json")).text
     assert json.loads((tmp_path / "state.json").read_text()) == out
     with pytest.raises(ValueError, match="export_path"):
         ex.export(str(tmp_path / "missing" / "state.json"))

@@ -420,21 +420,19 @@ class Explorer:
         self._handles.append(_Area(self._view(view, self.result)))
         return self._handles[-1].last
 
-    def export(self, path: str):
+    def export(self, path: str) -> "_Message":
         """Write :attr:`to_json` of the state shown (:attr:`result`) to ``path`` (:func:`check_export_path`: a file
-        in an existing folder; none is created); an empty path writes nothing. Returns a markdown line saying what
-        was done.
+        in an existing folder; none is created); an empty path writes nothing. Returns a line saying what was done.
 
         Raises:
             ValueError: ``path`` refused (:func:`check_export_path`); no state shown (the inputs were refused)."""
-        from IPython.display import Markdown
         p = check_export_path(path)
         if p is None:
-            return Markdown("No export (`export_path` is empty).")
+            return _Message("No export (export_path is empty).")
         if self.result is None:
             raise ValueError(f"export_path: nothing to export, the explorer refused its inputs ({self.error})")
         p.write_text(self.to_json(self.result) + "\n")
-        return Markdown(f"State written to `{p.name}` ({p.stat().st_size:,} bytes).")
+        return _Message(f"State written to {p.name} ({p.stat().st_size:,} bytes).")
 
     def _show_action(self, action: Action) -> None:
         import ipywidgets as w

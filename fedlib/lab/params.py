@@ -237,17 +237,13 @@ def parameter_values(nb) -> dict:
     return values
 
 
-@functools.lru_cache(maxsize=None)
-def _siblings(paper: str) -> frozenset:
-    return frozenset(n for nb in sorted((NOTEBOOK_DIR / paper).glob("*.ipynb")) for n in declared_parameters(nb))
-
-
+@functools.cache
 def sibling_parameters(paper: str) -> frozenset:
-    """Every parameter name declared by some notebook of ``paper`` (``notebooks/<paper>/*.ipynb``).
+    """Every parameter name declared by some notebook of ``paper`` (``notebooks/<paper>/*.ipynb``), read once.
 
     Raises:
         ValueError: ``paper`` is not one of hist, hasfl, dtfl.
     """
     if paper not in paths.PAPERS:
         raise ValueError(f"paper must be one of {', '.join(paths.PAPERS)}, got {paper!r}")
-    return _siblings(paper)
+    return frozenset(n for nb in sorted((NOTEBOOK_DIR / paper).glob("*.ipynb")) for n in declared_parameters(nb))

@@ -325,13 +325,10 @@ def inactive_controls(values: Mapping[str, Any]) -> dict:
 
 
 def export_json(result: dict) -> str:
-    """The decision as JSON text: settings, each client's inputs, tier and times (s), the round times (s).
-    Raises ``ValueError`` when ``result`` is not :func:`compute`'s (naming the missing keys)."""
+    """The decision (:func:`compute`'s result) as JSON text: settings, each client's inputs, tier and times (s),
+    the round times (s)."""
     keys = ("cpus", "mbps", "samples", "tiers", "client_modules", "T_c", "T_s", "T_com", "T", "fedavg_T",
             "dtfl_round_s", "fedavg_round_s", "ratio", "round_s_by_tier", "best_tier", "settings")
-    missing = [key for key in keys if not isinstance(result, dict) or key not in result]
-    if missing:
-        raise ValueError(f"result must be compute()'s dict; missing {missing}")
     clients = [dict(client=i, **{key.rstrip("s") if key == "tiers" else key: result[key][i] for key in keys[:10]})
                for i in range(len(result["tiers"]))]
     doc = {"source": PAPER, **{key: result[key] for key in keys[10:15]}, "settings": result["settings"],
