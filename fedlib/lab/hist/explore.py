@@ -45,17 +45,6 @@ LABELS = {"N": "cells N", "H": "edge interval H", "E": "cloud interval E (iterat
 SWEEPS = ("N", "H")
 BOUND_FORMS = ("telescoped", "printed")
 NAMES = {"hist": "HIST", "hfedavg": "HFedAvg"}
-SETUP_ROWS = [
-    ("model", lambda ns: f"MLP 784-{ns['hidden']}-10", "MLP 784-300-10"),
-    ("clients U, cells N", lambda ns: f"{ns['num_clients']}, {ns['N']}", "60; 2, 3, 4, 5"),
-    ("H, E (client iterations)", lambda ns: f"{ns['H']}, {ns['E']}", "40, 200"),
-    ("per-client budget", lambda ns: f"{ns['comm_budget_L0']:g} L0", "not stated (plots reach about 100 L0)"),
-    ("step size γ in the bound", "gamma", "γ satisfying condition (12)"),
-    ("constants L, σ², δ1², δ2²", "hist_3_bounds' pilot record (not trained here)", "assumed, not estimated"),
-    ("bound form", "bound_form", "printed 4(f(x̄⁰)−f*)/γ; the proof gives /(γT)")]
-DEVIATIONS = ["Nothing is trained: communication is the paper's accounting (Sec. III-B) in L0, the bound eq. (13) "
-              "at constants estimated on a short HFedAvg pilot by `hist_3_bounds` (f* replaced by 0).",
-              "The constants belong to the pilot's width, clients, H and E; other values here keep them."]
 
 
 def check_parameters(p: Mapping) -> None:
