@@ -222,17 +222,17 @@ def test_export_json_and_write(tmp_path):
     assert [c["tier"] for c in doc["clients"]] == r["tiers"] and doc["dtfl_round_s"] == r["dtfl_round_s"]
     assert [c["cpus"] for c in doc["clients"]] == ARRAYS[0] and doc["settings"]["num_tiers"] == 6
     assert "arxiv.org/abs/2312.05642" in doc["source"]
-    path = de.write_json(r, tmp_path / "d.json")
-    assert json.loads(path.read_text()) == doc
-    with pytest.raises(ValueError, match="existing folder"):
-        de.write_json(r, tmp_path / "missing" / "d.json")
+    ex = de.explorer()
+    ex.result = r                                         # the state shown
+    assert "written" in ex.export(str(tmp_path / "d.json")).text
+    assert json.loads((tmp_path / "d.json").read_text()) == doc
+    with pytest.raises(ValueError, match="does not exist"):
+        ex.export(str(tmp_path / "missing" / "d.json"))
     assert not (tmp_path / "missing").exists()
-    for bad in (tmp_path, None):                          # a folder; no path (never a file named "None")
+    for bad in (str(tmp_path), None):                     # a folder; no path (never a file named "None")
         with pytest.raises(ValueError):
-            de.write_json(r, bad)
+            ex.export(bad)
     assert not Path("None").exists()
-    with pytest.raises(ValueError, match="missing"):
-        de.export_json({"tiers": [1]})
 
 
 def test_sweep_is_the_scheduler_at_each_speed():

@@ -118,7 +118,7 @@ def test_an_action_runs_with_progress_and_shows_its_error_in_place(capsys):
         return f"swept at n = {values['n']}"
 
     ex = _explorer([Action("sweep", run)])
-    ex.show()                                           # run_headless: runs once at the defaults
+    ex.show()                                           # an action runs once at the defaults
     assert seen == [0, 1, 2] and ex._action_notes[0].last.text == ""
     ex.update(n=4)                                      # the sweep above is now stale, and says so
     assert "earlier control values" in ex._action_notes[0].last.text

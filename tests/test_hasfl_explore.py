@@ -159,16 +159,16 @@ def test_sweep_marks_where_the_decision_changes(st, ex):
 
 
 def test_export_writes_the_decision_and_creates_no_folder(st, ex, tmp_path):
-    result = hx.compute(st, **ex.defaults())
+    result = ex.result = hx.compute(st, **ex.defaults())
     out = tmp_path / "d.json"
-    hx.export(result, str(out))
+    ex.export(str(out))
     data = json.loads(out.read_text())
     assert data["HASFL"]["b"] == result["hasfl"]["b"] and len(data["devices"]) == 20
     assert data["devices"][3]["rate_up_bps"] == float(result["problem"].devices.rate_up[3])
     with pytest.raises(ValueError, match="does not exist"):
-        hx.export(result, str(tmp_path / "missing" / "d.json"))
+        ex.export(str(tmp_path / "missing" / "d.json"))
     assert not (tmp_path / "missing").exists()
-    assert "empty" in hx.export(result, "")._repr_markdown_()
+    assert "empty" in ex.export("").text
 
 
 def test_sliders_cannot_reach_an_impossible_value(st):
@@ -233,8 +233,9 @@ def test_csv_with_a_bom_and_export_to_a_folder(st, ex, tmp_path):
     csv.write_bytes("1,80,370,0.5\n\xe9".encode("latin-1"))
     with pytest.raises(ValueError, match="devices_csv excel.csv: not UTF-8"):
         hx.devices_from_csv(csv)
+    ex.result = hx.compute(st, **ex.defaults())
     with pytest.raises(ValueError, match="is a folder"):
-        hx.export(hx.compute(st, **ex.defaults()), str(tmp_path))
+        ex.export(str(tmp_path))
 
 
 def test_a_model_that_does_not_take_the_data_is_refused_before_its_pilot():
@@ -250,7 +251,7 @@ def test_a_model_that_does_not_take_the_data_is_refused_before_its_pilot():
         with pytest.raises(ValueError, match=r"outputs \(3,\) per sample; fashion-mnist has 10 classes, so it must "
                                              r"output \(10,\)"):
             hx.own_model_setup(base, three, "three", data=object())      # before its pilot: no IndexError
-        for spec, words in ((":", "both parts"), ("fedlib.split.models:nope", "has no attribute"),
+        for spec, words in ((":", "import path 'package.module:name'"), ("fedlib.split.models:nope", "has no 'nope'"),
                             ("fedlib.split.models:resnet_init", "raised")):
             with pytest.raises(ValueError, match=words):
                 hx.own_model(spec, 1, 28, 10)

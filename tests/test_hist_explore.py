@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from fedlib.lab.explore import Explorer
 from fedlib.lab.store import ResultStore
 from fedlib.hist import METHODS, HistConfig, comm_per_round, rounds_for_budget
 from fedlib.lab.hist import explore as hx
@@ -170,11 +171,12 @@ def test_export_is_the_state_shown(params, empty_store, tmp_path):
     assert out["inputs"] == DEFAULTS and out["L0_floats"] == 238510
     assert out["methods"]["hist"]["per_round_L0"] == comm_per_round("hist", 3, 60, 40, 200)
     assert out["theorem1"] == r["bound"]["vs_N"][3] and out["pilot"]["width"] == 300
-    assert "No export" in hx.export(r, "").data and not list(tmp_path.iterdir())
-    assert "written" in hx.export(r, str(tmp_path / "state.json")).data
+    ex = Explorer([], dict, [], to_json=hx.export_json, result=r)          # the state shown: r
+    assert "No export" in ex.export("").text and not list(tmp_path.iterdir())
+    assert "written" in ex.export(str(tmp_path / "state.json")).text
     assert json.loads((tmp_path / "state.json").read_text()) == out
     with pytest.raises(ValueError, match="export_path"):
-        hx.export(r, str(tmp_path / "missing" / "state.json"))
+        ex.export(str(tmp_path / "missing" / "state.json"))
     assert not (tmp_path / "missing").exists()
     assert math.isclose(out["methods"]["hist"]["to_budget_L0"]["client"], 30.0)
 

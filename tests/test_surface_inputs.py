@@ -135,7 +135,6 @@ def test_setup_section_shows_here_then_paper_with_unequal_values():
     (dict(kind="choice", default="c", options=("a", "b")), "control 'x': default must be one of"),
     (dict(kind="choice", default="a", options=("a", "a")), "options must be distinct"),
     (dict(kind="choice", default="a", options=()), "a choice needs options"),
-    (dict(kind="bool", default="yes"), "a checkbox's default must be True or False"),
     (dict(kind="text", default=3), "control 'x': default must be"),
     (dict(kind="int", default=2, low=1, high=5, log=True), "a log slider needs kind 'float'"),
 ])

@@ -188,23 +188,47 @@ def bench_explore(repeats: int = 3) -> dict:
     """Updates of each paper's explorer as a reader waits for them (:func:`fedlib.lab.explore.bench`: each moves one
     control from the defaults to a state not computed before; ``update_s`` = compute, views and the display of what
     changed, ``compute_s`` its compute part; medians over ``repeats``), against the targets: HASFL <= 2 s (a new
-    system: BCD, the benchmarks, the timeline) and <= 5 s at the sliders' slow corners, DTFL and HIST <= 0.5 s, on
-    2 cores, on one torch thread as the notebooks' kernel runs. ``load_1min``: the machine's load average when the
-    timing ended (a loaded machine times slower), ``load_1min_start`` when it began."""
+    system each time: BCD, the benchmarks, the timeline; the converged plan's constants, N = 20, one draw) and
+    <= 5 s at the sliders' slow corners (``corners_update_s``: N = 50, N = 100, I = 1, one timing each), with
+    ``timeline_benchmark_update_s`` a move that changes no problem (the timeline alone redrawn); DTFL (new clients
+    each time: the draw's seed; K = 10, ResNet-20 at width 0.5, M = 7) and HIST (a new per-client budget each time,
+    the quick profile's store; ``bound``: whether its pilot record was there) <= 0.5 s; on 2 cores, on one torch
+    thread as the notebooks' kernel runs. ``load_1min``: the machine's load average when the timing ended (a loaded
+    machine times slower), ``load_1min_start`` when it began."""
     import os
 
-    from fedlib.lab.parallel import set_threads
+    import matplotlib
+
     from fedlib.lab.dtfl import explore as dtfl_explore
+    from fedlib.lab.explore import bench
     from fedlib.lab.hasfl import explore as hasfl_explore
     from fedlib.lab.hist import explore as hist_explore
+    from fedlib.lab.parallel import set_threads
+    from fedlib.lab.paths import use_profile
+    matplotlib.use("Agg")
     set_threads(1)                      # as the notebooks' kernel runs (fedlib.lab.jupyter_setup.KERNEL_ENV)
     out = {"fedlib": __version__, "threads": torch.get_num_threads(), "cpus": os.cpu_count(),
            "load_1min_start": round(os.getloadavg()[0], 2)}
-    for name, mod in (("hasfl", hasfl_explore), ("dtfl", dtfl_explore), ("hist", hist_explore)):
-        res = mod.bench_update(repeats=repeats)
+    use_profile("converged")
+    ex = hasfl_explore.explorer(hasfl_explore.setup("converged"), draws=1)       # the committed store's pilot
+    out["hasfl"] = dict(bench(ex, repeats, [{"system_seed": 1 + k} for k in range(repeats)]),
+                        N=ex.defaults()["num_devices"], target_update_s=2.0, moved="system_seed", target_corners_s=5.0)
+    out["hasfl"]["corners_update_s"] = {name: bench(ex, 1, [values])["update_s"] for name, values in
+                                        (("N=50", {"num_devices": 50}), ("N=100", {"num_devices": 100}),
+                                         ("I=1", {"interval": 1}))}
+    out["hasfl"]["timeline_benchmark_update_s"] = bench(ex, 1, [{"timeline_benchmark": "RBS+HAMS"}])["update_s"]
+    ex = dtfl_explore.explorer()
+    out["dtfl"] = dict(bench(ex, repeats, [{"seed": 1 + k} for k in range(repeats)]),
+                       K=ex.defaults()["num_clients"], target_update_s=0.5, moved="seed")
+    use_profile("quick")
+    ex = hist_explore.explorer("quick")
+    # a new budget each time (log-spaced, as its slider moves): the rounds, T, the bound and the figure change
+    moves = [{"comm_budget_L0": round(30.0 * 1.25 ** (k + 1), 2)} for k in range(repeats)]
+    out["hist"] = dict(bench(ex, repeats, moves), target_update_s=0.5, moved="comm_budget_L0",
+                       bound=ex.evaluate()[0]["bound"] is not None)
+    for res in (out["hasfl"], out["dtfl"], out["hist"]):
         res["meets_target"] = res["update_s"] <= res["target_update_s"] and all(
             v <= res.get("target_corners_s", float("inf")) for v in res.get("corners_update_s", {}).values())
-        out[name] = res
     out["load_1min"] = round(os.getloadavg()[0], 2)
     return out
 

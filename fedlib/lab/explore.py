@@ -8,15 +8,15 @@ An explorer (``notebooks/<paper>/<paper>_explore.ipynb``) is three things a pape
 - ``compute(**values) -> dict``: a plain function of the controls' values that only calls the library (the tests
   call it directly); it raises ``ValueError`` / :class:`fedlib.core.validate.ParameterTypeError` naming the field
   for bad input, as every library function does;
-- views ``view(result) -> displayable`` (a :class:`fedlib.lab.story` table, a matplotlib figure, markdown).
+- views ``view(result) -> displayable`` (a :class:`fedlib.lab.story` table, a matplotlib figure, markdown);
+- ``to_json(result) -> str``: the state shown as JSON text, what :meth:`Explorer.export` writes.
 
 :meth:`Explorer.show` draws the views of the default values as ordinary outputs (so papermill's copy and the site
 show the default state, with no widget script) and, beside them, the controls. In a live kernel (JupyterLab)
 moving a control recomputes and replaces each view's output in place (``IPython.display`` display handles, not an
 ``Output`` widget, whose contents only a widget manager can render). Under papermill no control moves, so the
 notebook draws its defaults. Actions (:class:`Action`: a button, e.g. a sweep) run on a click with a progress bar
-and draw into their own area; ``run_headless`` actions also run once at the defaults so the papermill copy shows
-them.
+and draw into their own area; each also runs once at the defaults, so the papermill copy shows it.
 
 Errors a user can cause (``ValueError`` and :class:`fedlib.core.validate.ParameterTypeError`, which the library's
 validators raise naming the field) are shown as one line; anything else (a ``KeyError``, a ``TypeError``) is a bug,
@@ -28,13 +28,14 @@ import html
 import logging
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from fedlib.core.validate import check_choice, check_float, check_int, check_str
 
 log = logging.getLogger(__name__)
 
-KINDS = ("float", "int", "range", "choice", "text", "bool")
+KINDS = ("float", "int", "range", "choice", "text")
 ROW_WIDTH = "48em"
 """A control's width: its label (18em), then the slider and its readout, or the dropdown or text box."""
 READOUT_PX = 76
@@ -49,7 +50,7 @@ class Control:
         name: the keyword ``compute`` receives. label: shown beside it. kind: one of :data:`KINDS`: ``float`` /
         ``int`` (a slider over ``[low, high]``; ``log``: a log-scale slider for floats), ``range`` (a two-handled
         float slider, value ``(low, high)``), ``choice`` (a dropdown of ``options``), ``text`` (a text area, free
-        text checked by ``compute``), ``bool`` (a checkbox). default: the starting value. step: slider step.
+        text checked by ``compute``). default: the starting value. step: slider step.
         help: a one-line description (tooltip).
     """
 
@@ -91,8 +92,6 @@ class Control:
             if len(set(map(repr, self.options))) != len(self.options):
                 raise ValueError(f"{where}: options must be distinct, got {self.options!r}")
             check_choice(f"{where}: default", self.default, tuple(self.options))
-        if self.kind == "bool" and not isinstance(self.default, bool):
-            raise ValueError(f"{where}: a checkbox's default must be True or False, got {self.default!r}")
         if self.kind == "text":
             check_str(f"{where}: default", self.default, nonempty=False)
         if self.log and (self.kind != "float" or self.low <= 0):
@@ -123,8 +122,6 @@ class Control:
                                       readout=False, **dict(common, layout=w.Layout(width=f"calc({ROW_WIDTH} - {READOUT_PX}px)")))
         if self.kind == "choice":
             return w.Dropdown(options=list(self.options), value=self.default, **common)
-        if self.kind == "bool":
-            return w.Checkbox(value=bool(self.default), indent=False, **common)
         return w.Textarea(value=str(self.default), rows=4, continuous_update=False,
                           placeholder=self.help, **dict(common, layout=w.Layout(width=ROW_WIDTH, height="6em")))
 
@@ -149,12 +146,11 @@ def range_text(value) -> str:
 @dataclass(frozen=True)
 class Action:
     """A button: ``run(values, progress) -> displayable`` with the controls' values and ``progress(done, total)``
-    to report its steps; its result is drawn in its own area. ``run_headless``: also run once at the defaults
-    when the explorer is shown (so papermill's copy and the site show it)."""
+    to report its steps; its result is drawn in its own area. It also runs once at the defaults when the explorer
+    is shown (so papermill's copy and the site show it)."""
 
     label: str
     run: Callable[[dict, Callable[[int, int], None]], Any]
-    run_headless: bool = True
 
 
 def error_text(err: BaseException) -> str:
@@ -238,7 +234,8 @@ class Explorer:
         controls: the inputs, in display order. compute: ``compute(**values) -> dict``. views: functions of the
         result, each drawn in its own area. actions: buttons. result: the last good result (None before the
         first). error: the last update's error line ('' when it succeeded). elapsed_s: the last update's time (s),
-        what the reader waits for: compute, views and the display of every area that changed. inactive: ``inactive
+        what the reader waits for: compute, views and the display of every area that changed; compute_s: its
+        compute part (s). to_json: the state shown as JSON text (:meth:`export`). inactive: ``inactive
         (values) -> {name: why}``, the controls that do not apply at ``values`` (e.g. the ranges devices are drawn
         from once devices are typed): greyed out, with ``why`` as their tooltip, and re-enabled when they apply again.
 
@@ -255,9 +252,11 @@ class Explorer:
     actions: Sequence[Action] = ()
     inactive: Callable[[dict], dict] | None = None
     view_keys: Sequence[Callable[[dict], Any] | None] = ()
+    to_json: Callable[[dict], str] | None = None
     result: dict | None = None
     error: str = ""
     elapsed_s: float = 0.0
+    compute_s: float = 0.0
     _widgets: dict = field(default_factory=dict, repr=False)
     _handles: list = field(default_factory=list, repr=False)
     _status: Any = field(default=None, repr=False)
@@ -323,7 +322,9 @@ class Explorer:
                                                    f"{[c.name for c in self.controls]}"))
         args = dict(self.values(), **values)
         try:
+            t0 = time.perf_counter()
             result = self.compute(**args)
+            self.compute_s = time.perf_counter() - t0
             rendered = [self._view(view, result, k) for k, view in enumerate(self.views)]
         except Exception as err:                      # shown in place, never as a traceback on the page
             if not isinstance(err, ValueError):
@@ -419,6 +420,20 @@ class Explorer:
         self._handles.append(_Area(self._view(view, self.result)))
         return self._handles[-1].last
 
+    def export(self, path: str) -> "_Message":
+        """Write :attr:`to_json` of the state shown (:attr:`result`) to ``path`` (:func:`check_export_path`: a file
+        in an existing folder; none is created); an empty path writes nothing. Returns a line saying what was done.
+
+        Raises:
+            ValueError: ``path`` refused (:func:`check_export_path`); no state shown (the inputs were refused)."""
+        p = check_export_path(path)
+        if p is None:
+            return _Message("No export (export_path is empty).")
+        if self.result is None:
+            raise ValueError(f"export_path: nothing to export, the explorer refused its inputs ({self.error})")
+        p.write_text(self.to_json(self.result) + "\n")
+        return _Message(f"State written to {p.name} ({p.stat().st_size:,} bytes).")
+
     def _show_action(self, action: Action) -> None:
         import ipywidgets as w
         from IPython.display import display
@@ -427,7 +442,7 @@ class Explorer:
         display(w.HBox([button, bar]))
         note = _Area(_Message(""))
         self._action_notes.append(note)
-        area = _Area(_Message("" if action.run_headless else f"Press '{action.label}' to run it."))
+        area = _Area(_Message(""))
 
         def progress(done: int, total: int) -> None:
             bar.max, bar.value = max(total, 1), done
@@ -450,8 +465,22 @@ class Explorer:
                 button.disabled = False
 
         button.on_click(run)
-        if action.run_headless:
-            run()
+        run()
+
+
+def check_export_path(path) -> Path | None:
+    """``export_path`` as a Path, None when empty: a file in an existing folder (none is created).
+
+    Raises:
+        ParameterTypeError: not a string. ValueError: a folder, or a file in a folder that does not exist."""
+    if not check_str("export_path", path, nonempty=False):
+        return None
+    p = Path(path).expanduser()
+    if p.is_dir():
+        raise ValueError(f"export_path {path!r} is a folder: name a file in it, e.g. {p / 'state.json'}")
+    if not p.parent.is_dir():
+        raise ValueError(f"export_path: the folder {p.parent} does not exist (none is created)")
+    return p
 
 
 def _formatter():
@@ -476,8 +505,6 @@ def bench(explorer: Explorer, repeats: int = 5, moves: Sequence[dict] = (), **va
     Raises:
         ValueError: ``repeats`` < 1; RuntimeError: an update fails (its error line)."""
     import statistics
-
-    from fedlib.core.validate import check_int
     check_int("repeats", repeats, 1)
     fmt = _formatter()
     shown: list = []
@@ -486,20 +513,14 @@ def bench(explorer: Explorer, repeats: int = 5, moves: Sequence[dict] = (), **va
     def one(state: dict) -> tuple[float, float]:
         nonlocal shown
         t = time.perf_counter()
-        args = dict(explorer.defaults(), **state)
-        try:
-            result = explorer.compute(**args)
-        except Exception as err:
-            raise RuntimeError(error_text(err)) from err
-        c = time.perf_counter() - t
-        rendered = [explorer._view(view, result, j) for j, view in enumerate(explorer.views)]
+        result, rendered, err = explorer.evaluate(**state)
+        if result is None:
+            raise RuntimeError(err)
         for k, item in enumerate(rendered):
             if k >= len(shown) or item is not shown[k]:
                 fmt.format(item)
         shown = rendered
-        import matplotlib.pyplot as plt
-        plt.close("all")
-        return c, time.perf_counter() - t
+        return explorer.compute_s, time.perf_counter() - t
 
     one(dict(values))
     for k in range(repeats):

@@ -369,14 +369,13 @@ def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None, co
     notebook_threads()                              # a bad FEDLIB_THREADS fails once, here, not in every kernel
     check_profiles(profile, nbs)                    # a key no notebook takes stops the run before any notebook
     out_dir = Path(out_dir)
-    # the kernel is a child process: it shows figures inline, and writes the committed folders only if asked
+    # the kernels are child processes: the fedlib kernel's own env (the python3 fallback inherits it), figures
+    # inline, the committed folders written only if asked; this process's environment is restored on return
+    saved_env = dict(os.environ)
+    os.environ.update(KERNEL_ENV, **({"FEDLIB_COMMIT": "1"} if commit else {}))
     os.environ.pop("MPLBACKEND", None)
-    saved_env = {k: os.environ.get(k) for k in (*KERNEL_ENV, "FEDLIB_COMMIT")}     # restored below
-    os.environ.update(KERNEL_ENV)                   # the fedlib kernel's own env; the python3 fallback inherits it
-    if commit:
-        os.environ["FEDLIB_COMMIT"] = "1"           # read by the kernels this process starts; restored below
-    kernel = kernel_name()
     os.environ.setdefault("PYTHONWARNINGS", "ignore::DeprecationWarning")
+    kernel = kernel_name()
     _quiet_kernel_logs()
     socket_dir = tempfile.TemporaryDirectory(prefix="fedlib-kernel-")
     rows = []
@@ -410,11 +409,8 @@ def run_notebooks(profile: str, out_dir: str | Path, only: str | None = None, co
         print(f"[{status}] {label} ({progress.duration(rows[-1]['seconds'])}; "
               f"{progress.duration(time.perf_counter() - t_all)} since the first) {error}".rstrip(), flush=True)
     socket_dir.cleanup()
-    for key, value in saved_env.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
+    os.environ.clear()
+    os.environ.update(saved_env)
     return rows
 
 

@@ -39,54 +39,41 @@ NOTEBOOK_DIR = paths.REPO_ROOT / "notebooks"
 _SCALARS = {int: "an int", float: "a float (or int)", str: "a string", bool: "True or False"}
 
 
-def _parse(source: str):
-    try:
-        return ast.parse(source)
-    except SyntaxError:
-        return None
-
-
 def _injected_names(history: list[str]) -> list[str]:
     """Names assigned by the last cell papermill injected (``# Parameters`` first line), in order."""
     for source in reversed(history):
         if isinstance(source, str) and source.lstrip().startswith(PAPERMILL_COMMENT):
-            tree = _parse(source)
-            if tree is None:
+            try:
+                tree = ast.parse(source)
+            except SyntaxError:
                 continue
             return [t.id for node in tree.body if isinstance(node, ast.Assign)
                     for t in node.targets if isinstance(t, ast.Name)]
     return []
 
 
-def _defaults(history: list[str], declared: Mapping) -> dict:
-    """Default values of the parameters cell (the last cell declaring the parameters with annotations)."""
+def _parameters_cell(history: list[str], declared: Mapping) -> tuple[dict, set]:
+    """``(defaults, empty allowed)`` of the parameters cell, the last executed cell whose annotated lines declare
+    parameters of ``declared`` only: each default's literal (an expression is left out), and the list parameters
+    that may be empty: the default is ``[]``, or the line's comment names ``[]`` as a value (``# []: none; ...``:
+    the cell shows the committed profile's list, another profile may give none)."""
     for source in reversed(history):
-        tree = _parse(source) if isinstance(source, str) and ":" in source else None
-        if tree is None:
-            continue
-        nodes = [n for n in tree.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)]
+        try:
+            body = ast.parse(source).body if isinstance(source, str) and ":" in source else []
+        except SyntaxError:
+            body = []
+        nodes = [n for n in body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)]
         if nodes and {n.target.id for n in nodes} <= set(declared):
-            out = {}
+            lines, defaults, empty = source.splitlines(), {}, set()
             for n in nodes:
                 try:
-                    out[n.target.id] = ast.literal_eval(n.value) if n.value is not None else None
+                    defaults[n.target.id] = ast.literal_eval(n.value) if n.value is not None else None
                 except ValueError:
                     pass
-            return out
-    return {}
-
-
-def _empty_allowed(history: list[str], declared: Mapping, defaults: Mapping) -> set:
-    """The list parameters that may be empty: the cell's default is ``[]``, or its comment names ``[]`` as a value
-    (``# []: none; ...``: the cell shows the committed profile's list, another profile may give none)."""
-    out = {n for n, v in defaults.items() if v == []}
-    for source in reversed(history):
-        if not isinstance(source, str):
-            continue
-        lines = {line.split(":", 1)[0].strip(): line for line in source.splitlines() if "  # " in line}
-        if set(declared) <= set(lines):
-            return out | {n for n in declared if "[]" in lines[n].split("  # ", 1)[1]}
-    return out
+                if defaults.get(n.target.id) == [] or "[]" in lines[n.end_lineno - 1].partition("  # ")[2]:
+                    empty.add(n.target.id)
+            return defaults, empty
+    return {}, set()
 
 
 def _item_type(default):
@@ -178,8 +165,7 @@ def validate_parameters(namespace: dict, history: list[str] | None = None, paper
     if unknown:
         raise ValueError(f"unknown parameter(s) {', '.join(unknown)} given to the notebook (papermill -p / profile "
                          f"file); its parameters are: {', '.join(sorted(declared))}")
-    defaults = _defaults(history, declared)
-    empty_ok = _empty_allowed(history, declared, defaults)
+    defaults, empty_ok = _parameters_cell(history, declared)
     out = {}
     for name, kind in declared.items():
         if name not in namespace:
@@ -251,17 +237,13 @@ def parameter_values(nb) -> dict:
     return values
 
 
-@functools.lru_cache(maxsize=None)
-def _siblings(paper: str) -> frozenset:
-    return frozenset(n for nb in sorted((NOTEBOOK_DIR / paper).glob("*.ipynb")) for n in declared_parameters(nb))
-
-
+@functools.cache
 def sibling_parameters(paper: str) -> frozenset:
-    """Every parameter name declared by some notebook of ``paper`` (``notebooks/<paper>/*.ipynb``).
+    """Every parameter name declared by some notebook of ``paper`` (``notebooks/<paper>/*.ipynb``), read once.
 
     Raises:
         ValueError: ``paper`` is not one of hist, hasfl, dtfl.
     """
     if paper not in paths.PAPERS:
         raise ValueError(f"paper must be one of {', '.join(paths.PAPERS)}, got {paper!r}")
-    return _siblings(paper)
+    return frozenset(n for nb in sorted((NOTEBOOK_DIR / paper).glob("*.ipynb")) for n in declared_parameters(nb))

@@ -155,10 +155,11 @@ def setup_section(namespace: Mapping[str, Any], rows: Sequence[tuple], deviation
     return _Markdown(text)
 
 
-def _claims(paper: str):
+def _module(paper: str, name: str):
+    """``fedlib.lab.<paper>.<name>``; ValueError for an unknown paper."""
     if paper not in ("hist", "dtfl", "hasfl"):
         raise ValueError(f"paper must be one of hist, dtfl, hasfl, got {paper!r}")
-    return importlib.import_module(f"fedlib.lab.{paper}.claims")
+    return importlib.import_module(f"fedlib.lab.{paper}.{name}")
 
 
 def verdict_section(paper: str, notebook: str, metrics: Mapping[str, Any],
@@ -176,7 +177,7 @@ def verdict_section(paper: str, notebook: str, metrics: Mapping[str, Any],
     Raises:
         ValueError: unknown ``paper``. :class:`fedlib.lab.verdicts.UnknownClaim`: ``notebook`` decides no claim.
     """
-    mod = _claims(paper)
+    mod = _module(paper, "claims")
     try:
         verdicts = judge_all(mod.CLAIMS, {notebook: metrics}, notebook=notebook)
     except MissingMetrics as e:
@@ -248,8 +249,7 @@ AT_BLOCK = ("*The controls are at the state of the Verdict above (this page's de
 def verdict_view(paper: str) -> Callable[[Mapping[str, Any] | None], _Markdown]:
     """:func:`explore_verdict` of ``paper`` as an explorer view (``explorer.attach(story.verdict_view("hist"))``:
     the Verdict cell redraws at every change of the controls). Raises ``ValueError`` for an unknown paper."""
-    if paper not in ("hist", "dtfl", "hasfl"):
-        raise ValueError(f"paper must be one of hist, dtfl, hasfl, got {paper!r}")
+    _module(paper, "explore")
 
     def view(result, values=None):
         """At the state the Verdict block above was computed at (the committed notebook's parameters), one line
@@ -278,15 +278,14 @@ def _moved_from_block(paper: str, values: Mapping[str, Any]) -> dict | None:
 
         try:
             nb = nbformat.read(paths.REPO_ROOT / "notebooks" / paper / f"{paper}_explore.ipynb", as_version=4)
-            mod = importlib.import_module(f"fedlib.lab.{paper}.explore")
-            _BLOCK_STATES[paper] = mod.default_explorer(parameter_values(nb)).defaults()
+            _BLOCK_STATES[paper] = _module(paper, "explore").default_explorer(parameter_values(nb)).defaults()
         except (OSError, ValueError, KeyError):
             _BLOCK_STATES[paper] = None
     block = _BLOCK_STATES[paper]
     if block is None:
         return None
-    same = lambda a, b: (tuple(a) if isinstance(a, (list, tuple)) else a) == (tuple(b) if isinstance(b, (list, tuple)) else b)  # noqa: E731
-    return {k: (block.get(k), v) for k, v in values.items() if not same(block.get(k), v)}
+    from fedlib.lab.explore import _comparable
+    return {k: (block.get(k), v) for k, v in values.items() if _comparable(block.get(k)) != _comparable(v)}
 
 
 def _short(value) -> str:
@@ -300,8 +299,9 @@ def _short(value) -> str:
 
 
 def explore_verdict(paper: str, result: Mapping[str, Any] | None) -> _Markdown:
-    """The **Verdict** of ``<paper>_explore``: the claims of ``fedlib.lab.<paper>.explore`` (``claims(result)``:
-    :class:`fedlib.lab.verdicts.Claim` s whose ``extract`` reads the explorer's result dict) judged by
+    """The **Verdict** of ``<paper>_explore``: the claims of ``fedlib.lab.<paper>.explore`` (``CLAIMS``, or
+    ``claims(result)`` where they depend on the state: :class:`fedlib.lab.verdicts.Claim` s whose ``extract`` reads
+    the explorer's result dict) judged by
     :mod:`fedlib.lab.verdicts` at the controls' current state (``explorer.result``). The values are the library's
     models' predictions (time model, latency model, the paper's accounting): nothing is trained.
 
@@ -311,14 +311,12 @@ def explore_verdict(paper: str, result: Mapping[str, Any] | None) -> _Markdown:
     Raises:
         ValueError: unknown ``paper``.
     """
-    if paper not in ("hist", "dtfl", "hasfl"):
-        raise ValueError(f"paper must be one of hist, dtfl, hasfl, got {paper!r}")
+    mod = _module(paper, "explore")
     if result is None:
         return _Markdown("**No verdict at these controls:** the explorer holds no valid state (its error line "
                          "says why).")
-    mod = importlib.import_module(f"fedlib.lab.{paper}.explore")
     try:
-        claims = mod.claims(result)
+        claims = mod.claims(result) if hasattr(mod, "claims") else mod.CLAIMS
         verdicts = judge_all(claims, {mod.NOTEBOOK: result}, notebook=mod.NOTEBOOK)
     except MissingMetrics as e:
         return _Markdown(f"**No verdict at these controls.** {e}.")

@@ -15,7 +15,7 @@ per tier, ``[M][K]`` per tier and client. Clients: typed (:func:`fedlib.lab.dtfl
 paper's profiles :data:`fedlib.dtfl.CASES` as the notebooks' round 1 spreads them), ``samples_per_client`` each.
 
 Also here, for the notebook's Verdict and the generated text: the claim ``dtfl_explore`` judges at the controls'
-state (:func:`claims`), and the explorer the notebook builds at its defaults (:func:`default_explorer`).
+state (:data:`CLAIMS`), and the explorer the notebook builds at its defaults (:func:`default_explorer`).
 
 DTFL (arXiv:2312.05642), abstract and Sec. 4.2: DTFL *"can significantly reduce the training time"* against FedAvg
 and the other baselines. The explorer times one round on the library's time model (Sec. 3.3, eq. 5) for the
@@ -252,7 +252,8 @@ def explorer(model="resnet20", width: float = 0.5, dataset: str = "fashion-mnist
              mbps_range=(10.0, 100.0), seed: int = 0, clients_text: str = "", clients_csv: str = "",
              core_gflops: float = 3.0, server_gflops: float = 5.0, input_shape=None, num_classes=None) -> Explorer:
     """The explorer (:class:`fedlib.lab.explore.Explorer`) at these defaults: controls for every :func:`compute`
-    input, the views :func:`table_view` and :func:`timeline_view`, the sweep of :func:`sweep_client`.
+    input, the views :func:`table_view` and :func:`timeline_view`, the sweep of :func:`sweep_client`, exported by
+    :func:`export_json`.
 
     Args: ``model``: a DTFL model name, or your own ``nn.Sequential`` (:func:`check_model`; ``input_shape`` /
     ``num_classes`` default to ``dataset``'s, whose shape only is used: no data is loaded). ``clients_text`` /
@@ -295,7 +296,7 @@ def explorer(model="resnet20", width: float = 0.5, dataset: str = "fashion-mnist
     sweep = Action("Sweep client 0's CPUs and link: where does its tier change?",
                    lambda values, progress: sweep_figure(sweep_client(values, progress=progress, **fixed)))
     return Explorer(controls, run, [table_view, timeline_view], [sweep], inactive=inactive_controls,
-                    view_keys=[None, timeline_key])
+                    view_keys=[None, timeline_key], to_json=export_json)
 
 
 def timeline_key(result: dict) -> tuple:
@@ -324,40 +325,15 @@ def inactive_controls(values: Mapping[str, Any]) -> dict:
 
 
 def export_json(result: dict) -> str:
-    """The decision as JSON text: settings, each client's inputs, tier and times (s), the round times (s).
-    Raises ``ValueError`` when ``result`` is not :func:`compute`'s (naming the missing keys)."""
+    """The decision (:func:`compute`'s result) as JSON text: settings, each client's inputs, tier and times (s),
+    the round times (s)."""
     keys = ("cpus", "mbps", "samples", "tiers", "client_modules", "T_c", "T_s", "T_com", "T", "fedavg_T",
             "dtfl_round_s", "fedavg_round_s", "ratio", "round_s_by_tier", "best_tier", "settings")
-    missing = [key for key in keys if not isinstance(result, dict) or key not in result]
-    if missing:
-        raise ValueError(f"result must be compute()'s dict; missing {missing}")
     clients = [dict(client=i, **{key.rstrip("s") if key == "tiers" else key: result[key][i] for key in keys[:10]})
                for i in range(len(result["tiers"]))]
     doc = {"source": PAPER, **{key: result[key] for key in keys[10:15]}, "settings": result["settings"],
            "units": "s (times), Mbit/s (mbps), GFLOP/s (speeds)", "clients": clients}
     return json.dumps(doc, indent=1, allow_nan=False)
-
-
-def write_json(result: dict, path) -> Path:
-    """Write :func:`export_json` to ``path``, a file in an existing folder (none is created). Raises ``ValueError``
-    for a folder, a missing folder, ``ParameterTypeError`` for a path that is neither a string nor a Path."""
-    p = Path(path if isinstance(path, Path) else check_str("export_path", path)).expanduser()
-    if p.is_dir() or not p.parent.is_dir():
-        raise ValueError(f"export_path must name a file in an existing folder (none is created), got {path!r}")
-    p.write_text(export_json(result) + "\n")
-    return p
-
-
-def bench_update(repeats: int = 5) -> dict:
-    """Updates from the defaults (K = 10, ResNet-20 at width 0.5, M = 7), each a new draw seed (new clients):
-    :func:`fedlib.lab.explore.bench`'s medians (``compute_s``; ``update_s``: compute, views and their display) and
-    the target (``update_s`` <= 0.5 s)."""
-    import matplotlib
-    from fedlib.lab.explore import bench
-    matplotlib.use("Agg")
-    ex = explorer()
-    moves = [{"seed": 1 + k} for k in range(repeats)]      # new clients each time: the timeline drawn again
-    return dict(bench(ex, repeats, moves), K=ex.defaults()["num_clients"], target_update_s=0.5, moved="seed")
 
 
 # --- the notebook's verdict: the claim judged at the controls' state, and the default explorer ----------
@@ -375,11 +351,6 @@ CLAIMS = [Claim("explore_round_faster", "DTFL's round is shorter than FedAvg's (
                 "reduces training time", NOTEBOOK, AtLeast(target=1.0, unit="×"), round_speedup,
                 why="'DTFL can significantly reduce the training time' without a number for one round: faster "
                     "(FedAvg / DTFL above 1) holds, else fails.")]
-
-
-def claims(result: Mapping[str, Any]) -> list[Claim]:
-    """The claims judged at ``result`` (the same at every state)."""
-    return CLAIMS
 
 
 def default_explorer(params: Mapping[str, Any]):

@@ -18,7 +18,7 @@ the servers are drawn from the sliders' ranges. The constants of the bound belon
 real training data).
 
 Also here, for the notebook's Verdict and the generated text: the claim ``hasfl_explore`` judges at the controls'
-state (:func:`claims`), and the explorer the notebook builds at its defaults (:func:`default_explorer`).
+state (:data:`CLAIMS`), and the explorer the notebook builds at its defaults (:func:`default_explorer`).
 
 HASFL (Lin et al., arXiv:2506.08426), Sec. VII on Fig. 9: *"HASFL consistently outperforms the other benchmarks by
 achieving significantly lower training latency across all configurations of N"*. HASFL decides each device's batch
@@ -35,14 +35,13 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import json
-from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 
 from fedlib.lab.explore import Action, Control, Explorer, _comparable, _Memo
 from fedlib.core.seeding import numpy_rng
-from fedlib.core.validate import ParameterTypeError, check_choice, check_float, check_int, check_str
+from fedlib.core.validate import ParameterTypeError, check_choice, check_float, check_int
 from fedlib.split import SystemSpec, sample_system
 from fedlib.hasfl.bound.latency import TABLE_I
 from fedlib.hasfl.bound.problem import Problem
@@ -69,7 +68,7 @@ def _problem(st: HasflSetup, v: dict) -> Problem:
     """Problem (41) at the controls' values ``v`` (units of the controls; module docstring). ε: the plan's
     (:func:`fedlib.lab.hasfl.runs.training.target_eps` for N devices at the plan's I, or the calibrated fit's) times
     ``eps_scale``; the interval control sets the problem's I and leaves ε where it is."""
-    from fedlib.lab.hasfl.runs.training import target_eps
+    from fedlib.lab.hasfl.runs.training import bound_constants, target_eps
 
     n = check_int("num_devices", v["num_devices"], 1, MAX_DEVICES)
     r = {name: _range(name, v[name], MAX_TYPED.get(name)) for name in RANGE_UNITS}
@@ -87,14 +86,12 @@ def _problem(st: HasflSetup, v: dict) -> Problem:
     s = st.settings               # ε by the plan's rule at the plan's I: the interval control moves I, not ε
     mode = check_choice("constants", v["constants"], ("pilot", "calibrated"))
     if mode == "pilot":
-        from fedlib.lab.hasfl.runs.training import bound_constants
         consts = bound_constants(st.pilot, "pilot")
         eps = target_eps(st.pilot, consts, s, n)
     else:
         if st.fit is None:
             raise ValueError(f"constants 'calibrated': {st.fit_error}")
         from fedlib.hasfl.bound.calibrate import calibrated_constants
-        from fedlib.lab.hasfl.runs.training import bound_constants
         consts = calibrated_constants(bound_constants(st.pilot, "pilot"), st.fit["kappa"], st.fit["lambda"])
         eps = float(st.fit["eps"])
     eps *= check_float("eps_scale", v["eps_scale"], 0, low_open=True)
@@ -180,9 +177,11 @@ def inactive_controls(values: Mapping[str, Any]) -> dict:
     return {}
 
 
-def summary_rows(result: dict) -> list[dict]:
-    """One row per method: Θ (s; benchmarks: mean, min and max over the draws whose ε is reachable), Θ over
-    HASFL's, the draws with ε unreachable, the mean batch size and the cut layers used."""
+def summary_view(result: dict):
+    """The methods' predicted Θ (a table): one row per method, Θ (s; benchmarks: mean, min and max over the draws
+    whose ε is reachable), Θ over HASFL's, the draws with ε unreachable, the mean batch size and the cut layers
+    used."""
+    from fedlib.lab import story
     h = result["hasfl"]["theta"]
     rows = [{"method": "HASFL", "theta": h, "range": "", "ratio": 1.0 if h else None, "unreachable": "",
              "b_mean": float(np.mean(result["hasfl"]["b"])), "cuts": sorted(set(result["hasfl"]["cuts"]))}]
@@ -192,27 +191,15 @@ def summary_rows(result: dict) -> list[dict]:
         rows.append({"method": m, "theta": mean, "range": f"{min(th):,.0f}–{max(th):,.0f}" if len(th) > 1 else "",
                      "ratio": mean / h if mean and h else None, "unreachable": f"{len(ds) - len(th)} of {len(ds)}",
                      "b_mean": float(np.mean(ds[0]["b"])), "cuts": sorted(set(ds[0]["cuts"]))})
-    return rows
-
-
-def summary_view(result: dict):
-    """The methods' predicted Θ (a table)."""
-    from fedlib.lab import story
-    rows = summary_rows(result)
+    table = story.table(rows, ["method", "theta", "range", "ratio", "unreachable", "b_mean", "cuts"],
+                        formats={"theta": ",.0f", "ratio": ".3g", "b_mean": ".1f"},
+                        headers={"theta": "predicted Θ (s)", "range": "Θ over draws (s)", "ratio": "Θ / HASFL's",
+                                 "unreachable": "draws with ε unreachable", "b_mean": "mean b_i (first draw)",
+                                 "cuts": "cut layers (first draw)"}).data
     note = ("\n\n–: ε unreachable for that decision (Θ = ∞: the bound's floor at its batch sizes and cuts is at or "
             "above ε); a larger ε or the calibrated constants make more of them reachable."
             if any(r["theta"] is None for r in rows) else "")
-    return story.markdown(table_text(rows) + note)
-
-
-def table_text(rows: list[dict]) -> str:
-    """:func:`summary_rows` as markdown text."""
-    from fedlib.lab import story
-    return story.table(rows, ["method", "theta", "range", "ratio", "unreachable", "b_mean", "cuts"],
-                       formats={"theta": ",.0f", "ratio": ".3g", "b_mean": ".1f"},
-                       headers={"theta": "predicted Θ (s)", "range": "Θ over draws (s)", "ratio": "Θ / HASFL's",
-                                "unreachable": "draws with ε unreachable", "b_mean": "mean b_i (first draw)",
-                                "cuts": "cut layers (first draw)"}).data
+    return story.markdown(table + note)
 
 
 def devices_view(result: dict):
@@ -242,7 +229,7 @@ def timeline_view(result: dict):
                                 f"{name}, first draw ({fmt(b0['theta'])})"], ncols=2, panel_width=EXPLORER_PANEL_IN)
 
 
-def decision_json(result: dict) -> str:
+def export_json(result: dict) -> str:
     """The decision as JSON text: the system (SI units), ε, each method's b, cuts and Θ (s), the source."""
     from fedlib import __version__
     p = result["problem"]
@@ -257,27 +244,6 @@ def decision_json(result: dict) -> str:
            "benchmarks": {m: [{k: x[k] for k in ("b", "cuts", "theta")} for x in ds]
                           for m, ds in result["benchmarks"].items()}}
     return json.dumps(out, indent=1)
-
-
-def export(result: dict, path: str):
-    """Write :func:`decision_json` to ``path`` (its folder must exist: none is created); an empty path writes
-    nothing. Returns a markdown line saying what was done.
-
-    Raises:
-        ValueError: the folder of ``path`` does not exist."""
-    from fedlib.lab import story
-    check_str("export_path", path, nonempty=False)
-    if not path:
-        return story.markdown("No export (`export_path` is empty).")
-    if result is None:
-        raise ValueError("export_path: there is no decision to export (the explorer's inputs were refused)")
-    p = Path(path).expanduser()
-    if p.is_dir():
-        raise ValueError(f"export_path {path!r} is a folder: name a file in it, e.g. {Path(path) / 'decision.json'}")
-    if not p.parent.is_dir():
-        raise ValueError(f"export_path: the folder {p.parent} does not exist (none is created)")
-    p.write_text(decision_json(result))
-    return story.markdown(f"Decision written to `{p.name}` ({p.stat().st_size:,} bytes).")
 
 
 def sweep(st: HasflSetup, values: dict, over: str, points: int, progress=None) -> list[dict]:
@@ -398,8 +364,8 @@ def explorer(st: HasflSetup, num_devices: int = 20, constants: str = "pilot", dr
              timeline_benchmark: str = "RBS+RMS", devices: str = "", sweep_over: str = "uplink rate",
              sweep_points: int = 9) -> Explorer:
     """The HASFL explorer: :func:`controls` driving :func:`compute`, drawn by :func:`summary_view`,
-    :func:`devices_view` and :func:`timeline_view`; a button sweeps ``sweep_over`` (:func:`sweep`, run once at the
-    defaults too).
+    :func:`devices_view` and :func:`timeline_view`, exported by :func:`export_json`; a button sweeps ``sweep_over``
+    (:func:`sweep`, run once at the defaults too).
 
     Raises:
         ValueError: ``sweep_over`` not in :data:`SWEEPS`, ``sweep_points`` outside 2..50 (before any work)."""
@@ -414,35 +380,8 @@ def explorer(st: HasflSetup, num_devices: int = 20, constants: str = "pilot", dr
     return Explorer(controls(st, num_devices, constants, draws, timeline_benchmark, devices),
                     lambda **v: compute(st, solved, **v), [summary_view, devices_view, timeline_view],
                     [Action(f"Where does the decision change? (sweep the {sweep_over})", run_sweep)],
-                    inactive=inactive_controls,
+                    inactive=inactive_controls, to_json=export_json,
                     view_keys=[None, lambda r: r["key"], lambda r: (r["key"], r["timeline_benchmark"])])
-
-
-def bench_update(profile: str = "converged", repeats: int = 5) -> dict:
-    """One explorer update at the defaults (the converged plan's constants, N = 20, one draw per benchmark):
-    :func:`fedlib.lab.explore.bench`'s ``compute_s`` and ``update_s`` over moves of the system draw's seed, each a
-    new problem (target: ``update_s`` <= 2 s on 2 cores, display included), ``corners_update_s``: one update at
-    N = 50, N = 100 and I = 1, where the decisions take longer (target 5 s), and ``timeline_benchmark_update_s``:
-    a move that changes no problem (the decisions come from the cache; the timeline alone is redrawn)."""
-    import matplotlib
-
-    from fedlib.lab.explore import bench
-    from fedlib.lab.paths import use_profile
-    matplotlib.use("Agg")
-    use_profile(profile)
-    st = setup(profile)                                  # the committed store's pilot
-    ex = explorer(st, draws=1)
-    # a new system each time (the system draw's seed): every decision solved again, nothing from a cache
-    moves = [{"system_seed": 1 + k} for k in range(repeats)]
-    out = dict(bench(ex, repeats, moves), N=ex.defaults()["num_devices"], target_update_s=2.0,
-               moved="system_seed", target_corners_s=5.0)
-    # the slow corners of the sliders (one timing each, a problem not solved before): a large N, and I = 1
-    out["corners_update_s"] = {name: bench(ex, 1, [values])["update_s"] for name, values in
-                               (("N=50", {"num_devices": 50}), ("N=100", {"num_devices": 100}),
-                                ("I=1", {"interval": 1}))}
-    # a control that leaves the problem as it is: the timeline's benchmark (no decision solved again)
-    out["timeline_benchmark_update_s"] = bench(ex, 1, [{"timeline_benchmark": "RBS+HAMS"}])["update_s"]
-    return out
 
 
 # --- the notebook's verdict: the claim judged at the controls' state, and the default explorer ----------
@@ -470,11 +409,6 @@ CLAIMS = [Claim("explore_theta_below_benchmarks", "HASFL's predicted Θ is below
                 why="'consistently outperforms the other benchmarks' without a number: the smallest ratio over the "
                     "benchmarks and their draws at least 1 holds, else fails. A draw whose ε is unreachable is "
                     "infinitely slower; when every draw is, the ratio shows as ≥ 1.00×.")]
-
-
-def claims(result: Mapping[str, Any]) -> list[Claim]:
-    """The claims judged at ``result`` (the same at every state)."""
-    return CLAIMS
 
 
 def default_explorer(params: Mapping[str, Any]):

@@ -8,6 +8,7 @@ Choice: typed devices use the same rate to the fed server as to the edge server 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -65,13 +66,8 @@ def setup(profile: str = "converged", dataset: str | None = None, seed: int = 0,
     nb = REPO_ROOT / "notebooks" / "hasfl" / "hasfl_4_train_experiments.ipynb"
     p = dict(declared_parameters(nb), **notebook_parameters(nb, profile))    # the plan's parameters at the profile
     dataset = experiments.resolve_dataset(p["dataset"] if dataset is None else dataset, p["models"][0])
-    s = TrainSettings(model=p["models"][0], width=p["widths"][0], dataset=dataset, interval=p["interval"],
-                      optimizer=p["optimizer"], lr=p["lr"], epochs=p["epochs"], min_rounds=p["min_rounds"],
-                      max_rounds=p["max_rounds"], evals=p["evals"], test_subset=p["test_subset"], gamma=p["gamma"],
-                      pilot_steps=p["pilot_steps"], pilot_lr=p["pilot_lr"], pilot_batch=p["pilot_batch"],
-                      num_batches=p["num_batches"], power_iters=p["power_iters"], constants=p["constants"],
-                      eps_mode=p["eps_mode"], eps_factor=p["eps_factor"],
-                      stop_at_convergence=p["stop_at_convergence"], extend_epochs=p["extend_epochs"])
+    settings = {f.name for f in dataclasses.fields(TrainSettings)} & set(p)     # every one the plan's cell states
+    s = TrainSettings(**dict({k: p[k] for k in settings}, model=p["models"][0], width=p["widths"][0], dataset=dataset))
     committed = committed_store_dir(profile)
     if store is None:
         store = experiments.result_store(None if committed is None else str(committed))
@@ -143,28 +139,21 @@ def _check_outputs(model, input_shape: tuple, classes: int, name: str, dataset: 
 
 
 def own_model(spec: str, in_channels: int, image_size: int, num_classes: int):
-    """The model of a ``"module:function"`` factory, called as ``function(in_channels, image_size, num_classes)``
-    (e.g. ``fedlib.split.models:vgg16``); it must return an ``nn.Sequential`` of units.
+    """The model of a ``"module:function"`` factory (:func:`fedlib.core.components.resolve`), called as
+    ``function(in_channels, image_size, num_classes)`` (e.g. ``fedlib.split.models:vgg16``); it must return an
+    ``nn.Sequential`` of units.
 
     Raises:
-        ValueError: not ``module:function``, the module or function not found."""
-    import importlib
+        ValueError: as ``resolve`` (not ``module:function``, the module or function not found); the factory
+        raised (its error, named)."""
+    from fedlib.core.components import resolve
 
-    check_str("own_model", spec)
-    if spec.count(":") != 1:
-        raise ValueError(f"own_model must be 'module:function', e.g. 'fedlib.split.models:vgg16', got {spec!r}")
-    module, func = spec.split(":")
-    if not module.strip() or not func.strip():
-        raise ValueError(f"own_model must be 'module:function' with both parts, got {spec!r}")
-    try:
-        factory = getattr(importlib.import_module(module), func)
-    except (ImportError, AttributeError) as err:
-        raise ValueError(f"own_model {spec!r}: {err}") from None
+    factory = resolve(check_str("own_model", spec), "own_model")
     try:
         return factory(in_channels, image_size, num_classes)
     except Exception as err:                       # the user's code: its error, named, as a refusal
-        raise ValueError(f"own_model {spec!r}: {func}({in_channels}, {image_size}, {num_classes}) raised "
-                         f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}") from None
+        raise ValueError(f"own_model {spec!r}: {spec.partition(':')[2]}({in_channels}, {image_size}, {num_classes}) "
+                         f"raised {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}") from None
 
 
 def devices_from_text(text: str) -> EdgeDevices:

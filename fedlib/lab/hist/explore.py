@@ -29,11 +29,10 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, Mapping
 
-from fedlib.lab.explore import Control, Explorer
-from fedlib.core.validate import check_choice, check_float, check_int, check_list, check_str
+from fedlib.lab.explore import Control, Explorer, check_export_path
+from fedlib.core.validate import check_choice, check_float, check_int, check_list
 from fedlib.hist.config import METHODS, SETTINGS, HistConfig, comm_per_round, rounds_for_budget
 from fedlib.lab.verdicts import RESOLUTION_DIGITS, AtMost, Claim
 
@@ -46,26 +45,6 @@ LABELS = {"N": "cells N", "H": "edge interval H", "E": "cloud interval E (iterat
 SWEEPS = ("N", "H")
 BOUND_FORMS = ("telescoped", "printed")
 NAMES = {"hist": "HIST", "hfedavg": "HFedAvg"}
-SETUP_ROWS = [
-    ("model", lambda ns: f"MLP 784-{ns['hidden']}-10", "MLP 784-300-10"),
-    ("clients U, cells N", lambda ns: f"{ns['num_clients']}, {ns['N']}", "60; 2, 3, 4, 5"),
-    ("H, E (client iterations)", lambda ns: f"{ns['H']}, {ns['E']}", "40, 200"),
-    ("per-client budget", lambda ns: f"{ns['comm_budget_L0']:g} L0", "not stated (plots reach about 100 L0)"),
-    ("step size γ in the bound", "gamma", "γ satisfying condition (12)"),
-    ("constants L, σ², δ1², δ2²", "hist_3_bounds' pilot record (not trained here)", "assumed, not estimated"),
-    ("bound form", "bound_form", "printed 4(f(x̄⁰)−f*)/γ; the proof gives /(γT)")]
-DEVIATIONS = ["Nothing is trained: communication is the paper's accounting (Sec. III-B) in L0, the bound eq. (13) "
-              "at constants estimated on a short HFedAvg pilot by `hist_3_bounds` (f* replaced by 0).",
-              "The constants belong to the pilot's width, clients, H and E; other values here keep them."]
-
-
-def _export_path(path) -> Path | None:
-    """``export_path`` as a Path (None when empty); a ``.json`` file in an existing folder, else ``ValueError``."""
-    if check_str("export_path", path, nonempty=False) and (
-            not path.lower().endswith(".json") or not Path(path).expanduser().parent.is_dir()
-            or Path(path).expanduser().is_dir()):
-        raise ValueError(f"export_path must be a .json file in an existing folder (none is created), got {path!r}")
-    return Path(path).expanduser() if path else None
 
 
 def check_parameters(p: Mapping) -> None:
@@ -81,7 +60,9 @@ def check_parameters(p: Mapping) -> None:
     for name, (low, high) in RANGES.items():
         (check_float if isinstance(low, float) else check_int)(name, p[name], low, high)
     HistConfig(num_cells=p["N"], num_clients=p["num_clients"], hidden=p["hidden"], H=p["H"], E=p["E"])
-    _export_path(p.get("export_path", ""))
+    if check_export_path(p.get("export_path", "")) and not p["export_path"].lower().endswith(".json"):
+        raise ValueError(f"export_path must be a .json file in an existing folder (none is created), got "
+                         f"{p['export_path']!r}")
 
 
 @dataclass
@@ -334,29 +315,13 @@ def export_json(result: dict) -> str:
     return json.dumps(out, indent=1)
 
 
-def export(result: dict | None, path: str):
-    """Write :func:`export_json` to ``path`` (a ``.json`` file in an existing folder: none is created); an empty
-    path writes nothing. Returns a markdown line saying what was done.
-
-    Raises:
-        ValueError: ``path`` as :func:`check_parameters` refuses it; ``result`` None (nothing computed)."""
-    from fedlib.lab import story
-    p = _export_path(path)
-    if p is None:
-        return story.markdown("No export (`export_path` is empty).")
-    if result is None:
-        raise ValueError("export_path: nothing to export, the explorer refused its defaults (the line above)")
-    p.write_text(export_json(result))
-    return story.markdown(f"State written to `{p.name}` ({p.stat().st_size:,} bytes).")
-
-
 def explorer(profile: str, settings=("noniid", "cell_iid"), N: int = 3, H: int = 40, E: int = 200,
              num_clients: int = 60, hidden: int = 300, comm_budget_L0: float = 30.0, gamma: float = 0.01,
              bound_form: str = "telescoped", sweep: str = "N", store=None) -> Explorer:
     """The explorer: a slider per number (:data:`RANGES`, starting at the values given), dropdowns for the setting
     (``settings``) and the figure's x-axis, :func:`compute` and the views :func:`table_view`, :func:`notes_view`,
-    :func:`figure_view`. The first setting's pilot is read here (computed at smoke when missing; a missing one is
-    shown in place).
+    :func:`figure_view`, exported by :func:`export_json`. The first setting's pilot is read here (computed at smoke
+    when missing; a missing one is shown in place).
 
     Raises:
         ValueError / ParameterTypeError: as :func:`check_parameters` and :func:`setup`."""
@@ -372,26 +337,7 @@ def explorer(profile: str, settings=("noniid", "cell_iid"), N: int = 3, H: int =
     controls += [Control("setting", "data setting (constants)", "choice", settings[0], options=tuple(settings)),
                  Control("sweep", "figure's x-axis", "choice", sweep, options=SWEEPS)]
     return Explorer(controls, functools.partial(compute, st), [table_view, notes_view, figure_view],
-                    view_keys=[None, None, lambda r: tuple(sorted(r["inputs"].items()))])
-
-
-def bench_update(repeats: int = 5, profile: str = "quick") -> dict:
-    """Explorer updates from the defaults with ``profile``'s store (made the active profile), each a new
-    per-client budget: the medians of :func:`fedlib.lab.explore.bench` (``compute_s``; ``update_s``: compute, views
-    and their display, the figure rendered to PNG),
-    the target (``update_s`` <= 0.5 s on 2 cores) and ``bound``: whether the pilot record was there."""
-    import matplotlib
-
-    from fedlib.lab.explore import bench
-    from fedlib.lab.paths import use_profile
-    check_int("repeats", repeats, 1)
-    matplotlib.use("Agg")
-    use_profile(profile)
-    ex = explorer(profile)
-    # a new budget each time (log-spaced, as its slider moves): the rounds, T, the bound and the figure change
-    moves = [{"comm_budget_L0": round(30.0 * 1.25 ** (k + 1), 2)} for k in range(repeats)]
-    return dict(bench(ex, repeats, moves), target_update_s=0.5, moved="comm_budget_L0",
-                bound=ex.evaluate()[0]["bound"] is not None)
+                    view_keys=[None, None, lambda r: tuple(sorted(r["inputs"].items()))], to_json=export_json)
 
 
 # --- the notebook's verdict: the claim judged at the controls' state, and the default explorer ----------
