@@ -1,4 +1,5 @@
-"""HIST's claims (fedlib.lab.hist.claims) read the committed quick metrics as hand-checked, and refuse partial data."""
+"""HIST's claims (fedlib.lab.hist.claims) read the committed quick metrics as hand-checked, and refuse partial data;
+each notebook's Setup cell writes its own rows and deviations around the shared ones."""
 import copy
 import json
 import math
@@ -6,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from fedlib.lab import story
 from fedlib.lab.verdicts import Censored, MissingMetrics, judge, judge_all
 from fedlib.lab.hist import claims as hc
+from fedlib.lab.notebooks import NOTEBOOK_DIR
 
 METRICS = Path(__file__).resolve().parents[1] / "figures" / "metrics"
 
@@ -205,3 +208,46 @@ def test_condition_12_row_is_a_check_the_same_in_the_paper_profile_column():
     for col in ("fully non-iid · paper profile", "cell-iid · paper profile"):
         assert cells[col]["values"] == [pytest.approx(math.log10(1 / 240), abs=1e-9)]
         assert cells[col]["word"] == "holds"
+
+
+# --- each notebook's Setup rows and deviations are its own Setup cell's, around the shared ones ----------------
+
+SETUP_NOTEBOOKS = ("hist_1_experiments", "hist_2_figures", "hist_3_bounds", "hist_your_method")
+
+
+def _setup_cell(nb: str) -> tuple[str, str]:
+    """The notebook's parameters cell and its Setup cell (the one code cell that calls ``story.setup_section``)."""
+    cells = ["".join(c["source"]) for c in json.loads((NOTEBOOK_DIR / "hist" / f"{nb}.ipynb").read_text())["cells"]
+             if c["cell_type"] == "code"]
+    setup = [c for c in cells if "story.setup_section(" in c]
+    assert len(setup) == 1, nb
+    return cells[0], setup[0]
+
+
+def _setup_section(nb: str) -> str:
+    """The Setup section the notebook prints at its parameters' defaults (profile smoke, one thread)."""
+    params, setup = _setup_cell(nb)
+    ns: dict = {"story": story, "hist_claims": hc}
+    exec(params, ns)
+    ns["profile"] = "smoke"
+    exec(setup.replace("story.setup_section(", "section = story.setup_section("), ns)
+    return ns["section"].data
+
+
+@pytest.mark.parametrize("nb", SETUP_NOTEBOOKS)
+def test_every_setup_cell_writes_its_own_rows_and_deviations(nb):
+    assert "story.setup_section(globals(), setup_table, setup_deviations)" in _setup_cell(nb)[1]
+    assert "| model | MLP 784-300-10 | MLP 784-300-10 |" in _setup_section(nb)     # the shared rows, from the lab
+
+
+def test_setup_sections_read_by_hand():
+    one, three, yours = (_setup_section(nb) for nb in ("hist_1_experiments", "hist_3_bounds", "hist_your_method"))
+    assert "| budget (Figs. 2-3) | 30 L0 per client | not stated (plots reach about 100 L0) |" in one
+    assert "| target accuracy (Fig. 3) | 75 % | 75 % |" in one and f"- {hc.BATCH}" in one
+    assert ("| constants L, σ², δ1², δ2² | estimated on a 3-round HFedAvg pilot | assumed (Assumptions 1-6), "
+            "not estimated |") in three
+    assert "- f* is replaced by 0 (cross-entropy ≥ 0), an upper bound on f(x̄⁰) − f*." in three
+    assert "| data | fashion-mnist, fully non-iid and my_partition:dirichlet |" in yours
+    assert "| client partition | my_partition:dirichlet | not in the paper" in yours
+    assert f"- {hc.EVAL}" in yours and f"- {hc.BATCH}" not in yours     # its own batch sentence: unequal data
+    assert "| cells N |" in yours and "| data | fashion-mnist, settings" not in yours    # COMMON_ROWS from the 2nd

@@ -34,23 +34,6 @@ from fedlib.dtfl.fedgkt import GKT_SERVER_EPOCHS, gkt_client_model, gkt_server_m
 from fedlib.dtfl.training import keyed_by_backend
 
 METHODS = ("dtfl", "fedavg", "splitfed", "fedyogi", "fedgkt")
-#: the paper's Table 3 (seconds to the target; 10 clients, M = 7): model -> method -> its seven columns (CIFAR-10 IID,
-#: non-IID, CIFAR-100 IID, non-IID, CINIC-10 IID, non-IID, HAM10000)
-PAPER_TABLE3 = {
-    "resnet56": {"dtfl": [2750, 3986, 3585, 6093, 23968, 40138, 2353],
-                 "fedavg": [13157, 20773, 19170, 35350, 114509, 197926, 11566],
-                 "splitfed": [35877, 46514, 54174, 97859, 271873, 510156, 19549],
-                 "fedyogi": [9122, 13130, 12727, 19216, 82083, 113464, 8071],
-                 "fedgkt": [25458, 30808, 36838, 59461, 184589, 218065, 37181]},
-    "resnet110": {"dtfl": [4816, 7054, 5678, 9874, 42099, 70469, 3615],
-                  "fedavg": [24471, 39094, 36360, 66317, 210468, 395423, 22328],
-                  "splitfed": [67265, 84342, 101783, 183122, 521334, 896627, 43581],
-                  "fedyogi": [19299, 25668, 23978, 35356, 155212, 219134, 14932],
-                  "fedgkt": [39676, 47458, 64457, 98754, 321534, 411259, 61755]}}
-#: the paper's Table 4 (ResNet-110, CIFAR-10 IID, 80 %, 10 % of the clients per round; seconds)
-PAPER_TABLE4 = {"num_clients": [20, 50, 100, 200], "dtfl": [1877, 2547, 3102, 3594],
-                "fedavg": [7950, 10435, 14032, 16060], "splitfed": [21350, 29026, 36449, 43942],
-                "fedyogi": [6341, 8073, 10760, 12786], "fedgkt": [14595, 17872, 24438, 27632]}
 
 
 @functools.lru_cache(maxsize=32)
@@ -261,13 +244,6 @@ def reductions(rows: list[dict]) -> list[dict]:
             out.append(dict(zip(names, key), baseline=m,
                             dtfl_s=d, baseline_s=b, ratio=b / d if ok else None, reduction=1 - d / b if ok else None))
     return out
-
-
-def paper_reductions(model: str = "resnet110") -> dict:
-    """The paper's DTFL saving against each baseline in Table 3 (CIFAR-10 IID, non-IID) for ``model``:
-    ``{baseline: [reduction IID, reduction non-IID]}`` (1 − DTFL / baseline)."""
-    t = PAPER_TABLE3[check_choice("model", model, tuple(PAPER_TABLE3))]
-    return {m: [1 - t["dtfl"][i] / t[m][i] for i in (0, 1)] for m in METHODS[1:]}
 
 
 def parse_runs(runs: list) -> list[tuple[str, str]]:

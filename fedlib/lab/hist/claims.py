@@ -23,8 +23,8 @@ difference compared, :data:`ACC_DIFF_SE` (0.61 points).
 
 Here, in order: how the claims read the metrics (the run pairs of Figs. 2-3, the sweeps of Fig. 4, and the
 per-setting, per-seed values; a seed without a value is :class:`Unjudged`, named with its reason), the extract
-functions, the claims, and the Setup rows (here vs the paper) and the stated deviations of HIST's notebooks (text;
-computes nothing).
+functions, the claims, and the Setup rows (here vs the paper) and stated deviations that several of HIST's notebooks
+share (text; computes nothing; each notebook writes its own in its Setup cell).
 """
 from __future__ import annotations
 
@@ -469,7 +469,7 @@ setting; at the paper's horizon, so no reason there reads "horizon"."""
 CLAIMS = registered(CLAIMS, REGISTERED)
 
 
-# --- the notebooks' Setup rows (here vs the paper) and stated deviations (text; computes nothing) --------
+# --- what the notebooks' Setup sections share (here vs the paper; text, computes nothing) ----------------------
 
 def _n_range(ns) -> str:
     return ", ".join(str(n) for n in ns["num_cells"])
@@ -489,7 +489,7 @@ def _data(ns) -> str:
     return f"{ns['dataset']}, settings {', '.join(SETTINGS.get(s, s) for s in ns['settings'])}"
 
 
-_COMMON = [
+COMMON_ROWS = [
     ("data", _data, "Fashion-MNIST, fully non-iid and cell-iid"),
     ("model", "MLP 784-300-10", "MLP 784-300-10"),
     ("clients", "num_clients", "60"),
@@ -497,71 +497,23 @@ _COMMON = [
     ("H, E (client iterations)", lambda ns: f"{ns['H']}, {ns['E']}", "40, 200"),
     ("SGD step size, batch", lambda ns: f"{ns['lr']:g}, {ns['batch_size']}", "0.01 (authors' code), not stated"),
 ]
-_TRAINED = _COMMON + [
+"""The Setup rows every HIST notebook that trains or bounds shows (``hist_1_experiments``, ``hist_2_figures``,
+``hist_3_bounds``; ``hist_your_method`` from its second): ``(quantity, here, paper)``, ``here`` a parameter's name, a
+literal or a function of the notebook's namespace (:func:`fedlib.lab.story.setup_section`). Each notebook writes its
+own rows and deviations in its Setup cell around these."""
+
+TRAINED_ROWS = COMMON_ROWS + [
     ("budget (Figs. 2-3)", _budget, "not stated (plots reach about 100 L0)"),
     ("target accuracy (Fig. 3)", lambda ns: f"{100 * ns['target_acc']:g} %", "75 %"),
     ("Fig. 4", _fig4, "N = 3; E/H ∈ {5, 10, 15}; H ∈ {20, 40, 60}; horizon not stated"),
     ("seeds", "seeds", "not stated"),
 ]
+"""The whole Setup table of ``hist_1_experiments`` and ``hist_2_figures`` (the same runs)."""
 
-SETUP = {
-    "hist_1_experiments": _TRAINED,
-    "hist_2_figures": _TRAINED,
-    "hist_3_bounds": _COMMON + [
-        ("T (bound vs N)", "T", "–"),
-        ("step size γ in the bound", "gamma", "γ satisfying condition (12)"),
-        ("constants L, σ², δ1², δ2²", lambda ns: f"estimated on a {ns['pilot_rounds']}-round HFedAvg pilot",
-         "assumed (Assumptions 1-6), not estimated"),
-        ("bound form", "bound_form", "printed 4(f(x̄⁰)−f*)/γ; the proof gives /(γT)"),
-        ("seed", "seed", "–"),
-    ],
-    "hist_your_method": [
-        ("data", lambda ns: f"{ns['dataset']}, {SETTINGS[ns['paper_setting']]} and {ns['partition']}",
-         "Fashion-MNIST, fully non-iid and cell-iid"),
-        ("client partition", "partition", "not in the paper (label shards: 2 per client, 1,000 samples)"),
-        *_COMMON[1:],
-        ("budget", _budget, "not stated (plots reach about 100 L0)"),
-        ("target accuracy", lambda ns: f"{100 * ns['target_acc']:g} %", "75 %"),
-        ("seeds", "seeds", "not stated"),
-    ],
-}
-
-_BIAS = ("The output bias b2 (not covered by the neuron masks) is trained by every cell and averaged at the cloud; "
-         "the authors' code leaves biases untrained (`output_bias=\"frozen\"` reproduces that).")
-_BATCH = "Minibatches of 32 drawn with replacement from each client's 1,000 samples (the paper states neither)."
-_EVAL = ("Test accuracy of the global model on the 10,000 test images at every global round, so communication to "
-         "the target is resolved to one global round (E/(N·H) L0 for HIST, E/H L0 for HFedAvg).")
-
-DEVIATIONS = {
-    "hist_1_experiments": [
-        "Per-client budget 30 L0 (quick) where the paper's plots run to about 100 L0 (`paper` profile: 100 L0, "
-        "30 synchronisations, seeds 0-2); the runs are in the early phase of training.",
-        "Each run of Figs. 2-3 gets the global rounds that spend the same per-client budget, so HIST runs N times "
-        "more rounds than HFedAvg, each step costing 1/N.",
-        _BIAS, _BATCH, _EVAL,
-    ],
-    "hist_2_figures": [
-        "Fig. 4 runs 10 global synchronisations (quick); the paper's horizon is not stated.",
-        "Figures show the mean over seeds with the min-max band; the committed quick metrics hold seed 0.",
-        _BIAS, _BATCH, _EVAL,
-    ],
-    "hist_your_method": [
-        "The client partition is our own, not the paper's: the paper's setting runs beside it at the same N, H, E "
-        "and budget, and this notebook judges no claim of the paper.",
-        "Per-client budget 30 L0 (quick) where the paper's plots run to about 100 L0; one seed at quick.",
-        "Each run gets the global rounds that spend the same per-client budget, so HIST runs N times more rounds "
-        "than HFedAvg, each step costing 1/N (as in Figs. 2-3).",
-        _BIAS,
-        "Minibatches of 32 drawn with replacement from each client's samples (the paper states neither); under a "
-        "partition of your own the clients may hold unequal amounts of data.",
-        _EVAL,
-    ],
-    "hist_3_bounds": [
-        "The paper assumes the constants; we estimate them at the global models of a short HFedAvg pilot "
-        "(L: largest Hessian eigenvalue by power iteration; σ²: Monte-Carlo minibatch variance; δ1², δ2²: "
-        "full-batch client gradients, eqs. 10-11), maximised over the estimation points.",
-        "f* is replaced by 0 (cross-entropy ≥ 0), an upper bound on f(x̄⁰) − f*.",
-        "The first term of (13) is evaluated in the telescoped form 4(f(x̄⁰) − f*)/(γT) by default "
-        "(`bound_form`).",
-    ],
-}
+BIAS = ("The output bias b2 (not covered by the neuron masks) is trained by every cell and averaged at the cloud; "
+        "the authors' code leaves biases untrained (`output_bias=\"frozen\"` reproduces that).")
+BATCH = "Minibatches of 32 drawn with replacement from each client's 1,000 samples (the paper states neither)."
+EVAL = ("Test accuracy of the global model on the 10,000 test images at every global round, so communication to "
+        "the target is resolved to one global round (E/(N·H) L0 for HIST, E/H L0 for HFedAvg).")
+"""The deviations several trained HIST notebooks state (:data:`BATCH`: ``hist_1_experiments`` and
+``hist_2_figures``; :data:`BIAS` and :data:`EVAL` also ``hist_your_method``)."""
