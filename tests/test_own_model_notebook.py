@@ -19,6 +19,7 @@ def _run(tmp_path, monkeypatch, name: str, **extra) -> dict:
     import papermill as pm
 
     from fedlib.lab.notebooks import kernel_name, notebook_parameters
+    (tmp_path / name).mkdir()
     monkeypatch.setenv("FEDLIB_CACHE_DIR", str(tmp_path / name / "cache"))     # kept out of the repository's .cache
     monkeypatch.setenv("FEDLIB_FIGURES_DIR", str(tmp_path / name / "figures"))
     pm.execute_notebook(str(NOTEBOOK), str(tmp_path / name / "out.ipynb"), kernel_name=kernel_name(),
