@@ -101,6 +101,13 @@ COMBINATIONS = [
     ("dtfl_your_method", {"scheduler": "my_scheduler:np"}, "scheduler"),           # a module, not a TierScheduler
     ("dtfl_your_method", {"num_tiers": 8}, "num_tiers"),
     ("dtfl_your_method", {"setting": "dirichlet"}, "setting"),
+    # a split model of your own (my_model.py beside the notebook): each refused naming its path, before any work
+    ("dtfl_your_method", {"model": "my_model:no_such_function"}, "my_model:no_such_function"),
+    ("dtfl_your_method", {"model": "no_such_module:small_cnn"}, "no_such_module:small_cnn"),
+    ("dtfl_your_method", {"model": "my_model:conv_unit"}, "my_model:conv_unit"),    # a unit, not a factory
+    ("dtfl_your_method", {"model": "own_models:four_units"}, "own_models:four_units"),   # 4 units, not DTFL's 8
+    ("dtfl_your_method", {"model": "own_models:flat_mlp"}, "own_models:flat_mlp"),       # [B, F] smashed data
+    ("dtfl_your_method", {"model": "vgg16"}, "model"),                              # HASFL's, not DTFL's
     ("hasfl_explore", {"devices": "1, 80, 370, 0.5", "devices_csv": "d.csv"}, "devices"),   # one of the two
     ("hasfl_explore", {"devices": "1, 80, 370, 0.5; 1, 80, 0, 1"}, "devices row 2, downlink_mbps"),
     ("dtfl_explore", {"clients_text": "1, 30", "clients_csv": "d.csv"}, "clients_text"),   # one of the two

@@ -15,7 +15,9 @@ Ranges (the paper's values, DTFL App. A.3 and Sec. 4, in brackets):
 - ``profile``: smoke, quick, converged, paper (checked by ``setup_notebook``).
 - ``dataset``: ``auto``, a name of :data:`fedlib.data.DATASET_SHAPES` or a dataset of your own by import path
   ``"module:function"`` (:mod:`fedlib.lab.datasets`, checked and fitted to the model first); ``model`` / ``train_model`` / ``models``
-  / the models of ``runs``: :data:`fedlib.dtfl.training.MODELS` [ResNet-56 / 110]; ``width``: (0, 1] [1.0].
+  / the models of ``runs``: :data:`fedlib.dtfl.training.MODELS` [ResNet-56 / 110]; ``dtfl_your_method``'s
+  ``model`` also a split model of your own by import path ``"module:function"`` (:func:`check_dtfl_model`: 8 units
+  of image-shaped smashed data); ``width``: (0, 1] [1.0].
 - ``num_clients``: >= 1 (:class:`fedlib.dtfl.DtflConfig`'s range) [10; Table 5: 20];
   ``clients_list``: distinct K >= 1 [20, 50, 100, 200].
 - ``batch_size`` >= 1 [100]; ``lr`` > 0 [1e-3]; ``train_subset``, ``test_subset`` >= 0 (0: all; the data's
@@ -53,7 +55,7 @@ from fedlib.lab.units import check_plausible
 
 __all__ = ["check_dtfl_1_profiles", "check_dtfl_2_table1", "check_dtfl_3_fig3", "check_dtfl_4_training",
            "check_dtfl_5_baselines", "check_dtfl_6_scaling", "check_dtfl_7_privacy", "check_dtfl_explore",
-           "check_dtfl_your_method", "check_scheduler"]
+           "check_dtfl_your_method", "check_dtfl_model", "check_scheduler"]
 
 
 def _fraction(name: str, value) -> float:
@@ -171,8 +173,9 @@ def check_dtfl_5_baselines(p: Mapping) -> None:
 
 
 def check_dtfl_your_method(p: Mapping) -> None:
-    """``dtfl_your_method``'s parameters (module docstring), before the data and the runs; ``scheduler`` must be an
-    import path naming a :class:`fedlib.dtfl.TierScheduler` subclass that imports now
+    """``dtfl_your_method``'s parameters (module docstring), before the data and the runs; ``model`` a DTFL model
+    or a split model of your own by import path, built and checked to be DTFL's (:func:`check_dtfl_model`);
+    ``scheduler`` must be an import path naming a :class:`fedlib.dtfl.TierScheduler` subclass that imports now
     (:func:`check_scheduler`); ``baseline`` ``""`` or an import path naming a baseline of your
     own (:func:`fedlib.lab.dtfl.compare.check_baseline`). Raises ValueError / ParameterTypeError naming the
     parameter."""
@@ -180,10 +183,44 @@ def check_dtfl_your_method(p: Mapping) -> None:
     check_choice("setting", p["setting"], ("iid", "noniid"))
     check_num_tiers(p["num_tiers"])
     _changes(p)
+    check_dtfl_model(p["model"], p["dataset"], p["width"])
     check_scheduler(p["scheduler"])
     if p["baseline"] != "":                             # an aggregation rule of your own beside FedAvg
         from fedlib.lab.dtfl.compare import check_baseline
         check_baseline(p["baseline"], "baseline")
+
+
+def check_dtfl_model(model, dataset, width) -> str:
+    """``model`` if it is a DTFL model (:data:`fedlib.dtfl.training.MODELS`) or an import path
+    ``"package.module:function"`` of a split model of your own that imports now and, built at ``dataset``'s input
+    shape and ``width``, gives DTFL's 8 units md1..md8 with ``[B, C, H, W]`` smashed data after md1..md7
+    (:func:`fedlib.dtfl.run.dtfl_model`, the check training makes; one 2-sample forward pass), so that a model the
+    runs would refuse is refused before the data, the time model and the runs. ``dataset`` and ``width`` are
+    checked where they enter (:class:`fedlib.lab.dtfl.experiments.Setup`); a dataset of your own is loaded here
+    for its shape (:func:`fedlib.lab.datasets.use_dataset`, cached for the notebook's own load).
+
+    Raises:
+        ValueError / ParameterTypeError: one line naming ``model`` (its path for one of yours) and what it must be.
+        ComponentError: the factory raised (naming its path)."""
+    from fedlib.core.components import is_path
+    from fedlib.data import DATASET_SHAPES
+    from fedlib.dtfl.run import dtfl_model
+    from fedlib.lab import datasets as own_data
+    from fedlib.lab.dtfl import experiments as dx
+    from fedlib.split import SplitConfig
+    from fedlib.split.models import check_model
+
+    check_model(model, MODELS)
+    if not is_path(model):
+        return model
+    check_float("width", width, 0, 1, low_open=True)
+    dataset = dx.resolve_dataset(dataset)
+    if is_path(dataset):
+        own_data.use_dataset(dataset)                      # registers its shape
+    ch, size, classes = DATASET_SHAPES[dataset]
+    dtfl_model(SplitConfig(model=model, width=width, num_devices=1, batch_sizes=(1,), cuts=(1,)),
+               (ch, size, size), classes)
+    return model
 
 
 def check_scheduler(scheduler) -> str:
