@@ -139,3 +139,30 @@ def test_an_edited_hasfl_strategy_is_compared_by_its_new_source(module_dir):
     theta16 = compare_strategies(problem, 1, 0, ("reload_strategy:capped",))[0]["theta"]
     assert theta16 != theta64
     assert theta16 == decide(problem, "reload_strategy:capped", 0)["theta"]    # the decision of the new source
+
+
+DTFL_MODEL = """
+    from torch import nn
+
+    def cnn(in_channels, image_size, num_classes, width):
+        c = {c}
+        units = [nn.Sequential(nn.Conv2d(in_channels, c, 3, 1, 1), nn.ReLU())]
+        units += [nn.Sequential(nn.Conv2d(c, c, 3, 1, 1), nn.ReLU()) for _ in range(6)]
+        return nn.Sequential(*units, nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(c, num_classes)))
+"""
+
+
+def test_an_edited_dtfl_model_is_timed_by_its_new_source(module_dir):
+    """The DTFL time model of a split model of your own (cached per model) after an edit of its module in a live
+    kernel: the new source's costs (before, the cache was keyed by the path alone: the old costs stayed until the
+    kernel restarted). Hand-computed: md1 is a 3x3 conv 1 -> c on 28x28 (bias on), 2 * 9 * c * 784 forward FLOPs,
+    and tier 1's smashed data is c channels of 28 x 28. Planted: the source left out of the cache key -> red."""
+    from fedlib.lab.dtfl import experiments as dx
+
+    _write(module_dir, "reload_model", DTFL_MODEL.format(c=2))
+    before = dx.time_model("reload_model:cnn", 1.0, "fashion-mnist", 7, 1.0, 1.0)
+    _write(module_dir, "reload_model", DTFL_MODEL.format(c=4))
+    after = dx.time_model("reload_model:cnn", 1.0, "fashion-mnist", 7, 1.0, 1.0)
+    # tier 1 sends md1's output, c channels of 28 x 28 float32 per sample: 4 * c * 784 bytes
+    assert before.costs.smashed_bytes[0] == 4 * 2 * 784 and after.costs.smashed_bytes[0] == 4 * 4 * 784
+    assert after.costs.profile.fwd_flops[0] == 2 * 9 * 4 * 784

@@ -137,10 +137,20 @@ def check_lists(cases=None, tiers_list=None, settings=None) -> None:
         check_list("settings", settings, lambda k, v: check_choice(k, v, ("iid", "noniid")), distinct=True)
 
 
-@functools.lru_cache(maxsize=16)
 def time_model(model: str, width: float, dataset: str, num_tiers: int, core_gflops: float,
                server_gflops: float) -> TimeModel:
-    """:class:`fedlib.dtfl.TimeModel` of ``model`` at ``dataset``'s input shape for M = ``num_tiers`` (cached)."""
+    """:class:`fedlib.dtfl.TimeModel` of ``model`` at ``dataset``'s input shape for M = ``num_tiers`` (cached per
+    model source: a model of your own, by import path, is imported again when its module was edited since its last
+    load, :func:`fedlib.lab.own_components.load_own`, and profiled anew, so that a live kernel times the model on
+    disk, which is the one its records are keyed by and trained with)."""
+    code = load_own(model, "model", DTFL_MODELS)[1] if is_path(model) else None
+    return _time_model(model, code, width, dataset, num_tiers, core_gflops, server_gflops)
+
+
+@functools.lru_cache(maxsize=16)
+def _time_model(model: str, code: str | None, width: float, dataset: str, num_tiers: int, core_gflops: float,
+                server_gflops: float) -> TimeModel:
+    """:func:`time_model`'s cache: ``code`` (the hash of a model of your own's source, None for ours) is a key only."""
     import torch
     ch, size, classes = DATASET_SHAPES[dataset]
     torch.manual_seed(0)      # costs do not depend on the weights
@@ -149,7 +159,7 @@ def time_model(model: str, width: float, dataset: str, num_tiers: int, core_gflo
                      core_gflops * 1e9, server_gflops * 1e9)
 
 
-own_data.on_reshape(time_model.cache_clear)        # a dataset of your own edited to another shape
+own_data.on_reshape(_time_model.cache_clear)        # a dataset of your own edited to another shape
 
 
 def setup_time_model(s: Setup, num_tiers: int) -> TimeModel:
