@@ -57,7 +57,8 @@ BAD = {**{("hasfl_4_train_experiments", k): v for k, v in _TRAIN.items()},
           for nb in ("dtfl_5_baselines", "dtfl_6_scaling")},
        ("hasfl_your_method", "stop_at_convergence"): _TRAIN["stop_at_convergence"],
        # an empty list by default: a path that cannot be imported
-       ("hasfl_5_train_figures", "own_methods"): ({"own_methods": ["no_such_module:decide"]}, "own_methods")}
+       **{(nb, "own_methods"): ({"own_methods": ["no_such_module:decide"]}, "own_methods")
+          for nb in ("hasfl_4_train_experiments", "hasfl_5_train_figures")}}
 
 #: impossible combinations (each value alone is in range): (notebook, injected values, a name the error names)
 COMBINATIONS = [

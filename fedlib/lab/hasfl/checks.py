@@ -46,8 +46,9 @@ Ranges (the paper's Table I values in brackets):
   (:func:`fedlib.core.seeding.resolve_device`); ``workers`` >= 1.
 - ``sweep``, ``stop_at_convergence``, ``calibrate_variance``, ``calibrate_later_models``: True or False (their
   combinations above); ``beta24_runs`` (train HASFL decided with [24]'s β where it differs): True or False.
-- ``own_methods`` (``hasfl_5_train_figures``): distinct import paths ``module:function`` that import now (empty:
-  none; a built-in name is refused), checked by the notebook's :class:`~fedlib.lab.hasfl.runs.train_plan.TrainPlan`.
+- ``own_methods`` (``hasfl_4_train_experiments``, ``hasfl_5_train_figures``): distinct import paths ``module:function``
+  that import now (empty: none; a built-in name is refused), checked by the notebook's
+  :class:`~fedlib.lab.hasfl.runs.train_plan.TrainPlan`.
 - your own method (``hasfl_your_method``): ``strategy`` an import path ``module:function`` that imports (a module
   beside the notebook; a built-in name is refused, the paper's are compared anyway); ``benchmark`` one of the
   paper's four (RBS+HAMS, HABS+RMS, RBS+RMS, RBS+RHAMS); ``setting`` iid or noniid; ``width`` in (0, 1].
