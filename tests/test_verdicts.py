@@ -131,7 +131,7 @@ def test_verdict_section_says_what_is_missing_and_prints_no_verdict(monkeypatch)
         v.Claim("a", "first", "Fig. 1", "p", "nb", v.AtLeast(), lambda m: {"ours": [m["ok"]]}),
         v.Claim("b", "second", "Fig. 2", "p", "nb", v.AtLeast(), lambda m: {"ours": [m["gone"]]})))
     fake.PROFILE = "quick"
-    monkeypatch.setattr(story, "_claims", lambda paper: fake)
+    monkeypatch.setattr(story, "_module", lambda paper, name: fake)
     shown = str(story.verdict_section("hist", "nb", {"ok": 2.0}))
     assert "No verdict from this run" in shown and "'b'" in shown and "gone" in shown and "profile quick" in shown
     assert "**holds**" not in shown                                  # nothing from partial data
@@ -232,7 +232,7 @@ def test_a_live_verdict_of_fewer_seeds_than_the_committed_block_says_which_seeds
     import types
     fake = types.SimpleNamespace(CLAIMS=(
         v.Claim("a", "first", "Fig. 1", "p", "nb", v.AtLeast(), lambda m: {"ours": [m["ok"]]}),), PROFILE="quick")
-    monkeypatch.setattr(story, "_claims", lambda paper: fake)
+    monkeypatch.setattr(story, "_module", lambda paper, name: fake)
     head = "**This run** (seed 0 only; the committed block above judges seeds 0, 1):\n\n| claim |"
     assert str(story.verdict_section("hist", "nb", {"ok": 2.0, "seeds": [0]}, committed=[1, 0])).startswith(head)
     assert str(story.verdict_section("hist", "nb", {"ok": 2.0, "seed": 0}, committed=[0, 1])).startswith(head)
