@@ -12,6 +12,7 @@ then the cell under test), with the work they would start (loading the data, the
 import ast
 import copy
 import json
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -136,8 +137,6 @@ def test_your_runs_are_decided_by_your_function_and_keyed_by_its_decision(monkey
     """By its path: the decision draws from the stream the path names (``system/<path>``, by hand below); by its
     source: the record's key holds the b and cuts it decides (not its name or its code, as for the paper's runs), so
     an edit of the function that changes its decision re-keys its runs and no run of the paper's."""
-    import own_components
-
     monkeypatch.setattr(train_plan, "pilot", lambda store, s, seed, data=None: PILOT)
     ns = _design(own_methods=[PATH], **SMALL)
     runs = _decided(ns)
@@ -148,7 +147,9 @@ def test_your_runs_are_decided_by_your_function_and_keyed_by_its_decision(monkey
         assert r["decision"]["b"] == b.tolist() and r["decision"]["cuts"] == [2] * n
         assert r["problem"] is next(q for q in runs if q["method"] == "HASFL" and q["n"] == n)["problem"]
         assert (r["config"]["b"], r["config"]["cuts"]) == (b.tolist(), [2] * n)
-    monkeypatch.setattr(own_components, "random_b_cut_two",           # the source edited: every device at cut 3
+    # the source edited: every device at cut 3; patched on the module load_own now holds (its first load may have
+    # imported it anew, whatever this test imported before)
+    monkeypatch.setattr(sys.modules["own_components"], "random_b_cut_two",
                         lambda problem, rng: (rng.integers(1, 65, problem.num_devices), [3] * problem.num_devices))
     edited = _decided(ns)
     keys = [(r["method"], r["n"], config_key(r["config"])) for r in runs]
