@@ -259,7 +259,7 @@ def build_site(out: str | Path, executed: str | Path | None = None, profile: str
     last = {n: progress.last_wall_s(n.stem, profiles[n.parent.name]) for n in to_run}
     if to_run:
         print(f"site: {len(to_run)} of {len(nbs)} notebooks have no current executed copy; each runs once, cache-only "
-              f"(all of them on a fresh clone: about 8 min on 2 cores); the others are rendered as executed", file=sys.stderr, flush=True)
+              f"(all of them on a fresh clone: about 6.5 min on 2 idle cores); the others are rendered as executed", file=sys.stderr, flush=True)
     for paper in PAPERS:
         prof = profiles[paper]
         (src / paper).mkdir()
