@@ -35,8 +35,6 @@ SKIP = {
     ("hist_your_method", "force"): "True or False: recompute cached runs or not",
     ("hasfl_4_train_experiments", "sweep"): "True or False: train Figs. 7-8 or not (sweep_factors are checked either way)",
     ("hasfl_5_train_figures", "sweep"): "True or False: train Figs. 7-8 or not (sweep_factors are checked either way)",
-    ("hasfl_explore", "export_path"): "any file name: its folder is checked when the decision is written (none is created)",
-    ("dtfl_explore", "export_path"): "any file name in an existing folder (none is created)",
     ("hasfl_5_train_figures", "beta24_runs"): "True or False: train HASFL decided with [24]'s beta or not (its decisions "
                                               "are shown either way)",
 }
@@ -56,6 +54,9 @@ BAD = {**{("hasfl_4_train_experiments", k): v for k, v in _TRAIN.items()},
        **{(nb, "authors_scheduler"): ({"authors_scheduler": True, "num_tiers": 6}, "authors_scheduler")
           for nb in ("dtfl_5_baselines", "dtfl_6_scaling")},
        ("hasfl_your_method", "stop_at_convergence"): _TRAIN["stop_at_convergence"],
+       # "" by default (nothing written): a file in a folder that does not exist (none is created)
+       **{(nb, "export_path"): ({"export_path": "/no/such/folder/decision.json"}, "export_path")
+          for nb in ("hasfl_explore", "dtfl_explore")},
        # an empty list by default: a path that cannot be imported
        **{(nb, "own_methods"): ({"own_methods": ["no_such_module:decide"]}, "own_methods")
           for nb in ("hasfl_4_train_experiments", "hasfl_5_train_figures")}}

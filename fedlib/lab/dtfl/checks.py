@@ -195,9 +195,11 @@ def check_dtfl_model(model, dataset, width) -> str:
     ``"package.module:function"`` of a split model of your own that imports now and, built at ``dataset``'s input
     shape and ``width``, gives DTFL's 8 units md1..md8 with ``[B, C, H, W]`` smashed data after md1..md7
     (:func:`fedlib.dtfl.run.dtfl_model`, the check training makes; one 2-sample forward pass), so that a model the
-    runs would refuse is refused before the data, the time model and the runs. ``dataset`` and ``width`` are
-    checked where they enter (:class:`fedlib.lab.dtfl.experiments.Setup`); a dataset of your own is loaded here
-    for its shape (:func:`fedlib.lab.datasets.use_dataset`, cached for the notebook's own load).
+    runs would refuse is refused before the data, the time model and the runs. For a model of your own
+    ``width`` is checked here first, since the model is built at it before the notebook's
+    :class:`fedlib.lab.dtfl.experiments.Setup` (which checks it for every model); ``dataset`` is resolved as Setup
+    resolves it, and a dataset of your own is loaded here for its shape (:func:`fedlib.lab.datasets.use_dataset`,
+    cached for the notebook's own load).
 
     Raises:
         ValueError / ParameterTypeError: one line naming ``model`` (its path for one of yours) and what it must be.
@@ -317,8 +319,8 @@ def check_dtfl_explore(p: Mapping) -> str:
             parse(p[name]) if p[name].strip() else None
         except ValueError as exc:                    # the row and field, prefixed by the parameter
             raise exc if isinstance(exc, MissingFileError) else ValueError(f"{name}: {exc}") from None
-    if p.get("export_path") and not Path(p["export_path"]).resolve().parent.is_dir():
-        raise ValueError(f"export_path: the folder of {p['export_path']!r} does not exist (it is not created)")
+    from fedlib.lab.explore import check_export_path
+    check_export_path(p.get("export_path", ""))      # a file in an existing folder, as the export writes it
     return dataset
 
 

@@ -210,8 +210,8 @@ def check_hasfl_explore(p: Mapping) -> None:
     ``draws`` 1..10; ``timeline_benchmark`` one of the paper's four benchmarks; ``sweep_over`` one of
     :data:`fedlib.lab.hasfl.explore.SWEEPS`, ``sweep_points`` 2..50; ``seed`` >= 0; ``devices`` and ``devices_csv``
     not both given, each row of either four numbers > 0 (:func:`fedlib.lab.hasfl.explore.devices_from_text`);
-    ``own_model`` "" or ``module:function``; strings for the paths (``export_path``'s folder is checked when the
-    decision is written)."""
+    ``own_model`` "" or ``module:function``; strings for the paths, ``export_path`` "" or a file in an existing
+    folder (:func:`fedlib.lab.explore.check_export_path`)."""
     from fedlib.lab.notebooks import PROFILES
     from fedlib.lab.hasfl.explore import BENCHMARKS, SWEEPS
     check_choice("constants_from", p["constants_from"], PROFILES)
@@ -237,12 +237,8 @@ def check_hasfl_explore(p: Mapping) -> None:
     if (p["devices"].strip() or p["devices_csv"].strip()) and p["sweep_over"] in TYPED_OVERRIDES:
         raise ValueError(f"sweep_over {p['sweep_over']!r} moves the drawn devices' ranges, which typed devices "
                          "replace: with devices or devices_csv sweep 'epsilon' or 'aggregation interval'")
-    if p["export_path"]:
-        from pathlib import Path
-        out = Path(p["export_path"]).expanduser()
-        if out.is_dir() or not out.parent.is_dir():
-            raise ValueError(f"export_path must name a file in an existing folder (none is created), got "
-                             f"{p['export_path']!r}")
+    from fedlib.lab.explore import check_export_path
+    check_export_path(p["export_path"])              # a file in an existing folder, as the export writes it
 
 
 def check_hasfl_your_method(p: Mapping) -> None:
